@@ -1,0 +1,254 @@
+// Package agent runs LLM agents: a tool-calling loop over a model and the
+// tools of any number of toolsets (MCP servers, skills, A2A peers, Go
+// functions), with one permission policy and one failure policy.
+//
+// The package knows interfaces only: llm.Model, Toolset, Tool, EventSink,
+// Elicitor. The mcp, skills and a2a packages implement Toolset; the bus
+// package implements EventSink and Elicitor.
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/schema"
+	"github.com/switchboard-dev/switchboard/llm"
+)
+
+// Budget bounds a run. Zero fields take the defaults shown; a negative
+// value means no limit.
+type Budget struct {
+	// MaxTurns is the number of model turns in one run (default 25).
+	MaxTurns int
+	// MaxToolCalls is the number of tool calls in one run (default 200).
+	MaxToolCalls int
+	// MaxDuration bounds a run's wall time (default 10 minutes).
+	MaxDuration time.Duration
+	// MaxTokens bounds the provider-reported tokens of one run (default: no
+	// limit).
+	MaxTokens int
+}
+
+// Config configures an Agent. Only Model is required; zero values mean
+// defaults.
+type Config struct {
+	// Name and Description identify the agent (A2A agent card, logs).
+	Name        string
+	Description string
+	// Model answers each turn.
+	Model llm.Model
+	// Instructions is the system prompt. The agent appends the
+	// instructions of toolsets that implement Instructor (the skills
+	// catalog) and a note on how tool results are delimited.
+	Instructions string
+	// Toolsets provide tools. Tool names must be unique across toolsets.
+	Toolsets []Toolset
+	// Tools are extra local tools, gathered into a toolset named "local".
+	Tools []Tool
+	// Events receives every run event (the bus's event sink). Optional.
+	Events EventSink
+	// Elicitor answers permission asks and tools' questions for a person.
+	// Without one, every "ask" is declined.
+	Elicitor Elicitor
+	// Permissions is the permission policy (nil: DefaultClassifier).
+	Permissions *Permissions
+	// Policy handles every failure (nil: failure.NewPolicy with Logger).
+	Policy failure.Policy
+	// Logger receives structured logs (nil: none).
+	Logger *zerolog.Logger
+	// Budget bounds each run.
+	Budget Budget
+	// MaxParallel bounds the tool calls of one turn that run at once
+	// (default 4).
+	MaxParallel int
+	// ToolTimeout bounds one tool call (default 2 minutes).
+	ToolTimeout time.Duration
+	// MaxResultBytes caps the text of one tool result given to the model;
+	// the rest is cut with a note (default 100,000).
+	MaxResultBytes int
+	// MaxTokens caps each model answer (0: provider default).
+	MaxTokens int
+}
+
+// Instructor is implemented by toolsets that add to the system prompt (the
+// skills catalog). The text is included as data about the toolset; it is
+// called once per run.
+type Instructor interface {
+	Instructions(ctx context.Context) string
+}
+
+// Agent runs conversations. It is safe for concurrent use; each Session is
+// one conversation.
+type Agent struct {
+	cfg      Config
+	log      zerolog.Logger
+	policy   failure.Policy
+	perms    *Permissions
+	toolsets []Toolset
+	schemas  *schema.Cache
+}
+
+// New validates cfg and returns an Agent. It lists every toolset once to
+// reject tool-name collisions at wiring time.
+func New(ctx context.Context, cfg Config) (*Agent, error) {
+	if cfg.Model == nil {
+		return nil, failure.New(failure.Config, failure.SourceAgent, "agent.Config.Model is required")
+	}
+	if err := cfg.Permissions.Validate(); err != nil {
+		return nil, &failure.Error{Kind: failure.Config, Source: failure.SourceAgent, Err: err}
+	}
+	b := &cfg.Budget
+	if b.MaxTurns == 0 {
+		b.MaxTurns = 25
+	}
+	if b.MaxToolCalls == 0 {
+		b.MaxToolCalls = 200
+	}
+	if b.MaxDuration == 0 {
+		b.MaxDuration = 10 * time.Minute
+	}
+	if cfg.MaxParallel <= 0 {
+		cfg.MaxParallel = 4
+	}
+	if cfg.ToolTimeout <= 0 {
+		cfg.ToolTimeout = 2 * time.Minute
+	}
+	if cfg.MaxResultBytes <= 0 {
+		cfg.MaxResultBytes = 100_000
+	}
+	if cfg.Name == "" {
+		cfg.Name = "switchboard-agent"
+	}
+	a := &Agent{cfg: cfg, log: zerolog.Nop(), perms: cfg.Permissions, schemas: schema.NewCache()}
+	if cfg.Logger != nil {
+		a.log = *cfg.Logger
+	}
+	a.policy = cfg.Policy
+	if a.policy == nil {
+		a.policy = failure.NewPolicy(failure.PolicyConfig{Logger: &a.log})
+	}
+	a.toolsets = slices.Clone(cfg.Toolsets)
+	if len(cfg.Tools) > 0 {
+		a.toolsets = append(a.toolsets, NewToolset("local", cfg.Tools...))
+	}
+	names := map[string]string{}
+	for _, ts := range a.toolsets {
+		tools, err := ts.Tools(ctx)
+		if err != nil {
+			return nil, &failure.Error{Kind: failure.Config, Source: failure.SourceAgent, Name: ts.Name(), Op: "list tools", Err: err}
+		}
+		for _, t := range tools {
+			n := t.Spec().Name
+			if n == "" {
+				return nil, &failure.Error{Kind: failure.Config, Source: failure.SourceAgent, Name: ts.Name(), Message: "a tool has an empty name"}
+			}
+			if other, dup := names[n]; dup {
+				return nil, &failure.Error{Kind: failure.Config, Source: failure.SourceAgent, Tool: n,
+					Message: fmt.Sprintf("tool name %q is provided by both toolset %q and toolset %q", n, other, ts.Name())}
+			}
+			names[n] = ts.Name()
+		}
+	}
+	return a, nil
+}
+
+// Name is the agent's name.
+func (a *Agent) Name() string { return a.cfg.Name }
+
+// Description is the agent's description.
+func (a *Agent) Description() string { return a.cfg.Description }
+
+// Toolsets returns the agent's toolsets (including the "local" one).
+func (a *Agent) Toolsets() []Toolset { return slices.Clone(a.toolsets) }
+
+// Policy returns the failure policy the agent uses.
+func (a *Agent) Policy() failure.Policy { return a.policy }
+
+// Answer is the outcome of a successful run.
+type Answer struct {
+	// Run is the run's id.
+	Run string
+	// Text is the model's final answer.
+	Text string
+	// Usage is the provider-reported usage summed over the run's turns.
+	Usage llm.Usage
+	// Turns and ToolCalls count what the run did.
+	Turns     int
+	ToolCalls int
+	// Failures counts the failures handled during the run.
+	Failures int
+	// Elapsed is the run's wall time.
+	Elapsed time.Duration
+}
+
+// Run answers input in a new conversation.
+func (a *Agent) Run(ctx context.Context, input string) (*Answer, error) {
+	return a.NewSession().Run(ctx, input)
+}
+
+// Stream answers input in a new conversation, yielding the run's events.
+func (a *Agent) Stream(ctx context.Context, input string) iter.Seq2[Event, error] {
+	return a.NewSession().Stream(ctx, input)
+}
+
+// Session is one conversation: each Run continues it. A Session runs one
+// input at a time.
+type Session struct {
+	a       *Agent
+	mu      sync.Mutex
+	busy    bool
+	history []llm.Message
+	grants  grants
+}
+
+// NewSession starts an empty conversation.
+func (a *Agent) NewSession() *Session { return &Session{a: a} }
+
+// NewSessionFrom continues a conversation saved with History.
+func (a *Agent) NewSessionFrom(history []llm.Message) *Session {
+	return &Session{a: a, history: slices.Clone(history)}
+}
+
+// History returns a copy of the conversation so far. Every tool call in it
+// has exactly one result.
+func (s *Session) History() []llm.Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.history)
+}
+
+// ErrBusy is returned when a Session is asked to run while it is running.
+var ErrBusy = errors.New("agent: session is already running")
+
+// Run continues the conversation with input and returns the final answer.
+// Its events go to the configured EventSink only.
+func (s *Session) Run(ctx context.Context, input string) (*Answer, error) {
+	var ans *Answer
+	var err error
+	for ev, e := range s.stream(ctx, input, func(a *Answer) { ans = a }) {
+		_ = ev
+		if e != nil {
+			err = e
+		}
+	}
+	if err != nil {
+		return ans, err
+	}
+	return ans, nil
+}
+
+// Stream continues the conversation with input, yielding each event as it
+// happens. The last pair is either the EventFinal event with a nil error, or
+// a zero Event with the run's error. Stopping the iteration early cancels
+// the run; the history still gets a result for every tool call.
+func (s *Session) Stream(ctx context.Context, input string) iter.Seq2[Event, error] {
+	return s.stream(ctx, input, nil)
+}

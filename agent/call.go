@@ -1,0 +1,82 @@
+package agent
+
+import (
+	"context"
+	"sync"
+)
+
+// Call is the context of one tool call, available to the tool through
+// CallFromContext. It lets a tool report progress, ask a person, and (for
+// trusted toolset code, never for tool output) pre-approve tools for the rest
+// of the run.
+type Call struct {
+	// Run is the run's id.
+	Run string
+	// ID is the tool call's id.
+	ID string
+	// Tool is the tool's name as the model called it.
+	Tool string
+	// Source is the tool's provenance.
+	Source Provenance
+
+	progress func(Progress)
+	elicitor Elicitor
+	grants   *grants
+}
+
+type callKey struct{}
+
+// CallFromContext returns the tool call ctx belongs to, if any.
+func CallFromContext(ctx context.Context) (*Call, bool) {
+	c, ok := ctx.Value(callKey{}).(*Call)
+	return c, ok
+}
+
+// ReportProgress publishes a progress report for the call: it becomes an
+// EventToolProgress in the run (and on the bus). Reports are dropped rather
+// than blocking the tool when the run's consumer is slow.
+func (c *Call) ReportProgress(p Progress) {
+	if c != nil && c.progress != nil {
+		c.progress(p)
+	}
+}
+
+// Elicit asks a person through the agent's Elicitor, tagging the question
+// with this run and call. Without an Elicitor the answer is a decline.
+func (c *Call) Elicit(ctx context.Context, e Elicitation) (ElicitationResult, error) {
+	if c == nil || c.elicitor == nil {
+		return ElicitationResult{Action: ElicitDecline, Reason: "no one is available to answer questions"}, nil
+	}
+	e.Run, e.Call = c.Run, c.ID
+	if e.Source.Kind == "" {
+		e.Source = c.Source
+	}
+	return c.elicitor.Elicit(ctx, e)
+}
+
+// Grant pre-approves tools whose names match the patterns (path.Match
+// syntax) for the rest of the run: an "ask" rule becomes "allow". It never
+// overrides "deny". The skills toolset uses it for a skill's allowed-tools.
+func (c *Call) Grant(patterns ...string) {
+	if c != nil && c.grants != nil {
+		c.grants.add(patterns...)
+	}
+}
+
+// grants is the set of patterns pre-approved during a session.
+type grants struct {
+	mu       sync.Mutex
+	patterns []string
+}
+
+func (g *grants) add(p ...string) {
+	g.mu.Lock()
+	g.patterns = append(g.patterns, p...)
+	g.mu.Unlock()
+}
+
+func (g *grants) snapshot() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]string(nil), g.patterns...)
+}

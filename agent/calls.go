@@ -1,0 +1,339 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/schema"
+	"github.com/switchboard-dev/switchboard/llm"
+)
+
+// stopGrace is how long a cancelled tool may take to return before the
+// agent stops waiting for it and reports it as timed out.
+const stopGrace = 2 * time.Second
+
+// callMsg is what a call's worker tells the run's goroutine.
+type callMsg struct {
+	i        int
+	progress *Progress
+	done     bool
+	result   *Result
+	outcome  *failure.Outcome
+	elapsed  time.Duration
+}
+
+// runCalls runs one turn's tool calls, at most MaxParallel at once, and
+// returns exactly one result per call, in call order. If pre is non-nil no
+// call runs: each gets a result saying why, and pre is returned.
+func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolResult, error) {
+	results := make([]llm.ToolResult, len(calls))
+	infos := make([]*CallInfo, len(calls))
+	answered := make([]bool, len(calls))
+	var abort error
+
+	bctx, cancelBatch := context.WithCancelCause(r.ctx)
+	defer cancelBatch(nil)
+	msgs := make(chan callMsg, 2*len(calls)+16)
+	sem := make(chan struct{}, r.a.cfg.MaxParallel)
+	var wg sync.WaitGroup
+
+	for i, c := range calls {
+		tool := r.index[c.Name]
+		info := &CallInfo{ID: c.ID, Tool: c.Name, Args: c.Args}
+		if tool != nil {
+			info.Source = tool.Spec().Source
+		}
+		infos[i] = info
+		r.emit(Event{Type: EventToolStarted, Turn: turn, Call: info})
+
+		var early error
+		switch {
+		case pre != nil:
+			early = &failure.Error{Kind: failure.Budget, Source: failure.SourceAgent, Tool: c.Name,
+				Message: "not run: " + failure.From(pre).Message}
+		case r.a.cfg.Budget.MaxToolCalls > 0 && r.ans.ToolCalls >= r.a.cfg.Budget.MaxToolCalls:
+			early = &failure.Error{Kind: failure.Budget, Source: failure.SourceAgent, Tool: c.Name,
+				Message: fmt.Sprintf("not run: the run's budget of %d tool calls is exhausted", r.a.cfg.Budget.MaxToolCalls)}
+			if abort == nil {
+				abort = early
+			}
+		case tool == nil:
+			early = &failure.Error{Kind: failure.UnknownTool, Source: failure.SourceAgent, Tool: c.Name,
+				Message: fmt.Sprintf("there is no tool named %q; use only the tools listed", c.Name)}
+		}
+		if early == nil {
+			r.ans.ToolCalls++
+			if args, err := r.checkArgs(c.Args, tool.Spec()); err != nil {
+				early = err
+			} else {
+				info.Args = args
+			}
+		}
+		if early != nil {
+			fe := failure.From(early)
+			if fe.Tool == "" {
+				fe.Tool = c.Name
+			}
+			o := r.handle(fe, info)
+			if fe.Kind == failure.Budget {
+				o.Action = failure.Report // the run ends after the batch, with every call answered
+			}
+			results[i] = r.toolResult(c, info, nil, &o)
+			answered[i] = true
+			r.emit(Event{Type: EventToolFinished, Turn: turn, Call: info, Result: ErrorResult("%s", o.ModelText)})
+			continue
+		}
+		wg.Add(1)
+		go func(i int, c llm.ToolCall, tool Tool, info *CallInfo) {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+				defer func() { <-sem }()
+			case <-bctx.Done():
+				msgs <- callMsg{i: i, done: true, outcome: r.outcomeOf(bctx, c.Name, context.Cause(bctx))}
+				return
+			}
+			start := time.Now()
+			res, o := r.execCall(bctx, c, tool, info, func(p Progress) {
+				select {
+				case msgs <- callMsg{i: i, progress: &p}:
+				default: // progress is lossy; never block a tool on a slow consumer
+				}
+			})
+			msgs <- callMsg{i: i, done: true, result: res, outcome: o, elapsed: time.Since(start)}
+		}(i, c, tool, info)
+	}
+	go func() { wg.Wait(); close(msgs) }()
+
+	for m := range msgs {
+		info := infos[m.i]
+		if !m.done {
+			r.emit(Event{Type: EventToolProgress, Turn: turn, Call: info, Progress: m.progress})
+			continue
+		}
+		info.Elapsed = m.elapsed
+		shown := m.result
+		if m.outcome != nil {
+			o := r.a.policy.Handle(r.ctx, m.outcome.Err)
+			r.ans.Failures++
+			r.emit(Event{Type: EventFailure, Turn: turn, Call: info, Failure: NewFailureInfo(o)})
+			m.outcome = &o
+			if o.Action == failure.Abort && abort == nil {
+				abort = o.Err
+				cancelBatch(o.Err)
+			}
+			if shown == nil {
+				shown = ErrorResult("%s", o.ModelText)
+			}
+		}
+		results[m.i] = r.toolResult(calls[m.i], info, m.result, m.outcome)
+		answered[m.i] = true
+		r.emit(Event{Type: EventToolFinished, Turn: turn, Call: info, Result: shown})
+	}
+	for i, ok := range answered {
+		if !ok { // unreachable by construction; kept so that no call is ever orphaned
+			results[i] = llm.ToolResult{CallID: calls[i].ID, Name: calls[i].Name, IsError: true, Content: "Error: the call was not run."}
+		}
+	}
+	return results, abort
+}
+
+// checkArgs normalises and validates a call's arguments: absent or null
+// arguments become {}, anything but a JSON object is refused, and the
+// object is validated against the tool's input schema.
+func (r *run) checkArgs(args json.RawMessage, spec ToolSpec) (json.RawMessage, error) {
+	trimmed := bytes.TrimSpace(args)
+	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
+		return json.RawMessage("{}"), nil
+	}
+	bad := func(msg string) error {
+		return &failure.Error{Kind: failure.InvalidArgs, Source: failure.SourceAgent, Tool: spec.Name, Message: msg}
+	}
+	if !json.Valid(trimmed) {
+		return nil, bad("the arguments are not valid JSON; send a JSON object")
+	}
+	if trimmed[0] != '{' {
+		return nil, bad("the arguments must be a JSON object")
+	}
+	if len(spec.InputSchema) > 0 {
+		if err := r.a.schemas.Validate(spec.InputSchema, trimmed); err != nil {
+			if errors.Is(err, schema.ErrBadSchema) {
+				r.a.log.Debug().Str("tool", spec.Name).Err(err).Msg("tool has an unusable input schema; arguments not validated")
+			} else {
+				return nil, bad("the arguments do not match the tool's input schema: " + err.Error())
+			}
+		}
+	}
+	return trimmed, nil
+}
+
+// execCall asks permission, then runs the tool under the failure policy
+// with the call's timeout. It returns the tool's result and, when the call
+// failed, the failure (not yet handled).
+func (r *run) execCall(bctx context.Context, c llm.ToolCall, tool Tool, info *CallInfo, progress func(Progress)) (*Result, *failure.Outcome) {
+	spec := tool.Spec()
+	call := &Call{Run: r.id, ID: c.ID, Tool: c.Name, Source: spec.Source, progress: progress,
+		elicitor: r.a.cfg.Elicitor, grants: &r.s.grants}
+	if o := r.permit(bctx, call, spec, info.Args); o != nil {
+		return nil, o
+	}
+	timeoutErr := &failure.Error{Kind: failure.Timeout, Source: failure.SourceAgent, Tool: c.Name,
+		Message: fmt.Sprintf("the call did not finish within %s and was cancelled", r.a.cfg.ToolTimeout)}
+	cctx, cancel := context.WithTimeoutCause(bctx, r.a.cfg.ToolTimeout, timeoutErr)
+	defer cancel()
+	cctx = context.WithValue(cctx, callKey{}, call)
+
+	var res *Result
+	err := r.a.policy.Execute(cctx, sourceKey(spec), func(ctx context.Context) error {
+		var err error
+		res, err = callTool(ctx, tool, info.Args)
+		if err == nil && res == nil {
+			res = &Result{}
+		}
+		return err
+	})
+	if err != nil {
+		if cctx.Err() != nil {
+			return nil, r.outcomeOf(cctx, c.Name, context.Cause(cctx))
+		}
+		fe := failure.From(err)
+		cp := *fe
+		if cp.Tool == "" {
+			cp.Tool = c.Name
+		}
+		if cp.Source == "" {
+			cp.Source = failure.SourceTool
+		}
+		return nil, &failure.Outcome{Err: &cp}
+	}
+	res.Source = spec.Source
+	if res.IsError {
+		return res, &failure.Outcome{Err: &failure.Error{Kind: failure.ToolError, Source: failure.Source(spec.Source.Kind),
+			Name: spec.Source.Name, Tool: c.Name, Message: "the tool reported an error"}}
+	}
+	return res, nil
+}
+
+// outcomeOf classifies the end of a call whose context is done.
+func (r *run) outcomeOf(ctx context.Context, tool string, cause error) *failure.Outcome {
+	if r.ctx.Err() != nil {
+		cause = context.Cause(r.ctx)
+	}
+	fe := failure.From(cause)
+	cp := *fe
+	if cp.Tool == "" {
+		cp.Tool = tool
+	}
+	if cp.Kind == failure.Canceled && cp.Message == "" {
+		cp.Message = "the call was cancelled because the run ended"
+	}
+	return &failure.Outcome{Err: &cp}
+}
+
+// callTool runs the tool, recovering a panic, and stops waiting for a tool
+// that ignores its cancelled context after stopGrace.
+func callTool(ctx context.Context, tool Tool, args json.RawMessage) (*Result, error) {
+	type out struct {
+		res *Result
+		err error
+	}
+	ch := make(chan out, 1)
+	go func() {
+		defer func() {
+			if v := recover(); v != nil {
+				ch <- out{err: &failure.Error{Kind: failure.Panic, Source: failure.SourceTool, Tool: tool.Spec().Name,
+					Message: "the tool crashed", Err: panicError(v)}}
+			}
+		}()
+		res, err := tool.Call(ctx, args)
+		ch <- out{res, err}
+	}()
+	select {
+	case o := <-ch:
+		return o.res, o.err
+	case <-ctx.Done():
+	}
+	select {
+	case o := <-ch:
+		if o.err == nil {
+			// The tool finished anyway; its context is done, so the call
+			// still counts as cancelled.
+			return nil, context.Cause(ctx)
+		}
+		return o.res, o.err
+	case <-time.After(stopGrace):
+		return nil, fmt.Errorf("tool %q ignored cancellation for %s: %w", tool.Spec().Name, stopGrace, context.Cause(ctx))
+	}
+}
+
+func panicError(v any) *failure.PanicError {
+	return &failure.PanicError{Value: v, Stack: debug.Stack()}
+}
+
+// permit applies the permission policy; it returns a failure when the call
+// may not run.
+func (r *run) permit(ctx context.Context, call *Call, spec ToolSpec, args json.RawMessage) *failure.Outcome {
+	switch r.a.perms.Decide(spec, r.s.grants.snapshot()) {
+	case Allow:
+		return nil
+	case Deny:
+		return &failure.Outcome{Err: &failure.Error{Kind: failure.PermissionDenied, Source: failure.SourceAgent, Tool: spec.Name,
+			Message: "the permission policy denies this tool"}}
+	}
+	if r.a.cfg.Elicitor == nil {
+		return &failure.Outcome{Err: &failure.Error{Kind: failure.PermissionDenied, Source: failure.SourceAgent, Tool: spec.Name,
+			Message: "this tool needs approval and no one is available to approve it"}}
+	}
+	ans, err := call.Elicit(ctx, Elicitation{Kind: ElicitPermission, Tool: spec.Name, Args: args, Source: spec.Source,
+		Message: fmt.Sprintf("Allow the agent to call %s (%s)?", spec.Name, spec.Source)})
+	if err != nil {
+		return &failure.Outcome{Err: &failure.Error{Kind: failure.PermissionDenied, Source: failure.SourceAgent, Tool: spec.Name,
+			Message: "approval for this tool could not be obtained", Err: err}}
+	}
+	if ans.Action != ElicitAccept {
+		msg := "the user declined to allow this call"
+		if ans.Reason != "" {
+			msg += " (" + ans.Reason + ")"
+		}
+		return &failure.Outcome{Err: &failure.Error{Kind: failure.Declined, Source: failure.SourceAgent, Tool: spec.Name, Message: msg}}
+	}
+	return nil
+}
+
+var closeTag = regexp.MustCompile(`(?i)</?tool_result`)
+
+// toolResult renders a call's result for the model: delimited, attributed
+// to its source, capped, and with any delimiter inside it defused.
+func (r *run) toolResult(c llm.ToolCall, info *CallInfo, res *Result, o *failure.Outcome) llm.ToolResult {
+	var text string
+	isErr := false
+	switch {
+	case res != nil:
+		text = res.Text()
+		isErr = res.IsError
+	case o != nil:
+		text = o.ModelText
+		isErr = true
+	}
+	if o != nil && res != nil && o.Err.Kind != failure.ToolError {
+		text, isErr = o.ModelText, true
+	}
+	if max := r.a.cfg.MaxResultBytes; len(text) > max {
+		text = fmt.Sprintf("%s\n[truncated: %d of %d bytes shown]", text[:max], max, len(text))
+	}
+	text = closeTag.ReplaceAllStringFunc(text, func(s string) string { return "&lt;" + s[1:] })
+	errAttr := ""
+	if isErr {
+		errAttr = ` error="true"`
+	}
+	content := fmt.Sprintf("<tool_result tool=%q source=%q%s>\n%s\n</tool_result>", c.Name, info.Source.String(), errAttr, text)
+	return llm.ToolResult{CallID: c.ID, Name: c.Name, Content: content, IsError: isErr}
+}

@@ -1,0 +1,110 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/llm"
+)
+
+// EventType names a run event.
+type EventType string
+
+// Run event types, in the order a run produces them.
+const (
+	// EventRunStarted opens a run; Text is the input.
+	EventRunStarted EventType = "run_started"
+	// EventTurnStarted opens a model turn; Turn is its number (from 1).
+	EventTurnStarted EventType = "turn_started"
+	// EventModelText is streamed model text; Text is a delta.
+	EventModelText EventType = "model_text"
+	// EventModelTurn closes a model turn; Usage is the turn's usage and
+	// Calls the tool calls it asked for.
+	EventModelTurn EventType = "model_turn"
+	// EventToolStarted: a tool call began; Call is set.
+	EventToolStarted EventType = "tool_started"
+	// EventToolProgress: a tool reported progress; Call and Progress are set.
+	EventToolProgress EventType = "tool_progress"
+	// EventToolFinished: a tool call ended; Call and Result are set.
+	EventToolFinished EventType = "tool_finished"
+	// EventFailure: a failure was handled; Failure is set (and Call, when the
+	// failure belongs to a tool call).
+	EventFailure EventType = "failure"
+	// EventToolsChanged: a toolset's list changed.
+	EventToolsChanged EventType = "tools_changed"
+	// EventFinal closes a successful run; Text is the answer.
+	EventFinal EventType = "final"
+)
+
+// CallInfo identifies a tool call in events.
+type CallInfo struct {
+	ID     string          `json:"id"`
+	Tool   string          `json:"tool"`
+	Args   json.RawMessage `json:"args,omitempty"`
+	Source Provenance      `json:"source"`
+	// Elapsed is set on EventToolFinished.
+	Elapsed time.Duration `json:"elapsed,omitempty"`
+}
+
+// Progress is a progress report of a long-running call.
+type Progress struct {
+	// Progress so far, in units of Total (or unitless when Total is 0).
+	Progress float64 `json:"progress"`
+	// Total, when known.
+	Total float64 `json:"total,omitempty"`
+	// Message describes the step.
+	Message string `json:"message,omitempty"`
+}
+
+// FailureInfo is a handled failure in events: what kind, from where, and
+// what was decided. The cause's text is redacted.
+type FailureInfo struct {
+	Kind      failure.Kind   `json:"kind"`
+	Source    failure.Source `json:"source,omitempty"`
+	Name      string         `json:"name,omitempty"`
+	Tool      string         `json:"tool,omitempty"`
+	Action    string         `json:"action"`
+	Message   string         `json:"message"`
+	Retryable bool           `json:"retryable,omitempty"`
+}
+
+// NewFailureInfo summarises a policy outcome for an event.
+func NewFailureInfo(o failure.Outcome) *FailureInfo {
+	return &FailureInfo{
+		Kind: o.Err.Kind, Source: o.Err.Source, Name: o.Err.Name, Tool: o.Err.Tool,
+		Action: o.Action.String(), Message: failure.Redact(o.Err.Error()), Retryable: o.Err.Retryable,
+	}
+}
+
+// Event is one step of a run. Events are JSON-encodable; the bus publishes
+// them as they are.
+type Event struct {
+	Type     EventType    `json:"type"`
+	Run      string       `json:"run"`
+	Seq      int          `json:"seq"`
+	Time     time.Time    `json:"time"`
+	Turn     int          `json:"turn,omitempty"`
+	Text     string       `json:"text,omitempty"`
+	Call     *CallInfo    `json:"call,omitempty"`
+	Result   *Result      `json:"result,omitempty"`
+	Progress *Progress    `json:"progress,omitempty"`
+	Failure  *FailureInfo `json:"failure,omitempty"`
+	Usage    *llm.Usage   `json:"usage,omitempty"`
+	// Toolset names the toolset of an EventToolsChanged.
+	Toolset string `json:"toolset,omitempty"`
+}
+
+// EventSink receives every event of every run, in order per run. The bus
+// implements it; Emit must not block for long (buffer or drop, and report
+// drops through the failure policy).
+type EventSink interface {
+	Emit(ctx context.Context, ev Event)
+}
+
+// EventSinkFunc adapts a function to EventSink.
+type EventSinkFunc func(ctx context.Context, ev Event)
+
+// Emit calls f.
+func (f EventSinkFunc) Emit(ctx context.Context, ev Event) { f(ctx, ev) }

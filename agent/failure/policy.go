@@ -1,0 +1,301 @@
+package failure
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/cenkalti/backoff/v5"
+	"github.com/rs/zerolog"
+	"github.com/sony/gobreaker/v2"
+)
+
+// Key identifies one source for retries and circuit breaking: one MCP
+// server, one A2A peer, one model provider.
+type Key struct {
+	Source Source
+	Name   string
+}
+
+func (k Key) String() string { return string(k.Source) + "/" + k.Name }
+
+// Action says what a handled failure means for the run.
+type Action int
+
+const (
+	// Report gives the failure back to the model as a tool result (or, for
+	// failures outside a tool call, only logs and reports it); the run goes on.
+	Report Action = iota
+	// Abort ends the run with the failure as its error.
+	Abort
+)
+
+func (a Action) String() string {
+	if a == Abort {
+		return "abort"
+	}
+	return "report"
+}
+
+// Outcome is a policy's decision about one failure.
+type Outcome struct {
+	// Err is the classified failure.
+	Err *Error
+	// Action is what the run does next.
+	Action Action
+	// ModelText is the wording the model sees, when the failure is reported
+	// to it. It never contains the raw cause of an unclassified error
+	// unredacted.
+	ModelText string
+}
+
+// Policy is the one place where failures are handled. Every component runs
+// the operations it makes against a source through Execute, and hands every
+// failure to Handle. Replace it, or wrap the default, in agent.Config (and the
+// Config of mcp, a2a and bus).
+type Policy interface {
+	// Execute runs op against the source key: transient failures are retried
+	// with backoff and jitter, and the source is guarded by a circuit
+	// breaker. An open circuit fails at once with Kind Unavailable.
+	Execute(ctx context.Context, key Key, op func(context.Context) error) error
+	// Handle classifies err, decides what happens to it, logs it and reports
+	// it to the policy's observer. It never returns a nil Err for a non-nil err.
+	Handle(ctx context.Context, err error) Outcome
+	// Available reports whether calls to the source are let through (its
+	// circuit is not open).
+	Available(key Key) bool
+}
+
+// PolicyConfig configures the default policy. The zero value means defaults.
+type PolicyConfig struct {
+	// MaxAttempts is the number of attempts for a transient failure,
+	// including the first (default 3; 1 disables retries).
+	MaxAttempts int
+	// InitialBackoff is the first retry delay (default 100ms); later delays
+	// double up to MaxBackoff (default 2s), each with ±50% jitter.
+	InitialBackoff time.Duration
+	// MaxBackoff caps one retry delay (default 2s).
+	MaxBackoff time.Duration
+	// BreakerFailures is the number of consecutive source failures that
+	// opens a source's circuit (default 5).
+	BreakerFailures int
+	// BreakerCooldown is how long a circuit stays open before one trial call
+	// is let through (default 30s).
+	BreakerCooldown time.Duration
+	// Logger receives one structured line per handled failure (default: no
+	// logging).
+	Logger *zerolog.Logger
+	// OnFailure, if set, is called once for every handled failure: the one
+	// asynchronous failure callback. It must not block.
+	OnFailure func(ctx context.Context, o Outcome)
+	// OnStateChange, if set, is called when a source's circuit changes state.
+	OnStateChange func(key Key, from, to string)
+}
+
+// DefaultPolicy is the policy used when none is given: retries with
+// exponential backoff and jitter (cenkalti/backoff/v5), a circuit breaker per
+// source (sony/gobreaker/v2), and the wording table of docs/failures.md.
+type DefaultPolicy struct {
+	cfg PolicyConfig
+	log zerolog.Logger
+
+	mu       sync.Mutex
+	breakers map[Key]*gobreaker.CircuitBreaker[struct{}]
+}
+
+// NewPolicy returns the default policy configured by cfg.
+func NewPolicy(cfg PolicyConfig) *DefaultPolicy {
+	if cfg.MaxAttempts <= 0 {
+		cfg.MaxAttempts = 3
+	}
+	if cfg.InitialBackoff <= 0 {
+		cfg.InitialBackoff = 100 * time.Millisecond
+	}
+	if cfg.MaxBackoff <= 0 {
+		cfg.MaxBackoff = 2 * time.Second
+	}
+	if cfg.BreakerFailures <= 0 {
+		cfg.BreakerFailures = 5
+	}
+	if cfg.BreakerCooldown <= 0 {
+		cfg.BreakerCooldown = 30 * time.Second
+	}
+	p := &DefaultPolicy{cfg: cfg, log: zerolog.Nop(), breakers: map[Key]*gobreaker.CircuitBreaker[struct{}]{}}
+	if cfg.Logger != nil {
+		p.log = *cfg.Logger
+	}
+	return p
+}
+
+// countsAgainstSource reports whether a failure says the source itself is
+// unhealthy (and so counts toward opening its circuit).
+func countsAgainstSource(k Kind) bool {
+	switch k {
+	case Transient, Timeout, Protocol, Unavailable, Unknown, Internal, Panic:
+		return true
+	}
+	return false
+}
+
+func (p *DefaultPolicy) breaker(key Key) *gobreaker.CircuitBreaker[struct{}] {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if b, ok := p.breakers[key]; ok {
+		return b
+	}
+	threshold := uint32(p.cfg.BreakerFailures)
+	b := gobreaker.NewCircuitBreaker[struct{}](gobreaker.Settings{
+		Name:        key.String(),
+		MaxRequests: 1,
+		Timeout:     p.cfg.BreakerCooldown,
+		ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= threshold },
+		IsExcluded: func(err error) bool {
+			// A cancelled caller says nothing about the source's health, and
+			// neither do the model's own mistakes.
+			k := KindOf(err)
+			return k == Canceled || !countsAgainstSource(k)
+		},
+		OnStateChange: func(_ string, from, to gobreaker.State) {
+			p.log.Warn().Str("source", key.String()).Str("from", from.String()).Str("to", to.String()).Msg("circuit state changed")
+			if p.cfg.OnStateChange != nil {
+				p.cfg.OnStateChange(key, from.String(), to.String())
+			}
+		},
+	})
+	p.breakers[key] = b
+	return b
+}
+
+// Available reports whether the source's circuit is not open.
+func (p *DefaultPolicy) Available(key Key) bool {
+	return p.breaker(key).State() != gobreaker.StateOpen
+}
+
+// Execute runs op with retries for transient failures and a circuit breaker
+// for the source.
+func (p *DefaultPolicy) Execute(ctx context.Context, key Key, op func(context.Context) error) error {
+	b := p.breaker(key)
+	attempt := func() (struct{}, error) {
+		_, err := b.Execute(func() (struct{}, error) { return struct{}{}, op(ctx) })
+		if err == nil {
+			return struct{}{}, nil
+		}
+		if errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests) {
+			return struct{}{}, backoff.Permanent(&Error{
+				Kind: Unavailable, Source: key.Source, Name: key.Name, Err: err,
+				Message: fmt.Sprintf("%s %q is unavailable after repeated failures; it will be retried later", key.Source, key.Name),
+			})
+		}
+		fe := From(err)
+		if fe.Source == "" || fe.Name == "" {
+			c := *fe
+			if c.Source == "" {
+				c.Source = key.Source
+			}
+			if c.Name == "" {
+				c.Name = key.Name
+			}
+			fe = &c
+		}
+		if ctx.Err() != nil || !(fe.Retryable || fe.Kind.Retryable()) {
+			return struct{}{}, backoff.Permanent(fe)
+		}
+		return struct{}{}, fe
+	}
+	eb := backoff.NewExponentialBackOff()
+	eb.InitialInterval = p.cfg.InitialBackoff
+	eb.MaxInterval = p.cfg.MaxBackoff
+	eb.RandomizationFactor = 0.5
+	eb.Multiplier = 2
+	_, err := backoff.Retry(ctx, attempt,
+		backoff.WithBackOff(eb),
+		backoff.WithMaxTries(uint(p.cfg.MaxAttempts)),
+		backoff.WithMaxElapsedTime(0),
+		backoff.WithNotify(func(err error, d time.Duration) {
+			p.log.Debug().Err(err).Str("source", key.String()).Dur("backoff", d).Msg("retrying")
+		}))
+	if err == nil {
+		return nil
+	}
+	// backoff returns the context's error when it gives up waiting; keep the
+	// last failure's classification when there is one.
+	var fe *Error
+	if errors.As(err, &fe) {
+		return fe
+	}
+	return Wrap(KindOf(err), key.Source, err)
+}
+
+// Handle classifies err, decides, logs and reports.
+func (p *DefaultPolicy) Handle(ctx context.Context, err error) Outcome {
+	fe := From(err)
+	o := Outcome{Err: fe, Action: DefaultAction(fe.Kind), ModelText: ModelText(fe)}
+	ev := p.log.Warn()
+	if o.Action == Abort {
+		ev = p.log.Error()
+	}
+	ev.Str("kind", fe.Kind.String()).Str("source", string(fe.Source)).Str("name", fe.Name).
+		Str("tool", fe.Tool).Str("action", o.Action.String()).Err(fe).Msg("failure handled")
+	if p.cfg.OnFailure != nil {
+		p.cfg.OnFailure(ctx, o)
+	}
+	return o
+}
+
+// DefaultAction is the default policy's decision table: budgets, panics,
+// model failures, configuration errors and cancellation end the run;
+// everything the model can act on is reported to it.
+func DefaultAction(k Kind) Action {
+	switch k {
+	case Budget, Panic, Model, Config, Canceled:
+		return Abort
+	}
+	return Report
+}
+
+// ModelText words a failure for the model: short, actionable, and free of
+// secrets (the cause of an unclassified error is redacted).
+func ModelText(e *Error) string {
+	who := "the tool"
+	if e.Tool != "" {
+		who = fmt.Sprintf("tool %q", e.Tool)
+	}
+	if e.Message != "" {
+		return fmt.Sprintf("Error (%s) from %s: %s", e.Kind, who, Redact(e.Message))
+	}
+	detail := ""
+	if e.Err != nil {
+		detail = ": " + Redact(e.Err.Error())
+	}
+	switch e.Kind {
+	case InvalidArgs:
+		return fmt.Sprintf("Error: the arguments for %s were invalid%s. Fix them and call it again.", who, detail)
+	case UnknownTool:
+		return fmt.Sprintf("Error: there is no %s. Use only the tools listed.", who)
+	case ToolError:
+		return fmt.Sprintf("Error: %s reported a failure%s", who, detail)
+	case PermissionDenied:
+		return fmt.Sprintf("Error: permission to use %s was denied. Do not retry it; choose another way or tell the user.", who)
+	case Declined:
+		return fmt.Sprintf("Error: the user declined the request made by %s. Do not ask again; continue without it.", who)
+	case Timeout:
+		return fmt.Sprintf("Error: %s timed out and was cancelled. You may try again with a smaller request.", who)
+	case Transient:
+		return fmt.Sprintf("Error: %s failed with a temporary error after retries. You may try again later.", who)
+	case Unavailable:
+		return fmt.Sprintf("Error: %s is unavailable right now (its source keeps failing). Do not rely on it for now.", who)
+	case Protocol:
+		return fmt.Sprintf("Error: %s answered with something malformed.", who)
+	case Rejected:
+		return fmt.Sprintf("Error: the remote task behind %s did not complete%s", who, detail)
+	case Panic:
+		return fmt.Sprintf("Error: %s crashed.", who)
+	case Canceled:
+		return fmt.Sprintf("Error: the call to %s was cancelled.", who)
+	case Budget:
+		return "Error: the run's budget is exhausted."
+	}
+	return fmt.Sprintf("Error: %s failed%s", who, detail)
+}

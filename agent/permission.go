@@ -1,0 +1,179 @@
+package agent
+
+import (
+	"fmt"
+	"path"
+	"strings"
+	"unicode"
+)
+
+// Permission is what the permission policy decides for a tool call.
+type Permission string
+
+// Permissions.
+const (
+	Allow Permission = "allow"
+	Ask   Permission = "ask"
+	Deny  Permission = "deny"
+)
+
+// Rule decides the permission of tools whose name matches Tool, a
+// path.Match pattern over the name the model sees (for example
+// "mcp__files__*" or "*delete*").
+type Rule struct {
+	Tool       string     `json:"tool"`
+	Permission Permission `json:"permission"`
+}
+
+// Permissions is the permission policy: rules by tool-name pattern. When
+// several rules match, deny beats ask beats allow. Tools no rule matches are
+// classified by Default.
+//
+// The zero value (and a nil *Permissions in Config) classifies every tool by
+// DefaultClassifier: reads are allowed, writes and deletes ask, command
+// execution is denied.
+type Permissions struct {
+	Rules []Rule
+	// Default decides tools no rule matches; nil means DefaultClassifier.
+	Default func(ToolSpec) Permission
+}
+
+// AllowAll is a policy that allows every tool. Use it only for trusted tools.
+func AllowAll() *Permissions {
+	return &Permissions{Rules: []Rule{{Tool: "*", Permission: Allow}}}
+}
+
+// Validate reports rules with an unknown permission or a malformed pattern.
+func (p *Permissions) Validate() error {
+	if p == nil {
+		return nil
+	}
+	for i, r := range p.Rules {
+		switch r.Permission {
+		case Allow, Ask, Deny:
+		default:
+			return fmt.Errorf("permission rule %d (%q): unknown permission %q (want allow, ask or deny)", i, r.Tool, r.Permission)
+		}
+		if _, err := path.Match(r.Tool, ""); err != nil {
+			return fmt.Errorf("permission rule %d: malformed tool pattern %q: %w", i, r.Tool, err)
+		}
+	}
+	return nil
+}
+
+// Decide returns the permission for a call of spec. grants are patterns
+// pre-approved for the session (a skill's allowed-tools): they turn ask into
+// allow, never deny into anything else.
+func (p *Permissions) Decide(spec ToolSpec, grants []string) Permission {
+	decision := Permission("")
+	if p != nil {
+		for _, r := range p.Rules {
+			if ok, _ := path.Match(r.Tool, spec.Name); ok {
+				decision = stricter(decision, r.Permission)
+			}
+		}
+	}
+	if decision == "" {
+		if p != nil && p.Default != nil {
+			decision = p.Default(spec)
+		} else {
+			decision = DefaultClassifier(spec)
+		}
+	}
+	if decision == Ask {
+		for _, g := range grants {
+			if ok, _ := path.Match(g, spec.Name); ok {
+				return Allow
+			}
+		}
+	}
+	return decision
+}
+
+func stricter(a, b Permission) Permission {
+	rank := map[Permission]int{"": 0, Allow: 1, Ask: 2, Deny: 3}
+	if rank[b] > rank[a] {
+		return b
+	}
+	return a
+}
+
+var (
+	execWords = wordSet("exec execute shell bash sh zsh powershell cmd command commands spawn eval terminal subprocess script")
+	// Writes and deletes.
+	writeWords = wordSet("write create update delete remove rm edit move mv rename put post set patch insert drop send upload kill modify replace append mkdir save truncate overwrite push merge commit deploy install")
+	readWords  = wordSet("read get list search find fetch query view show describe stat info ls cat head tail grep glob lookup echo count check status inspect preview browse open load")
+)
+
+func wordSet(s string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(s) {
+		m[w] = true
+	}
+	return m
+}
+
+// nameWords splits a tool name into lower-case words at _, -, ., / and
+// camelCase boundaries.
+func nameWords(name string) []string {
+	var words []string
+	var cur []rune
+	flush := func() {
+		if len(cur) > 0 {
+			words = append(words, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	prevLower := false
+	for _, r := range name {
+		switch {
+		case !unicode.IsLetter(r) && !unicode.IsDigit(r):
+			flush()
+			prevLower = false
+			continue
+		case unicode.IsUpper(r) && prevLower:
+			flush()
+		}
+		cur = append(cur, r)
+		prevLower = unicode.IsLower(r)
+	}
+	flush()
+	return words
+}
+
+// DefaultClassifier mirrors the common host practice: tools that execute
+// commands are denied, tools that write or delete ask, tools that only read
+// are allowed, and anything unclassifiable asks. It uses the tool's
+// annotations first (Executes, Destructive, ReadOnly), then the words of its
+// source name.
+func DefaultClassifier(spec ToolSpec) Permission {
+	switch {
+	case spec.Executes:
+		return Deny
+	case spec.Destructive:
+		return Ask
+	case spec.ReadOnly:
+		return Allow
+	}
+	name := spec.Source.Tool
+	if name == "" {
+		name = spec.Name
+	}
+	words := nameWords(name)
+	for _, w := range words {
+		if execWords[w] {
+			return Deny
+		}
+	}
+	for _, w := range words {
+		if writeWords[w] {
+			return Ask
+		}
+	}
+	for _, w := range words {
+		if readWords[w] {
+			return Allow
+		}
+	}
+	return Ask
+}

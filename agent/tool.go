@@ -1,0 +1,166 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Provenance says where a tool (and so its results) comes from. It travels
+// with every result to the model, so the model can weigh what it reads.
+type Provenance struct {
+	// Kind is the kind of source: "local", "mcp", "skill", "a2a".
+	Kind string `json:"kind"`
+	// Name is the server, skill or peer within Kind.
+	Name string `json:"name,omitempty"`
+	// Tool is the tool's own name at its source (before prefixing).
+	Tool string `json:"tool,omitempty"`
+}
+
+func (p Provenance) String() string {
+	parts := []string{p.Kind}
+	if p.Name != "" {
+		parts = append(parts, p.Name)
+	}
+	if p.Tool != "" {
+		parts = append(parts, p.Tool)
+	}
+	return strings.Join(parts, ":")
+}
+
+// ToolSpec describes a tool.
+type ToolSpec struct {
+	// Name is unique across all toolsets of an agent: the name the model uses.
+	Name string `json:"name"`
+	// Description tells the model what the tool does.
+	Description string `json:"description"`
+	// InputSchema is the JSON Schema of the arguments object. Nil means any
+	// object.
+	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+	// Source is the tool's provenance.
+	Source Provenance `json:"source"`
+	// ReadOnly marks a tool that changes nothing (MCP readOnlyHint); the
+	// default permission policy allows such tools.
+	ReadOnly bool `json:"read_only,omitempty"`
+	// Destructive marks a tool that may delete or overwrite (MCP
+	// destructiveHint); the default permission policy asks before it runs.
+	Destructive bool `json:"destructive,omitempty"`
+	// Executes marks a tool that runs commands or code; the default
+	// permission policy denies it unless a rule allows it.
+	Executes bool `json:"executes,omitempty"`
+}
+
+// Tool is something the model can call.
+type Tool interface {
+	// Spec describes the tool. It must be cheap and stable between list
+	// changes.
+	Spec() ToolSpec
+	// Call runs the tool. args is a JSON object. A failure the model should
+	// see and act on is returned either as a Result with IsError set or as a
+	// *failure.Error; any other error is classified by the failure policy.
+	// Call must honour ctx: the agent cancels it on timeout and when the run
+	// is cancelled.
+	Call(ctx context.Context, args json.RawMessage) (*Result, error)
+}
+
+// Toolset is a group of tools from one source.
+type Toolset interface {
+	// Name identifies the toolset in logs and errors.
+	Name() string
+	// Tools lists the toolset's current tools. The agent calls it before
+	// every model turn, so it must be cheap (cache, and rebuild on change);
+	// a toolset whose list changed simply returns the new list.
+	Tools(ctx context.Context) ([]Tool, error)
+}
+
+// ChangeNotifier is implemented by toolsets whose tool list can change at
+// run time (MCP list_changed, a skill folder edit, a peer's new card). The
+// agent watches Changed to emit an EventToolsChanged; the next turn sees the
+// new list either way.
+type ChangeNotifier interface {
+	// Changed is signalled (never closed while the toolset lives) after the
+	// list changed.
+	Changed() <-chan struct{}
+}
+
+// PartType is the type of a result part.
+type PartType string
+
+// Result part types.
+const (
+	PartText         PartType = "text"
+	PartImage        PartType = "image"
+	PartAudio        PartType = "audio"
+	PartResourceLink PartType = "resource_link"
+	PartResource     PartType = "resource"
+	PartJSON         PartType = "json"
+)
+
+// Part is one piece of a tool result.
+type Part struct {
+	Type PartType `json:"type"`
+	// Text for text parts, and the text of a text resource.
+	Text string `json:"text,omitempty"`
+	// MIMEType of images, audio, blobs and resources.
+	MIMEType string `json:"mime_type,omitempty"`
+	// Data of images, audio and blob resources.
+	Data []byte `json:"data,omitempty"`
+	// URI of a resource or resource link.
+	URI string `json:"uri,omitempty"`
+	// Name of a resource link.
+	Name string `json:"name,omitempty"`
+	// JSON of a structured part.
+	JSON json.RawMessage `json:"json,omitempty"`
+}
+
+// Result is what a tool returns.
+type Result struct {
+	// Parts is the content.
+	Parts []Part `json:"parts"`
+	// IsError marks a failure the model should see and act on.
+	IsError bool `json:"is_error,omitempty"`
+	// Source is filled in by the agent from the tool's spec.
+	Source Provenance `json:"source"`
+}
+
+// TextResult returns a result of one text part.
+func TextResult(text string) *Result {
+	return &Result{Parts: []Part{{Type: PartText, Text: text}}}
+}
+
+// ErrorResult returns an error result of one text part that the model sees.
+func ErrorResult(format string, args ...any) *Result {
+	return &Result{Parts: []Part{{Type: PartText, Text: fmt.Sprintf(format, args...)}}, IsError: true}
+}
+
+// Text concatenates the result's parts as the model will read them: text as
+// is, JSON compact, binary parts as a one-line description.
+func (r *Result) Text() string {
+	if r == nil {
+		return ""
+	}
+	var b strings.Builder
+	for i, p := range r.Parts {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		switch p.Type {
+		case PartText:
+			b.WriteString(p.Text)
+		case PartJSON:
+			b.Write(p.JSON)
+		case PartResource:
+			if p.Text != "" {
+				fmt.Fprintf(&b, "[resource %s]\n%s", p.URI, p.Text)
+			} else {
+				fmt.Fprintf(&b, "[resource %s: %s, %d bytes]", p.URI, p.MIMEType, len(p.Data))
+			}
+		case PartResourceLink:
+			fmt.Fprintf(&b, "[resource link %s %s]", p.Name, p.URI)
+		default:
+			fmt.Fprintf(&b, "[%s: %s, %d bytes]", p.Type, p.MIMEType, len(p.Data))
+		}
+	}
+	return b.String()
+}

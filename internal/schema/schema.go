@@ -1,0 +1,130 @@
+// Package schema validates JSON values against JSON Schemas (draft-07,
+// 2019-09 and 2020-12; 2020-12 when a schema names none) with
+// github.com/santhosh-tekuri/jsonschema/v6, caching compiled schemas.
+//
+// Remote and file references are never loaded: a schema that needs them
+// fails to compile, and the caller treats the tool as unvalidated.
+package schema
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// maxCached bounds the cache; past it the cache is cleared (schemas are few
+// and cheap to recompile).
+const maxCached = 4096
+
+// Cache compiles and caches schemas by their text. It is safe for
+// concurrent use.
+type Cache struct {
+	mu sync.Mutex
+	m  map[string]entry
+}
+
+type entry struct {
+	s   *jsonschema.Schema
+	err error
+}
+
+// NewCache returns an empty cache.
+func NewCache() *Cache { return &Cache{m: map[string]entry{}} }
+
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("schema references %q: external references are not loaded", url)
+}
+
+// Compile returns the compiled form of schema text.
+func (c *Cache) Compile(text []byte) (*jsonschema.Schema, error) {
+	key := string(text)
+	c.mu.Lock()
+	e, ok := c.m[key]
+	c.mu.Unlock()
+	if ok {
+		return e.s, e.err
+	}
+	e.s, e.err = compile(text)
+	c.mu.Lock()
+	if len(c.m) >= maxCached {
+		clear(c.m)
+	}
+	c.m[key] = e
+	c.mu.Unlock()
+	return e.s, e.err
+}
+
+func compile(text []byte) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(text))
+	if err != nil {
+		return nil, fmt.Errorf("schema is not valid JSON: %w", err)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(noLoader{})
+	const loc = "mem:///schema.json"
+	if err := c.AddResource(loc, doc); err != nil {
+		return nil, fmt.Errorf("schema: %w", err)
+	}
+	s, err := c.Compile(loc)
+	if err != nil {
+		return nil, fmt.Errorf("schema does not compile: %w", err)
+	}
+	return s, nil
+}
+
+// Validate checks the JSON value instance against schema text. It returns
+// an error describing every violation, worded for a model to fix its
+// arguments, or an error saying the schema itself is unusable
+// (errors.Is(err, ErrBadSchema)).
+func (c *Cache) Validate(schemaText, instance []byte) error {
+	s, err := c.Compile(schemaText)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrBadSchema, err)
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(instance))
+	if err != nil {
+		return fmt.Errorf("not valid JSON: %w", err)
+	}
+	if err := s.Validate(v); err != nil {
+		var ve *jsonschema.ValidationError
+		if errors.As(err, &ve) {
+			return errors.New(describe(ve))
+		}
+		return err
+	}
+	return nil
+}
+
+// ErrBadSchema marks a schema that cannot be compiled.
+var ErrBadSchema = errors.New("unusable JSON schema")
+
+// describe flattens a validation error tree into one line per leaf.
+func describe(ve *jsonschema.ValidationError) string {
+	p := message.NewPrinter(language.English)
+	var lines []string
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			loc := "/" + strings.Join(e.InstanceLocation, "/")
+			lines = append(lines, fmt.Sprintf("at %s: %s", loc, e.ErrorKind.LocalizedString(p)))
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	if len(lines) > 20 {
+		lines = append(lines[:20], fmt.Sprintf("(and %d more)", len(lines)-20))
+	}
+	return strings.Join(lines, "; ")
+}
