@@ -1,0 +1,215 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
+
+	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/llm"
+)
+
+// inflight is a tool call waiting for its result: progress notifications
+// carrying its token reach it, and server requests made while it is the
+// server's only call are attributed to its run.
+type inflight struct {
+	call     *agent.Call
+	progress func(agent.Progress)
+	cancel   context.CancelCauseFunc
+	server   string
+}
+
+// lost cancels the call because the connection went away.
+func (c *inflight) lost() {
+	if c.cancel != nil {
+		c.cancel(&failure.Error{Kind: failure.Unavailable, Source: failure.SourceMCP, Name: c.server, Op: "call",
+			Message: "the connection to the server was lost during the call (it may have crashed); it is being restarted"})
+	}
+}
+
+func (s *server) addInflight(token string, c *inflight) {
+	s.mu.Lock()
+	s.inflight[token] = c
+	s.mu.Unlock()
+}
+
+func (s *server) removeInflight(token string) {
+	s.mu.Lock()
+	delete(s.inflight, token)
+	s.mu.Unlock()
+}
+
+// soleCall returns the server's only call in flight, if there is exactly one.
+func (s *server) soleCall() *agent.Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.inflight) != 1 {
+		return nil
+	}
+	for _, c := range s.inflight {
+		return c.call
+	}
+	return nil
+}
+
+func (s *server) onProgress(_ context.Context, req *gomcp.ProgressNotificationClientRequest) {
+	p := req.Params
+	if p == nil {
+		return
+	}
+	tok := fmt.Sprint(p.ProgressToken)
+	s.mu.Lock()
+	c := s.inflight[tok]
+	s.mu.Unlock()
+	if c == nil || c.progress == nil {
+		return
+	}
+	c.progress(agent.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
+}
+
+func (s *server) onLog(ctx context.Context, req *gomcp.LoggingMessageRequest) {
+	p := req.Params
+	if p == nil {
+		return
+	}
+	var ev *zerolog.Event
+	switch p.Level {
+	case "debug":
+		ev = s.log.Debug()
+	case "info", "notice":
+		ev = s.log.Info()
+	case "warning":
+		ev = s.log.Warn()
+	default:
+		ev = s.log.Error()
+	}
+	data, _ := json.Marshal(p.Data)
+	ev.Str("stream", "mcp-log").Str("level_mcp", string(p.Level)).Str("logger", p.Logger).RawJSON("data", jsonOr(data)).Msg("server log message")
+	if f := s.m.cfg.OnLog; f != nil {
+		f(ctx, LogMessage{Server: s.cfg.Name, Level: string(p.Level), Logger: p.Logger, Data: p.Data})
+	}
+}
+
+func jsonOr(b []byte) []byte {
+	if len(b) == 0 || !json.Valid(b) {
+		return []byte("null")
+	}
+	return b
+}
+
+// onSample bridges sampling/createMessage (and its 2026-07-28
+// multi-round-trip form, which go-sdk feeds to the same handler) to the
+// configured Sampler.
+func (s *server) onSample(ctx context.Context, req *gomcp.CreateMessageRequest) (*gomcp.CreateMessageResult, error) {
+	p := req.Params
+	if p == nil {
+		return nil, fmt.Errorf("sampling request without parameters")
+	}
+	sr := agent.SamplingRequest{Source: agent.Provenance{Kind: "mcp", Name: s.cfg.Name}, System: p.SystemPrompt,
+		MaxTokens: int(p.MaxTokens), StopWords: p.StopSequences}
+	if c := s.soleCall(); c != nil {
+		sr.Run = c.Run
+	}
+	if sr.MaxTokens <= 0 || sr.MaxTokens > s.m.cfg.MaxSamplingTokens {
+		sr.MaxTokens = s.m.cfg.MaxSamplingTokens
+	}
+	if p.Temperature != 0 {
+		t := p.Temperature
+		sr.Temperature = &t
+	}
+	if mp := p.ModelPreferences; mp != nil {
+		sr.Preferences = agent.ModelPreferences{CostPriority: mp.CostPriority, SpeedPriority: mp.SpeedPriority, IntelligencePriority: mp.IntelligencePriority}
+		for _, h := range mp.Hints {
+			if h != nil && h.Name != "" {
+				sr.Preferences.Hints = append(sr.Preferences.Hints, h.Name)
+			}
+		}
+	}
+	for _, m := range p.Messages {
+		if m == nil {
+			continue
+		}
+		role := llm.RoleUser
+		if m.Role == "assistant" {
+			role = llm.RoleAssistant
+		}
+		text := ""
+		switch c := m.Content.(type) {
+		case *gomcp.TextContent:
+			text = c.Text
+		case *gomcp.ImageContent:
+			text = fmt.Sprintf("[image %s, %d bytes]", c.MIMEType, len(c.Data))
+		case *gomcp.AudioContent:
+			text = fmt.Sprintf("[audio %s, %d bytes]", c.MIMEType, len(c.Data))
+		default:
+			b, _ := json.Marshal(c)
+			text = string(b)
+		}
+		sr.Messages = append(sr.Messages, llm.Message{Role: role, Text: text})
+	}
+	res, err := s.m.cfg.Sampler.Sample(ctx, sr)
+	if err != nil {
+		fe := failure.Wrap(failure.From(err).Kind, failure.SourceMCP, err)
+		if fe.Name == "" {
+			fe.Name = s.cfg.Name
+		}
+		fe.Op = "sample"
+		s.m.handle(ctx, fe)
+		return nil, fmt.Errorf("sampling failed: %s", failure.ModelText(fe))
+	}
+	stop := res.StopReason
+	if stop == "" {
+		stop = "endTurn"
+	}
+	return &gomcp.CreateMessageResult{Content: &gomcp.TextContent{Text: res.Text}, Model: res.Model, Role: "assistant", StopReason: stop}, nil
+}
+
+// onElicit bridges elicitation/create (form and URL modes) to the
+// configured Elicitor.
+func (s *server) onElicit(ctx context.Context, req *gomcp.ElicitRequest) (*gomcp.ElicitResult, error) {
+	p := req.Params
+	if p == nil {
+		return nil, fmt.Errorf("elicitation request without parameters")
+	}
+	e := agent.Elicitation{Kind: agent.ElicitForm, Source: agent.Provenance{Kind: "mcp", Name: s.cfg.Name},
+		Message: p.Message, URL: p.URL, ID: p.ElicitationID}
+	if p.Mode == "url" || p.Mode == "" && p.URL != "" {
+		e.Kind = agent.ElicitURL
+	}
+	if p.RequestedSchema != nil {
+		b, err := json.Marshal(p.RequestedSchema)
+		if err == nil {
+			e.Schema = b
+		}
+	}
+	if c := s.soleCall(); c != nil {
+		e.Run, e.Call = c.Run, c.ID
+		e.Source.Tool = c.Source.Tool
+	}
+	res, err := s.m.cfg.Elicitor.Elicit(ctx, e)
+	if err != nil {
+		fe := failure.Wrap(failure.From(err).Kind, failure.SourceMCP, err)
+		if fe.Name == "" {
+			fe.Name = s.cfg.Name
+		}
+		fe.Op = "elicit"
+		s.m.handle(ctx, fe)
+		return &gomcp.ElicitResult{Action: string(agent.ElicitCancel)}, nil
+	}
+	action := res.Action
+	if action == "" {
+		action = agent.ElicitDecline
+	}
+	out := &gomcp.ElicitResult{Action: string(action)}
+	if action == agent.ElicitAccept && e.Kind == agent.ElicitForm {
+		out.Content = res.Content
+		if out.Content == nil {
+			out.Content = map[string]any{}
+		}
+	}
+	return out, nil
+}

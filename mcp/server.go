@@ -1,0 +1,469 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cenkalti/backoff/v5"
+	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
+
+	"github.com/switchboard-dev/switchboard/agent/failure"
+)
+
+// legacyProtocol is the newest revision with the initialize handshake.
+const legacyProtocol = "2025-11-25"
+
+// server is one configured MCP server and its connection.
+type server struct {
+	m      *Manager
+	cfg    ServerConfig
+	key    failure.Key
+	log    zerolog.Logger
+	client *gomcp.Client
+
+	refresh chan struct{}
+
+	mu         sync.Mutex
+	sess       *gomcp.ClientSession
+	ready      chan struct{} // closed while sess is set
+	state      State
+	lastErr    error
+	connects   int
+	protocol   string // pinned after a discovery fallback
+	tools      []*gomcp.Tool
+	hasRes     bool
+	hasPrompts bool
+	inprocUsed bool
+	inflight   map[string]*inflight
+}
+
+func newServer(m *Manager, cfg ServerConfig) *server {
+	s := &server{m: m, cfg: cfg, key: failure.Key{Source: failure.SourceMCP, Name: cfg.Name},
+		log: m.log.With().Str("server", cfg.Name).Logger(), refresh: make(chan struct{}, 1),
+		ready: make(chan struct{}), state: StateConnecting, protocol: cfg.ProtocolVersion,
+		inflight: map[string]*inflight{}}
+	s.client = gomcp.NewClient(&gomcp.Implementation{Name: m.cfg.ClientName, Version: m.cfg.ClientVersion}, s.clientOptions())
+	var roots []*gomcp.Root
+	for _, r := range cfg.Roots {
+		roots = append(roots, rootOf(r))
+	}
+	if len(roots) > 0 {
+		s.client.AddRoots(roots...)
+	}
+	return s
+}
+
+// rootOf turns a configured path or file:// URI into a root.
+func rootOf(r string) *gomcp.Root {
+	if strings.Contains(r, "://") {
+		return &gomcp.Root{URI: r, Name: filepath.Base(strings.TrimRight(r, "/"))}
+	}
+	abs, err := filepath.Abs(r)
+	if err != nil {
+		abs = r
+	}
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}
+	return &gomcp.Root{URI: u.String(), Name: filepath.Base(abs)}
+}
+
+func (s *server) clientOptions() *gomcp.ClientOptions {
+	o := &gomcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *gomcp.ToolListChangedRequest) { s.scheduleRefresh() },
+		PromptListChangedHandler: func(context.Context, *gomcp.PromptListChangedRequest) {
+			s.scheduleRefresh()
+		},
+		ResourceListChangedHandler: func(context.Context, *gomcp.ResourceListChangedRequest) { s.scheduleRefresh() },
+		ResourceUpdatedHandler: func(ctx context.Context, req *gomcp.ResourceUpdatedNotificationRequest) {
+			if f := s.m.cfg.OnResourceUpdated; f != nil && req.Params != nil {
+				f(ctx, s.cfg.Name, req.Params.URI)
+			}
+		},
+		LoggingMessageHandler:       s.onLog,
+		ProgressNotificationHandler: s.onProgress,
+	}
+	if s.m.cfg.Sampler != nil {
+		o.CreateMessageHandler = s.onSample
+	}
+	if s.m.cfg.Elicitor != nil {
+		o.ElicitationHandler = s.onElicit
+		o.Capabilities = &gomcp.ClientCapabilities{
+			RootsV2:     &gomcp.RootCapabilities{ListChanged: true},
+			Elicitation: &gomcp.ElicitationCapabilities{Form: &gomcp.FormElicitationCapabilities{}, URL: &gomcp.URLElicitationCapabilities{}},
+		}
+	}
+	return o
+}
+
+func (s *server) scheduleRefresh() {
+	select {
+	case s.refresh <- struct{}{}:
+	default: // a refresh is already pending: floods coalesce
+	}
+}
+
+func (s *server) setState(st State, err error) {
+	s.mu.Lock()
+	s.state = st
+	if err != nil {
+		s.lastErr = err
+	}
+	s.mu.Unlock()
+}
+
+func (s *server) status() Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := Status{Name: s.cfg.Name, Type: s.cfg.Type, State: s.state, Err: s.lastErr, Connects: s.connects, Tools: len(s.tools)}
+	if s.sess != nil {
+		if r := s.sess.InitializeResult(); r != nil {
+			st.Protocol = r.ProtocolVersion
+			if r.ServerInfo != nil {
+				st.ServerName, st.ServerVersion = r.ServerInfo.Name, r.ServerInfo.Version
+			}
+		}
+	}
+	return st
+}
+
+// session returns the live session, waiting up to wait (0: the startup
+// timeout) for a restarting server to come back.
+func (s *server) session(ctx context.Context, wait time.Duration) (*gomcp.ClientSession, error) {
+	s.mu.Lock()
+	sess, ready, st, lastErr := s.sess, s.ready, s.state, s.lastErr
+	s.mu.Unlock()
+	if sess != nil {
+		return sess, nil
+	}
+	if st == StateFailed || st == StateDisabled || st == StateClosed {
+		msg := fmt.Sprintf("MCP server %q is %s", s.cfg.Name, st)
+		return nil, &failure.Error{Kind: failure.Unavailable, Source: failure.SourceMCP, Name: s.cfg.Name, Message: msg, Err: lastErr}
+	}
+	if wait <= 0 {
+		wait = s.startupTimeout()
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ready:
+		s.mu.Lock()
+		sess = s.sess
+		s.mu.Unlock()
+		if sess != nil {
+			return sess, nil
+		}
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-t.C:
+	case <-s.m.ctx.Done():
+	}
+	return nil, &failure.Error{Kind: failure.Unavailable, Source: failure.SourceMCP, Name: s.cfg.Name, Err: lastErr,
+		Message: fmt.Sprintf("MCP server %q is not connected (%s)", s.cfg.Name, st)}
+}
+
+// sessionAfter waits for a session other than old.
+func (s *server) sessionAfter(ctx context.Context, old *gomcp.ClientSession) (*gomcp.ClientSession, error) {
+	deadline := time.Now().Add(s.startupTimeout())
+	for time.Now().Before(deadline) {
+		sess, err := s.session(ctx, time.Until(deadline))
+		if err != nil {
+			return nil, err
+		}
+		if sess != old {
+			return sess, nil
+		}
+		if !sleepCtx(ctx, 20*time.Millisecond) {
+			return nil, ctx.Err()
+		}
+	}
+	return nil, &failure.Error{Kind: failure.Unavailable, Source: failure.SourceMCP, Name: s.cfg.Name, Message: "the server did not come back"}
+}
+
+func (s *server) startupTimeout() time.Duration {
+	if s.cfg.StartupTimeout > 0 {
+		return time.Duration(s.cfg.StartupTimeout)
+	}
+	return s.m.cfg.StartupTimeout
+}
+
+// supervise connects, watches the session, and reconnects with backoff
+// until ctx is done. firstDone is called after the first attempt.
+func (s *server) supervise(ctx context.Context, firstDone func()) {
+	var once sync.Once
+	first := func() { once.Do(firstDone) }
+	defer first()
+	defer s.setState(StateClosed, nil)
+	bo := backoff.NewExponentialBackOff()
+	bo.InitialInterval = s.m.cfg.RestartBackoff
+	bo.MaxInterval = s.m.cfg.MaxRestartBackoff
+	bo.RandomizationFactor = 0.3
+	bo.Reset()
+	failures := 0
+	for ctx.Err() == nil {
+		sess, att, err := s.connect(ctx)
+		if err != nil {
+			first()
+			if ctx.Err() != nil {
+				return
+			}
+			failures++
+			s.m.handle(ctx, err)
+			if s.cfg.Type == TypeInProcess || s.m.cfg.MaxRestarts > 0 && failures >= s.m.cfg.MaxRestarts {
+				s.setState(StateFailed, err)
+				s.log.Error().Err(err).Int("attempts", failures).Msg("giving up on MCP server")
+				s.notifyWaiters()
+				return
+			}
+			s.setState(StateRestarting, err)
+			if !sleepCtx(ctx, bo.NextBackOff()) {
+				return
+			}
+			continue
+		}
+		failures = 0
+		bo.Reset()
+		s.up(ctx, sess)
+		first()
+		s.watch(ctx, sess, att)
+		if ctx.Err() != nil {
+			return
+		}
+		if s.cfg.Type == TypeInProcess {
+			s.setState(StateFailed, errors.New("in-process session ended"))
+			s.notifyWaiters()
+			return
+		}
+		s.setState(StateRestarting, nil)
+		if !sleepCtx(ctx, bo.NextBackOff()) {
+			return
+		}
+	}
+}
+
+// notifyWaiters wakes callers waiting for a session that will not come.
+func (s *server) notifyWaiters() {
+	s.mu.Lock()
+	select {
+	case <-s.ready:
+	default:
+		close(s.ready)
+	}
+	s.mu.Unlock()
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// connect makes one connection attempt through the failure policy, with the
+// discovery fallback for stdio and WebSocket servers.
+func (s *server) connect(ctx context.Context) (*gomcp.ClientSession, *attempt, error) {
+	var sess *gomcp.ClientSession
+	var att *attempt
+	err := s.m.policy.Execute(ctx, s.key, func(ctx context.Context) error {
+		select {
+		case s.m.sem <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		defer func() { <-s.m.sem }()
+		var err error
+		sess, att, err = s.connectOnce(ctx)
+		return err
+	})
+	return sess, att, err
+}
+
+func (s *server) connectOnce(ctx context.Context) (*gomcp.ClientSession, *attempt, error) {
+	startup := s.startupTimeout()
+	s.mu.Lock()
+	pinned := s.protocol
+	s.mu.Unlock()
+	probe := pinned == "" && (s.cfg.Type == TypeStdio || s.cfg.Type == TypeWS) && s.m.cfg.DiscoveryTimeout < startup
+	if probe {
+		sess, att, err := s.dial(ctx, s.m.cfg.DiscoveryTimeout, "")
+		if err == nil {
+			return sess, att, nil
+		}
+		if !errors.Is(err, failure.Timeout) {
+			return nil, nil, err
+		}
+		s.log.Info().Dur("after", s.m.cfg.DiscoveryTimeout).Msg("no answer to server/discover; retrying with the initialize handshake of " + legacyProtocol)
+		pinned = legacyProtocol
+		startup -= s.m.cfg.DiscoveryTimeout
+	}
+	sess, att, err := s.dial(ctx, startup, pinned)
+	if err == nil && probe {
+		s.mu.Lock()
+		s.protocol = legacyProtocol
+		s.mu.Unlock()
+	}
+	return sess, att, err
+}
+
+// dial starts a transport and runs the handshake within timeout.
+func (s *server) dial(ctx context.Context, timeout time.Duration, version string) (*gomcp.ClientSession, *attempt, error) {
+	att, err := s.newTransport()
+	if err != nil {
+		return nil, nil, err
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var opts *gomcp.ClientSessionOptions
+	if version != "" {
+		opts = &gomcp.ClientSessionOptions{ProtocolVersion: version}
+	}
+	sess, err := s.client.Connect(cctx, att.t, opts)
+	if err != nil {
+		if att.cleanup != nil {
+			att.cleanup()
+		}
+		reapLater(att.cmd)
+		return nil, nil, s.connectErr(cctx, ctx, err, timeout)
+	}
+	return sess, att, nil
+}
+
+// reapLater makes sure a started process that failed its handshake is
+// waited for (go-sdk closes the session, which waits, on most paths).
+func reapLater(cmd *exec.Cmd) {
+	if cmd == nil || cmd.Process == nil || cmd.ProcessState != nil {
+		return
+	}
+	_ = cmd.Process.Kill()
+}
+
+func (s *server) connectErr(cctx, ctx context.Context, err error, timeout time.Duration) error {
+	fe := &failure.Error{Source: failure.SourceMCP, Name: s.cfg.Name, Op: "connect", Err: err}
+	var se *json.SyntaxError
+	var ee *exec.Error
+	switch {
+	case ctx.Err() != nil:
+		fe.Kind = failure.Canceled
+	case cctx.Err() != nil:
+		fe.Kind = failure.Timeout
+		fe.Message = fmt.Sprintf("the server did not complete the MCP handshake within %s", timeout)
+	case errors.As(err, &ee):
+		fe.Kind = failure.Config
+		fe.Message = fmt.Sprintf("cannot start %q: %v", s.cfg.Command, ee.Err)
+	case errors.As(err, &se), strings.Contains(err.Error(), "invalid character"), strings.Contains(err.Error(), "unsupported protocol version"):
+		fe.Kind = failure.Protocol
+		fe.Message = "the server broke the MCP protocol during the handshake"
+	default:
+		fe.Kind = failure.From(err).Kind
+		if fe.Kind == failure.Unknown {
+			fe.Kind = failure.Unavailable
+		}
+		fe.Message = "cannot connect to the server"
+	}
+	fe.Retryable = fe.Kind == failure.Transient
+	return fe
+}
+
+// up installs a new session and loads its lists.
+func (s *server) up(ctx context.Context, sess *gomcp.ClientSession) {
+	s.loadLists(ctx, sess)
+	s.mu.Lock()
+	s.sess = sess
+	s.connects++
+	s.state = StateReady
+	s.lastErr = nil
+	select {
+	case <-s.ready:
+	default:
+		close(s.ready)
+	}
+	s.mu.Unlock()
+	st := s.status()
+	s.log.Info().Str("protocol", st.Protocol).Str("server_name", st.ServerName).Int("tools", st.Tools).Int("connects", st.Connects).Msg("MCP server ready")
+	s.m.listChanged()
+}
+
+// watch serves list refreshes until the session ends or ctx is done, then
+// tears the session down.
+func (s *server) watch(ctx context.Context, sess *gomcp.ClientSession, att *attempt) {
+	ended := make(chan error, 1)
+	go func() { ended <- sess.Wait() }()
+	var endErr error
+loop:
+	for {
+		select {
+		case <-s.refresh:
+			s.loadLists(ctx, sess)
+			s.m.listChanged()
+		case endErr = <-ended:
+			break loop
+		case <-ctx.Done():
+			break loop
+		}
+	}
+	s.mu.Lock()
+	s.sess = nil
+	s.ready = make(chan struct{})
+	inflight := s.inflight
+	s.mu.Unlock()
+	for _, c := range inflight {
+		c.lost()
+	}
+	_ = sess.Close()
+	if ctx.Err() != nil {
+		<-ended
+	}
+	if att != nil && att.cleanup != nil {
+		att.cleanup()
+	}
+	if ctx.Err() == nil {
+		err := &failure.Error{Kind: failure.Unavailable, Source: failure.SourceMCP, Name: s.cfg.Name, Op: "session",
+			Message: "the connection to the server was lost; reconnecting", Err: endErr}
+		s.setState(StateRestarting, err)
+		s.m.handle(ctx, err)
+	}
+}
+
+// loadLists lists tools (paginated) and notes whether the server offers
+// resources and prompts. A failed listing keeps the last good one.
+func (s *server) loadLists(ctx context.Context, sess *gomcp.ClientSession) {
+	caps := &gomcp.ServerCapabilities{}
+	if r := sess.InitializeResult(); r != nil && r.Capabilities != nil {
+		caps = r.Capabilities
+	}
+	lctx, cancel := context.WithTimeout(ctx, s.startupTimeout())
+	defer cancel()
+	var tools []*gomcp.Tool
+	var err error
+	if caps.Tools != nil {
+		for t, e := range sess.Tools(lctx, nil) {
+			if e != nil {
+				err = e
+				break
+			}
+			tools = append(tools, t)
+		}
+	}
+	s.mu.Lock()
+	s.hasRes = caps.Resources != nil
+	s.hasPrompts = caps.Prompts != nil
+	if err == nil {
+		s.tools = tools
+	}
+	s.mu.Unlock()
+	if err != nil {
+		s.m.handle(ctx, &failure.Error{Kind: failure.From(err).Kind, Source: failure.SourceMCP, Name: s.cfg.Name, Op: "list tools",
+			Message: "listing the server's tools failed; keeping the last good list", Err: err})
+	}
+}

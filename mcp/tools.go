@@ -1,0 +1,266 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/schema"
+)
+
+// Toolset returns the agent.Toolset of every server's tools (named
+// mcp__<server>__<tool>) plus, unless disabled, the cross-server tools
+// mcp_list_resources, mcp_read_resource, mcp_get_prompt and
+// mcp_read_result. It implements agent.ChangeNotifier.
+func (m *Manager) Toolset() agent.Toolset { return (*toolset)(m) }
+
+type toolset Manager
+
+// Name is "mcp".
+func (t *toolset) Name() string { return "mcp" }
+
+// Changed is signalled after any server's tool list changed.
+func (t *toolset) Changed() <-chan struct{} { return t.changed }
+
+// Tools returns the current tools: each server's last good listing.
+func (t *toolset) Tools(context.Context) ([]agent.Tool, error) {
+	m := (*Manager)(t)
+	m.tsMu.Lock()
+	defer m.tsMu.Unlock()
+	if m.tools != nil && m.tsBuilt == m.tsGen {
+		return m.tools, nil
+	}
+	m.tools = m.buildTools()
+	m.tsBuilt = m.tsGen
+	return m.tools, nil
+}
+
+func (m *Manager) buildTools() []agent.Tool {
+	var nm namer
+	out := []agent.Tool{}
+	anyRes, anyPrompts := false, false
+	for _, s := range m.servers {
+		s.mu.Lock()
+		tools, hasRes, hasPrompts := s.tools, s.hasRes, s.hasPrompts
+		s.mu.Unlock()
+		anyRes = anyRes || hasRes
+		anyPrompts = anyPrompts || hasPrompts
+		for _, t := range tools {
+			out = append(out, newTool(s, nm.name(s.cfg.Name, t.Name), t))
+		}
+	}
+	out = append(out, m.builtinTools(anyRes, anyPrompts)...)
+	return out
+}
+
+// tool is one MCP tool as the agent sees it.
+type tool struct {
+	s      *server
+	spec   agent.ToolSpec
+	orig   string
+	output []byte
+}
+
+func newTool(s *server, name string, t *gomcp.Tool) *tool {
+	in, _ := json.Marshal(t.InputSchema)
+	if len(in) == 0 || bytes.Equal(in, []byte("null")) {
+		in = nil
+	}
+	desc := t.Description
+	if desc == "" && t.Title != "" {
+		desc = t.Title
+	}
+	spec := agent.ToolSpec{Name: name, Description: desc, InputSchema: in,
+		Source: agent.Provenance{Kind: "mcp", Name: s.cfg.Name, Tool: t.Name}}
+	if a := t.Annotations; a != nil {
+		spec.ReadOnly = a.ReadOnlyHint
+		// Per the spec destructiveHint defaults to true, but only for tools
+		// that are not read-only.
+		spec.Destructive = !a.ReadOnlyHint && (a.DestructiveHint == nil || *a.DestructiveHint)
+		if spec.Description == "" {
+			spec.Description = a.Title
+		}
+	}
+	var out []byte
+	if t.OutputSchema != nil {
+		out, _ = json.Marshal(t.OutputSchema)
+	}
+	return &tool{s: s, spec: spec, orig: t.Name, output: out}
+}
+
+// Spec describes the tool.
+func (t *tool) Spec() agent.ToolSpec { return t.spec }
+
+// Call calls the tool at its server.
+func (t *tool) Call(ctx context.Context, args json.RawMessage) (*agent.Result, error) {
+	return t.s.callTool(ctx, t.spec.Name, t.orig, t.output, args)
+}
+
+// CallTool calls a server's tool by its original name through the failure
+// policy (retries of transient failures, circuit breaker). Progress goes to
+// agent.CallFromContext(ctx) when there is one.
+func (m *Manager) CallTool(ctx context.Context, serverName, toolName string, args json.RawMessage) (*agent.Result, error) {
+	s, err := m.server(serverName)
+	if err != nil {
+		return nil, err
+	}
+	var output []byte
+	s.mu.Lock()
+	for _, t := range s.tools {
+		if t.Name == toolName && t.OutputSchema != nil {
+			output, _ = json.Marshal(t.OutputSchema)
+		}
+	}
+	s.mu.Unlock()
+	var res *agent.Result
+	err = m.policy.Execute(ctx, s.key, func(ctx context.Context) error {
+		var err error
+		res, err = s.callTool(ctx, ToolName(serverName, toolName), toolName, output, args)
+		return err
+	})
+	return res, err
+}
+
+func (s *server) callTimeouts() (call, idle time.Duration) {
+	call, idle = s.m.cfg.CallTimeout, s.m.cfg.IdleTimeout
+	if s.cfg.Timeout > 0 {
+		call = time.Duration(s.cfg.Timeout)
+	}
+	if s.cfg.IdleTimeout > 0 {
+		idle = time.Duration(s.cfg.IdleTimeout)
+	}
+	return call, idle
+}
+
+// callTool is the hot path of a tool call.
+func (s *server) callTool(ctx context.Context, modelName, orig string, output []byte, args json.RawMessage) (*agent.Result, error) {
+	sess, err := s.session(ctx, 0)
+	if err != nil {
+		return nil, s.callErr(ctx, nil, modelName, err)
+	}
+	args = bytes.TrimSpace(args)
+	if len(args) == 0 || bytes.Equal(args, []byte("null")) {
+		args = json.RawMessage("{}")
+	} else if args[0] != '{' {
+		return nil, &failure.Error{Kind: failure.InvalidArgs, Source: failure.SourceMCP, Name: s.cfg.Name, Tool: modelName,
+			Message: "the arguments must be a JSON object"}
+	}
+	callTimeout, idle := s.callTimeouts()
+	cctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if callTimeout > 0 {
+		var stop context.CancelFunc
+		cctx, stop = context.WithTimeoutCause(cctx, callTimeout, &failure.Error{Kind: failure.Timeout, Source: failure.SourceMCP,
+			Name: s.cfg.Name, Tool: modelName, Message: fmt.Sprintf("the call did not finish within %s and was cancelled", callTimeout)})
+		defer stop()
+	}
+	call, _ := agent.CallFromContext(ctx)
+	var idleTimer *time.Timer
+	if idle > 0 {
+		idleErr := &failure.Error{Kind: failure.Timeout, Source: failure.SourceMCP, Name: s.cfg.Name, Tool: modelName,
+			Message: fmt.Sprintf("the call reported no progress for %s and was cancelled", idle)}
+		idleTimer = time.AfterFunc(idle, func() { cancel(idleErr) })
+		defer idleTimer.Stop()
+	}
+	token := "sb-" + strconv.FormatUint(s.m.tokens.Add(1), 36)
+	fl := &inflight{call: call, cancel: cancel, server: s.cfg.Name}
+	if call != nil || idleTimer != nil {
+		fl.progress = func(p agent.Progress) {
+			if idleTimer != nil {
+				idleTimer.Reset(idle)
+			}
+			call.ReportProgress(p)
+		}
+	}
+	s.addInflight(token, fl)
+	params := &gomcp.CallToolParams{Name: orig, Arguments: args}
+	params.SetProgressToken(token)
+	res, err := sess.CallTool(cctx, params)
+	if err != nil && errors.Is(err, gomcp.ErrSessionMissing) && cctx.Err() == nil {
+		// The HTTP session expired or the server restarted: the request was
+		// not processed, so re-establish the session and send it once more.
+		s.log.Info().Msg("HTTP session missing; re-establishing it")
+		_ = sess.Close()
+		if sess2, err2 := s.sessionAfter(cctx, sess); err2 == nil {
+			res, err = sess2.CallTool(cctx, params)
+		}
+	}
+	s.removeInflight(token)
+	if err != nil {
+		return nil, s.callErr(cctx, err, modelName, context.Cause(cctx))
+	}
+	out := &agent.Result{Parts: convertContent(res.Content), IsError: res.IsError}
+	if res.StructuredContent != nil {
+		sc, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			return nil, &failure.Error{Kind: failure.Protocol, Source: failure.SourceMCP, Name: s.cfg.Name, Tool: modelName,
+				Message: "the tool's structured content is not valid JSON", Err: err}
+		}
+		if len(output) > 0 && !res.IsError {
+			if verr := s.m.schemas.Validate(output, sc); verr != nil && !errors.Is(verr, schema.ErrBadSchema) {
+				return nil, &failure.Error{Kind: failure.Protocol, Source: failure.SourceMCP, Name: s.cfg.Name, Tool: modelName,
+					Message: "the tool's structured result does not match its declared output schema: " + verr.Error()}
+			}
+		}
+		out.Parts = append(out.Parts, agent.Part{Type: agent.PartJSON, JSON: sc})
+	} else if len(output) > 0 && !res.IsError {
+		return nil, &failure.Error{Kind: failure.Protocol, Source: failure.SourceMCP, Name: s.cfg.Name, Tool: modelName,
+			Message: "the tool declares an output schema but returned no structured content"}
+	}
+	if resultBytes(out) > s.m.cfg.MaxResultBytes {
+		return s.m.results.spill(modelName, out)
+	}
+	return out, nil
+}
+
+// callErr classifies a failed call. cause is the call context's cause (a
+// timeout, idle timeout or lost connection) when the context ended.
+func (s *server) callErr(ctx context.Context, err error, tool string, cause error) error {
+	var fe *failure.Error
+	if cause != nil && ctx.Err() != nil && errors.As(cause, &fe) {
+		c := *fe
+		c.Tool, c.Op = tool, "call"
+		if c.Err == nil {
+			c.Err = err
+		}
+		return &c
+	}
+	if err == nil {
+		err = cause
+	}
+	if errors.As(err, &fe) {
+		c := *fe
+		c.Tool = tool
+		return &c
+	}
+	out := &failure.Error{Source: failure.SourceMCP, Name: s.cfg.Name, Tool: tool, Op: "call", Err: err}
+	var we *jsonrpc.Error
+	switch {
+	case errors.As(err, &we):
+		out.Message = failure.Redact(we.Message)
+		switch we.Code {
+		case jsonrpc.CodeInvalidParams:
+			out.Kind = failure.InvalidArgs
+		case jsonrpc.CodeMethodNotFound:
+			out.Kind = failure.UnknownTool
+		default:
+			out.Kind = failure.ToolError
+		}
+	case errors.Is(err, gomcp.ErrConnectionClosed):
+		out.Kind = failure.Unavailable
+		out.Message = "the connection to the server was lost during the call (it may have crashed); it is being restarted"
+	default:
+		out.Kind = failure.From(err).Kind
+		out.Retryable = out.Kind.Retryable()
+	}
+	return out
+}

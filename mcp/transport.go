@@ -1,0 +1,136 @@
+package mcp
+
+import (
+	"bytes"
+	"net/http"
+	"os"
+	"os/exec"
+	"sync"
+
+	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
+
+	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/mcp/wstransport"
+)
+
+// attempt is one connection attempt's transport and what to clean up
+// after its session ends.
+type attempt struct {
+	t       gomcp.Transport
+	cmd     *exec.Cmd
+	cleanup func()
+}
+
+// newTransport builds a fresh transport for one connection attempt.
+func (s *server) newTransport() (*attempt, error) {
+	cfg := s.cfg
+	switch cfg.Type {
+	case TypeStdio:
+		cmd := exec.Command(cfg.Command, cfg.Args...)
+		if len(cfg.Env) > 0 {
+			env := os.Environ()
+			for _, k := range sortedKeys(cfg.Env) {
+				env = append(env, k+"="+cfg.Env[k])
+			}
+			cmd.Env = env
+		}
+		cmd.Dir = cfg.Cwd
+		cmd.Stderr = &lineLogger{log: s.log, server: cfg.Name}
+		setProcessGroup(cmd)
+		a := &attempt{t: &gomcp.CommandTransport{Command: cmd, TerminateDuration: s.m.cfg.ShutdownGrace}, cmd: cmd}
+		a.cleanup = func() { killProcessGroup(cmd) }
+		return a, nil
+	case TypeHTTP:
+		return &attempt{t: &gomcp.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: s.httpClient(), MaxRetries: -1}}, nil
+	case TypeSSE:
+		return &attempt{t: &gomcp.SSEClientTransport{Endpoint: cfg.URL, HTTPClient: s.httpClient()}}, nil
+	case TypeWS:
+		h := http.Header{}
+		for k, v := range cfg.Headers {
+			h.Set(k, v)
+		}
+		return &attempt{t: &wstransport.ClientTransport{URL: cfg.URL, Header: h, HTTPClient: s.m.cfg.HTTPClient}}, nil
+	case TypeInProcess:
+		s.mu.Lock()
+		used := s.inprocUsed
+		s.inprocUsed = true
+		s.mu.Unlock()
+		if used {
+			return nil, &failure.Error{Kind: failure.Unavailable, Source: failure.SourceMCP, Name: cfg.Name, Op: "connect",
+				Message: "the in-process server's transport was closed and cannot be reconnected"}
+		}
+		return &attempt{t: cfg.Transport}, nil
+	}
+	return nil, &failure.Error{Kind: failure.Config, Source: failure.SourceMCP, Name: cfg.Name, Message: "unknown transport type " + cfg.Type}
+}
+
+func (s *server) httpClient() *http.Client {
+	base := s.m.cfg.HTTPClient
+	if base == nil {
+		base = http.DefaultClient
+	}
+	if len(s.cfg.Headers) == 0 {
+		return base
+	}
+	c := *base
+	rt := c.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	c.Transport = &headerRT{base: rt, headers: s.cfg.Headers}
+	return &c
+}
+
+// headerRT adds configured headers to every request.
+type headerRT struct {
+	base    http.RoundTripper
+	headers map[string]string
+}
+
+func (h *headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range h.headers {
+		r.Header.Set(k, v)
+	}
+	return h.base.RoundTrip(r)
+}
+
+// lineLogger writes a stdio server's stderr to the log, one entry a line.
+type lineLogger struct {
+	log    zerolog.Logger
+	server string
+	mu     sync.Mutex
+	buf    []byte
+}
+
+const maxStderrLine = 8 << 10
+
+func (l *lineLogger) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = append(l.buf, p...)
+	for {
+		i := bytes.IndexByte(l.buf, '\n')
+		if i < 0 {
+			if len(l.buf) > maxStderrLine {
+				l.emit(l.buf)
+				l.buf = l.buf[:0]
+			}
+			return len(p), nil
+		}
+		l.emit(l.buf[:i])
+		l.buf = l.buf[i+1:]
+	}
+}
+
+func (l *lineLogger) emit(line []byte) {
+	line = bytes.TrimRight(line, "\r")
+	if len(line) == 0 {
+		return
+	}
+	if len(line) > maxStderrLine {
+		line = line[:maxStderrLine]
+	}
+	l.log.Info().Str("stream", "stderr").Msg(string(line))
+}
