@@ -1,0 +1,173 @@
+package bus_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/bus"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// newBus starts a bus on a real embedded server, closed with the test.
+func newBus(t testing.TB, cfg bus.Config) *bus.Bus {
+	t.Helper()
+	if cfg.Policy == nil {
+		cfg.Policy = failure.NewPolicy(failure.PolicyConfig{MaxAttempts: 2, InitialBackoff: 10 * time.Millisecond})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	b, err := bus.New(ctx, cfg)
+	if err != nil {
+		t.Fatalf("bus.New: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := b.Close(context.Background()); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return b
+}
+
+func ctxT(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func wantKind(t *testing.T, err error, kind failure.Kind) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("got no error, want a %s failure", kind)
+	}
+	var fe *failure.Error
+	if !errors.As(err, &fe) {
+		t.Fatalf("error %v (%T) is not a *failure.Error", err, err)
+	}
+	if !errors.Is(err, kind) {
+		t.Fatalf("error kind = %s, want %s (%v)", fe.Kind, kind, err)
+	}
+	if fe.Source != failure.SourceBus {
+		t.Errorf("error source = %q, want bus", fe.Source)
+	}
+}
+
+func TestNewEmbeddedAndClose(t *testing.T) {
+	tests := []struct {
+		name     string
+		cfg      bus.Config
+		tempDir  bool
+		wantURL  bool
+		joinWith func(cfg *bus.Config)
+	}{
+		{name: "in-process with temp store", cfg: bus.Config{}, tempDir: true},
+		{name: "custom prefix and store dir", cfg: bus.Config{Prefix: "acme.prod", StoreDir: t.TempDir()}},
+		{name: "listening on loopback with a token", cfg: bus.Config{Listen: "127.0.0.1:0", Token: "s3cret-token"}, tempDir: true, wantURL: true,
+			joinWith: func(cfg *bus.Config) { cfg.Token = "s3cret-token" }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := ctxT(t, 30*time.Second)
+			before, _ := filepath.Glob(filepath.Join(os.TempDir(), "switchboard-nats-*"))
+			b, err := bus.New(ctx, tt.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := b.ClientURL() != ""; got != tt.wantURL {
+				t.Errorf("ClientURL() = %q, want set: %v", b.ClientURL(), tt.wantURL)
+			}
+			if tt.joinWith != nil {
+				// Another "process" joins through the loopback port.
+				cfg := bus.Config{URLs: []string{b.ClientURL()}}
+				other, err := bus.New(ctx, bus.Config{URLs: []string{b.ClientURL()}})
+				if err == nil {
+					other.Close(ctx)
+					t.Fatal("joining without the token succeeded")
+				}
+				wantKind(t, err, failure.Unavailable)
+				tt.joinWith(&cfg)
+				other, err = bus.New(ctx, cfg)
+				if err != nil {
+					t.Fatalf("joining with the token: %v", err)
+				}
+				if err := other.PublishProgress(ctx, bus.ProgressUpdate{Run: "r1", Progress: 1}); err != nil {
+					t.Fatal(err)
+				}
+				if err := other.Close(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			during, _ := filepath.Glob(filepath.Join(os.TempDir(), "switchboard-nats-*"))
+			if err := b.Close(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Close(ctx); err != nil {
+				t.Fatalf("second Close: %v", err)
+			}
+			after, _ := filepath.Glob(filepath.Join(os.TempDir(), "switchboard-nats-*"))
+			if tt.tempDir && (len(during) != len(before)+1 || len(after) != len(before)) {
+				t.Errorf("temp store dirs: before %d, during %d, after %d; want n, n+1, n", len(before), len(during), len(after))
+			}
+			if err := b.PublishProgress(ctx, bus.ProgressUpdate{Run: "r1"}); err == nil {
+				t.Error("publish after Close succeeded")
+			} else {
+				wantKind(t, err, failure.Unavailable)
+			}
+		})
+	}
+}
+
+func TestNewBadConfig(t *testing.T) {
+	ctx := ctxT(t, 10*time.Second)
+	tests := []struct {
+		name string
+		cfg  bus.Config
+		kind failure.Kind
+	}{
+		{"bad listen address", bus.Config{Listen: "no-port"}, failure.Config},
+		{"bad listen port", bus.Config{Listen: "127.0.0.1:99999"}, failure.Config},
+		{"nothing at the URL", bus.Config{URLs: []string{"nats://127.0.0.1:1"}, ConnectTimeout: time.Second}, failure.Unavailable},
+		{"missing nkey file", bus.Config{URLs: []string{"nats://127.0.0.1:1"}, NKeyFile: "/nonexistent/seed.nk"}, failure.Config},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := bus.New(ctx, tt.cfg)
+			if err == nil {
+				b.Close(ctx)
+				t.Fatal("New succeeded")
+			}
+			wantKind(t, err, tt.kind)
+		})
+	}
+}
+
+func TestSubjects(t *testing.T) {
+	s := bus.NewSubjects("acme.prod line")
+	tests := []struct{ got, want string }{
+		{s.Prefix(), "acme.prod_line"},
+		{s.Events("run_abc"), "acme.prod_line.events.run_abc"},
+		{s.Events("a.b*>c d"), "acme.prod_line.events.a_b__c_d"},
+		{s.Progress(""), "acme.prod_line.progress._"},
+		{s.Sampling(), "acme.prod_line.sampling"},
+		{s.Elicit("r1"), "acme.prod_line.elicit.r1"},
+		{s.Task("task-7"), "acme.prod_line.a2a.tasks.task-7"},
+		{bus.NewSubjects("").Events("x"), "switchboard.events.x"},
+	}
+	if got := bus.Token(string(make([]byte, 300))); len(got) != 128 {
+		t.Errorf("a 300-byte token was cut to %d bytes, want 128", len(got))
+	}
+	for i, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("%d: got %q, want %q", i, tt.got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,106 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/switchboard-dev/switchboard/agent/failure"
+)
+
+// ErrNotFound is the cause of a KV failure for a key that does not exist
+// (errors.Is(err, bus.ErrNotFound)).
+var ErrNotFound = errors.New("bus: key not found")
+
+// ErrConflict is the cause of a KV failure for a create of an existing key
+// or an update with a stale revision (errors.Is(err, bus.ErrConflict)).
+var ErrConflict = errors.New("bus: revision conflict")
+
+// ErrVersion is the cause of a Protocol failure for a payload whose "v" is
+// not a version this package reads.
+var ErrVersion = errors.New("bus: unsupported payload version")
+
+// classify maps an error of nats.go or jetstream to the failure taxonomy.
+// It returns nil for nil, and *failure.Error values unchanged.
+func classify(err error, op string) error {
+	if err == nil {
+		return nil
+	}
+	var fe *failure.Error
+	if errors.As(err, &fe) {
+		return err
+	}
+	e := &failure.Error{Source: failure.SourceBus, Op: op, Err: err}
+	switch {
+	case errors.Is(err, nats.ErrNoResponders), errors.Is(err, jetstream.ErrNoStreamResponse):
+		e.Kind, e.Message = failure.Unavailable, "no responder is listening"
+	case errors.Is(err, context.Canceled):
+		e.Kind, e.Message = failure.Canceled, "the request was cancelled"
+	case errors.Is(err, nats.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
+		e.Kind, e.Message = failure.Timeout, "no answer before the deadline"
+	case errors.Is(err, nats.ErrConnectionClosed), errors.Is(err, nats.ErrConnectionDraining),
+		errors.Is(err, nats.ErrDrainTimeout), errors.Is(err, nats.ErrBadSubscription):
+		e.Kind, e.Message = failure.Unavailable, "the bus connection is closed"
+	case errors.Is(err, nats.ErrConnectionReconnecting), errors.Is(err, nats.ErrDisconnected),
+		errors.Is(err, nats.ErrReconnectBufExceeded), errors.Is(err, nats.ErrStaleConnection),
+		errors.Is(err, nats.ErrNoServers):
+		e.Kind, e.Message = failure.Transient, "the bus connection was lost; reconnecting"
+	case errors.Is(err, jetstream.ErrKeyNotFound), errors.Is(err, jetstream.ErrStreamNotFound),
+		errors.Is(err, jetstream.ErrBucketNotFound):
+		e.Kind, e.Message, e.Err = failure.InvalidArgs, "not found", fmt.Errorf("%w: %w", ErrNotFound, err)
+	case errors.Is(err, jetstream.ErrKeyExists), errors.Is(err, jetstream.ErrKeyRevisionMismatch):
+		e.Kind, e.Message, e.Err = failure.Rejected, "the key exists or its revision is stale; read it again", fmt.Errorf("%w: %w", ErrConflict, err)
+	case errors.Is(err, jetstream.ErrInvalidKey), errors.Is(err, jetstream.ErrInvalidBucketName):
+		e.Kind, e.Message = failure.InvalidArgs, "invalid key or bucket name"
+	case errors.Is(err, jetstream.ErrJetStreamNotEnabled), errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount):
+		e.Kind, e.Message = failure.Config, "JetStream is not enabled on the server"
+	default:
+		var api *jetstream.APIError
+		if errors.As(err, &api) {
+			if api.Code >= 500 || api.Code == 408 || api.Code == 503 {
+				e.Kind = failure.Transient
+			} else {
+				e.Kind = failure.Protocol
+			}
+			e.Message = "JetStream refused the request"
+			break
+		}
+		k := failure.KindOf(err)
+		if k == failure.Unknown {
+			k = failure.Transient
+		}
+		e.Kind = k
+	}
+	e.Retryable = e.Kind.Retryable()
+	return e
+}
+
+// protocolError is a malformed or wrong-version payload.
+func protocolError(op string, err error) *failure.Error {
+	return &failure.Error{Kind: failure.Protocol, Source: failure.SourceBus, Op: op, Err: err,
+		Message: "a bus payload was malformed or of an unsupported version"}
+}
+
+// fail builds a bus failure.
+func (b *Bus) fail(kind failure.Kind, op string, err error, msg string) *failure.Error {
+	return &failure.Error{Kind: kind, Source: failure.SourceBus, Op: op, Err: err, Message: msg, Retryable: kind.Retryable()}
+}
+
+// wrap keeps a classified failure and fills in op and message.
+func (b *Bus) wrap(err error, op, msg string) error {
+	fe := failure.From(err)
+	c := *fe
+	if c.Source == "" {
+		c.Source = failure.SourceBus
+	}
+	if c.Op == "" {
+		c.Op = op
+	}
+	if c.Message == "" {
+		c.Message = msg
+	}
+	return &c
+}

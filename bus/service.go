@@ -1,0 +1,262 @@
+package bus
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/micro"
+
+	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/agent/failure"
+)
+
+// DefaultQueueGroup is the queue group responders join unless told
+// otherwise: each request goes to one member of the group.
+const DefaultQueueGroup = "switchboard"
+
+// ServeOptions configures a responder. The zero value means defaults.
+type ServeOptions struct {
+	// QueueGroup the responder joins (default DefaultQueueGroup). Responders
+	// in the same group share the requests; each group gets every request.
+	QueueGroup string
+	// MaxConcurrent bounds the requests handled at once (default 32); more
+	// wait in the subscription's buffer, and other members of the queue
+	// group take the load.
+	MaxConcurrent int
+	// Run, for ServeElicitation, limits the responder to one run's
+	// questions (default: every run).
+	Run string
+	// Name of the micro service (default "switchboard-sampling" or
+	// "switchboard-elicit"), shown by `nats micro ls`.
+	Name string
+	// Version of the micro service (default "1.0.0").
+	Version string
+}
+
+// Service is a running responder: a nats.go micro service (discoverable
+// with `nats micro ls`, with request and error stats) whose endpoint
+// handles each request in its own goroutine, bounded by MaxConcurrent.
+// Stop it, or Close the Bus.
+type Service struct {
+	b      *Bus
+	svc    micro.Service
+	ctx    context.Context
+	cancel context.CancelFunc
+	sem    chan struct{}
+
+	mu       sync.Mutex
+	stopping bool
+	inflight int
+	idle     chan struct{} // closed when stopping and inflight reaches 0
+	once     sync.Once
+	stopErr  error
+}
+
+// Info describes the service (name, id, endpoints).
+func (s *Service) Info() micro.Info { return s.svc.Info() }
+
+// Stats returns the service's request and error counts. Handlers run
+// asynchronously, so processing time counts the hand-off only.
+func (s *Service) Stats() micro.Stats { return s.svc.Stats() }
+
+// Stop stops taking requests, waits for in-flight ones until ctx is done,
+// then cancels them and waits for them to return.
+func (s *Service) Stop(ctx context.Context) error {
+	s.b.unregister(s)
+	return s.stop(ctx)
+}
+
+func (s *Service) stop(ctx context.Context) error {
+	s.once.Do(func() {
+		s.mu.Lock()
+		s.stopping = true
+		if s.inflight == 0 {
+			close(s.idle)
+		}
+		s.mu.Unlock()
+		if err := s.svc.Stop(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+			s.stopErr = err
+		}
+		select {
+		case <-s.idle:
+		case <-ctx.Done():
+			s.cancel()
+			<-s.idle
+		}
+		s.cancel()
+	})
+	return s.stopErr
+}
+
+func (s *Service) begin() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopping {
+		return false
+	}
+	s.inflight++
+	return true
+}
+
+func (s *Service) end() {
+	s.mu.Lock()
+	s.inflight--
+	if s.stopping && s.inflight == 0 {
+		close(s.idle)
+	}
+	s.mu.Unlock()
+}
+
+// respond sends a reply; a failed send is handled by the policy (the
+// requester will time out).
+func (s *Service) respond(reply string, data []byte, fe *WireError) {
+	if reply == "" {
+		return
+	}
+	var err error
+	if fe == nil {
+		err = s.b.nc.Publish(reply, data)
+	} else {
+		m := &nats.Msg{Subject: reply, Data: data, Header: nats.Header{}}
+		m.Header.Set(headerError, fe.Message)
+		m.Header.Set(headerErrorCode, fe.Kind.String())
+		err = s.b.nc.PublishMsg(m)
+	}
+	if err != nil {
+		s.b.policy.Handle(s.ctx, &failure.Error{Kind: failure.KindOf(classify(err, "reply")), Source: failure.SourceBus,
+			Op: "reply", Err: err, Message: "a reply could not be sent"})
+	}
+}
+
+// serve starts a micro service with one endpoint on subject.
+func serve[Req, Res any](ctx context.Context, b *Bus, opts ServeOptions, name, endpoint, subject, op string,
+	def time.Duration, decode func([]byte) (Req, time.Time, error), h func(context.Context, Req) (Res, error)) (*Service, error) {
+	if b.isClosed.Load() {
+		return nil, b.fail(failure.Unavailable, op, nil, "the bus is closed")
+	}
+	if opts.QueueGroup == "" {
+		opts.QueueGroup = DefaultQueueGroup
+	}
+	if opts.MaxConcurrent <= 0 {
+		opts.MaxConcurrent = 32
+	}
+	if opts.Name == "" {
+		opts.Name = name
+	}
+	if opts.Version == "" {
+		opts.Version = "1.0.0"
+	}
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s := &Service{b: b, ctx: sctx, cancel: cancel, sem: make(chan struct{}, opts.MaxConcurrent), idle: make(chan struct{})}
+
+	handle := func(data []byte, reply string) {
+		defer s.end()
+		defer func() { <-s.sem }()
+		var out []byte
+		var wireErr *WireError
+		func() {
+			defer func() {
+				if v := recover(); v != nil {
+					err := &failure.Error{Kind: failure.Panic, Source: failure.SourceBus, Op: op,
+						Err: &failure.PanicError{Value: v}, Message: "the responder crashed"}
+					b.policy.Handle(sctx, err)
+					wireErr = toWire(err)
+				}
+			}()
+			req, deadline, err := decode(data)
+			if err != nil {
+				b.policy.Handle(sctx, err)
+				wireErr = toWire(err)
+				return
+			}
+			if deadline.IsZero() {
+				deadline = time.Now().Add(def)
+			}
+			rctx, rcancel := context.WithDeadline(sctx, deadline)
+			defer rcancel()
+			res, err := h(rctx, req)
+			if err != nil {
+				b.log.Debug().Err(err).Str("op", op).Msg("responder returned a failure")
+				wireErr = toWire(err)
+				return
+			}
+			out, err = json.Marshal(replyWire[Res]{V: Version, Result: &res})
+			if err != nil {
+				wireErr = toWire(&failure.Error{Kind: failure.Internal, Source: failure.SourceBus, Op: op, Err: err,
+					Message: "the responder's answer could not be encoded"})
+			}
+		}()
+		if wireErr != nil {
+			out, _ = json.Marshal(replyWire[Res]{V: Version, Error: wireErr})
+		}
+		s.respond(reply, out, wireErr)
+	}
+
+	svc, err := micro.AddService(b.nc, micro.Config{
+		Name:        opts.Name,
+		Version:     opts.Version,
+		Description: fmt.Sprintf("Switchboard %s responder on %s", endpoint, subject),
+		QueueGroup:  opts.QueueGroup,
+		Endpoint: &micro.EndpointConfig{
+			Subject: subject,
+			Handler: micro.HandlerFunc(func(r micro.Request) {
+				data, reply := r.Data(), r.Reply()
+				stopping := func() {
+					fe := toWire(b.fail(failure.Unavailable, op, nil, "the responder is stopping"))
+					out, _ := json.Marshal(replyWire[Res]{V: Version, Error: fe})
+					s.respond(reply, out, fe)
+				}
+				if !s.begin() {
+					stopping()
+					return
+				}
+				select {
+				case s.sem <- struct{}{}:
+				case <-sctx.Done():
+					s.end()
+					stopping()
+					return
+				}
+				go handle(data, reply)
+			}),
+		},
+	})
+	if err != nil {
+		cancel()
+		return nil, b.wrap(classify(err, op), op, "the responder could not be started")
+	}
+	s.svc = svc
+	b.register(s)
+	return s, nil
+}
+
+// ServeSampling answers sampling requests on <prefix>.sampling with
+// sampler (for example a ModelSampler), in a queue group. ctx's values are
+// kept; its cancellation does not stop the service (Stop or Close do).
+func (b *Bus) ServeSampling(ctx context.Context, sampler agent.Sampler, opts ServeOptions) (*Service, error) {
+	if sampler == nil {
+		return nil, b.fail(failure.Config, "serve sampling", nil, "a sampler is required")
+	}
+	return serve(ctx, b, opts, "switchboard-sampling", "sampling", b.subj.sampling, "serve sampling",
+		b.cfg.SamplingTimeout, DecodeSamplingRequest, sampler.Sample)
+}
+
+// ServeElicitation answers questions on <prefix>.elicit.* (or one run's,
+// with opts.Run) with elicitor (for example an ElicitHandlers), in a queue
+// group.
+func (b *Bus) ServeElicitation(ctx context.Context, elicitor agent.Elicitor, opts ServeOptions) (*Service, error) {
+	if elicitor == nil {
+		return nil, b.fail(failure.Config, "serve elicitation", nil, "an elicitor is required")
+	}
+	subject := b.subj.elicit + "*"
+	if opts.Run != "" {
+		subject = b.subj.Elicit(opts.Run)
+	}
+	return serve(ctx, b, opts, "switchboard-elicit", "elicitation", subject, "serve elicitation",
+		b.cfg.ElicitTimeout, DecodeElicitation, elicitor.Elicit)
+}

@@ -1,0 +1,93 @@
+package bus
+
+import "strings"
+
+// Subjects is the subject scheme under one prefix. Its methods sanitize the
+// tokens they are given (Token), so that a run or task id can never add
+// subject levels or wildcards.
+type Subjects struct {
+	prefix   string
+	events   string // "<prefix>.events."
+	progress string // "<prefix>.progress."
+	sampling string // "<prefix>.sampling"
+	elicit   string // "<prefix>.elicit."
+	tasks    string // "<prefix>.a2a.tasks."
+}
+
+// NewSubjects returns the scheme under prefix (default "switchboard"). The
+// prefix may have several levels ("acme.prod"); each level is sanitized.
+func NewSubjects(prefix string) Subjects {
+	if prefix == "" {
+		prefix = "switchboard"
+	}
+	parts := strings.Split(prefix, ".")
+	for i, p := range parts {
+		parts[i] = Token(p)
+	}
+	p := strings.Join(parts, ".")
+	return Subjects{
+		prefix:   p,
+		events:   p + ".events.",
+		progress: p + ".progress.",
+		sampling: p + ".sampling",
+		elicit:   p + ".elicit.",
+		tasks:    p + ".a2a.tasks.",
+	}
+}
+
+// Prefix is the sanitized prefix.
+func (s Subjects) Prefix() string { return s.prefix }
+
+// Events is the subject of a run's events: <prefix>.events.<run>.
+func (s Subjects) Events(run string) string { return s.events + Token(run) }
+
+// Progress is the subject of a run's progress: <prefix>.progress.<run>.
+func (s Subjects) Progress(run string) string { return s.progress + Token(run) }
+
+// Sampling is the sampling request subject: <prefix>.sampling.
+func (s Subjects) Sampling() string { return s.sampling }
+
+// Elicit is the subject of a run's questions: <prefix>.elicit.<run>.
+func (s Subjects) Elicit(run string) string { return s.elicit + Token(run) }
+
+// Task is the subject of an A2A task's updates: <prefix>.a2a.tasks.<task>.
+func (s Subjects) Task(task string) string { return s.tasks + Token(task) }
+
+// maxToken bounds a subject token's length.
+const maxToken = 128
+
+// Token makes s usable as one subject token: characters other than ASCII
+// letters, digits, '-' and '_' become '_', an empty string becomes "_", and
+// it is cut at 128 bytes. A token that is already clean is returned without
+// allocating.
+func Token(s string) string {
+	if s == "" {
+		return "_"
+	}
+	clean := len(s) <= maxToken
+	if clean {
+		for i := 0; i < len(s); i++ {
+			if !tokenByte(s[i]) {
+				clean = false
+				break
+			}
+		}
+	}
+	if clean {
+		return s
+	}
+	if len(s) > maxToken {
+		s = s[:maxToken]
+	}
+	b := []byte(s)
+	for i, c := range b {
+		if !tokenByte(c) {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
+
+func tokenByte(c byte) bool {
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_'
+}

@@ -1,0 +1,54 @@
+package bus
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"iter"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/agent/failure"
+)
+
+// PublishTask publishes an A2A task update on <prefix>.a2a.tasks.<task> and
+// waits for JetStream to store it (transient failures are retried through
+// the failure policy). A zero Time is set to now.
+func (b *Bus) PublishTask(ctx context.Context, u TaskUpdate) error {
+	if u.Task == "" {
+		return &failure.Error{Kind: failure.InvalidArgs, Source: failure.SourceBus, Op: "publish task",
+			Err: errors.New("empty task id"), Message: "a task update needs a task id"}
+	}
+	if u.Kind == "" {
+		u.Kind = TaskStatus
+	}
+	if u.Time.IsZero() {
+		u.Time = time.Now().UTC()
+	}
+	data, err := json.Marshal(taskWire{V: Version, TaskUpdate: u})
+	if err != nil {
+		return &failure.Error{Kind: failure.InvalidArgs, Source: failure.SourceBus, Op: "publish task", Err: err,
+			Message: "the task update could not be encoded"}
+	}
+	subject := b.subj.Task(u.Task)
+	return b.policy.Execute(ctx, failure.Key{Source: failure.SourceBus, Name: "jetstream"}, func(ctx context.Context) error {
+		_, err := b.js.Publish(ctx, subject, data)
+		return classify(err, "publish task")
+	})
+}
+
+// SubscribeTask replays a task's updates from the start, then follows them
+// until the update marked Final (yielded last) or until ctx is done.
+func (b *Bus) SubscribeTask(ctx context.Context, task string) iter.Seq2[TaskUpdate, error] {
+	return func(yield func(TaskUpdate, error) bool) {
+		sub, err := replaySubscription(ctx, b, b.subj.Task(task), "subscribe task", DecodeTaskUpdate)
+		if err != nil {
+			yield(TaskUpdate{}, err)
+			return
+		}
+		for u, err := range sub.until(ctx, func(u TaskUpdate) bool { return u.Final }, false) {
+			if !yield(u, err) {
+				return
+			}
+		}
+	}
+}
