@@ -1,0 +1,288 @@
+package skills
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// skillFile is the name of a skill's main file.
+const skillFile = "SKILL.md"
+
+// cacheEntry is what is known of one SKILL.md, valid while its
+// modification time and size are unchanged.
+type cacheEntry struct {
+	modTime time.Time
+	size    int64
+	skill   *Skill
+	err     error
+	// body is loaded on activation.
+	body *Body
+}
+
+// found is a SKILL.md located by discovery.
+type found struct {
+	skill *Skill
+	err   error
+	key   string
+}
+
+// loader runs one discovery pass over the roots.
+type loader struct {
+	cfg    *Config
+	old    map[string]*cacheEntry
+	cache  map[string]*cacheEntry
+	buf    []byte
+	seen   map[string]bool
+	dirs   []string // OS directories visited (for the watcher)
+	found  []found
+	warns  []Warning
+	nDirs  int
+	capped bool
+}
+
+func newLoader(cfg *Config, old map[string]*cacheEntry) *loader {
+	return &loader{cfg: cfg, old: old, cache: make(map[string]*cacheEntry, len(old)),
+		buf: make([]byte, 0, 4096), seen: map[string]bool{}}
+}
+
+func skipFolder(name string) bool {
+	return strings.HasPrefix(name, ".") || name == "node_modules" || name == "__pycache__"
+}
+
+func (l *loader) discoverWarn(file, format string, args ...any) {
+	l.warns = append(l.warns, newWarning(file, 0, WarnDiscovery, format, args...))
+}
+
+// run discovers and loads every root, in precedence order.
+func (l *loader) run() {
+	for i, r := range l.cfg.Roots {
+		if r.Path != "" {
+			l.rootOS(i, r)
+		} else {
+			l.rootFS(i, r)
+		}
+	}
+}
+
+func (l *loader) countFolder(where string) bool {
+	l.nDirs++
+	if l.nDirs > l.cfg.MaxFolders {
+		if !l.capped {
+			l.capped = true
+			l.discoverWarn(where, "more than %d folders under the skill roots; the rest were not searched (Config.MaxFolders)", l.cfg.MaxFolders)
+		}
+		return false
+	}
+	return true
+}
+
+func (l *loader) rootOS(idx int, r Root) {
+	st, err := os.Stat(r.Path)
+	if err != nil || !st.IsDir() {
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			l.discoverWarn(r.Path, "skill root cannot be read: %v", err)
+		}
+		return
+	}
+	real, err := filepath.EvalSymlinks(r.Path)
+	if err != nil {
+		real = r.Path
+	}
+	if l.seen[real] {
+		return
+	}
+	l.seen[real] = true
+	if l.loadOS(idx, r, r.Path, filepath.Base(real)) {
+		return
+	}
+	l.walkOS(idx, r, r.Path, real, 0)
+}
+
+func (l *loader) walkOS(idx int, r Root, dir, realDir string, depth int) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		l.discoverWarn(dir, "folder cannot be read: %v", err)
+		return
+	}
+	l.dirs = append(l.dirs, dir)
+	for _, e := range entries {
+		name := e.Name()
+		if skipFolder(name) {
+			continue
+		}
+		full := filepath.Join(dir, name)
+		real := filepath.Join(realDir, name)
+		typ := e.Type()
+		if typ&fs.ModeSymlink != 0 {
+			st, err := os.Stat(full)
+			if err != nil {
+				l.discoverWarn(full, "broken symbolic link: %v", err)
+				continue
+			}
+			if !st.IsDir() {
+				continue
+			}
+			if real, err = filepath.EvalSymlinks(full); err != nil {
+				continue
+			}
+		} else if !typ.IsDir() {
+			continue
+		}
+		if !l.countFolder(dir) {
+			return
+		}
+		if l.seen[real] {
+			continue // reached through another symbolic link: loaded once
+		}
+		l.seen[real] = true
+		if l.loadOS(idx, r, full, name) {
+			continue
+		}
+		if depth+1 < l.cfg.MaxDepth {
+			l.walkOS(idx, r, full, real, depth+1)
+		}
+	}
+}
+
+// loadOS loads dir/SKILL.md if there is one, and reports whether there was.
+func (l *loader) loadOS(idx int, r Root, dir, folder string) bool {
+	file := filepath.Join(dir, skillFile)
+	f, err := os.Open(file)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			l.found = append(l.found, found{key: file, err: loadError(file, 0, err, "")})
+			return true
+		}
+		return false
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || st.IsDir() {
+		return false
+	}
+	l.dirs = append(l.dirs, dir)
+	l.load(idx, r, file, file, dir, folder, st, f)
+	return true
+}
+
+func (l *loader) rootFS(idx int, r Root) {
+	dir := r.Dir
+	if dir == "" {
+		dir = "."
+	}
+	if l.loadFS(idx, r, dir, path.Base(dir)) {
+		return
+	}
+	l.walkFS(idx, r, dir, 0)
+}
+
+func (l *loader) walkFS(idx int, r Root, dir string, depth int) {
+	entries, err := fs.ReadDir(r.FS, dir)
+	if err != nil {
+		if depth > 0 || !errors.Is(err, fs.ErrNotExist) {
+			l.discoverWarn(l.fsName(r, dir), "folder cannot be read: %v", err)
+		}
+		return
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if skipFolder(name) || !e.IsDir() {
+			continue
+		}
+		if !l.countFolder(l.fsName(r, dir)) {
+			return
+		}
+		full := path.Join(dir, name)
+		if l.loadFS(idx, r, full, name) {
+			continue
+		}
+		if depth+1 < l.cfg.MaxDepth {
+			l.walkFS(idx, r, full, depth+1)
+		}
+	}
+}
+
+func (l *loader) fsName(r Root, p string) string {
+	if r.Label != "" {
+		return r.Label + ":" + p
+	}
+	return p
+}
+
+func (l *loader) loadFS(idx int, r Root, dir, folder string) bool {
+	p := path.Join(dir, skillFile)
+	f, err := r.FS.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || st.IsDir() {
+		return false
+	}
+	l.load(idx, r, fmt.Sprintf("%d:%s", idx, p), l.fsName(r, p), dir, folder, st, f)
+	return true
+}
+
+// load reads one SKILL.md's metadata, or reuses the cached one when the
+// file's modification time and size are unchanged.
+func (l *loader) load(idx int, r Root, key, file, dir, folder string, st fs.FileInfo, f io.Reader) {
+	if e := l.old[key]; e != nil && e.modTime.Equal(st.ModTime()) && e.size == st.Size() {
+		l.cache[key] = e
+		l.found = append(l.found, found{skill: e.skill, err: e.err, key: key})
+		return
+	}
+	e := &cacheEntry{modTime: st.ModTime(), size: st.Size()}
+	if st.Size() > l.cfg.MaxSkillBytes {
+		e.err = loadError(file, 0, ErrTooLarge, fmt.Sprintf("%d bytes, over the cap of %d (Config.MaxSkillBytes)", st.Size(), l.cfg.MaxSkillBytes))
+	} else {
+		e.skill, e.err = l.read(f, file, folder)
+	}
+	if e.skill != nil {
+		s := e.skill
+		s.Dir, s.Root, s.rootIdx, s.modTime, s.size = dir, r.Label, idx, e.modTime, e.size
+	}
+	l.cache[key] = e
+	l.found = append(l.found, found{skill: e.skill, err: e.err, key: key})
+}
+
+// read reads f in small chunks until the frontmatter's closing delimiter
+// and parses it.
+func (l *loader) read(f io.Reader, file, folder string) (*Skill, error) {
+	buf := l.buf[:0]
+	opts := ParseOptions{Folder: folder, Strict: l.cfg.Strict}
+	for {
+		if len(buf) == cap(buf) {
+			if len(buf) >= l.cfg.MaxFrontmatterBytes {
+				return nil, loadError(file, 0, ErrTooLarge, fmt.Sprintf("no closing --- within the first %d bytes (Config.MaxFrontmatterBytes)", l.cfg.MaxFrontmatterBytes))
+			}
+			nb := make([]byte, len(buf), 2*cap(buf))
+			copy(nb, buf)
+			buf = nb
+			l.buf = buf
+		}
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		eof := errors.Is(err, io.EOF)
+		if err != nil && !eof {
+			return nil, loadError(file, 0, err, "")
+		}
+		if n == 0 && !eof {
+			continue
+		}
+		s, need, perr := parseHeader(file, buf, eof, opts)
+		if !need {
+			if s != nil && perr != nil {
+				s = nil
+			}
+			return s, perr
+		}
+	}
+}
