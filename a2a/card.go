@@ -1,0 +1,129 @@
+package a2a
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+
+	"github.com/switchboard-dev/switchboard/agent/failure"
+)
+
+// Well-known agent card paths: the A2A 1.0 one and the older one tried
+// when the first is absent.
+const (
+	CardPath       = "/.well-known/agent-card.json"
+	LegacyCardPath = "/.well-known/agent.json"
+)
+
+// maxCardBytes bounds an agent card read from a peer.
+const maxCardBytes = 1 << 20
+
+var cardParser = a2av0.NewAgentCardParser()
+
+// ParseCard parses an agent card in the 1.0 or the 0.3 format and checks
+// what a client needs: a name, and at least one interface with an http(s)
+// URL and a binding.
+func ParseCard(b []byte) (*a2ago.AgentCard, error) {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 || b[0] != '{' {
+		return nil, errors.New("agent card is not a JSON object")
+	}
+	card, err := cardParser(b)
+	if err != nil {
+		return nil, fmt.Errorf("agent card does not parse: %w", err)
+	}
+	if strings.TrimSpace(card.Name) == "" {
+		return nil, errors.New("agent card has no name")
+	}
+	n := 0
+	for _, in := range card.SupportedInterfaces {
+		if in == nil {
+			continue
+		}
+		u, err := url.Parse(in.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("agent card interface has an unusable URL %q", in.URL)
+		}
+		if in.ProtocolBinding == "" {
+			return nil, fmt.Errorf("agent card interface %q names no protocol binding", in.URL)
+		}
+		n++
+	}
+	if n == 0 {
+		return nil, errors.New("agent card declares no interface")
+	}
+	return card, nil
+}
+
+// resolveCard fetches and parses a peer's card: the 1.0 well-known path,
+// then the legacy one when the first answers 404.
+func resolveCard(ctx context.Context, hc *http.Client, base, path string) (*a2ago.AgentCard, error) {
+	paths := []string{CardPath, LegacyCardPath}
+	if path != "" {
+		paths = []string{path}
+	}
+	var lastErr error
+	for _, p := range paths {
+		u, err := url.JoinPath(base, p)
+		if err != nil {
+			return nil, &failure.Error{Kind: failure.Config, Source: failure.SourceA2A, Message: "the peer URL is malformed", Err: err}
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if err != nil {
+			return nil, &failure.Error{Kind: failure.Config, Source: failure.SourceA2A, Message: "the peer URL is malformed", Err: err}
+		}
+		req.Header.Set("Accept", "application/json")
+		resp, err := hc.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		body, err := io.ReadAll(io.LimitReader(resp.Body, maxCardBytes+1))
+		resp.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		if resp.StatusCode == http.StatusNotFound {
+			lastErr = &failure.Error{Kind: failure.Protocol, Source: failure.SourceA2A, Op: "resolve card",
+				Message: fmt.Sprintf("no agent card at %s", p)}
+			continue
+		}
+		if resp.StatusCode != http.StatusOK {
+			return nil, &failure.Error{Kind: failure.FromHTTPStatus(resp.StatusCode), Source: failure.SourceA2A, Op: "resolve card",
+				Retryable: failure.FromHTTPStatus(resp.StatusCode) == failure.Transient,
+				Message:   fmt.Sprintf("fetching the agent card answered HTTP %d", resp.StatusCode)}
+		}
+		if len(body) > maxCardBytes {
+			return nil, &failure.Error{Kind: failure.Protocol, Source: failure.SourceA2A, Op: "resolve card", Message: "the agent card is too large"}
+		}
+		card, err := ParseCard(body)
+		if err != nil {
+			return nil, &failure.Error{Kind: failure.Protocol, Source: failure.SourceA2A, Op: "resolve card",
+				Message: "the agent card is malformed: " + err.Error()}
+		}
+		return card, nil
+	}
+	return nil, lastErr
+}
+
+// cardJSON encodes a card in the union of the 1.0 and 0.3 formats, so that
+// 0.3 clients can read it too.
+func cardJSON(ctx context.Context, card *a2ago.AgentCard) ([]byte, error) {
+	p, ok := a2av0.NewStaticAgentCardProducer(card).(interface {
+		CardJSON(context.Context) ([]byte, error)
+	})
+	if ok {
+		if b, err := p.CardJSON(ctx); err == nil {
+			return b, nil
+		}
+	}
+	return json.Marshal(card)
+}

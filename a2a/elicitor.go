@@ -1,0 +1,54 @@
+package a2a
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/agent"
+)
+
+// TaskElicitor returns the agent.Elicitor to give an agent served by a
+// Server: inside a run that serves an A2A task, a question becomes the
+// task's input-required (or auth-required) state, and the client's next
+// message on the task is the answer. Outside such a run the question goes
+// to fallback (nil: declined).
+//
+//	ag, _ := agent.New(ctx, agent.Config{..., Elicitor: a2a.TaskElicitor(busElicitor)})
+//	srv, _ := a2a.NewServer(ctx, a2a.ServerConfig{Agent: ag})
+func TaskElicitor(fallback agent.Elicitor) agent.Elicitor {
+	return agent.ElicitorFunc(func(ctx context.Context, e agent.Elicitation) (agent.ElicitationResult, error) {
+		tr, ok := ctx.Value(runKey{}).(*taskRun)
+		if !ok {
+			if fallback == nil {
+				return agent.ElicitationResult{Action: agent.ElicitDecline, Reason: "no one is available to answer questions"}, nil
+			}
+			return fallback.Elicit(ctx, e)
+		}
+		return tr.ask(ctx, e)
+	})
+}
+
+// ask puts a question to the client and waits for the answer.
+func (tr *taskRun) ask(ctx context.Context, e agent.Elicitation) (agent.ElicitationResult, error) {
+	q := &question{e: e, reply: make(chan agent.ElicitationResult, 1)}
+	select {
+	case tr.out <- runItem{q: q}:
+	case <-ctx.Done():
+		return agent.ElicitationResult{}, ctx.Err()
+	}
+	timer := time.NewTimer(tr.s.cfg.InputTimeout)
+	defer timer.Stop()
+	select {
+	case a := <-q.reply:
+		return a, nil
+	case <-timer.C:
+		// Nobody pumps this run any more: stop it rather than let it run
+		// unobserved; the task stays input-required.
+		tr.cancel()
+		return agent.ElicitationResult{Action: agent.ElicitCancel,
+			Reason: fmt.Sprintf("the A2A client did not answer within %s", tr.s.cfg.InputTimeout)}, nil
+	case <-ctx.Done():
+		return agent.ElicitationResult{}, ctx.Err()
+	}
+}

@@ -1,0 +1,279 @@
+package a2a
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/a2aproject/a2a-go/v2/a2asrv/push"
+	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
+	"github.com/rs/zerolog"
+
+	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/a2a/store"
+)
+
+// Paths of the bindings under the handler's root.
+const (
+	JSONRPCPath = "/jsonrpc"
+	RESTPath    = "/rest"
+)
+
+// ServerConfig configures a Server. Only Agent is required.
+type ServerConfig struct {
+	// Agent answers every task.
+	Agent *agent.Agent
+	// URL is the public URL of the handler's root as mounted (for example
+	// "https://example.com/agents/research"). Empty: derived from each
+	// card request's Host (and X-Forwarded-Proto).
+	URL string
+	// Version of the agent, for its card (default "1.0.0").
+	Version string
+	// Skills on the card; nil means one skill per tool of the agent.
+	Skills []a2ago.AgentSkill
+	// Provider, DocumentationURL and IconURL go on the card as given.
+	Provider         *a2ago.AgentProvider
+	DocumentationURL string
+	IconURL          string
+	// ExtendedCard, if set, is served to authenticated callers
+	// (GetExtendedAgentCard); nil answers "not configured".
+	ExtendedCard *a2ago.AgentCard
+	// Store keeps the tasks (nil: store.NewMemory).
+	Store taskstore.Store
+	// Auth, if set, guards every operation (not the public card).
+	Auth *Auth
+	// PushNotifications enables push notification configs.
+	PushNotifications bool
+	// AllowPrivatePush lets push deliveries reach loopback and private
+	// addresses (refused by default: SSRF).
+	AllowPrivatePush bool
+	// InputTimeout bounds how long a run waits for the answer to an
+	// input-required turn (default 10 minutes); then the question is
+	// cancelled and the run goes on without it.
+	InputTimeout time.Duration
+	// KeepAlive sends SSE keep-alives at this interval (0: none).
+	KeepAlive time.Duration
+	// Policy handles the server's failures (nil: the agent's policy).
+	Policy failure.Policy
+	// Logger receives logs (nil: none).
+	Logger *zerolog.Logger
+}
+
+// Server serves an agent as an A2A peer. Mount Handler in an HTTP server;
+// Close stops the runs in flight.
+type Server struct {
+	cfg     ServerConfig
+	log     zerolog.Logger
+	policy  failure.Policy
+	handler a2asrv.RequestHandler
+	mux     *http.ServeMux
+	caps    a2ago.AgentCapabilities
+
+	ctx    context.Context // parent of every run
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu       sync.Mutex
+	runs     map[a2ago.TaskID]*taskRun
+	sessions *sessionCache
+}
+
+// NewServer builds the A2A server of cfg.Agent.
+func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
+	if cfg.Agent == nil {
+		return nil, failure.New(failure.Config, failure.SourceA2A, "a2a.ServerConfig.Agent is required")
+	}
+	if cfg.Version == "" {
+		cfg.Version = "1.0.0"
+	}
+	if cfg.InputTimeout <= 0 {
+		cfg.InputTimeout = 10 * time.Minute
+	}
+	if cfg.Store == nil {
+		cfg.Store = store.NewMemory(store.MemoryConfig{})
+	}
+	if err := cfg.Auth.validate(); err != nil {
+		return nil, &failure.Error{Kind: failure.Config, Source: failure.SourceA2A, Message: err.Error()}
+	}
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s := &Server{cfg: cfg, log: zerolog.Nop(), ctx: rctx, cancel: cancel,
+		runs: map[a2ago.TaskID]*taskRun{}, sessions: newSessionCache(1024)}
+	if cfg.Logger != nil {
+		s.log = *cfg.Logger
+	}
+	s.policy = cfg.Policy
+	if s.policy == nil {
+		s.policy = cfg.Agent.Policy()
+	}
+	s.caps = a2ago.AgentCapabilities{Streaming: true, PushNotifications: cfg.PushNotifications,
+		ExtendedAgentCard: cfg.ExtendedCard != nil}
+	s.handler = newRequestHandler(&executor{s: s}, s.caps, cfg, s.slogger())
+	s.mux = s.routes()
+	return s, nil
+}
+
+// newRequestHandler is a2a-go's request handler over our store, with
+// capability checks, the caller's identity and push notifications.
+func newRequestHandler(ex a2asrv.AgentExecutor, caps a2ago.AgentCapabilities, cfg ServerConfig, log *slog.Logger) a2asrv.RequestHandler {
+	opts := []a2asrv.RequestHandlerOption{
+		a2asrv.WithTaskStore(cfg.Store),
+		a2asrv.WithCapabilityChecks(&caps),
+		a2asrv.WithCallInterceptors(userInterceptor{}),
+		a2asrv.WithLogger(log),
+	}
+	if cfg.ExtendedCard != nil {
+		opts = append(opts, a2asrv.WithExtendedAgentCard(cfg.ExtendedCard))
+	}
+	if cfg.PushNotifications {
+		opts = append(opts, a2asrv.WithPushNotifications(push.NewInMemoryStore(),
+			push.NewHTTPPushSender(&push.HTTPSenderConfig{Timeout: 10 * time.Second, AllowPrivateNetworks: cfg.AllowPrivatePush})))
+	}
+	return a2asrv.NewHandler(ex, opts...)
+}
+
+// slogger adapts the zerolog logger for a2a-go, which logs with slog.
+func (s *Server) slogger() *slog.Logger {
+	if s.cfg.Logger == nil {
+		return slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError + 1}))
+	}
+	return slog.New(slog.NewJSONHandler(s.log, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+func (s *Server) routes() *http.ServeMux {
+	var topts []a2asrv.TransportOption
+	if s.cfg.KeepAlive > 0 {
+		topts = append(topts, a2asrv.WithTransportKeepAlive(s.cfg.KeepAlive))
+	}
+	topts = append(topts, a2asrv.WithTransportPanicHandler(func(r any) error {
+		s.policy.Handle(s.ctx, &failure.Error{Kind: failure.Panic, Source: failure.SourceA2A, Op: "serve",
+			Err: &failure.PanicError{Value: r}})
+		return a2ago.ErrInternalError
+	}))
+	rpc := versioned(bindingJSONRPC,
+		a2asrv.NewJSONRPCHandler(s.handler, topts...),
+		a2av0.NewJSONRPCHandler(s.handler, topts...))
+	rest := versioned(bindingREST,
+		a2asrv.NewRESTHandler(s.handler, topts...),
+		a2av0.NewRESTHandler(s.handler, topts...))
+	mux := http.NewServeMux()
+	card := http.HandlerFunc(s.serveCard)
+	mux.Handle("GET "+CardPath, card)
+	mux.Handle("GET "+LegacyCardPath, card)
+	mux.Handle("OPTIONS "+CardPath, card)
+	mux.Handle(JSONRPCPath, s.cfg.Auth.middleware(bindingJSONRPC, rpc))
+	mux.Handle("POST /{$}", s.cfg.Auth.middleware(bindingJSONRPC, rpc))
+	mux.Handle(RESTPath+"/", s.cfg.Auth.middleware(bindingREST, http.StripPrefix(RESTPath, rest)))
+	return mux
+}
+
+// ServeHTTP serves the card, JSON-RPC (at / and /jsonrpc) and HTTP+JSON
+// (under /rest).
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// Handler returns the server as an http.Handler.
+func (s *Server) Handler() http.Handler { return s }
+
+// RequestHandler returns the transport-independent a2a-go handler (for
+// gRPC or custom bindings).
+func (s *Server) RequestHandler() a2asrv.RequestHandler { return s.handler }
+
+// Close cancels the runs in flight and waits for them to end.
+func (s *Server) Close() error {
+	s.cancel()
+	s.wg.Wait()
+	return nil
+}
+
+// baseURL is the public URL of the handler root for a request.
+func (s *Server) baseURL(r *http.Request) string {
+	if s.cfg.URL != "" {
+		return strings.TrimRight(s.cfg.URL, "/")
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	if p := r.Header.Get("X-Forwarded-Proto"); p == "https" || p == "http" {
+		scheme = p
+	}
+	prefix := strings.TrimSuffix(r.URL.Path, CardPath)
+	prefix = strings.TrimSuffix(prefix, LegacyCardPath)
+	return scheme + "://" + r.Host + strings.TrimRight(prefix, "/")
+}
+
+// Card returns the agent card as served under base.
+func (s *Server) Card(ctx context.Context, base string) *a2ago.AgentCard {
+	skills := s.cfg.Skills
+	if skills == nil {
+		skills = s.toolSkills(ctx)
+	}
+	desc := s.cfg.Agent.Description()
+	if desc == "" {
+		desc = "A Switchboard agent."
+	}
+	card := &a2ago.AgentCard{
+		Name:        s.cfg.Agent.Name(),
+		Description: desc,
+		Version:     s.cfg.Version,
+		SupportedInterfaces: []*a2ago.AgentInterface{
+			{URL: base + JSONRPCPath, ProtocolBinding: a2ago.TransportProtocolJSONRPC, ProtocolVersion: a2ago.Version},
+			{URL: base + RESTPath, ProtocolBinding: a2ago.TransportProtocolHTTPJSON, ProtocolVersion: a2ago.Version},
+			{URL: base + JSONRPCPath, ProtocolBinding: a2ago.TransportProtocolJSONRPC, ProtocolVersion: a2av0.Version},
+		},
+		Capabilities:       s.caps,
+		DefaultInputModes:  []string{"text/plain", "application/json"},
+		DefaultOutputModes: []string{"text/plain"},
+		Skills:             skills,
+		Provider:           s.cfg.Provider,
+		DocumentationURL:   s.cfg.DocumentationURL,
+		IconURL:            s.cfg.IconURL,
+	}
+	s.cfg.Auth.describe(card)
+	return card
+}
+
+// toolSkills describes each tool of the agent as a skill.
+func (s *Server) toolSkills(ctx context.Context) []a2ago.AgentSkill {
+	var out []a2ago.AgentSkill
+	for _, ts := range s.cfg.Agent.Toolsets() {
+		tools, err := ts.Tools(ctx)
+		if err != nil {
+			continue
+		}
+		for _, t := range tools {
+			sp := t.Spec()
+			out = append(out, a2ago.AgentSkill{ID: sp.Name, Name: sp.Name, Description: sp.Description,
+				Tags: []string{sp.Source.Kind}})
+		}
+	}
+	if len(out) == 0 {
+		out = []a2ago.AgentSkill{{ID: "chat", Name: "chat", Description: "Answers questions in conversation.", Tags: []string{"chat"}}}
+	}
+	return out
+}
+
+func (s *Server) serveCard(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Access-Control-Allow-Origin", "*")
+	if r.Method == http.MethodOptions {
+		w.Header().Set("Access-Control-Allow-Methods", "GET, OPTIONS")
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	b, err := cardJSON(r.Context(), s.Card(r.Context(), s.baseURL(r)))
+	if err != nil {
+		s.policy.Handle(r.Context(), &failure.Error{Kind: failure.Internal, Source: failure.SourceA2A, Op: "card", Err: err})
+		http.Error(w, "agent card unavailable", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "public, max-age=300")
+	_, _ = w.Write(b)
+}

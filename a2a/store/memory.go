@@ -1,0 +1,107 @@
+package store
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
+)
+
+// MemoryConfig configures a Memory store; the zero value means defaults.
+type MemoryConfig struct {
+	// Owner names the caller (nil: CallerOwner).
+	Owner Owner
+	// Now is the clock (nil: time.Now).
+	Now func() time.Time
+}
+
+// Memory is an in-memory task store. Stored tasks are copied
+// structurally on write and on read (slices and artifacts, see cloneTask),
+// never with a deep gob copy. It is safe for concurrent use.
+type Memory struct {
+	cfg   MemoryConfig
+	mu    sync.RWMutex
+	tasks map[a2ago.TaskID]*record
+}
+
+var _ taskstore.Store = (*Memory)(nil)
+
+// NewMemory returns an empty in-memory store.
+func NewMemory(cfg MemoryConfig) *Memory {
+	if cfg.Owner == nil {
+		cfg.Owner = CallerOwner
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Memory{cfg: cfg, tasks: map[a2ago.TaskID]*record{}}
+}
+
+// Create stores a new task.
+func (m *Memory) Create(ctx context.Context, task *a2ago.Task) (taskstore.TaskVersion, error) {
+	if err := validate(task); err != nil {
+		return taskstore.TaskVersionMissing, err
+	}
+	r := &record{Task: cloneTask(task), User: m.cfg.Owner(ctx), Updated: statusTime(task, m.cfg.Now()), version: 1}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.tasks[task.ID]; ok {
+		return taskstore.TaskVersionMissing, taskstore.ErrTaskAlreadyExists
+	}
+	m.tasks[task.ID] = r
+	return 1, nil
+}
+
+// Update replaces a task if req.PrevVersion is still the latest.
+func (m *Memory) Update(ctx context.Context, req *taskstore.UpdateRequest) (taskstore.TaskVersion, error) {
+	if err := validate(req.Task); err != nil {
+		return taskstore.TaskVersionMissing, err
+	}
+	owner := m.cfg.Owner(ctx)
+	t := cloneTask(req.Task)
+	now := m.cfg.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	old, ok := m.tasks[t.ID]
+	if !ok || old.User != owner {
+		return taskstore.TaskVersionMissing, a2ago.ErrTaskNotFound
+	}
+	if req.PrevVersion != taskstore.TaskVersionMissing && taskstore.TaskVersion(old.version) != req.PrevVersion {
+		return taskstore.TaskVersionMissing, taskstore.ErrConcurrentModification
+	}
+	r := &record{Task: t, User: old.User, Updated: statusTime(t, now), version: old.version + 1}
+	m.tasks[t.ID] = r
+	return taskstore.TaskVersion(r.version), nil
+}
+
+// Get returns a task owned by the caller, or a2a.ErrTaskNotFound (also
+// for a task another user owns, so that its existence is not revealed).
+func (m *Memory) Get(ctx context.Context, id a2ago.TaskID) (*taskstore.StoredTask, error) {
+	m.mu.RLock()
+	r, ok := m.tasks[id]
+	m.mu.RUnlock()
+	if !ok || r.User != m.cfg.Owner(ctx) {
+		return nil, a2ago.ErrTaskNotFound
+	}
+	return &taskstore.StoredTask{Task: cloneTask(r.Task), Version: taskstore.TaskVersion(r.version), User: r.User}, nil
+}
+
+// List lists the caller's tasks, newest status first.
+func (m *Memory) List(ctx context.Context, req *a2ago.ListTasksRequest) (*a2ago.ListTasksResponse, error) {
+	m.mu.RLock()
+	recs := make([]*record, 0, len(m.tasks))
+	for _, r := range m.tasks {
+		recs = append(recs, r)
+	}
+	m.mu.RUnlock()
+	return list(recs, m.cfg.Owner(ctx), req)
+}
+
+// Len returns the number of stored tasks.
+func (m *Memory) Len() int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return len(m.tasks)
+}

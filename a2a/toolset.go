@@ -1,0 +1,241 @@
+package a2a
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	"github.com/rs/zerolog"
+
+	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/agent/failure"
+)
+
+// ToolsetConfig configures a Toolset. Zero values mean defaults.
+type ToolsetConfig struct {
+	// Name of the toolset (default "a2a").
+	Name string
+	// Peers to delegate to.
+	Peers []Peer
+	// HTTPClient is the base client (nil: a client on
+	// http.DefaultTransport). Its Timeout should be zero: streams are long.
+	HTTPClient *http.Client
+	// Policy runs every remote operation (nil: failure.NewPolicy).
+	Policy failure.Policy
+	// Logger receives logs (nil: none).
+	Logger *zerolog.Logger
+	// PollInterval is the GetTask polling interval when a stream cannot be
+	// resumed (default 500ms).
+	PollInterval time.Duration
+	// CancelTimeout bounds the CancelTask sent when a call is cancelled
+	// (default 5s).
+	CancelTimeout time.Duration
+}
+
+// Toolset is the delegation tools of a set of A2A peers.
+type Toolset struct {
+	cfg   ToolsetConfig
+	log   zerolog.Logger
+	tools []agent.Tool
+	peers map[string]*remote
+}
+
+var _ agent.Toolset = (*Toolset)(nil)
+
+// remote is a connected peer.
+type remote struct {
+	peer      Peer
+	card      *a2ago.AgentCard
+	client    *a2aclient.Client
+	key       failure.Key
+	streaming bool
+	ts        *Toolset
+	mu        sync.Mutex
+}
+
+// NewToolset resolves every peer's card (through the policy), connects a
+// client over the best binding both sides speak, and builds the tools. A
+// peer that cannot be reached fails the whole call: wiring errors should
+// surface at start.
+func NewToolset(ctx context.Context, cfg ToolsetConfig) (*Toolset, error) {
+	if cfg.Name == "" {
+		cfg.Name = "a2a"
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = defaultPollInterval
+	}
+	if cfg.CancelTimeout <= 0 {
+		cfg.CancelTimeout = defaultCancelTimeout
+	}
+	ts := &Toolset{cfg: cfg, log: zerolog.Nop(), peers: map[string]*remote{}}
+	if cfg.Logger != nil {
+		ts.log = *cfg.Logger
+	}
+	if ts.cfg.Policy == nil {
+		ts.cfg.Policy = failure.NewPolicy(failure.PolicyConfig{Logger: &ts.log})
+	}
+	for _, p := range cfg.Peers {
+		if err := p.validate(); err != nil {
+			return nil, &failure.Error{Kind: failure.Config, Source: failure.SourceA2A, Name: p.Name, Message: err.Error()}
+		}
+		if _, dup := ts.peers[p.Name]; dup {
+			return nil, &failure.Error{Kind: failure.Config, Source: failure.SourceA2A, Name: p.Name, Message: "duplicate peer name"}
+		}
+		r, err := ts.connect(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		ts.peers[p.Name] = r
+		ts.tools = append(ts.tools, r.tools()...)
+	}
+	return ts, nil
+}
+
+// Name returns the toolset's name.
+func (ts *Toolset) Name() string { return ts.cfg.Name }
+
+// Tools returns one delegation tool per peer (or per skill).
+func (ts *Toolset) Tools(context.Context) ([]agent.Tool, error) { return ts.tools, nil }
+
+// Card returns the resolved card of a peer.
+func (ts *Toolset) Card(peer string) (*a2ago.AgentCard, bool) {
+	r, ok := ts.peers[peer]
+	if !ok {
+		return nil, false
+	}
+	return r.card, true
+}
+
+// Client returns the a2a-go client of a peer, for operations the tools do
+// not cover (ListTasks, push configs).
+func (ts *Toolset) Client(peer string) (*a2aclient.Client, bool) {
+	r, ok := ts.peers[peer]
+	if !ok {
+		return nil, false
+	}
+	return r.client, true
+}
+
+// Close releases the peers' clients.
+func (ts *Toolset) Close() error {
+	for _, r := range ts.peers {
+		_ = r.client.Destroy()
+	}
+	return nil
+}
+
+func (ts *Toolset) connect(ctx context.Context, p Peer) (*remote, error) {
+	key := failure.Key{Source: failure.SourceA2A, Name: p.Name}
+	hc := httpClientFor(ts.cfg.HTTPClient, p)
+	card := p.Card
+	if card == nil {
+		err := ts.cfg.Policy.Execute(ctx, key, func(ctx context.Context) error {
+			c, err := resolveCard(ctx, hc, p.URL, p.CardPath)
+			card = c
+			return err
+		})
+		if err != nil {
+			fe := failure.From(err)
+			c := *fe
+			c.Name, c.Source = p.Name, failure.SourceA2A
+			if c.Op == "" {
+				c.Op = "resolve card"
+			}
+			return nil, &c
+		}
+	}
+	prefs := []a2ago.TransportProtocol{a2ago.TransportProtocolJSONRPC, a2ago.TransportProtocolHTTPJSON}
+	if p.PreferREST {
+		prefs[0], prefs[1] = prefs[1], prefs[0]
+	}
+	client, err := a2aclient.NewFromCard(ctx, card,
+		a2aclient.WithConfig(a2aclient.Config{PreferredTransports: prefs}),
+		a2aclient.WithJSONRPCTransport(hc),
+		a2aclient.WithRESTTransport(hc),
+		a2aclient.WithCompatTransport(a2av0.Version, a2ago.TransportProtocolJSONRPC,
+			a2av0.NewJSONRPCTransportFactory(a2av0.JSONRPCTransportConfig{Client: hc})),
+		a2aclient.WithCompatTransport(a2av0.Version, a2ago.TransportProtocolHTTPJSON,
+			a2av0.NewRESTTransportFactory(a2av0.RESTTransportConfig{Client: hc})),
+	)
+	if err != nil {
+		return nil, &failure.Error{Kind: failure.Protocol, Source: failure.SourceA2A, Name: p.Name, Op: "connect",
+			Message: "no binding of the peer's card is usable (JSON-RPC or HTTP+JSON, A2A 1.0 or 0.3)", Err: err}
+	}
+	r := &remote{peer: p, card: card, client: client, key: key, ts: ts,
+		streaming: card.Capabilities.Streaming && !p.NoStreaming}
+	ts.log.Debug().Str("peer", p.Name).Str("card", card.Name).Bool("streaming", r.streaming).Msg("a2a peer connected")
+	return r, nil
+}
+
+// inputSchema is the delegation tools' input.
+var inputSchema = json.RawMessage(`{"type":"object","properties":{` +
+	`"message":{"type":"string","description":"What to ask the remote agent, in full: it does not see this conversation."},` +
+	`"context_id":{"type":"string","description":"Optional: continue an earlier conversation with this agent (the context id from an earlier result)."}},` +
+	`"required":["message"],"additionalProperties":false}`)
+
+// ToolName is the tool name of a peer, or of one of its skills.
+func ToolName(peer, skill string) string {
+	if skill == "" {
+		return "a2a__" + peer
+	}
+	return "a2a__" + peer + "__" + sanitize(skill)
+}
+
+func sanitize(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	out := b.String()
+	if len(out) > 48 {
+		out = out[:48]
+	}
+	return out
+}
+
+func (r *remote) tools() []agent.Tool {
+	card := r.card
+	if r.peer.PerSkill && len(card.Skills) > 0 {
+		out := make([]agent.Tool, 0, len(card.Skills))
+		for _, s := range card.Skills {
+			var d strings.Builder
+			fmt.Fprintf(&d, "Delegate to the remote agent %q, skill %q: %s", card.Name, s.Name, s.Description)
+			if len(s.Examples) > 0 {
+				fmt.Fprintf(&d, " Examples: %s", strings.Join(s.Examples, "; "))
+			}
+			out = append(out, &delegateTool{r: r, skill: s.ID, spec: agent.ToolSpec{
+				Name: ToolName(r.peer.Name, s.ID), Description: d.String(), InputSchema: inputSchema,
+				Source: agent.Provenance{Kind: "a2a", Name: r.peer.Name, Tool: s.ID},
+			}})
+		}
+		return out
+	}
+	desc := r.peer.Description
+	if desc == "" {
+		var d strings.Builder
+		fmt.Fprintf(&d, "Delegate a task to the remote agent %q: %s", card.Name, card.Description)
+		for i, s := range card.Skills {
+			if i == 0 {
+				d.WriteString(" Skills:")
+			}
+			fmt.Fprintf(&d, " %s (%s);", s.Name, s.Description)
+		}
+		desc = d.String()
+	}
+	return []agent.Tool{&delegateTool{r: r, spec: agent.ToolSpec{
+		Name: ToolName(r.peer.Name, ""), Description: desc, InputSchema: inputSchema,
+		Source: agent.Provenance{Kind: "a2a", Name: r.peer.Name},
+	}}}
+}
