@@ -171,3 +171,9 @@ func TestSubjects(t *testing.T) {
 		}
 	}
 }
+
+func errorsIs(err error, kind failure.Kind) bool { return errors.Is(err, kind) }
+
+func contextWithCancel(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithCancel(ctx)
+}

@@ -1,0 +1,121 @@
+package bus_test
+
+import (
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/bus"
+)
+
+type task struct {
+	State   string   `json:"state"`
+	History []string `json:"history,omitempty"`
+}
+
+func TestKV(t *testing.T) {
+	b := newBus(t, bus.Config{})
+	ctx := ctxT(t, 20*time.Second)
+	kv, err := bus.OpenKV[task](ctx, b, bus.KVConfig{Bucket: "tasks", History: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Watch from the start, in the background.
+	type seen struct {
+		key, state string
+		deleted    bool
+	}
+	watched := make(chan seen, 16)
+	wctx, stopWatch := contextWithCancel(ctx)
+	watchDone := make(chan struct{})
+	go func() {
+		defer close(watchDone)
+		for e, err := range kv.Watch(wctx, "task.*") {
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			watched <- seen{e.Key, e.Value.State, e.Deleted}
+		}
+	}()
+
+	rev1, err := kv.Create(ctx, "task.1", task{State: "submitted"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = kv.Create(ctx, "task.1", task{State: "again"})
+	wantKind(t, err, failure.Rejected)
+	if !errors.Is(err, bus.ErrConflict) {
+		t.Errorf("create of an existing key: %v, want ErrConflict", err)
+	}
+	e, err := kv.Get(ctx, "task.1")
+	if err != nil || e.Value.State != "submitted" || e.Revision != rev1 || e.Key != "task.1" {
+		t.Fatalf("Get = %+v, %v", e, err)
+	}
+	rev2, err := kv.Update(ctx, "task.1", task{State: "working", History: []string{"submitted"}}, rev1)
+	if err != nil || rev2 <= rev1 {
+		t.Fatalf("Update = %d, %v", rev2, err)
+	}
+	// A stale revision is a typed conflict.
+	_, err = kv.Update(ctx, "task.1", task{State: "lost update"}, rev1)
+	wantKind(t, err, failure.Rejected)
+	if !errors.Is(err, bus.ErrConflict) {
+		t.Errorf("stale update: %v, want ErrConflict", err)
+	}
+	if _, err := kv.Put(ctx, "task.2", task{State: "working"}); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := kv.Keys(ctx)
+	slices.Sort(keys)
+	if err != nil || !slices.Equal(keys, []string{"task.1", "task.2"}) {
+		t.Errorf("Keys = %v, %v", keys, err)
+	}
+	if err := kv.Delete(ctx, "task.2"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = kv.Get(ctx, "task.2")
+	if !errors.Is(err, bus.ErrNotFound) {
+		t.Errorf("Get of a deleted key: %v, want ErrNotFound", err)
+	}
+	wantKind(t, err, failure.InvalidArgs)
+	_, err = kv.Get(ctx, "bad key with spaces")
+	wantKind(t, err, failure.InvalidArgs)
+
+	want := []seen{{"task.1", "submitted", false}, {"task.1", "working", false}, {"task.2", "working", false}, {"task.2", "", true}}
+	for i, w := range want {
+		select {
+		case got := <-watched:
+			if got != w {
+				t.Errorf("watch %d = %+v, want %+v", i, got, w)
+			}
+		case <-ctx.Done():
+			t.Fatalf("watch %d: timed out", i)
+		}
+	}
+	stopWatch()
+	<-watchDone
+
+	// A value written by another program in another version is a Protocol failure.
+	raw, err := b.JetStream().KeyValue(ctx, "tasks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Put(ctx, "task.3", []byte(`{"v":7,"value":{}}`)); err != nil {
+		t.Fatal(err)
+	}
+	_, err = kv.Get(ctx, "task.3")
+	wantKind(t, err, failure.Protocol)
+
+	keysNone, err := bus.OpenKV[task](ctx, b, bus.KVConfig{Bucket: "empty", Memory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k, err := keysNone.Keys(ctx); err != nil || len(k) != 0 {
+		t.Errorf("Keys of an empty bucket = %v, %v", k, err)
+	}
+	if _, err := bus.OpenKV[task](ctx, b, bus.KVConfig{}); !errorsIs(err, failure.Config) {
+		t.Errorf("no bucket name: %v, want Config", err)
+	}
+}
