@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -142,4 +144,15 @@ func ctxT(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// newHookServer is a webhook receiver for push notifications.
+func newHookServer(t testing.TB, got func(body, token string)) string {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got(string(b), r.Header.Get("A2A-Notification-Token"))
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(hs.Close)
+	return hs.URL + "/hook"
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 
 	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
@@ -280,6 +282,16 @@ func classify(err error, peer, tool, op string) *failure.Error {
 	case errors.Is(err, a2ago.ErrServerError), errors.Is(err, a2ago.ErrInternalError):
 		return mk(failure.Transient, "the peer reported an internal error")
 	}
+	if m := httpStatus.FindStringSubmatch(err.Error()); m != nil {
+		code, _ := strconv.Atoi(m[1])
+		switch k := failure.FromHTTPStatus(code); k {
+		case failure.PermissionDenied:
+			return mk(k, fmt.Sprintf("the peer refused our credentials (HTTP %d)", code))
+		case failure.Unknown:
+		default:
+			return mk(k, fmt.Sprintf("the peer answered HTTP %d", code))
+		}
+	}
 	k := failure.KindOf(err)
 	if k == failure.Unknown {
 		s := err.Error()
@@ -293,6 +305,10 @@ func classify(err error, peer, tool, op string) *failure.Error {
 	}
 	return mk(k, "")
 }
+
+// httpStatus finds the status a2a-go's JSON-RPC client reports for a
+// non-200 answer.
+var httpStatus = regexp.MustCompile(`unexpected HTTP status: (\d{3})`)
 
 func firstLine(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {

@@ -1,0 +1,243 @@
+package a2a
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/switchboard-dev/switchboard/agent/failure"
+)
+
+func authServer(t *testing.T, extra ServerConfig) string {
+	extra.Auth = &Auth{
+		APIKeys:      map[string]string{"key-alice": "alice"},
+		BearerTokens: map[string]string{"tok-bob": "bob", "tok-mallory": "mallory"},
+		Authorize:    func(_ *http.Request, caller string) bool { return caller != "mallory" },
+	}
+	_, hs := newWorker(t, extra)
+	return hs.URL
+}
+
+// TestAuth covers AUTH-SERVER-002 (every operation authenticated) with
+// clear 401 and 403 answers on both bindings.
+func TestAuth_AUTH_SERVER_002(t *testing.T) {
+	base := authServer(t, ServerConfig{})
+	tests := []struct {
+		name   string
+		hdr    map[string]string
+		status int
+	}{
+		{"no credentials", nil, 401},
+		{"wrong bearer", map[string]string{"Authorization": "Bearer nope"}, 401},
+		{"wrong api key", map[string]string{"X-API-Key": "nope"}, 401},
+		{"refused caller", map[string]string{"Authorization": "Bearer tok-mallory"}, 403},
+		{"bearer", map[string]string{"Authorization": "Bearer tok-bob"}, 200},
+		{"api key", map[string]string{"X-API-Key": "key-alice"}, 200},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			hdr := map[string]string{"A2A-Version": "1.0"}
+			for k, v := range tc.hdr {
+				hdr[k] = v
+			}
+			resp, out := rawPost(t, base+JSONRPCPath, hdr, rpcSend)
+			if resp.StatusCode != tc.status {
+				t.Fatalf("JSON-RPC status %d, want %d (%v)", resp.StatusCode, tc.status, out)
+			}
+			if tc.status == 401 && resp.Header.Get("WWW-Authenticate") == "" {
+				t.Error("401 without WWW-Authenticate")
+			}
+			if tc.status != 200 {
+				e, _ := out["error"].(map[string]any)
+				if e == nil || e["message"] == "" {
+					t.Errorf("no JSON-RPC error body: %v", out)
+				}
+			}
+			resp, _ = rawPost(t, base+RESTPath+"/message:send", hdr, `{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hello"}]}}`)
+			if resp.StatusCode != tc.status {
+				t.Fatalf("REST status %d, want %d", resp.StatusCode, tc.status)
+			}
+		})
+	}
+	t.Run("card is public", func(t *testing.T) {
+		resp, err := http.Get(base + CardPath)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("%v %v", resp, err)
+		}
+		resp.Body.Close()
+	})
+}
+
+// TestAuthScope covers AUTH-SCOPE-001/002/003 and CORE-LIST-001: tasks are
+// scoped to their owner and hidden from others.
+func TestAuthScope_AUTH_SCOPE_002_003_CORE_LIST_001(t *testing.T) {
+	base := authServer(t, ServerConfig{})
+	ctx := ctxT(t)
+	for _, b := range bindings {
+		t.Run(string(b), func(t *testing.T) {
+			alice := clientFor(t, base, b, http.Header{"X-Api-Key": {"key-alice"}})
+			bob := clientFor(t, base, b, http.Header{"Authorization": {"Bearer tok-bob"}})
+			res, err := alice.SendMessage(ctx, textMsg("hello"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := res.(*a2ago.Task).ID
+			if _, err := bob.GetTask(ctx, &a2ago.GetTaskRequest{ID: id}); !errors.Is(err, a2ago.ErrTaskNotFound) {
+				t.Errorf("bob sees alice's task: %v", err)
+			}
+			if _, err := bob.CancelTask(ctx, &a2ago.CancelTaskRequest{ID: id}); !errors.Is(err, a2ago.ErrTaskNotFound) {
+				t.Errorf("bob cancels alice's task: %v", err)
+			}
+			l, err := bob.ListTasks(ctx, &a2ago.ListTasksRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tk := range l.Tasks {
+				if tk.ID == id {
+					t.Error("bob lists alice's task")
+				}
+			}
+			l, err = alice.ListTasks(ctx, &a2ago.ListTasksRequest{})
+			if err != nil || len(l.Tasks) == 0 {
+				t.Fatalf("alice's list = %v, %v", l, err)
+			}
+		})
+	}
+}
+
+// TestExtendedCard covers CARD-EXT-001: the extended card needs
+// authentication and is served to authenticated callers.
+func TestExtendedCard_CARD_EXT_001(t *testing.T) {
+	ext := &a2ago.AgentCard{Name: "worker (extended)", Description: "more", Version: "1",
+		SupportedInterfaces: []*a2ago.AgentInterface{{URL: "http://example.com", ProtocolBinding: a2ago.TransportProtocolJSONRPC, ProtocolVersion: "1.0"}}}
+	base := authServer(t, ServerConfig{ExtendedCard: ext})
+	ctx := ctxT(t)
+	for _, b := range bindings {
+		c := clientFor(t, base, b, http.Header{"Authorization": {"Bearer tok-bob"}})
+		card, err := c.GetExtendedAgentCard(ctx, &a2ago.GetExtendedAgentCardRequest{})
+		if err != nil || card.Name != "worker (extended)" {
+			t.Fatalf("%s: %v %v", b, card, err)
+		}
+	}
+	resp, _ := rawPost(t, base+JSONRPCPath, map[string]string{"A2A-Version": "1.0"},
+		`{"jsonrpc":"2.0","id":1,"method":"GetExtendedAgentCard","params":{}}`)
+	if resp.StatusCode != 401 {
+		t.Fatalf("anonymous extended card: %d", resp.StatusCode)
+	}
+}
+
+// TestWrongCredentials: a peer refusing our credentials is a typed
+// PermissionDenied failure, not a retry loop or a hang.
+func TestWrongCredentials(t *testing.T) {
+	base := authServer(t, ServerConfig{})
+	t.Setenv("SB_TEST_TOKEN", "not-the-token")
+	ctx := ctxT(t)
+	ts, err := NewToolset(ctx, ToolsetConfig{Peers: []Peer{{Name: "w", URL: base, BearerTokenEnv: "SB_TEST_TOKEN"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ts.Close()
+	tools, _ := ts.Tools(ctx)
+	_, err = tools[0].Call(ctx, []byte(`{"message":"hi"}`))
+	if !errors.Is(err, failure.PermissionDenied) {
+		t.Fatalf("err = %v", err)
+	}
+	if strings.Contains(failure.ModelText(failure.From(err)), "not-the-token") {
+		t.Fatal("the token leaked into the model's text")
+	}
+	t.Setenv("SB_TEST_TOKEN", "tok-bob")
+	ts2, err := NewToolset(ctx, ToolsetConfig{Peers: []Peer{{Name: "w", URL: base, BearerTokenEnv: "SB_TEST_TOKEN"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ts2.Close()
+	tools, _ = ts2.Tools(ctx)
+	if _, err := tools[0].Call(ctx, []byte(`{"message":"hi"}`)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPushConfigs covers PUSH-CREATE-001/002, PUSH-GET-001/002,
+// PUSH-LIST-001, PUSH-DEL-001/002 and PUSH-DELIVER-001/002/003.
+func TestPushConfigs_PUSH_CREATE_GET_LIST_DEL_DELIVER(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	var tokens []string
+	hook := newHookServer(t, func(body, token string) {
+		mu.Lock()
+		got = append(got, body)
+		tokens = append(tokens, token)
+		mu.Unlock()
+	})
+	_, hs := newWorker(t, ServerConfig{PushNotifications: true, AllowPrivatePush: true})
+	ctx := ctxT(t)
+	for _, b := range bindings {
+		t.Run(string(b), func(t *testing.T) {
+			c := clientFor(t, hs.URL, b, nil)
+			m := textMsg("slow push")
+			m.Config = &a2ago.SendMessageConfig{ReturnImmediately: true}
+			res, err := c.SendMessage(ctx, m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := res.(*a2ago.Task).ID
+			pc, err := c.CreateTaskPushConfig(ctx, &a2ago.PushConfig{TaskID: id, URL: hook, Token: "secret-token"})
+			if err != nil || pc.ID == "" {
+				t.Fatalf("create = %+v, %v", pc, err)
+			}
+			g, err := c.GetTaskPushConfig(ctx, &a2ago.GetTaskPushConfigRequest{TaskID: id, ID: pc.ID})
+			if err != nil || g.URL != hook {
+				t.Fatalf("get = %+v, %v", g, err)
+			}
+			if _, err := c.GetTaskPushConfig(ctx, &a2ago.GetTaskPushConfigRequest{TaskID: id, ID: "nope"}); err == nil {
+				t.Error("PUSH-GET-002: unknown config found")
+			}
+			l, err := c.ListTaskPushConfigs(ctx, &a2ago.ListTaskPushConfigRequest{TaskID: id})
+			if err != nil || len(l) != 1 {
+				t.Fatalf("list = %v, %v", l, err)
+			}
+			if _, err := c.CancelTask(ctx, &a2ago.CancelTaskRequest{ID: id}); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(20 * time.Second)
+			for {
+				mu.Lock()
+				n := 0
+				for _, body := range got {
+					if strings.Contains(body, string(id)) && strings.Contains(body, "TASK_STATE_CANCELED") {
+						n++
+					}
+				}
+				mu.Unlock()
+				if n > 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("PUSH-DELIVER-002: no delivery of the cancellation")
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			mu.Lock()
+			for _, tok := range tokens {
+				if tok != "secret-token" {
+					t.Errorf("PUSH-DELIVER-001: token header %q", tok)
+				}
+			}
+			mu.Unlock()
+			if err := c.DeleteTaskPushConfig(ctx, &a2ago.DeleteTaskPushConfigRequest{TaskID: id, ID: pc.ID}); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.DeleteTaskPushConfig(ctx, &a2ago.DeleteTaskPushConfigRequest{TaskID: id, ID: pc.ID}); err != nil {
+				t.Errorf("PUSH-DEL-002: second delete: %v", err)
+			}
+			if l, _ := c.ListTaskPushConfigs(ctx, &a2ago.ListTaskPushConfigRequest{TaskID: id}); len(l) != 0 {
+				t.Errorf("PUSH-DEL-001: configs remain: %v", l)
+			}
+		})
+	}
+}
