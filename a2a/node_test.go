@@ -1,0 +1,66 @@
+package a2a
+
+import (
+	"bufio"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// startNode runs an npm peer script from internal/npm and returns the port
+// it printed ("LISTENING <port>"). The script exits when its stdin closes;
+// the test's cleanup closes it and kills the process if needed.
+func startNode(t testing.TB, script string, args ...string) string {
+	t.Helper()
+	needNode(t)
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("npm peers not installed: run `make test` or `npm ci --prefix internal/npm`")
+	}
+	cmd := exec.Command("node", append([]string{script}, args...)...)
+	cmd.Dir = npmDir
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		_ = stdin.Close()
+		select {
+		case <-done:
+		case <-time.After(3 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if p, ok := strings.CutPrefix(sc.Text(), "LISTENING "); ok {
+				lines <- p
+			}
+		}
+		close(lines)
+	}()
+	select {
+	case p, ok := <-lines:
+		if !ok {
+			t.Fatalf("%s exited: %s", script, stderr.String())
+		}
+		return p
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s did not start: %s", script, stderr.String())
+	}
+	return ""
+}
