@@ -118,3 +118,36 @@ func TestOurClientVsJSServer(t *testing.T) {
 		})
 	}
 }
+
+// TestJSClientVsOurServer: an @a2a-js/sdk 1.3.0 client against our server,
+// over both bindings: send, stream, get, list, cancel, subscribe,
+// input-required, task-not-found.
+func TestJSClientVsOurServer(t *testing.T) {
+	needNode(t)
+	_, hs := newWorker(t, ServerConfig{})
+	for _, b := range []string{"JSONRPC", "HTTP+JSON"} {
+		t.Run(b, func(t *testing.T) {
+			out := runNode(t, "a2a-js-client.mjs", hs.URL, b)
+			checks := map[string]bool{}
+			for _, line := range strings.Split(out, "\n") {
+				var r struct {
+					Check  string `json:"check"`
+					OK     bool   `json:"ok"`
+					Detail any    `json:"detail"`
+				}
+				if json.Unmarshal([]byte(line), &r) != nil {
+					continue
+				}
+				checks[r.Check] = r.OK
+				if !r.OK {
+					t.Errorf("%s: %v", r.Check, r.Detail)
+				}
+			}
+			for _, c := range []string{"send", "stream", "get", "list", "cancel+subscribe", "input-required", "task-not-found"} {
+				if _, ok := checks[c]; !ok {
+					t.Errorf("check %s did not run; output:\n%s", c, out)
+				}
+			}
+		})
+	}
+}

@@ -64,3 +64,19 @@ func startNode(t testing.TB, script string, args ...string) string {
 	}
 	return ""
 }
+
+// runNode runs a finite npm script and returns its stdout.
+func runNode(t testing.TB, script string, args ...string) string {
+	t.Helper()
+	needNode(t)
+	ctx := ctxT(t)
+	cmd := exec.CommandContext(ctx, "node", append([]string{script}, args...)...)
+	cmd.Dir = npmDir
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s\n%s", script, err, out, stderr.String())
+	}
+	return string(out)
+}
