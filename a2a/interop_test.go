@@ -151,3 +151,30 @@ func TestJSClientVsOurServer(t *testing.T) {
 		})
 	}
 }
+
+// TestV03PeerThroughCompat: a 0.3 peer (@a2a-js/sdk 0.3.14) through
+// a2a-go's compatibility layer: its 0.3 card is read, the 0.3 JSON-RPC
+// binding chosen, the stream's chunks assembled.
+func TestV03PeerThroughCompat(t *testing.T) {
+	port := startNode(t, "a2a-v03-server.mjs")
+	ctx := ctxT(t)
+	for _, stream := range []bool{true, false} {
+		ts, err := NewToolset(ctx, ToolsetConfig{Peers: []Peer{{Name: "old", URL: "http://127.0.0.1:" + port, NoStreaming: !stream}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		card, _ := ts.Card("old")
+		if card.SupportedInterfaces[0].ProtocolVersion != "0.3.0" && card.SupportedInterfaces[0].ProtocolVersion != "0.3" {
+			t.Fatalf("interfaces = %+v", card.SupportedInterfaces[0])
+		}
+		tools, _ := ts.Tools(ctx)
+		res, err := tools[0].Call(ctx, json.RawMessage(`{"message":"from go"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(res.Text(), "v03 echo: from go") {
+			t.Fatalf("stream=%v: %q", stream, res.Text())
+		}
+		ts.Close()
+	}
+}
