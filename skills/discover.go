@@ -15,6 +15,9 @@ import (
 // skillFile is the name of a skill's main file.
 const skillFile = "SKILL.md"
 
+// errNotRegular: a SKILL.md that is not a regular file (a folder, a device).
+var errNotRegular = errors.New("not a regular file")
+
 // cacheEntry is what is known of one SKILL.md, valid while its
 // modification time and size are unchanged.
 type cacheEntry struct {
@@ -117,8 +120,8 @@ func (l *loader) walkOS(idx int, r Root, dir, realDir string, depth int) {
 		if skipFolder(name) {
 			continue
 		}
-		full := filepath.Join(dir, name)
-		real := filepath.Join(realDir, name)
+		full := dir + string(filepath.Separator) + name
+		real := realDir + string(filepath.Separator) + name
 		typ := e.Type()
 		if typ&fs.ModeSymlink != 0 {
 			st, err := os.Stat(full)
@@ -153,22 +156,18 @@ func (l *loader) walkOS(idx int, r Root, dir, realDir string, depth int) {
 
 // loadOS loads dir/SKILL.md if there is one, and reports whether there was.
 func (l *loader) loadOS(idx int, r Root, dir, folder string) bool {
-	file := filepath.Join(dir, skillFile)
-	f, err := os.Open(file)
+	file := dir + string(filepath.Separator) + skillFile
+	f, mod, size, err := openSkillFile(file)
 	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
+		if !errors.Is(err, fs.ErrNotExist) && err != errNotRegular {
 			l.found = append(l.found, found{key: file, err: loadError(file, 0, err, "")})
 			return true
 		}
 		return false
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || st.IsDir() {
-		return false
-	}
 	l.dirs = append(l.dirs, dir)
-	l.load(idx, r, file, file, dir, folder, st, f)
+	l.load(idx, r, file, file, dir, folder, mod, size, f)
 	return true
 }
 
@@ -227,21 +226,21 @@ func (l *loader) loadFS(idx int, r Root, dir, folder string) bool {
 	if err != nil || st.IsDir() {
 		return false
 	}
-	l.load(idx, r, fmt.Sprintf("%d:%s", idx, p), l.fsName(r, p), dir, folder, st, f)
+	l.load(idx, r, fmt.Sprintf("%d:%s", idx, p), l.fsName(r, p), dir, folder, st.ModTime(), st.Size(), f)
 	return true
 }
 
 // load reads one SKILL.md's metadata, or reuses the cached one when the
 // file's modification time and size are unchanged.
-func (l *loader) load(idx int, r Root, key, file, dir, folder string, st fs.FileInfo, f io.Reader) {
-	if e := l.old[key]; e != nil && e.modTime.Equal(st.ModTime()) && e.size == st.Size() {
+func (l *loader) load(idx int, r Root, key, file, dir, folder string, mod time.Time, size int64, f io.Reader) {
+	if e := l.old[key]; e != nil && e.modTime.Equal(mod) && e.size == size {
 		l.cache[key] = e
 		l.found = append(l.found, found{skill: e.skill, err: e.err, key: key})
 		return
 	}
-	e := &cacheEntry{modTime: st.ModTime(), size: st.Size()}
-	if st.Size() > l.cfg.MaxSkillBytes {
-		e.err = loadError(file, 0, ErrTooLarge, fmt.Sprintf("%d bytes, over the cap of %d (Config.MaxSkillBytes)", st.Size(), l.cfg.MaxSkillBytes))
+	e := &cacheEntry{modTime: mod, size: size}
+	if size > l.cfg.MaxSkillBytes {
+		e.err = loadError(file, 0, ErrTooLarge, fmt.Sprintf("%d bytes, over the cap of %d (Config.MaxSkillBytes)", size, l.cfg.MaxSkillBytes))
 	} else {
 		e.skill, e.err = l.read(f, file, folder)
 	}

@@ -194,8 +194,11 @@ func TestScripts(t *testing.T) {
 	if n := ask.count(); n != 2 {
 		t.Errorf("%d permission asks, want 2 (one per script that could run)", n)
 	}
-	if e := ask.asked[0]; e.Kind != agent.ElicitPermission || e.Source.Kind != "skill" || e.Source.Name != "tools" || !strings.Contains(e.Message, "scripts/hello.sh") {
-		t.Errorf("ask %+v", e)
+	for _, e := range ask.asked { // the calls ran in parallel: any order
+		if e.Kind != agent.ElicitPermission || e.Source.Kind != "skill" || e.Source.Name != "tools" || e.Tool != ToolRunScript ||
+			!(strings.Contains(e.Message, "scripts/hello.sh") || strings.Contains(e.Message, "scripts/loud.sh")) {
+			t.Errorf("ask %+v", e)
+		}
 	}
 
 	// Declined.

@@ -187,18 +187,19 @@ func firstBad(data []byte) func(file string) error {
 
 // fill sets the skill's fields from the decoded frontmatter.
 func (s *Skill) fill(m yaml.MapSlice, lineOf func(string) int, warn func(int, Code, string, ...any)) error {
-	seen := make(map[string]bool, len(m))
 	var name, desc any
 	var hasName, hasDesc bool
-	for _, item := range m {
+	for i, item := range m {
 		key, ok := item.Key.(string)
 		if !ok {
 			key = fmt.Sprint(item.Key)
 		}
-		if seen[key] {
-			warn(lineOf(key), WarnDuplicateKey, "the key %q is given more than once; the last value is used", key)
+		for _, prev := range m[:i] {
+			if prev.Key == item.Key {
+				warn(lineOf(key), WarnDuplicateKey, "the key %q is given more than once; the last value is used", key)
+				break
+			}
 		}
-		seen[key] = true
 		v := item.Value
 		switch key {
 		case "name":

@@ -2,12 +2,14 @@ package skills
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"hash/fnv"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -230,10 +232,13 @@ func (t *Toolset) Reload(ctx context.Context) (bool, error) {
 		}
 	}
 	h := fnv.New64a()
+	var num [16]byte
 	for _, f := range l.found {
-		fmt.Fprintf(h, "%s\x00", f.key)
+		h.Write([]byte(f.key))
 		if e := l.cache[f.key]; e != nil {
-			fmt.Fprintf(h, "%d\x00%d\x00", e.modTime.UnixNano(), e.size)
+			binary.LittleEndian.PutUint64(num[:8], uint64(e.modTime.UnixNano()))
+			binary.LittleEndian.PutUint64(num[8:], uint64(e.size))
+			h.Write(num[:])
 		}
 		if f.err != nil {
 			s.errs = append(s.errs, f.err)
@@ -253,12 +258,11 @@ func (t *Toolset) Reload(ctx context.Context) (bool, error) {
 		s.skills = append(s.skills, sk)
 		s.warnings = append(s.warnings, sk.Warnings...)
 	}
-	sort.SliceStable(s.skills, func(i, j int) bool {
-		a, b := s.skills[i], s.skills[j]
+	slices.SortStableFunc(s.skills, func(a, b *Skill) int {
 		if a.rootIdx != b.rootIdx {
-			return a.rootIdx < b.rootIdx
+			return a.rootIdx - b.rootIdx
 		}
-		return a.Name < b.Name
+		return strings.Compare(a.Name, b.Name)
 	})
 	s.sum = h.Sum64()
 	changed := prev == nil || prev.sum != s.sum
