@@ -17,9 +17,8 @@ const (
 )
 
 // request sends a request envelope to subject and decodes the reply. The
-// call is bounded by ctx's deadline or by def; it runs through the failure
-// policy under key (transient failures are retried, the source is guarded
-// by a circuit breaker).
+// call is bounded by ctx's deadline or by def. A retryable failure is
+// retried through the failure policy under key.
 func request[Req, Res any](ctx context.Context, b *Bus, key failure.Key, subject, op string, def time.Duration,
 	payload Req, decode func([]byte, string) (Res, error)) (Res, error) {
 	var res Res
@@ -34,7 +33,7 @@ func request[Req, Res any](ctx context.Context, b *Bus, key failure.Key, subject
 		return res, &failure.Error{Kind: failure.InvalidArgs, Source: failure.SourceBus, Op: op, Err: err,
 			Message: "the request could not be encoded"}
 	}
-	err = b.policy.Execute(ctx, key, func(ctx context.Context) error {
+	attempt := func(ctx context.Context) error {
 		msg, err := b.nc.RequestWithContext(ctx, subject, data)
 		if err != nil {
 			fe := classify(err, op).(*failure.Error)
@@ -58,7 +57,15 @@ func request[Req, Res any](ctx context.Context, b *Bus, key failure.Key, subject
 		}
 		res = r
 		return nil
-	})
+	}
+	// The first attempt goes straight out (the hot path stays lean); a
+	// retryable failure (a reconnecting connection, a responder's transient
+	// failure) is retried through the failure policy, with backoff and the
+	// circuit breaker of key.
+	err = attempt(ctx)
+	if err != nil && failure.From(err).Retryable && ctx.Err() == nil {
+		err = b.policy.Execute(ctx, key, attempt)
+	}
 	return res, err
 }
 
