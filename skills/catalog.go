@@ -132,6 +132,9 @@ func omittedNote(n int) string {
 	if n == 0 {
 		return ""
 	}
+	if n == 1 {
+		return "\n(1 more skill is installed but not listed, for lack of space.)"
+	}
 	return fmt.Sprintf("\n(%d more skills are installed but not listed, for lack of space.)", n)
 }
 
