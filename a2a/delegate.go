@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/bus"
 )
 
 // delegateTool sends the model's message to a peer (optionally naming a
@@ -41,7 +42,7 @@ func (t *delegateTool) Call(ctx context.Context, raw json.RawMessage) (*agent.Re
 		msg.SetMeta("skill", t.skill)
 	}
 	call, _ := agent.CallFromContext(ctx)
-	d := &delegation{r: t.r, tool: t.spec.Name, st: newTaskState(), call: call}
+	d := &delegation{r: t.r, tool: t.spec.Name, st: newTaskState(), call: call, ctx: ctx}
 	return d.run(ctx, msg)
 }
 
@@ -52,6 +53,7 @@ type delegation struct {
 	tool string
 	st   *taskState
 	call *agent.Call // nil outside an agent run
+	ctx  context.Context
 }
 
 func (d *delegation) fail(kind failure.Kind, op, msg string, err error) *failure.Error {
@@ -277,5 +279,30 @@ func (d *delegation) apply(ev a2ago.Event) error {
 	if p := d.st.apply(ev); p != nil {
 		d.call.ReportProgress(*p) // nil-safe outside a run
 	}
+	d.publish(ev)
 	return nil
 }
+
+// publish puts a remote task update on the bus, when one is configured. A
+// failure to publish is handled by the policy and does not fail the call.
+func (d *delegation) publish(ev a2ago.Event) {
+	b := d.r.ts.cfg.Bus
+	if b == nil || d.st.id == "" {
+		return
+	}
+	data, err := json.Marshal(a2ago.StreamResponse{Event: ev})
+	if err != nil {
+		return
+	}
+	u := bus.TaskUpdate{Task: string(d.st.id), Context: d.st.contextID, Kind: bus.TaskStatus,
+		State: busState(d.st.state), Final: d.st.state.Terminal(), Message: d.st.statusText, Data: data}
+	if _, ok := ev.(*a2ago.TaskArtifactUpdateEvent); ok {
+		u.Kind, u.Final, u.Message = bus.TaskArtifact, false, ""
+	}
+	if err := b.PublishTask(context.WithoutCancel(d.ctx), u); err != nil {
+		d.r.ts.cfg.Policy.Handle(d.ctx, err)
+	}
+}
+
+// busState is a task state as the bus names it ("input-required").
+func busState(s a2ago.TaskState) string { return strings.ReplaceAll(stateWord(s), " ", "-") }

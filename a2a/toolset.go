@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/bus"
 )
 
 // ToolsetConfig configures a Toolset. Zero values mean defaults.
@@ -37,6 +38,9 @@ type ToolsetConfig struct {
 	// CancelTimeout bounds the CancelTask sent when a call is cancelled
 	// (default 5s).
 	CancelTimeout time.Duration
+	// Bus, if set, receives every remote task update on
+	// <prefix>.a2a.tasks.<task> (JetStream, replayable).
+	Bus *bus.Bus
 }
 
 // Toolset is the delegation tools of a set of A2A peers.
