@@ -1,0 +1,67 @@
+package skills
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestSymlinkedFolders: symbolic links to skill folders are followed and
+// each folder is loaded once, whichever root reaches it; a link loop ends.
+func TestSymlinkedFolders(t *testing.T) {
+	base := t.TempDir()
+	project, user, elsewhere := filepath.Join(base, "project"), filepath.Join(base, "user"), filepath.Join(base, "elsewhere")
+	for _, d := range []string{project, user, elsewhere} {
+		os.MkdirAll(d, 0o755)
+	}
+	writeSkill(t, elsewhere, "linked", "name: linked\ndescription: Lives outside the roots.\n", "Body.\n")
+	if err := os.Symlink(filepath.Join(elsewhere, "linked"), filepath.Join(project, "linked")); err != nil {
+		t.Skip("symlinks unavailable:", err)
+	}
+	os.Symlink(filepath.Join(elsewhere, "linked"), filepath.Join(user, "linked-again"))
+	os.Symlink(project, filepath.Join(project, "loop"))
+	os.Symlink(filepath.Join(base, "missing"), filepath.Join(project, "broken"))
+
+	ts, err := New(context.Background(), Config{Roots: []Root{{Path: project}, {Path: user}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(ts.Skills()); n != 1 {
+		t.Fatalf("%d skills, want 1: %v", n, ts.Skills())
+	}
+	if len(ts.Shadowed()) != 0 {
+		t.Errorf("the same folder reached twice is not shadowing: %v", ts.Shadowed())
+	}
+	found := false
+	for _, w := range ts.Warnings() {
+		if w.Code == WarnDiscovery && filepath.Base(w.File) == "broken" {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("broken link not reported: %v", ts.Warnings())
+	}
+	a, err := ts.Activate(context.Background(), "linked")
+	if err != nil || a.Body.Markdown != "Body.\n" {
+		t.Fatalf("activate through a link: %v %v", a, err)
+	}
+}
+
+// TestBodyRefused: the body is read on activation, so a NUL byte or
+// invalid UTF-8 after the frontmatter refuses the activation.
+func TestBodyRefused(t *testing.T) {
+	root := t.TempDir()
+	writeSkill(t, root, "nul-body", "name: nul-body\ndescription: d\n", "text\x00more\n")
+	writeSkill(t, root, "latin1-body", "name: latin1-body\ndescription: d\n", "caf\xe9\n")
+	ts, err := New(context.Background(), Config{Roots: []Root{{Path: root}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]error{"nul-body": ErrBinary, "latin1-body": ErrNotUTF8} {
+		if _, err := ts.Activate(context.Background(), name); !errors.Is(err, want) {
+			t.Errorf("%s: %v, want %v", name, err, want)
+		}
+	}
+}
