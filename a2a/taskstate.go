@@ -297,7 +297,7 @@ func classify(err error, peer, tool, op string) *failure.Error {
 		s := err.Error()
 		switch {
 		case strings.Contains(s, "unmarshal"), strings.Contains(s, "decode"), strings.Contains(s, "invalid character"),
-			strings.Contains(s, "unexpected"):
+			strings.Contains(s, "unexpected"), strings.Contains(s, "violates"), strings.Contains(s, "unknown event"):
 			k = failure.Protocol
 		default:
 			k = failure.Transient
