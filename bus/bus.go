@@ -68,6 +68,9 @@ type Config struct {
 	// temporary directory removed by Close).
 	StoreDir string
 
+	// InOrder connects to URLs in the order given (the first is preferred,
+	// e.g. the local node) instead of in random order.
+	InOrder bool
 	// MaxReconnects bounds reconnect attempts to an external server
 	// (default: forever; a negative value also means forever).
 	MaxReconnects int
@@ -244,6 +247,9 @@ func (b *Bus) connect() error {
 	case cfg.User != "":
 		opts = append(opts, nats.UserInfo(cfg.User, cfg.Password))
 	}
+	if cfg.InOrder {
+		opts = append(opts, nats.DontRandomize())
+	}
 	url := strings.Join(cfg.URLs, ",")
 	if len(cfg.URLs) == 0 {
 		if err := b.startServer(); err != nil {
@@ -327,10 +333,26 @@ func (b *Bus) ensureStream(ctx context.Context) error {
 		Storage:     storage,
 		Discard:     jetstream.DiscardOld,
 	}
-	err := b.policy.Execute(ctx, failure.Key{Source: failure.SourceBus, Name: "jetstream"}, func(ctx context.Context) error {
-		_, err := b.js.CreateOrUpdateStream(ctx, sc)
+	// A cluster that is still electing its JetStream leader does not answer:
+	// each attempt is short, and a timeout then is a transient failure, so
+	// the attempts go on until ctx is done.
+	attempt := func(ctx context.Context) error {
+		actx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		_, err := b.js.CreateOrUpdateStream(actx, sc)
+		if err != nil && ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout)) {
+			return &failure.Error{Kind: failure.Transient, Source: failure.SourceBus, Op: "create stream", Err: err,
+				Message: "JetStream did not answer (a cluster may still be electing its leader)"}
+		}
 		return classify(err, "create stream")
-	})
+	}
+	var err error
+	for {
+		err = b.policy.Execute(ctx, failure.Key{Source: failure.SourceBus, Name: "jetstream"}, attempt)
+		if err == nil || ctx.Err() != nil || !failure.From(err).Retryable {
+			break
+		}
+	}
 	if err != nil {
 		return b.wrap(err, "create stream", "the bus stream could not be created")
 	}

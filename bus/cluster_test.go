@@ -1,0 +1,209 @@
+package bus_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/bus"
+)
+
+// freePorts reserves n loopback ports for the cluster listeners (the routes
+// must name every node before any starts).
+func freePorts(t *testing.T, n int) []int {
+	t.Helper()
+	var ports []int
+	var ls []net.Listener
+	for i := 0; i < n; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	for _, l := range ls {
+		l.Close()
+	}
+	return ports
+}
+
+// startCluster starts three nats-servers clustered over loopback routes,
+// JetStream on, each with its own store directory.
+func startCluster(t *testing.T) []*server.Server {
+	t.Helper()
+	routePorts := freePorts(t, 3)
+	var routes []string
+	for _, p := range routePorts {
+		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", p))
+	}
+	var nodes []*server.Server
+	for i := 0; i < 3; i++ {
+		opts := &server.Options{
+			ServerName: fmt.Sprintf("node-%d", i), Host: "127.0.0.1", Port: server.RANDOM_PORT,
+			JetStream: true, StoreDir: t.TempDir(), NoSigs: true, NoLog: true,
+			Cluster: server.ClusterOpts{Name: "switchboard-test", Host: "127.0.0.1", Port: routePorts[i]},
+			Routes:  server.RoutesFromStr(fmt.Sprintf("%s,%s,%s", routes[0], routes[1], routes[2])),
+		}
+		s, err := server.NewServer(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Start()
+		nodes = append(nodes, s)
+		t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+	}
+	for _, s := range nodes {
+		if !s.ReadyForConnections(10 * time.Second) {
+			t.Fatalf("%s not ready", s.Name())
+		}
+	}
+	// Wait for the JetStream meta group to elect a leader.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		for _, s := range nodes {
+			if s.JetStreamIsLeader() {
+				return nodes
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no JetStream meta leader after 20s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// connect opens a bus on the cluster, first through node i, retrying while
+// the JetStream meta group elects its leader.
+func connect(t *testing.T, ctx context.Context, nodes []*server.Server, i int) *bus.Bus {
+	t.Helper()
+	urls := []string{nodes[i].ClientURL()}
+	for j, n := range nodes {
+		if j != i {
+			urls = append(urls, n.ClientURL())
+		}
+	}
+	for {
+		b, err := bus.New(ctx, bus.Config{URLs: urls, InOrder: true, ReconnectWait: 100 * time.Millisecond,
+			Stream: bus.StreamConfig{Replicas: 3, MaxAge: time.Hour},
+			Policy: failure.NewPolicy(failure.PolicyConfig{InitialBackoff: 50 * time.Millisecond, BreakerFailures: 1000})})
+		if err == nil {
+			t.Cleanup(func() { b.Close(context.Background()) })
+			return b
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("connecting through node %d: %v", i, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func TestClusterSurvivesNodeLoss(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test skipped in -short mode")
+	}
+	ctx := ctxT(t, 60*time.Second)
+	start := time.Now()
+	step := func(what string) { t.Logf("%6.2fs %s", time.Since(start).Seconds(), what) }
+	nodes := startCluster(t)
+	step("cluster started")
+	client := connect(t, ctx, nodes, 0)
+	respA := connect(t, ctx, nodes, 1)
+	respB := connect(t, ctx, nodes, 2)
+	step("buses connected")
+
+	var byA, byB atomic.Int64
+	serveCounting := func(b *bus.Bus, n *atomic.Int64, name string) {
+		_, err := b.ServeSampling(ctx, agent.SamplerFunc(func(_ context.Context, req agent.SamplingRequest) (agent.SamplingResult, error) {
+			n.Add(1)
+			return agent.SamplingResult{Model: name, Text: req.Messages[0].Text}, nil
+		}), bus.ServeOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	serveCounting(respA, &byA, "A")
+	serveCounting(respB, &byB, "B")
+
+	kv, err := bus.OpenKV[task](ctx, client, bus.KVConfig{Bucket: "cluster_tasks", Replicas: 3})
+	for err != nil && ctx.Err() == nil { // the stream leader may still be electing
+		time.Sleep(200 * time.Millisecond)
+		kv, err = bus.OpenKV[task](ctx, client, bus.KVConfig{Bucket: "cluster_tasks", Replicas: 3})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(ctx, "task.before", task{State: "working"}); err != nil {
+		t.Fatal(err)
+	}
+	step("kv written")
+
+	ask := func(n int) {
+		t.Helper()
+		for i := 0; i < n; i++ {
+			rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			res, err := client.Sampler().Sample(rctx, samplingRequest(fmt.Sprint(i)))
+			cancel()
+			if err != nil {
+				t.Fatalf("request %d: %v", i, err)
+			}
+			if res.Text != fmt.Sprint(i) {
+				t.Fatalf("request %d answered %q", i, res.Text)
+			}
+		}
+	}
+	// Wait until both responders' interest reached the client's node.
+	for byA.Load() == 0 || byB.Load() == 0 {
+		if ctx.Err() != nil {
+			t.Fatalf("load never reached both responders: A=%d B=%d", byA.Load(), byB.Load())
+		}
+		ask(10)
+	}
+
+	step("both responders answered")
+	// Lose the node responder B is connected to.
+	if got := respB.Conn().ConnectedServerName(); got != "node-2" {
+		t.Fatalf("responder B is connected to %q, want node-2", got)
+	}
+	nodes[2].Shutdown()
+	nodes[2].WaitForShutdown()
+	beforeA, beforeB := byA.Load(), byB.Load()
+	step("node 2 shut down")
+	ask(40)
+	step("40 answered after the loss")
+	if byA.Load()+byB.Load()-beforeA-beforeB != 40 {
+		t.Errorf("after the loss: answered %d, want 40", byA.Load()+byB.Load()-beforeA-beforeB)
+	}
+	// B reconnects to a surviving node and takes its share again.
+	for byB.Load() == beforeB {
+		if ctx.Err() != nil {
+			t.Fatal("responder B never answered again after reconnecting")
+		}
+		ask(10)
+	}
+
+	step("B answered again")
+	if got := respB.Conn().ConnectedServerName(); got == "node-2" || got == "" {
+		t.Errorf("responder B is connected to %q after node-2 was lost", got)
+	}
+	// The value written before the loss is still readable, through another node.
+	kvA, err := bus.OpenKV[task](ctx, respA, bus.KVConfig{Bucket: "cluster_tasks", Replicas: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := kvA.Get(ctx, "task.before")
+	if err != nil || e.Value.State != "working" {
+		t.Fatalf("after the loss: Get = %+v, %v", e, err)
+	}
+	// And the replicated KV still takes writes with two of three nodes.
+	if _, err := kvA.Update(ctx, "task.before", task{State: "completed"}, e.Revision); err != nil {
+		t.Fatalf("update after the loss: %v", err)
+	}
+}
