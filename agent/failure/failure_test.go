@@ -1,0 +1,205 @@
+package failure_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/agent/failure"
+)
+
+func TestClassification(t *testing.T) {
+	cases := []struct {
+		name string
+		err  error
+		want failure.Kind
+	}{
+		{"deadline", context.DeadlineExceeded, failure.Timeout},
+		{"cancel", fmt.Errorf("op: %w", context.Canceled), failure.Canceled},
+		{"eof", io.ErrUnexpectedEOF, failure.Transient},
+		{"reset", &net.OpError{Op: "read", Err: syscall.ECONNRESET}, failure.Transient},
+		{"refused", fmt.Errorf("dial: %w", syscall.ECONNREFUSED), failure.Transient},
+		{"typed", fmt.Errorf("wrapped: %w", failure.New(failure.PermissionDenied, failure.SourceMCP, "no")), failure.PermissionDenied},
+		{"kind as error", fmt.Errorf("x: %w", failure.Declined), failure.Declined},
+		{"plain", errors.New("plain"), failure.Unknown},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := failure.KindOf(tc.err); got != tc.want {
+				t.Fatalf("KindOf = %s, want %s", got, tc.want)
+			}
+			if fe := failure.From(tc.err); !errors.Is(fe, tc.want) {
+				t.Fatalf("errors.Is(From(err), %s) is false", tc.want)
+			}
+		})
+	}
+}
+
+func TestErrorIsAs(t *testing.T) {
+	cause := errors.New("socket closed")
+	err := fmt.Errorf("calling: %w", &failure.Error{Kind: failure.Transient, Source: failure.SourceMCP, Name: "files", Tool: "mcp__files__read", Err: cause})
+	if !errors.Is(err, failure.Transient) || errors.Is(err, failure.Timeout) {
+		t.Fatal("errors.Is by kind is wrong")
+	}
+	if !errors.Is(err, cause) {
+		t.Fatal("cause not reachable")
+	}
+	var fe *failure.Error
+	if !errors.As(err, &fe) || fe.Name != "files" {
+		t.Fatal("errors.As failed")
+	}
+	if got := fe.Error(); got != `mcp/files: tool mcp__files__read: transient: socket closed` {
+		t.Errorf("Error() = %q", got)
+	}
+	var k failure.Kind
+	if err := k.UnmarshalText([]byte("permission_denied")); err != nil || k != failure.PermissionDenied {
+		t.Errorf("UnmarshalText: %v %v", k, err)
+	}
+}
+
+func TestHTTPStatus(t *testing.T) {
+	for code, want := range map[int]failure.Kind{429: failure.Transient, 503: failure.Transient, 500: failure.Transient,
+		401: failure.PermissionDenied, 403: failure.PermissionDenied, 400: failure.Protocol, 408: failure.Timeout, 200: failure.Unknown} {
+		if got := failure.FromHTTPStatus(code); got != want {
+			t.Errorf("%d: %s, want %s", code, got, want)
+		}
+	}
+}
+
+func TestRedact(t *testing.T) {
+	cases := map[string]string{
+		"Authorization: Bearer abcdefghijklmnop":    "Authorization: [REDACTED]",
+		"key sk-proj-abcdefghijklmnopqrstuv failed": "key [REDACTED] failed",
+		"dial https://user:pass@example.com/x":      "dial https://[REDACTED]@example.com/x",
+		"api_key=12345 other=1":                     "api_key=[REDACTED] other=1",
+		"password: hunter2":                         "password: [REDACTED]",
+		"nothing secret here":                       "nothing secret here",
+	}
+	for in, want := range cases {
+		if got := failure.Redact(in); got != want {
+			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := failure.Redact(strings.Repeat("x", 5000)); len(got) > 2010 {
+		t.Errorf("not capped: %d", len(got))
+	}
+}
+
+func TestModelTextNeverLeaksCause(t *testing.T) {
+	e := &failure.Error{Kind: failure.Transient, Source: failure.SourceA2A, Name: "peer", Tool: "ask_peer",
+		Err: errors.New("GET https://u:secretpw@peer/x: token=abc123 refused")}
+	got := failure.ModelText(e)
+	if strings.Contains(got, "secretpw") || strings.Contains(got, "abc123") {
+		t.Fatalf("leak: %q", got)
+	}
+	for _, k := range []failure.Kind{failure.InvalidArgs, failure.UnknownTool, failure.ToolError, failure.PermissionDenied,
+		failure.Declined, failure.Timeout, failure.Unavailable, failure.Protocol, failure.Rejected, failure.Panic, failure.Budget} {
+		if txt := failure.ModelText(&failure.Error{Kind: k, Tool: "t"}); !strings.HasPrefix(txt, "Error") {
+			t.Errorf("%s: %q", k, txt)
+		}
+	}
+}
+
+func TestDefaultActions(t *testing.T) {
+	for k, want := range map[failure.Kind]failure.Action{
+		failure.Transient: failure.Report, failure.InvalidArgs: failure.Report, failure.UnknownTool: failure.Report,
+		failure.ToolError: failure.Report, failure.PermissionDenied: failure.Report, failure.Declined: failure.Report,
+		failure.Timeout: failure.Report, failure.Unavailable: failure.Report,
+		failure.Budget: failure.Abort, failure.Panic: failure.Abort, failure.Canceled: failure.Abort, failure.Model: failure.Abort,
+	} {
+		if got := failure.DefaultAction(k); got != want {
+			t.Errorf("%s: %s, want %s", k, got, want)
+		}
+	}
+}
+
+func TestPolicyRetryAndBreaker(t *testing.T) {
+	var reported atomic.Int32
+	var transitions []string
+	p := failure.NewPolicy(failure.PolicyConfig{InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond,
+		MaxAttempts: 3, BreakerFailures: 3, BreakerCooldown: 20 * time.Millisecond,
+		OnFailure:     func(context.Context, failure.Outcome) { reported.Add(1) },
+		OnStateChange: func(_ failure.Key, from, to string) { transitions = append(transitions, from+"->"+to) }})
+	key := failure.Key{Source: failure.SourceMCP, Name: "srv"}
+	ctx := context.Background()
+
+	// Non-retryable kinds run once and do not trip the breaker.
+	n := 0
+	err := p.Execute(ctx, key, func(context.Context) error { n++; return failure.New(failure.InvalidArgs, "", "bad") })
+	if n != 1 || !errors.Is(err, failure.InvalidArgs) {
+		t.Fatalf("invalid args: %d attempts, %v", n, err)
+	}
+	// Transient failures are retried; the source name is filled in.
+	n = 0
+	err = p.Execute(ctx, key, func(context.Context) error { n++; return io.ErrUnexpectedEOF })
+	var fe *failure.Error
+	if n != 3 || !errors.As(err, &fe) || fe.Kind != failure.Transient || fe.Name != "srv" {
+		t.Fatalf("transient: %d attempts, %v", n, err)
+	}
+	if p.Available(key) {
+		t.Fatal("circuit should be open after consecutive failures")
+	}
+	n = 0
+	err = p.Execute(ctx, key, func(context.Context) error { n++; return nil })
+	if n != 0 || !errors.Is(err, failure.Unavailable) {
+		t.Fatalf("open circuit: %d attempts, %v", n, err)
+	}
+	time.Sleep(40 * time.Millisecond)
+	if err := p.Execute(ctx, key, func(context.Context) error { return nil }); err != nil {
+		t.Fatalf("after cooldown: %v", err)
+	}
+	if !p.Available(key) {
+		t.Fatal("circuit did not close")
+	}
+	if len(transitions) != 3 {
+		t.Errorf("transitions %v", transitions)
+	}
+	o := p.Handle(ctx, err2())
+	if o.Action != failure.Abort || reported.Load() != 1 {
+		t.Errorf("handle: %+v reported %d", o, reported.Load())
+	}
+	// A cancelled context stops retrying at once.
+	cctx, cancel := context.WithCancel(ctx)
+	n = 0
+	err = p.Execute(cctx, failure.Key{Source: failure.SourceMCP, Name: "other"}, func(context.Context) error {
+		n++
+		cancel()
+		return io.ErrUnexpectedEOF
+	})
+	if n != 1 || err == nil {
+		t.Fatalf("cancel: %d attempts, %v", n, err)
+	}
+}
+
+func err2() error { return &failure.Error{Kind: failure.Panic, Err: &failure.PanicError{Value: "x"}} }
+
+func ExampleKindOf() {
+	err := fmt.Errorf("reading: %w", context.DeadlineExceeded)
+	fmt.Println(failure.KindOf(err), errors.Is(failure.From(err), failure.Timeout))
+	// Output: timeout true
+}
+
+func ExampleNewPolicy() {
+	p := failure.NewPolicy(failure.PolicyConfig{MaxAttempts: 2, InitialBackoff: time.Millisecond})
+	attempts := 0
+	err := p.Execute(context.Background(), failure.Key{Source: failure.SourceMCP, Name: "files"}, func(context.Context) error {
+		attempts++
+		if attempts == 1 {
+			return io.ErrUnexpectedEOF // transient: retried
+		}
+		return nil
+	})
+	fmt.Println(attempts, err)
+	o := p.Handle(context.Background(), failure.New(failure.PermissionDenied, failure.SourceAgent, "denied by rule"))
+	fmt.Println(o.Action, o.ModelText)
+	// Output:
+	// 2 <nil>
+	// report Error (permission_denied) from the tool: denied by rule
+}
