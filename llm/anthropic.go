@@ -1,0 +1,321 @@
+package llm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/rs/zerolog"
+	"github.com/switchboard-dev/switchboard/agent/failure"
+)
+
+// Defaults of the Anthropic provider.
+const (
+	// DefaultAnthropicModel is the model used when none is configured.
+	DefaultAnthropicModel = "claude-sonnet-4-5"
+	// DefaultAnthropicBaseURL is the Anthropic API's base URL.
+	DefaultAnthropicBaseURL = "https://api.anthropic.com"
+	// AnthropicVersion is the anthropic-version header sent with every
+	// request.
+	AnthropicVersion = "2023-06-01"
+	// defaultMaxTokens is the answer cap when neither the request nor the
+	// Config sets one (the Messages API requires max_tokens).
+	defaultMaxTokens = 4096
+)
+
+// Anthropic is a Model that speaks Anthropic's Messages API
+// (POST /v1/messages, JSON or server-sent events) with net/http.
+//
+// It does not go through langchaingo's anthropic provider because that
+// provider (v0.1.14) converts an assistant message by looking at its first
+// part only (handleAIMessage reads msg.Parts[0]), and a tool message the
+// same way (handleToolMessage): an assistant turn with text and a tool call,
+// or with parallel tool calls, loses every part after the first when the
+// conversation is sent back, and the API then rejects the tool results
+// that answer the dropped tool_use blocks. The conversion happens in an
+// unexported function on the way to an internal client, so it cannot be
+// fixed by splitting messages on our side either: two consecutive assistant
+// messages would survive, but the parallel tool results must go back as
+// several tool_result blocks in one user message, which that provider
+// cannot produce. Speaking the API directly is about as much code as the
+// workaround and keeps every block: an assistant turn becomes one message
+// with its text block and all its tool_use blocks, and the results of one
+// turn become one user message with a tool_result block each (is_error
+// kept). Consecutive messages of the same role are merged, as the API
+// requires alternating turns.
+type Anthropic struct {
+	name      string
+	model     string
+	url       string
+	key       string
+	maxTokens int
+	hc        *http.Client
+	cls       classifier
+	policy    failure.Policy
+	log       zerolog.Logger
+}
+
+// NewAnthropic returns a model for Anthropic's Messages API. cfg.APIKey is
+// required.
+func NewAnthropic(_ context.Context, cfg Config) (*Anthropic, error) {
+	if cfg.APIKey == "" {
+		return nil, failure.New(failure.Config, failure.SourceModel, "the Anthropic provider needs an API key (set ANTHROPIC_API_KEY)")
+	}
+	if cfg.Model == "" {
+		cfg.Model = DefaultAnthropicModel
+	}
+	base := strings.TrimRight(cfg.BaseURL, "/")
+	if base == "" {
+		base = DefaultAnthropicBaseURL
+	}
+	base = strings.TrimSuffix(base, "/v1")
+	if cfg.MaxTokens <= 0 {
+		cfg.MaxTokens = defaultMaxTokens
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	name := "anthropic/" + cfg.Model
+	a := &Anthropic{name: name, model: cfg.Model, url: base + "/v1/messages", key: cfg.APIKey, maxTokens: cfg.MaxTokens,
+		hc: hc, cls: classifier{name: name, scrub: newScrubber(cfg.APIKey)}, policy: cfg.Policy, log: zerolog.Nop()}
+	if cfg.Logger != nil {
+		a.log = *cfg.Logger
+	}
+	return a, nil
+}
+
+// Name returns "anthropic/<model>".
+func (a *Anthropic) Name() string { return a.name }
+
+// Generate runs one model turn; with req.OnText set, the answer streams.
+func (a *Anthropic) Generate(ctx context.Context, req *Request) (*Response, error) {
+	if a.policy == nil {
+		return a.generate(ctx, req)
+	}
+	var resp *Response
+	err := a.policy.Execute(ctx, failure.Key{Source: failure.SourceModel, Name: a.name}, func(ctx context.Context) error {
+		var err error
+		resp, err = a.generate(ctx, req)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// anthropicRequest is the body of POST /v1/messages.
+type anthropicRequest struct {
+	Model       string             `json:"model"`
+	MaxTokens   int                `json:"max_tokens"`
+	System      string             `json:"system,omitempty"`
+	Messages    []anthropicMessage `json:"messages"`
+	Tools       []anthropicTool    `json:"tools,omitempty"`
+	Temperature *float64           `json:"temperature,omitempty"`
+	Stream      bool               `json:"stream,omitempty"`
+}
+
+type anthropicMessage struct {
+	Role    string           `json:"role"`
+	Content []anthropicBlock `json:"content"`
+}
+
+// anthropicBlock is a content block of either direction: text, tool_use,
+// tool_result (and, in responses, blocks we skip such as thinking).
+type anthropicBlock struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text,omitempty"`
+	ID        string          `json:"id,omitempty"`
+	Name      string          `json:"name,omitempty"`
+	Input     json.RawMessage `json:"input,omitempty"`
+	ToolUseID string          `json:"tool_use_id,omitempty"`
+	Content   string          `json:"content,omitempty"`
+	IsError   bool            `json:"is_error,omitempty"`
+}
+
+type anthropicTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+type anthropicUsage struct {
+	InputTokens              int `json:"input_tokens"`
+	OutputTokens             int `json:"output_tokens"`
+	CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int `json:"cache_read_input_tokens"`
+}
+
+// usage counts cached input as input: it is part of what the turn read.
+func (u anthropicUsage) usage() Usage {
+	return Usage{InputTokens: u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens, OutputTokens: u.OutputTokens}
+}
+
+type anthropicResponse struct {
+	Type       string           `json:"type"`
+	Content    []anthropicBlock `json:"content"`
+	StopReason string           `json:"stop_reason"`
+	Usage      anthropicUsage   `json:"usage"`
+}
+
+// toAnthropic builds the request body.
+func (a *Anthropic) toAnthropic(req *Request) anthropicRequest {
+	out := anthropicRequest{Model: a.model, MaxTokens: req.MaxTokens, System: req.System,
+		Temperature: req.Temperature, Stream: req.OnText != nil}
+	if out.MaxTokens <= 0 {
+		out.MaxTokens = a.maxTokens
+	}
+	for _, d := range req.Tools {
+		out.Tools = append(out.Tools, anthropicTool{Name: d.Name, Description: d.Description, InputSchema: toolSchema(d.Schema)})
+	}
+	out.Messages = anthropicMessages(req.Messages)
+	return out
+}
+
+// anthropicMessages converts the conversation, keeping every block of
+// every message and merging consecutive messages of the same role.
+func anthropicMessages(msgs []Message) []anthropicMessage {
+	out := make([]anthropicMessage, 0, len(msgs))
+	add := func(role string, blocks []anthropicBlock) {
+		if len(blocks) == 0 {
+			return
+		}
+		if n := len(out); n > 0 && out[n-1].Role == role {
+			out[n-1].Content = append(out[n-1].Content, blocks...)
+			return
+		}
+		out = append(out, anthropicMessage{Role: role, Content: blocks})
+	}
+	for _, m := range msgs {
+		var blocks []anthropicBlock
+		switch m.Role {
+		case RoleAssistant:
+			if m.Text != "" {
+				blocks = append(blocks, anthropicBlock{Type: "text", Text: m.Text})
+			}
+			for _, c := range m.ToolCalls {
+				blocks = append(blocks, anthropicBlock{Type: "tool_use", ID: c.ID, Name: c.Name, Input: objectOrEmpty(c.Args)})
+			}
+			add("assistant", blocks)
+		case RoleTool:
+			for _, r := range m.ToolResults {
+				blocks = append(blocks, anthropicBlock{Type: "tool_result", ToolUseID: r.CallID, Content: r.Content, IsError: r.IsError})
+			}
+			add("user", blocks)
+		default:
+			if m.Text != "" {
+				blocks = append(blocks, anthropicBlock{Type: "text", Text: m.Text})
+			}
+			add("user", blocks)
+		}
+	}
+	return out
+}
+
+// objectOrEmpty returns args if it is a JSON object, else {}: the API
+// requires a tool_use input to be an object, and arguments the model got
+// wrong were already answered by an error tool_result.
+func objectOrEmpty(args json.RawMessage) json.RawMessage {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(args, &obj) != nil || obj == nil {
+		return json.RawMessage("{}")
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, args) != nil {
+		return json.RawMessage("{}")
+	}
+	return buf.Bytes()
+}
+
+func (a *Anthropic) generate(ctx context.Context, req *Request) (*Response, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, a.cls.err(ctx, err)
+	}
+	body, err := json.Marshal(a.toAnthropic(req))
+	if err != nil {
+		return nil, &failure.Error{Kind: failure.Model, Source: failure.SourceModel, Name: a.name, Op: "generate",
+			Message: "the request could not be encoded (a tool schema is not valid JSON?)", Err: err}
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, a.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, &failure.Error{Kind: failure.Config, Source: failure.SourceModel, Name: a.name, Op: "generate",
+			Message: "the Anthropic base URL is invalid", Err: a.cls.scrub.scrubErr(err)}
+	}
+	hreq.Header.Set("content-type", "application/json")
+	hreq.Header.Set("x-api-key", a.key)
+	hreq.Header.Set("anthropic-version", AnthropicVersion)
+	if req.OnText != nil {
+		hreq.Header.Set("accept", "text/event-stream")
+	}
+	resp, err := a.hc.Do(hreq)
+	if err != nil {
+		return nil, a.cls.err(ctx, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		msg, typ := parseErrorBody(b)
+		return nil, a.cls.status(httpFailure{status: resp.StatusCode, message: msg, errType: typ})
+	}
+	var out *Response
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("content-type")); mt == "text/event-stream" {
+		out, err = a.readStream(ctx, resp.Body, req.OnText)
+	} else {
+		out, err = a.readJSON(ctx, resp.Body)
+		if err == nil && req.OnText != nil && out.Message.Text != "" {
+			req.OnText(out.Message.Text)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	a.log.Debug().Str("model", a.name).Int("tool_calls", len(out.Message.ToolCalls)).
+		Int("input_tokens", out.Usage.InputTokens).Int("output_tokens", out.Usage.OutputTokens).Msg("model turn")
+	return out, nil
+}
+
+func (a *Anthropic) readJSON(ctx context.Context, r io.Reader) (*Response, error) {
+	var res anthropicResponse
+	if err := json.NewDecoder(r).Decode(&res); err != nil {
+		if ctx.Err() != nil || !isSyntaxError(err) {
+			return nil, a.cls.err(ctx, err)
+		}
+		return nil, &failure.Error{Kind: failure.Protocol, Source: failure.SourceModel, Name: a.name, Op: "generate",
+			Message: "the model provider's answer is not valid JSON", Err: err}
+	}
+	return responseFromBlocks(res.Content, res.StopReason, res.Usage.usage()), nil
+}
+
+func isSyntaxError(err error) bool {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	return errors.As(err, &se) || errors.As(err, &te)
+}
+
+// responseFromBlocks builds a Response from the content blocks of an
+// answer: text blocks are joined, tool_use blocks become tool calls in
+// order, other blocks (thinking, ...) are skipped.
+func responseFromBlocks(blocks []anthropicBlock, stop string, u Usage) *Response {
+	out := &Response{Message: Message{Role: RoleAssistant}, StopReason: stop, Usage: u}
+	var text strings.Builder
+	for _, b := range blocks {
+		switch b.Type {
+		case "text":
+			text.WriteString(b.Text)
+		case "tool_use":
+			args := b.Input
+			if len(bytes.TrimSpace(args)) == 0 {
+				args = json.RawMessage("{}")
+			}
+			out.Message.ToolCalls = append(out.Message.ToolCalls, ToolCall{ID: b.ID, Name: b.Name, Args: args})
+		}
+	}
+	out.Message.Text = text.String()
+	return out
+}

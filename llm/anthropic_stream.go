@@ -1,0 +1,189 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+
+	"github.com/switchboard-dev/switchboard/agent/failure"
+)
+
+// anthropicEvent is one event of a Messages API stream: message_start,
+// content_block_start, content_block_delta, content_block_stop,
+// message_delta, message_stop, ping or error.
+type anthropicEvent struct {
+	Type    string `json:"type"`
+	Index   int    `json:"index"`
+	Message *struct {
+		Usage anthropicUsage `json:"usage"`
+	} `json:"message"`
+	ContentBlock *anthropicBlock `json:"content_block"`
+	Delta        *struct {
+		Type        string `json:"type"`
+		Text        string `json:"text"`
+		PartialJSON string `json:"partial_json"`
+		StopReason  string `json:"stop_reason"`
+	} `json:"delta"`
+	Usage *anthropicUsage `json:"usage"`
+	Error *struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// anthropicStream assembles a Messages API stream into a Response,
+// calling onText with every text delta.
+type anthropicStream struct {
+	onText  func(string)
+	parser  sseParser
+	blocks  []*anthropicStreamBlock
+	byIndex map[int]*anthropicStreamBlock
+	stop    string
+	usage   anthropicUsage
+	started bool
+	stopped bool
+	bad     int // events that were not valid JSON
+	errType string
+	errMsg  string
+}
+
+type anthropicStreamBlock struct {
+	block anthropicBlock
+	text  strings.Builder
+	json  strings.Builder
+}
+
+func newAnthropicStream(onText func(string)) *anthropicStream {
+	s := &anthropicStream{onText: onText, byIndex: map[int]*anthropicStreamBlock{}}
+	s.parser.emit = s.event
+	return s
+}
+
+func (s *anthropicStream) event(ev sseEvent) {
+	var e anthropicEvent
+	if err := json.Unmarshal([]byte(ev.Data), &e); err != nil {
+		s.bad++
+		return
+	}
+	if e.Type == "" {
+		e.Type = ev.Name
+	}
+	switch e.Type {
+	case "message_start":
+		s.started = true
+		if e.Message != nil {
+			s.usage = e.Message.Usage
+		}
+	case "content_block_start":
+		b := &anthropicStreamBlock{}
+		if e.ContentBlock != nil {
+			b.block = *e.ContentBlock
+			b.text.WriteString(b.block.Text)
+			if b.text.Len() > 0 && s.onText != nil {
+				s.onText(b.block.Text)
+			}
+		}
+		s.byIndex[e.Index] = b
+		s.blocks = append(s.blocks, b)
+	case "content_block_delta":
+		b := s.byIndex[e.Index]
+		if b == nil || e.Delta == nil {
+			return
+		}
+		switch e.Delta.Type {
+		case "text_delta":
+			b.text.WriteString(e.Delta.Text)
+			if e.Delta.Text != "" && s.onText != nil {
+				s.onText(e.Delta.Text)
+			}
+		case "input_json_delta":
+			b.json.WriteString(e.Delta.PartialJSON)
+		}
+	case "message_delta":
+		if e.Delta != nil && e.Delta.StopReason != "" {
+			s.stop = e.Delta.StopReason
+		}
+		if u := e.Usage; u != nil {
+			// message_delta usage is cumulative; input counts appear here
+			// only in newer API versions.
+			s.usage.OutputTokens = u.OutputTokens
+			if u.InputTokens > 0 {
+				s.usage.InputTokens = u.InputTokens
+			}
+			if u.CacheCreationInputTokens > 0 {
+				s.usage.CacheCreationInputTokens = u.CacheCreationInputTokens
+			}
+			if u.CacheReadInputTokens > 0 {
+				s.usage.CacheReadInputTokens = u.CacheReadInputTokens
+			}
+		}
+	case "message_stop":
+		s.stopped = true
+	case "error":
+		s.errType, s.errMsg = "error", "error event"
+		if e.Error != nil {
+			s.errType, s.errMsg = e.Error.Type, e.Error.Message
+		}
+	}
+}
+
+// response returns the assembled answer.
+func (s *anthropicStream) response() *Response {
+	blocks := make([]anthropicBlock, 0, len(s.blocks))
+	for _, b := range s.blocks {
+		blk := b.block
+		switch blk.Type {
+		case "text":
+			blk.Text = b.text.String()
+		case "tool_use":
+			if b.json.Len() > 0 {
+				blk.Input = json.RawMessage(b.json.String())
+			}
+		}
+		blocks = append(blocks, blk)
+	}
+	return responseFromBlocks(blocks, s.stop, s.usage.usage())
+}
+
+// readStream reads a Messages API event stream to its end.
+func (a *Anthropic) readStream(ctx context.Context, body io.Reader, onText func(string)) (*Response, error) {
+	s := newAnthropicStream(onText)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := body.Read(buf)
+		if n > 0 {
+			s.parser.Feed(buf[:n])
+		}
+		if s.errType != "" {
+			break
+		}
+		if errors.Is(err, io.EOF) {
+			s.parser.Close()
+			break
+		}
+		if err != nil {
+			return nil, a.cls.err(ctx, err)
+		}
+	}
+	if s.errType != "" {
+		kind := failure.Model
+		switch s.errType {
+		case "overloaded_error", "api_error", "rate_limit_error", "timeout_error":
+			kind = failure.Transient
+		case "authentication_error", "permission_error":
+			kind = failure.PermissionDenied
+		}
+		return nil, &failure.Error{Kind: kind, Source: failure.SourceModel, Name: a.name, Op: "generate",
+			Retryable: kind == failure.Transient,
+			Message:   "the model provider failed while streaming (" + s.errType + "): " + a.cls.scrub.scrub(s.errMsg)}
+	}
+	if !s.started || !s.stopped {
+		// A stream cut short (a dropped connection, a proxy timeout) may
+		// succeed when asked again.
+		return nil, &failure.Error{Kind: failure.Transient, Source: failure.SourceModel, Name: a.name, Op: "generate",
+			Retryable: true, Message: "the model provider's stream ended before message_stop"}
+	}
+	return s.response(), nil
+}

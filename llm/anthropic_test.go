@@ -1,0 +1,199 @@
+package llm
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/switchboard-dev/switchboard/agent/failure"
+)
+
+const testAnthropicKey = "sk-ant-api03-test0123456789SECRETKEY"
+
+const anthropicFinal = `{"id":"msg_final","type":"message","role":"assistant","model":"claude-sonnet-4-5",
+"content":[{"type":"text","text":"Paris is 18°C; Oslo is unknown."}],"stop_reason":"end_turn","stop_sequence":null,
+"usage":{"input_tokens":610,"output_tokens":12}}`
+
+func newTestAnthropic(t *testing.T, p *provider) Model {
+	t.Helper()
+	m, err := NewAnthropic(t.Context(), Config{APIKey: testAnthropicKey, BaseURL: p.URL, Model: "claude-sonnet-4-5", HTTPClient: p.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestAnthropicToolCallsRoundTrip(t *testing.T) {
+	tests := []struct {
+		name      string
+		stream    bool
+		first     reply
+		wantText  string
+		wantOslo  string
+		wantUsage Usage
+	}{
+		{"json", false, reply{200, "application/json", fixture(t, "anthropic_messages_tools.json")},
+			"Let me check both cities.", `{"city":"Oslo","unit":"celsius"}`, Usage{InputTokens: 492, OutputTokens: 91}},
+		{"sse", true, reply{200, "text/event-stream", fixture(t, "anthropic_stream_tools.sse")},
+			"Checking both.", `{"city":"Oslo"}`, Usage{InputTokens: 472, OutputTokens: 89}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newProvider(t, tt.first, reply{200, "application/json", []byte(anthropicFinal)})
+			m := newTestAnthropic(t, p)
+			var deltas []string
+			req := &Request{System: "You are terse.", Tools: weatherTools(),
+				Messages: []Message{{Role: RoleUser, Text: "Weather in Paris and Oslo?"}}}
+			if tt.stream {
+				req.OnText = func(d string) { deltas = append(deltas, d) }
+			}
+			resp, err := m.Generate(t.Context(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.stream && (strings.Join(deltas, "") != tt.wantText || len(deltas) != 2) {
+				t.Errorf("OnText got %q, want %q in 2 deltas", deltas, tt.wantText)
+			}
+			if resp.Message.Text != tt.wantText {
+				t.Errorf("text = %q, want %q", resp.Message.Text, tt.wantText)
+			}
+			calls := resp.Message.ToolCalls
+			if len(calls) != 2 || calls[0].ID != "toolu_paris" || calls[1].ID != "toolu_oslo" || calls[1].Name != "get_weather" {
+				t.Fatalf("tool calls = %+v", calls)
+			}
+			jsonEqual(t, "args[0]", calls[0].Args, `{"city":"Paris"}`)
+			jsonEqual(t, "args[1]", calls[1].Args, tt.wantOslo)
+			if resp.Usage != tt.wantUsage {
+				t.Errorf("usage = %+v, want %+v", resp.Usage, tt.wantUsage)
+			}
+			if resp.StopReason != "tool_use" {
+				t.Errorf("stop reason = %q", resp.StopReason)
+			}
+
+			req2 := &Request{System: req.System, Tools: req.Tools, Messages: []Message{
+				req.Messages[0], resp.Message,
+				{Role: RoleTool, ToolResults: []ToolResult{
+					{CallID: "toolu_paris", Name: "get_weather", Content: "18°C"},
+					{CallID: "toolu_oslo", Name: "get_weather", Content: "Error: station offline", IsError: true}}},
+			}}
+			final, err := m.Generate(t.Context(), req2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if final.Message.Text != "Paris is 18°C; Oslo is unknown." || final.StopReason != "end_turn" {
+				t.Errorf("final = %+v", final)
+			}
+
+			reqs := p.requests()
+			if len(reqs) != 2 {
+				t.Fatalf("%d requests", len(reqs))
+			}
+			for _, r := range reqs {
+				if r.path != "/v1/messages" {
+					t.Errorf("path = %q", r.path)
+				}
+				if r.header.Get("x-api-key") != testAnthropicKey || r.header.Get("anthropic-version") != AnthropicVersion {
+					t.Errorf("headers = %v", r.header)
+				}
+				if r.header.Get("Authorization") != "" {
+					t.Errorf("Authorization sent to Anthropic")
+				}
+				if _, ok := r.body["tool_choice"]; ok {
+					t.Errorf("tool_choice sent: %s", r.raw)
+				}
+				if path(r.body, "system") != "You are terse." || path(r.body, "model") != "claude-sonnet-4-5" ||
+					path(r.body, "max_tokens") != float64(defaultMaxTokens) {
+					t.Errorf("system/model/max_tokens: %s", r.raw)
+				}
+				if path(r.body, "tools", 0, "name") != "get_weather" || path(r.body, "tools", 0, "input_schema", "required", 0) != "city" {
+					t.Errorf("tools = %v", path(r.body, "tools"))
+				}
+			}
+			if got := path(reqs[0].body, "stream"); (got == true) != tt.stream {
+				t.Errorf("stream = %v", got)
+			}
+			msgs, _ := path(reqs[1].body, "messages").([]any)
+			if len(msgs) != 3 {
+				t.Fatalf("second request has %d messages, want 3 (user, assistant, user with results): %s", len(msgs), reqs[1].raw)
+			}
+			asst := msgs[1]
+			if path(asst, "role") != "assistant" ||
+				path(asst, "content", 0, "type") != "text" || path(asst, "content", 0, "text") != tt.wantText ||
+				path(asst, "content", 1, "type") != "tool_use" || path(asst, "content", 1, "id") != "toolu_paris" ||
+				path(asst, "content", 1, "input", "city") != "Paris" ||
+				path(asst, "content", 2, "type") != "tool_use" || path(asst, "content", 2, "id") != "toolu_oslo" ||
+				path(asst, "content", 2, "input", "city") != "Oslo" || path(asst, "content", 3) != nil {
+				t.Errorf("assistant message lost blocks: %v", asst)
+			}
+			res := msgs[2]
+			if path(res, "role") != "user" ||
+				path(res, "content", 0, "type") != "tool_result" || path(res, "content", 0, "tool_use_id") != "toolu_paris" ||
+				path(res, "content", 0, "content") != "18°C" || path(res, "content", 0, "is_error") != nil ||
+				path(res, "content", 1, "type") != "tool_result" || path(res, "content", 1, "tool_use_id") != "toolu_oslo" ||
+				path(res, "content", 1, "is_error") != true || path(res, "content", 2) != nil {
+				t.Errorf("tool results are not one user message with two tool_result blocks: %v", res)
+			}
+		})
+	}
+}
+
+func TestAnthropicMessages(t *testing.T) {
+	tests := []struct {
+		name string
+		in   []Message
+		want string
+	}{
+		{"consecutive users merge", []Message{{Role: RoleUser, Text: "a"}, {Role: RoleUser, Text: "b"}},
+			`[{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}]`},
+		{"results then a user note stay one message, results first",
+			[]Message{{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "t1", Name: "x", Args: []byte(`{}`)}}},
+				{Role: RoleTool, ToolResults: []ToolResult{{CallID: "t1", Content: "ok"}}}, {Role: RoleUser, Text: "go on"}},
+			`[{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"x","input":{}}]},
+			  {"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"ok"},{"type":"text","text":"go on"}]}]`},
+		{"malformed args go back as an empty object", []Message{{Role: RoleAssistant, Text: "t",
+			ToolCalls: []ToolCall{{ID: "t1", Name: "x", Args: []byte(`{"a":`)}, {ID: "t2", Name: "y", Args: []byte(`[1]`)}}}},
+			`[{"role":"assistant","content":[{"type":"text","text":"t"},{"type":"tool_use","id":"t1","name":"x","input":{}},{"type":"tool_use","id":"t2","name":"y","input":{}}]}]`},
+		{"empty messages are dropped", []Message{{Role: RoleUser, Text: ""}, {Role: RoleAssistant}, {Role: RoleUser, Text: "q"}},
+			`[{"role":"user","content":[{"type":"text","text":"q"}]}]`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := jsonMarshal(anthropicMessages(tt.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			jsonEqual(t, "messages", b, tt.want)
+		})
+	}
+}
+
+func TestAnthropicErrors(t *testing.T) {
+	echoKey := `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key: ` + testAnthropicKey + `"}}`
+	tests := []struct {
+		name      string
+		stream    bool
+		rep       reply
+		kind      failure.Kind
+		retryable bool
+	}{
+		{"429", false, reply{429, "application/json", []byte(`{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`)}, failure.Transient, true},
+		{"529 overloaded", true, reply{529, "application/json", []byte(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)}, failure.Transient, true},
+		{"401 echoing the key", false, reply{401, "application/json", []byte(echoKey)}, failure.PermissionDenied, false},
+		{"403", true, reply{403, "application/json", []byte(`{"type":"error","error":{"type":"permission_error","message":"Your API key does not have permission to use the specified resource."}}`)}, failure.PermissionDenied, false},
+		{"400", false, reply{400, "application/json", []byte(`{"type":"error","error":{"type":"invalid_request_error","message":"messages.1.content.1: unexpected tool_use_id found in tool_result blocks"}}`)}, failure.Model, false},
+		{"error event in the stream", true, reply{200, "text/event-stream", []byte("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\nevent: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n")}, failure.Transient, true},
+		{"stream cut before message_stop", true, reply{200, "text/event-stream", []byte("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\nevent: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n")}, failure.Transient, true},
+		{"body not JSON", false, reply{200, "application/json", []byte(`<html>gateway</html>`)}, failure.Protocol, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newProvider(t, tt.rep)
+			m := newTestAnthropic(t, p)
+			req := &Request{Messages: []Message{{Role: RoleUser, Text: "hi"}}}
+			if tt.stream {
+				req.OnText = func(string) {}
+			}
+			_, err := m.Generate(t.Context(), req)
+			checkFailure(t, err, tt.kind, tt.retryable, "anthropic/claude-sonnet-4-5", testAnthropicKey)
+		})
+	}
+}

@@ -1,0 +1,235 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// scrubber removes the provider's credentials from text before it reaches
+// an error: the exact key (and its tail, which providers echo in messages
+// such as "Incorrect API key provided: sk-...abcd"), then the generic
+// secret patterns of failure.Redact.
+type scrubber []string
+
+func newScrubber(secrets ...string) scrubber {
+	var s scrubber
+	for _, k := range secrets {
+		if len(k) >= 4 {
+			s = append(s, k)
+		}
+	}
+	return s
+}
+
+func (s scrubber) scrub(text string) string {
+	for _, k := range s {
+		text = strings.ReplaceAll(text, k, "[REDACTED]")
+		if len(k) >= 16 {
+			// A provider may echo a key with its middle elided; drop any
+			// token that ends with the key's last 8 characters.
+			tail := regexp.QuoteMeta(k[len(k)-8:])
+			text = regexp.MustCompile(`\S*`+tail).ReplaceAllString(text, "[REDACTED]")
+		}
+	}
+	return failure.Redact(text)
+}
+
+// scrubbedError carries the text of a cause with secrets removed. It keeps
+// the kind-bearing part of the original chain reachable (context and
+// network errors) but not the text of a provider's message.
+type scrubbedError struct {
+	text  string
+	cause error
+}
+
+func (e *scrubbedError) Error() string { return e.text }
+
+func (e *scrubbedError) Unwrap() error { return e.cause }
+
+// scrubErr returns err with any secret removed from its text. An error
+// whose text holds no secret is returned as is.
+func (s scrubber) scrubErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	text := err.Error()
+	clean := s.scrub(text)
+	if clean == text {
+		return err
+	}
+	// Keep errors.Is working for context errors without exposing the text.
+	var cause error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		cause = context.DeadlineExceeded
+	case errors.Is(err, context.Canceled):
+		cause = context.Canceled
+	}
+	return &scrubbedError{text: clean, cause: cause}
+}
+
+// httpFailure is the outcome of one HTTP exchange with a provider.
+type httpFailure struct {
+	status int
+	// message is the provider's own description of the failure, from its
+	// JSON error body (already scrubbed).
+	message string
+	// errType is the provider's error type ("rate_limit_error", ...).
+	errType string
+}
+
+// providerErrorBody is the error envelope of both OpenAI
+// ({"error":{"message","type","code"}}) and Anthropic
+// ({"type":"error","error":{"type","message"}}).
+type providerErrorBody struct {
+	Error struct {
+		Message string `json:"message"`
+		Type    string `json:"type"`
+	} `json:"error"`
+	Message string `json:"message"`
+}
+
+// parseErrorBody extracts the message and type of a provider's error body;
+// a body that is not JSON is kept as (trimmed) text.
+func parseErrorBody(body []byte) (msg, typ string) {
+	var b providerErrorBody
+	if err := json.Unmarshal(body, &b); err == nil {
+		msg, typ = b.Error.Message, b.Error.Type
+		if msg == "" {
+			msg = b.Message
+		}
+		if msg != "" || typ != "" {
+			return msg, typ
+		}
+	}
+	msg = strings.TrimSpace(string(body))
+	if len(msg) > 300 {
+		msg = msg[:300] + "…"
+	}
+	return strings.ToValidUTF8(msg, ""), ""
+}
+
+// statusKind maps a provider's HTTP status to a failure kind: 429 and 5xx
+// (including Anthropic's 529 "overloaded") are Transient, 401 and 403 are
+// PermissionDenied, 408 is Timeout, any other 4xx is Model (the provider
+// refused the request; retrying it unchanged will not help).
+func statusKind(code int) failure.Kind {
+	switch {
+	case code == http.StatusTooManyRequests, code >= 500 && code <= 599:
+		return failure.Transient
+	case code == http.StatusRequestTimeout:
+		return failure.Timeout
+	case code == http.StatusUnauthorized, code == http.StatusForbidden:
+		return failure.PermissionDenied
+	case code >= 400 && code <= 499:
+		return failure.Model
+	}
+	return failure.Model
+}
+
+// classifier turns what went wrong in a provider call into a
+// *failure.Error with Source failure.SourceModel and Name the model's name.
+type classifier struct {
+	name  string
+	scrub scrubber
+}
+
+// status classifies a failed HTTP response.
+func (c classifier) status(h httpFailure) *failure.Error {
+	kind := statusKind(h.status)
+	msg := fmt.Sprintf("the model provider answered HTTP %d", h.status)
+	if h.errType != "" {
+		msg += " (" + h.errType + ")"
+	}
+	if h.message != "" {
+		msg += ": " + c.scrub.scrub(h.message)
+	}
+	return &failure.Error{Kind: kind, Source: failure.SourceModel, Name: c.name, Op: "generate",
+		Retryable: kind == failure.Transient, Message: msg}
+}
+
+// err classifies an error from a call: the context's own state first (a
+// provider library may hide the context error behind its own text), then
+// the failure taxonomy's classification of transport errors; anything else
+// is a Model failure.
+func (c classifier) err(ctx context.Context, err error) *failure.Error {
+	var fe *failure.Error
+	if errors.As(err, &fe) {
+		cp := *fe
+		if cp.Source == "" {
+			cp.Source = failure.SourceModel
+		}
+		if cp.Name == "" {
+			cp.Name = c.name
+		}
+		return &cp
+	}
+	clean := c.scrub.scrubErr(err)
+	out := &failure.Error{Source: failure.SourceModel, Name: c.name, Op: "generate", Err: clean}
+	switch cerr := ctx.Err(); {
+	case errors.Is(cerr, context.DeadlineExceeded):
+		out.Kind, out.Message = failure.Timeout, "the model call timed out"
+		out.Err = errors.Join(context.DeadlineExceeded, clean)
+		return out
+	case cerr != nil:
+		out.Kind, out.Message = failure.Canceled, "the model call was cancelled"
+		out.Err = errors.Join(context.Canceled, clean)
+		return out
+	}
+	switch k := failure.From(err).Kind; k {
+	case failure.Transient, failure.Timeout:
+		out.Kind, out.Retryable = k, k == failure.Transient
+		out.Message = "the model provider could not be reached"
+		return out
+	case failure.Canceled:
+		out.Kind, out.Message = k, "the model call was cancelled"
+		return out
+	}
+	var le *llms.Error
+	if errors.As(err, &le) {
+		switch le.Code {
+		case llms.ErrCodeRateLimit, llms.ErrCodeProviderUnavailable, llms.ErrCodeTimeout:
+			out.Kind, out.Retryable = failure.Transient, true
+		case llms.ErrCodeAuthentication:
+			out.Kind = failure.PermissionDenied
+		default:
+			out.Kind = failure.Model
+		}
+		out.Message = c.scrub.scrub(le.Message)
+		return out
+	}
+	if code := statusInText(err.Error()); code != 0 {
+		f := c.status(httpFailure{status: code})
+		f.Err = clean
+		return f
+	}
+	out.Kind = failure.Model
+	out.Message = "the model provider call failed: " + c.scrub.scrub(clean.Error())
+	return out
+}
+
+var statusText = regexp.MustCompile(`(?i)status(?: code)?:? (\d{3})\b`)
+
+// statusInText finds an HTTP status in a provider library's error text
+// ("API returned unexpected status code: 429: ..."), for models whose
+// responses we cannot observe directly.
+func statusInText(s string) int {
+	m := statusText.FindStringSubmatch(s)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(m[1])
+	if n < 400 || n > 599 {
+		return 0
+	}
+	return n
+}

@@ -1,0 +1,253 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/tmc/langchaingo/llms/openai"
+)
+
+// Defaults of the OpenAI provider.
+const (
+	// DefaultOpenAIModel is the model used when none is configured.
+	DefaultOpenAIModel = "gpt-4o-mini"
+	// DefaultOpenAIBaseURL is the OpenAI API's base URL.
+	DefaultOpenAIBaseURL = "https://api.openai.com/v1"
+	// keylessPlaceholder is sent as the bearer token to an OpenAI-compatible
+	// server configured without a key (Ollama, llama.cpp, vLLM ignore it).
+	keylessPlaceholder = "no-key"
+)
+
+// NewOpenAI returns a model that speaks the OpenAI chat completions API
+// through langchaingo's openai provider. It also serves Ollama (BaseURL
+// "http://localhost:11434/v1"; langchaingo's ollama provider has no tool
+// calls) and other OpenAI-compatible servers; such a server may be given
+// no APIKey.
+//
+// The adapter observes each HTTP exchange itself (through the provider's
+// HTTP client option), which fixes three things langchaingo v0.1.14 gets
+// wrong: it hands tool-call JSON to the streaming function as if it were
+// text, it merges streamed tool-call deltas by position instead of by their
+// "index" (so interleaved parallel calls, or a server's empty trailing
+// delta, corrupt the calls), and it reduces HTTP failures to text without
+// the status. Here OnText receives only text, streamed tool calls are
+// assembled by index, and failures are classified from the real status.
+func NewOpenAI(ctx context.Context, cfg Config) (*LangChain, error) {
+	key := cfg.APIKey
+	if key == "" {
+		if cfg.BaseURL == "" {
+			return nil, failure.New(failure.Config, failure.SourceModel,
+				"the OpenAI provider needs an API key (set OPENAI_API_KEY), or a BaseURL of an OpenAI-compatible server (set OPENAI_BASE_URL)")
+		}
+		key = keylessPlaceholder
+	}
+	model := cfg.Model
+	if model == "" {
+		model = DefaultOpenAIModel
+	}
+	base := strings.TrimRight(cfg.BaseURL, "/")
+	if base == "" {
+		base = DefaultOpenAIBaseURL
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	m, err := openai.New(openai.WithToken(key), openai.WithModel(model), openai.WithBaseURL(base),
+		openai.WithHTTPClient(tapDoer{next: hc}))
+	if err != nil {
+		return nil, &failure.Error{Kind: failure.Config, Source: failure.SourceModel, Name: "openai/" + model,
+			Message: "the OpenAI provider could not be configured", Err: newScrubber(key).scrubErr(err)}
+	}
+	var secrets []string
+	if key != keylessPlaceholder {
+		secrets = append(secrets, key)
+	}
+	a, err := NewLangChain(ctx, LangChainConfig{Model: m, Name: "openai/" + model, Secrets: secrets,
+		Policy: cfg.Policy, Logger: cfg.Logger})
+	if err != nil {
+		return nil, err
+	}
+	a.tapped = true
+	return a, nil
+}
+
+// openAIChunk is one chunk of an OpenAI chat completions stream.
+type openAIChunk struct {
+	Choices []struct {
+		Index int `json:"index"`
+		Delta struct {
+			Content   *string `json:"content"`
+			ToolCalls []struct {
+				Index    *int   `json:"index"`
+				ID       string `json:"id"`
+				Type     string `json:"type"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason *string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+	} `json:"usage"`
+	Error *struct {
+		Message string `json:"message"`
+		Type    string `json:"type"`
+	} `json:"error"`
+}
+
+// streamCall is a tool call being assembled from deltas.
+type streamCall struct {
+	id, name string
+	args     strings.Builder
+}
+
+// openAIStream assembles an OpenAI chat completions SSE stream: text (sent
+// to onText as it comes), tool calls by index, the finish reason, usage and
+// an in-stream error. It is fed from the provider library's reading
+// goroutine, so its state is guarded; after finish it no longer calls
+// onText.
+type openAIStream struct {
+	mu      sync.Mutex
+	onText  func(string)
+	parser  sseParser
+	text    strings.Builder
+	calls   []*streamCall
+	byIndex map[int]*streamCall
+	stop    string
+	usage   Usage
+	gotUse  bool
+	seen    bool
+	done    bool
+	errMsg  string
+	errType string
+}
+
+func newOpenAIStream(onText func(string)) *openAIStream {
+	s := &openAIStream{onText: onText, byIndex: map[int]*streamCall{}}
+	s.parser.emit = s.event
+	return s
+}
+
+// feed parses bytes of the stream.
+func (s *openAIStream) feed(p []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.parser.Feed(p)
+}
+
+// close ends the stream (end of body).
+func (s *openAIStream) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.parser.Close()
+}
+
+// finish stops delivering text; the caller's turn is over.
+func (s *openAIStream) finish() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.done = true
+}
+
+func (s *openAIStream) event(ev sseEvent) {
+	data := strings.TrimSpace(ev.Data)
+	if data == "" || data == "[DONE]" {
+		return
+	}
+	var c openAIChunk
+	if err := json.Unmarshal([]byte(data), &c); err != nil {
+		return // as langchaingo does: a malformed chunk is skipped
+	}
+	s.chunk(&c)
+}
+
+func (s *openAIStream) chunk(c *openAIChunk) {
+	s.seen = true
+	if c.Error != nil {
+		s.errMsg, s.errType = c.Error.Message, c.Error.Type
+		if s.errMsg == "" && s.errType == "" {
+			s.errMsg = "error in stream"
+		}
+	}
+	if c.Usage != nil {
+		s.usage = Usage{InputTokens: c.Usage.PromptTokens, OutputTokens: c.Usage.CompletionTokens}
+		s.gotUse = true
+	}
+	for _, ch := range c.Choices {
+		if ch.Index != 0 {
+			continue
+		}
+		if ch.FinishReason != nil && *ch.FinishReason != "" {
+			s.stop = *ch.FinishReason
+		}
+		if d := ch.Delta.Content; d != nil && *d != "" {
+			s.text.WriteString(*d)
+			if !s.done && s.onText != nil {
+				s.onText(*d)
+			}
+		}
+		for _, tc := range ch.Delta.ToolCalls {
+			var call *streamCall
+			switch {
+			case tc.Index != nil:
+				call = s.byIndex[*tc.Index]
+				if call == nil {
+					call = &streamCall{}
+					s.byIndex[*tc.Index] = call
+					s.calls = append(s.calls, call)
+				}
+			case tc.ID != "" || len(s.calls) == 0:
+				// No index: a delta with a new id starts a new call.
+				if n := len(s.calls); n > 0 && s.calls[n-1].id == tc.ID {
+					call = s.calls[n-1]
+				} else {
+					call = &streamCall{}
+					s.calls = append(s.calls, call)
+				}
+			default:
+				call = s.calls[len(s.calls)-1]
+			}
+			if call.id == "" {
+				call.id = tc.ID
+			}
+			if call.name == "" {
+				call.name = tc.Function.Name
+			}
+			call.args.WriteString(tc.Function.Arguments)
+		}
+	}
+}
+
+// apply replaces the parts of out that the stream carries.
+func (s *openAIStream) apply(out *Response) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out.Message.Text = s.text.String()
+	out.Message.ToolCalls = s.toolCalls()
+	if s.stop != "" {
+		out.StopReason = s.stop
+	}
+	if s.gotUse {
+		out.Usage = s.usage
+	}
+}
+
+func (s *openAIStream) toolCalls() []ToolCall {
+	var calls []ToolCall
+	for _, c := range s.calls {
+		if c.name == "" && c.id == "" && c.args.Len() == 0 {
+			continue
+		}
+		calls = append(calls, ToolCall{ID: c.id, Name: c.name, Args: normalizeArgs(c.args.String())})
+	}
+	return calls
+}

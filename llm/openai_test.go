@@ -1,0 +1,251 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/agent/failure"
+)
+
+const testOpenAIKey = "sk-test-0123456789abcdefSECRETKEY"
+
+const openAIFinal = `{"id":"chatcmpl-F1","object":"chat.completion","created":1767225601,"model":"gpt-4o-mini",
+"choices":[{"index":0,"message":{"role":"assistant","content":"Paris is 18°C; Oslo is unknown."},"finish_reason":"stop"}],
+"usage":{"prompt_tokens":150,"completion_tokens":9,"total_tokens":159}}`
+
+func newTestOpenAI(t *testing.T, p *provider) Model {
+	t.Helper()
+	m, err := NewOpenAI(t.Context(), Config{APIKey: testOpenAIKey, BaseURL: p.URL + "/v1", Model: "gpt-4o-mini", HTTPClient: p.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestOpenAIToolCallsRoundTrip(t *testing.T) {
+	tests := []struct {
+		name   string
+		stream bool
+		first  reply
+	}{
+		{"json", false, reply{200, "application/json", fixture(t, "openai_chat_tools.json")}},
+		{"sse", true, reply{200, "text/event-stream", fixture(t, "openai_stream_tools.sse")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newProvider(t, tt.first, reply{200, "application/json", []byte(openAIFinal)})
+			m := newTestOpenAI(t, p)
+			var deltas []string
+			req := &Request{System: "You are terse.", Tools: weatherTools(),
+				Messages: []Message{{Role: RoleUser, Text: "Weather in Paris and Oslo?"}}}
+			if tt.stream {
+				req.OnText = func(d string) { deltas = append(deltas, d) }
+			}
+			resp, err := m.Generate(t.Context(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantText := "Let me check both cities."
+			if tt.stream {
+				wantText = "Checking both."
+				if got := strings.Join(deltas, ""); got != wantText || len(deltas) != 2 {
+					t.Errorf("OnText got %q, want %q in 2 deltas (text only, no tool-call JSON)", deltas, wantText)
+				}
+			}
+			if resp.Message.Text != wantText {
+				t.Errorf("text = %q, want %q", resp.Message.Text, wantText)
+			}
+			calls := resp.Message.ToolCalls
+			if len(calls) != 2 || calls[0].ID != "call_paris" || calls[1].ID != "call_oslo" ||
+				calls[0].Name != "get_weather" || calls[1].Name != "get_weather" {
+				t.Fatalf("tool calls = %+v", calls)
+			}
+			jsonEqual(t, "args[0]", calls[0].Args, `{"city":"Paris"}`)
+			if tt.stream {
+				jsonEqual(t, "args[1]", calls[1].Args, `{"city":"Oslo"}`)
+			} else {
+				jsonEqual(t, "args[1]", calls[1].Args, `{"city":"Oslo","unit":"celsius"}`)
+			}
+			if resp.Usage != (Usage{InputTokens: 82, OutputTokens: 41}) {
+				t.Errorf("usage = %+v", resp.Usage)
+			}
+			if resp.StopReason != "tool_calls" {
+				t.Errorf("stop reason = %q", resp.StopReason)
+			}
+
+			// Second turn: the assistant message and both results go back.
+			req2 := &Request{System: req.System, Tools: req.Tools, Messages: []Message{
+				req.Messages[0], resp.Message,
+				{Role: RoleTool, ToolResults: []ToolResult{
+					{CallID: "call_paris", Name: "get_weather", Content: "18°C"},
+					{CallID: "call_oslo", Name: "get_weather", Content: "Error: station offline", IsError: true}}},
+			}}
+			final, err := m.Generate(t.Context(), req2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if final.Message.Text != "Paris is 18°C; Oslo is unknown." || len(final.Message.ToolCalls) != 0 {
+				t.Errorf("final = %+v", final.Message)
+			}
+
+			reqs := p.requests()
+			if len(reqs) != 2 {
+				t.Fatalf("%d requests", len(reqs))
+			}
+			first, second := reqs[0], reqs[1]
+			for _, r := range reqs {
+				if r.path != "/v1/chat/completions" {
+					t.Errorf("path = %q", r.path)
+				}
+				if got := r.header.Get("Authorization"); got != "Bearer "+testOpenAIKey {
+					t.Errorf("Authorization = %q", got)
+				}
+				if _, ok := r.body["tool_choice"]; ok {
+					t.Errorf("tool_choice sent: %s", r.raw)
+				}
+				if path(r.body, "model") != "gpt-4o-mini" {
+					t.Errorf("model = %v", path(r.body, "model"))
+				}
+				if path(r.body, "tools", 0, "type") != "function" || path(r.body, "tools", 0, "function", "name") != "get_weather" ||
+					path(r.body, "tools", 0, "function", "parameters", "required", 0) != "city" {
+					t.Errorf("tools = %v", path(r.body, "tools"))
+				}
+				if path(r.body, "messages", 0, "role") != "system" || path(r.body, "messages", 0, "content") != "You are terse." {
+					t.Errorf("system message = %v", path(r.body, "messages", 0))
+				}
+			}
+			if tt.stream {
+				if path(first.body, "stream") != true || path(first.body, "stream_options", "include_usage") != true {
+					t.Errorf("stream options not sent: %s", first.raw)
+				}
+			} else if path(first.body, "stream") != nil {
+				t.Errorf("stream sent on a non-streaming call: %s", first.raw)
+			}
+			msgs, _ := path(second.body, "messages").([]any)
+			if len(msgs) != 5 {
+				t.Fatalf("second request has %d messages, want 5: %s", len(msgs), second.raw)
+			}
+			asst := msgs[2]
+			if path(asst, "role") != "assistant" || path(asst, "content") != wantText ||
+				path(asst, "tool_calls", 0, "id") != "call_paris" || path(asst, "tool_calls", 1, "id") != "call_oslo" ||
+				path(asst, "tool_calls", 1, "function", "name") != "get_weather" {
+				t.Errorf("assistant message = %v", asst)
+			}
+			if a, _ := path(asst, "tool_calls", 0, "function", "arguments").(string); !strings.Contains(a, "Paris") {
+				t.Errorf("arguments of the first call = %q", a)
+			}
+			for i, id := range []string{"call_paris", "call_oslo"} {
+				if path(msgs[3+i], "role") != "tool" || path(msgs[3+i], "tool_call_id") != id {
+					t.Errorf("tool message %d = %v", i, msgs[3+i])
+				}
+			}
+		})
+	}
+}
+
+func TestOpenAIErrors(t *testing.T) {
+	echoKey := `{"error":{"message":"Incorrect API key provided: ` + testOpenAIKey + `. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`
+	tests := []struct {
+		name      string
+		stream    bool
+		rep       reply
+		kind      failure.Kind
+		retryable bool
+	}{
+		{"429", false, reply{429, "application/json", []byte(`{"error":{"message":"Rate limit reached for gpt-4o-mini on requests per min (RPM): Limit 3, Used 3.","type":"requests","code":"rate_limit_exceeded"}}`)}, failure.Transient, true},
+		{"429 streaming", true, reply{429, "application/json", []byte(`{"error":{"message":"Rate limit reached","type":"requests"}}`)}, failure.Transient, true},
+		{"401 echoing the key", false, reply{401, "application/json", []byte(echoKey)}, failure.PermissionDenied, false},
+		{"401 streaming", true, reply{401, "application/json", []byte(echoKey)}, failure.PermissionDenied, false},
+		{"403", false, reply{403, "application/json", []byte(`{"error":{"message":"Project does not have access to model","type":"invalid_request_error"}}`)}, failure.PermissionDenied, false},
+		{"400", false, reply{400, "application/json", []byte(`{"error":{"message":"Invalid schema for function 'get_weather'","type":"invalid_request_error","param":"tools[0].function.parameters","code":"invalid_function_parameters"}}`)}, failure.Model, false},
+		{"500 not JSON", false, reply{500, "text/html", []byte(`<html>upstream error</html>`)}, failure.Transient, true},
+		{"503 streaming", true, reply{503, "application/json", []byte(`{"error":{"message":"The engine is currently overloaded","type":"server_error"}}`)}, failure.Transient, true},
+		{"error inside the stream", true, reply{200, "text/event-stream", []byte("data: {\"error\":{\"message\":\"The server had an error processing your request.\",\"type\":\"server_error\"}}\n\n")}, failure.Transient, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newProvider(t, tt.rep)
+			m := newTestOpenAI(t, p)
+			req := &Request{Messages: []Message{{Role: RoleUser, Text: "hi"}}}
+			if tt.stream {
+				req.OnText = func(string) {}
+			}
+			_, err := m.Generate(t.Context(), req)
+			checkFailure(t, err, tt.kind, tt.retryable, "openai/gpt-4o-mini", testOpenAIKey)
+		})
+	}
+}
+
+// checkFailure checks the classification of err and that the key appears
+// nowhere in what a log or the model would see.
+func checkFailure(t *testing.T, err error, kind failure.Kind, retryable bool, name, key string) {
+	t.Helper()
+	var fe *failure.Error
+	if !errors.As(err, &fe) {
+		t.Fatalf("err = %v (%T), want a *failure.Error", err, err)
+	}
+	if !errors.Is(err, kind) {
+		t.Errorf("kind = %v, want %v (%v)", fe.Kind, kind, err)
+	}
+	if fe.Source != failure.SourceModel || fe.Name != name {
+		t.Errorf("source, name = %q, %q", fe.Source, fe.Name)
+	}
+	if fe.Retryable != retryable {
+		t.Errorf("retryable = %v, want %v", fe.Retryable, retryable)
+	}
+	for what, text := range map[string]string{"Error()": err.Error(), "ModelText": failure.ModelText(fe), "Message": fe.Message} {
+		if strings.Contains(text, key) || strings.Contains(text, key[len(key)-8:]) {
+			t.Errorf("%s leaks the key: %s", what, text)
+		}
+	}
+}
+
+func TestOpenAITransportErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		ctx  func(t *testing.T) context.Context
+		down bool
+		kind failure.Kind
+	}{
+		{"server down", func(t *testing.T) context.Context { return t.Context() }, true, failure.Transient},
+		{"deadline", func(t *testing.T) context.Context {
+			ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+			t.Cleanup(cancel)
+			return ctx
+		}, false, failure.Timeout},
+		{"cancelled", func(t *testing.T) context.Context {
+			ctx, cancel := context.WithCancel(t.Context())
+			time.AfterFunc(50*time.Millisecond, cancel)
+			return ctx
+		}, false, failure.Canceled},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newHangingProvider(t)
+			m := newTestOpenAI(t, p)
+			if tt.down {
+				p.Close()
+			}
+			_, err := m.Generate(tt.ctx(t), &Request{Messages: []Message{{Role: RoleUser, Text: "hi"}}})
+			checkFailure(t, err, tt.kind, tt.kind == failure.Transient, "openai/gpt-4o-mini", testOpenAIKey)
+		})
+	}
+}
+
+// newHangingProvider answers nothing until the client gives up.
+func newHangingProvider(t *testing.T) *provider {
+	p := &provider{}
+	p.Server = httptestServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The server notices a client that went away only once the body
+		// has been read.
+		_, _ = io.Copy(io.Discard, r.Body)
+		<-r.Context().Done()
+	}))
+	t.Cleanup(p.Close)
+	return p
+}

@@ -1,0 +1,136 @@
+package llm
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/rs/zerolog"
+	"github.com/switchboard-dev/switchboard/agent/failure"
+)
+
+// Provider names, as accepted by Config.Provider and SWITCHBOARD_PROVIDER.
+//
+// Google Gemini is not offered: langchaingo's googleai package pulls in
+// Google's generative-ai-go and API client libraries (gRPC, protobuf,
+// OpenTelemetry), which more than doubles the size of a small binary that
+// imports this package (measured: see the llm section of
+// docs/architecture.md). Gemini's OpenAI-compatible endpoint
+// (https://generativelanguage.googleapis.com/v1beta/openai) works through
+// ProviderOpenAI instead.
+const (
+	ProviderOpenAI    = "openai"
+	ProviderAnthropic = "anthropic"
+)
+
+// Environment variables read by FromEnv.
+const (
+	EnvProvider         = "SWITCHBOARD_PROVIDER"
+	EnvOpenAIKey        = "OPENAI_API_KEY"
+	EnvOpenAIBaseURL    = "OPENAI_BASE_URL"
+	EnvOpenAIModel      = "OPENAI_MODEL"
+	EnvAnthropicKey     = "ANTHROPIC_API_KEY"
+	EnvAnthropicBaseURL = "ANTHROPIC_BASE_URL"
+	EnvAnthropicModel   = "ANTHROPIC_MODEL"
+)
+
+// Config configures a provider model. The zero value of every field but
+// Provider (and APIKey, for the hosted APIs) means its default.
+type Config struct {
+	// Provider is ProviderOpenAI or ProviderAnthropic.
+	Provider string
+	// APIKey authenticates to the provider. It is never written to an
+	// error, a log line or a name.
+	APIKey string
+	// BaseURL overrides the provider's API base URL (OpenAI: up to and
+	// including "/v1"; Anthropic: without "/v1").
+	BaseURL string
+	// Model is the provider's model name (defaults: DefaultOpenAIModel,
+	// DefaultAnthropicModel).
+	Model string
+	// MaxTokens is the answer cap used when a Request sets none (Anthropic
+	// requires one; default 4096). OpenAI leaves it to the server.
+	MaxTokens int
+	// HTTPClient sends the requests (default: a new http.Client without a
+	// timeout; calls are bounded by their context).
+	HTTPClient *http.Client
+	// Policy, if set, runs every Generate through Policy.Execute. Leave it
+	// nil under an agent.Agent, which already does (see LangChainConfig).
+	Policy failure.Policy
+	// Logger receives debug lines about each call (default: none).
+	Logger *zerolog.Logger
+}
+
+// New returns the model cfg describes.
+func New(ctx context.Context, cfg Config) (Model, error) {
+	switch strings.ToLower(cfg.Provider) {
+	case ProviderOpenAI:
+		return NewOpenAI(ctx, cfg)
+	case ProviderAnthropic:
+		return NewAnthropic(ctx, cfg)
+	}
+	return nil, failure.New(failure.Config, failure.SourceModel,
+		fmt.Sprintf("unknown model provider %q: use %q or %q", cfg.Provider, ProviderOpenAI, ProviderAnthropic))
+}
+
+// FromEnv returns the model the environment configures; see ConfigFromEnv.
+func FromEnv() (Model, error) {
+	cfg, err := ConfigFromEnv(os.LookupEnv)
+	if err != nil {
+		return nil, err
+	}
+	return New(context.Background(), cfg)
+}
+
+// ConfigFromEnv reads a Config through lookup (os.LookupEnv, or a map's
+// lookup in tests):
+//
+//   - OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_MODEL select OpenAI, or any
+//     OpenAI-compatible server (Ollama: OPENAI_BASE_URL=http://localhost:11434/v1,
+//     no key needed);
+//   - ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, ANTHROPIC_MODEL select Anthropic;
+//   - SWITCHBOARD_PROVIDER=openai|anthropic chooses when both are set
+//     (otherwise OpenAI wins).
+//
+// When no provider is configured it returns a *failure.Error of kind
+// failure.Config saying how to configure one.
+func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
+	get := func(k string) string {
+		v, _ := lookup(k)
+		return strings.TrimSpace(v)
+	}
+	openai := Config{Provider: ProviderOpenAI, APIKey: get(EnvOpenAIKey), BaseURL: get(EnvOpenAIBaseURL), Model: get(EnvOpenAIModel)}
+	anthropic := Config{Provider: ProviderAnthropic, APIKey: get(EnvAnthropicKey), BaseURL: get(EnvAnthropicBaseURL), Model: get(EnvAnthropicModel)}
+	switch p := strings.ToLower(get(EnvProvider)); p {
+	case ProviderOpenAI:
+		if openai.APIKey == "" && openai.BaseURL == "" {
+			return Config{}, failure.New(failure.Config, failure.SourceModel,
+				"SWITCHBOARD_PROVIDER=openai but neither OPENAI_API_KEY nor OPENAI_BASE_URL is set")
+		}
+		return openai, nil
+	case ProviderAnthropic:
+		if anthropic.APIKey == "" {
+			return Config{}, failure.New(failure.Config, failure.SourceModel,
+				"SWITCHBOARD_PROVIDER=anthropic but ANTHROPIC_API_KEY is not set")
+		}
+		return anthropic, nil
+	case "":
+	default:
+		return Config{}, failure.New(failure.Config, failure.SourceModel,
+			fmt.Sprintf("SWITCHBOARD_PROVIDER=%q is not a provider: use %q or %q", p, ProviderOpenAI, ProviderAnthropic))
+	}
+	switch {
+	case openai.APIKey != "":
+		return openai, nil
+	case anthropic.APIKey != "":
+		return anthropic, nil
+	case openai.BaseURL != "":
+		return openai, nil
+	}
+	return Config{}, failure.New(failure.Config, failure.SourceModel,
+		"no model provider is configured: set OPENAI_API_KEY (or OPENAI_BASE_URL for Ollama and other "+
+			"OpenAI-compatible servers) or ANTHROPIC_API_KEY; OPENAI_MODEL / ANTHROPIC_MODEL choose the model, "+
+			"and SWITCHBOARD_PROVIDER=openai|anthropic chooses when both are set")
+}

@@ -1,0 +1,115 @@
+package llm
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"sync"
+
+	"github.com/switchboard-dev/switchboard/agent/failure"
+)
+
+// maxErrorBody bounds how much of a failed response's body is read.
+const maxErrorBody = 64 << 10
+
+// tap records one HTTP exchange of a provider library on behalf of the
+// Generate call whose context carries it: the transport error with its
+// chain intact, a failed response's status and body, and, when streaming,
+// the stream as the library reads it.
+type tap struct {
+	mu     sync.Mutex
+	err    error
+	status int
+	body   []byte
+	stream *openAIStream
+}
+
+type tapKey struct{}
+
+func withTap(ctx context.Context, t *tap) context.Context {
+	return context.WithValue(ctx, tapKey{}, t)
+}
+
+// tapDoer is the HTTP client handed to a provider library: it runs the
+// request with next and records the exchange in the request context's tap.
+type tapDoer struct{ next *http.Client }
+
+// Do sends req.
+func (d tapDoer) Do(req *http.Request) (*http.Response, error) {
+	t, _ := req.Context().Value(tapKey{}).(*tap)
+	resp, err := d.next.Do(req)
+	if t == nil {
+		return resp, err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err != nil {
+		t.err = err
+		return resp, err
+	}
+	t.status = resp.StatusCode
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		body, rerr := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		_ = resp.Body.Close()
+		if rerr != nil && t.err == nil {
+			t.err = rerr
+		}
+		t.body = body
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		return resp, nil
+	}
+	if t.stream != nil {
+		resp.Body = &teeBody{ReadCloser: resp.Body, s: t.stream}
+	}
+	return resp, nil
+}
+
+// failure classifies what the tap saw, or returns nil when the exchange
+// succeeded (or never happened).
+func (t *tap) failure(ctx context.Context, c classifier) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.err != nil {
+		return c.err(ctx, t.err)
+	}
+	if t.status != 0 && (t.status < 200 || t.status > 299) {
+		msg, typ := parseErrorBody(t.body)
+		return c.status(httpFailure{status: t.status, message: msg, errType: typ})
+	}
+	if s := t.stream; s != nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.errMsg != "" || s.errType != "" {
+			// An error inside a 200 stream: the provider failed mid-answer.
+			kind := failure.Transient
+			if s.errType == "invalid_request_error" {
+				kind = failure.Model
+			}
+			return &failure.Error{Kind: kind, Source: failure.SourceModel, Name: c.name, Op: "generate",
+				Retryable: kind == failure.Transient,
+				Message:   "the model provider failed while streaming: " + c.scrub.scrub(s.errMsg),
+				Err:       errors.New(c.scrub.scrub(s.errType + ": " + s.errMsg))}
+		}
+	}
+	return nil
+}
+
+// teeBody feeds a response body to a stream assembler as it is read.
+type teeBody struct {
+	io.ReadCloser
+	s *openAIStream
+}
+
+// Read reads from the body and feeds what it read to the assembler.
+func (b *teeBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if n > 0 {
+		b.s.feed(p[:n])
+	}
+	if errors.Is(err, io.EOF) {
+		b.s.close()
+	}
+	return n, err
+}
