@@ -26,7 +26,7 @@ func (m *Manager) do(ctx context.Context, serverName, op string, f func(ctx cont
 			return err
 		}
 		if err := f(ctx, sess); err != nil {
-			e := s.callErr(ctx, err, "", nil)
+			e := s.callErr(ctx, sess, err, "", nil)
 			var fe *failure.Error
 			if ok := asFailure(e, &fe); ok {
 				fe.Op = op
@@ -81,7 +81,7 @@ func paged[T any](ctx context.Context, m *Manager, serverName, op string, list f
 		}
 		for v, err := range list(ctx, sess) {
 			if err != nil {
-				e := s.callErr(ctx, err, "", nil)
+				e := s.callErr(ctx, sess, err, "", nil)
 				var fe *failure.Error
 				if asFailure(e, &fe) {
 					fe.Op = op

@@ -169,6 +169,18 @@ func (s *server) session(ctx context.Context, wait time.Duration) (*gomcp.Client
 		Message: fmt.Sprintf("MCP server %q is not connected (%s)", s.cfg.Name, st)}
 }
 
+// dropSession forgets sess if it is the live session, so that callers
+// wait for the next one.
+func (s *server) dropSession(sess *gomcp.ClientSession) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sess == sess && sess != nil {
+		s.sess = nil
+		s.ready = make(chan struct{})
+		s.state = StateRestarting
+	}
+}
+
 // sessionAfter waits for a session other than old.
 func (s *server) sessionAfter(ctx context.Context, old *gomcp.ClientSession) (*gomcp.ClientSession, error) {
 	deadline := time.Now().Add(s.startupTimeout())
@@ -200,7 +212,11 @@ func (s *server) supervise(ctx context.Context, firstDone func()) {
 	var once sync.Once
 	first := func() { once.Do(firstDone) }
 	defer first()
-	defer s.setState(StateClosed, nil)
+	defer func() {
+		if ctx.Err() != nil {
+			s.setState(StateClosed, nil)
+		}
+	}()
 	bo := backoff.NewExponentialBackOff()
 	bo.InitialInterval = s.m.cfg.RestartBackoff
 	bo.MaxInterval = s.m.cfg.MaxRestartBackoff
@@ -210,7 +226,6 @@ func (s *server) supervise(ctx context.Context, firstDone func()) {
 	for ctx.Err() == nil {
 		sess, att, err := s.connect(ctx)
 		if err != nil {
-			first()
 			if ctx.Err() != nil {
 				return
 			}
@@ -223,6 +238,7 @@ func (s *server) supervise(ctx context.Context, firstDone func()) {
 				return
 			}
 			s.setState(StateRestarting, err)
+			first()
 			if !sleepCtx(ctx, bo.NextBackOff()) {
 				return
 			}
@@ -333,19 +349,9 @@ func (s *server) dial(ctx context.Context, timeout time.Duration, version string
 		if att.cleanup != nil {
 			att.cleanup()
 		}
-		reapLater(att.cmd)
 		return nil, nil, s.connectErr(cctx, ctx, err, timeout)
 	}
 	return sess, att, nil
-}
-
-// reapLater makes sure a started process that failed its handshake is
-// waited for (go-sdk closes the session, which waits, on most paths).
-func reapLater(cmd *exec.Cmd) {
-	if cmd == nil || cmd.Process == nil || cmd.ProcessState != nil {
-		return
-	}
-	_ = cmd.Process.Kill()
 }
 
 func (s *server) connectErr(cctx, ctx context.Context, err error, timeout time.Duration) error {
@@ -412,10 +418,12 @@ loop:
 			break loop
 		}
 	}
+	s.dropSession(sess)
 	s.mu.Lock()
-	s.sess = nil
-	s.ready = make(chan struct{})
-	inflight := s.inflight
+	inflight := make([]*inflight, 0, len(s.inflight))
+	for _, c := range s.inflight {
+		inflight = append(inflight, c)
+	}
 	s.mu.Unlock()
 	for _, c := range inflight {
 		c.lost()

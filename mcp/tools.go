@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"time"
 
@@ -145,7 +146,7 @@ func (s *server) callTimeouts() (call, idle time.Duration) {
 func (s *server) callTool(ctx context.Context, modelName, orig string, output []byte, args json.RawMessage) (*agent.Result, error) {
 	sess, err := s.session(ctx, 0)
 	if err != nil {
-		return nil, s.callErr(ctx, nil, modelName, err)
+		return nil, s.callErr(ctx, nil, nil, modelName, err)
 	}
 	args = bytes.TrimSpace(args)
 	if len(args) == 0 || bytes.Equal(args, []byte("null")) {
@@ -196,7 +197,7 @@ func (s *server) callTool(ctx context.Context, modelName, orig string, output []
 	}
 	s.removeInflight(token)
 	if err != nil {
-		return nil, s.callErr(cctx, err, modelName, context.Cause(cctx))
+		return nil, s.callErr(cctx, sess, err, modelName, context.Cause(cctx))
 	}
 	out := &agent.Result{Parts: convertContent(res.Content), IsError: res.IsError}
 	if res.StructuredContent != nil {
@@ -224,7 +225,7 @@ func (s *server) callTool(ctx context.Context, modelName, orig string, output []
 
 // callErr classifies a failed call. cause is the call context's cause (a
 // timeout, idle timeout or lost connection) when the context ended.
-func (s *server) callErr(ctx context.Context, err error, tool string, cause error) error {
+func (s *server) callErr(ctx context.Context, sess *gomcp.ClientSession, err error, tool string, cause error) error {
 	var fe *failure.Error
 	if cause != nil && ctx.Err() != nil && errors.As(cause, &fe) {
 		c := *fe
@@ -255,7 +256,8 @@ func (s *server) callErr(ctx context.Context, err error, tool string, cause erro
 		default:
 			out.Kind = failure.ToolError
 		}
-	case errors.Is(err, gomcp.ErrConnectionClosed):
+	case errors.Is(err, gomcp.ErrConnectionClosed), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		s.dropSession(sess)
 		out.Kind = failure.Unavailable
 		out.Message = "the connection to the server was lost during the call (it may have crashed); it is being restarted"
 	default:
