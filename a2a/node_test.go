@@ -2,7 +2,9 @@ package a2a
 
 import (
 	"bufio"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -79,4 +81,13 @@ func runNode(t testing.TB, script string, args ...string) string {
 		t.Fatalf("%s: %v\n%s\n%s", script, err, out, stderr.String())
 	}
 	return string(out)
+}
+
+// nodeAvailable reports whether node and the npm peers are installed.
+func nodeAvailable() bool {
+	if _, err := exec.LookPath("node"); err != nil {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(npmDir, "node_modules", "@a2a-js", "sdk"))
+	return err == nil
 }

@@ -1,0 +1,101 @@
+package a2a
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http/httptest"
+	"testing"
+
+	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/switchboard-dev/switchboard/a2a/store"
+	"github.com/switchboard-dev/switchboard/bus"
+)
+
+// kvStore opens the shared task bucket on b.
+func kvStore(t *testing.T, b *bus.Bus) *store.KVStore {
+	t.Helper()
+	kv, err := bus.OpenKV[json.RawMessage](context.Background(), b, bus.KVConfig{Bucket: "a2a_tasks"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := store.NewKV(store.KVConfig{KV: store.BusKV(kv)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestReplicasShareTasks: two replicas over one JetStream KV store answer
+// for the same tasks, and a restart of the whole deployment (NATS included,
+// same store directory) loses no task.
+func TestReplicasShareTasks(t *testing.T) {
+	ctx := ctxT(t)
+	dir := t.TempDir()
+	b1, err := bus.New(ctx, bus.Config{StoreDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared := kvStore(t, b1)
+	_, r1 := newWorker(t, ServerConfig{Store: shared})
+	_, r2 := newWorker(t, ServerConfig{Store: shared})
+
+	c1 := clientFor(t, r1.URL, a2ago.TransportProtocolJSONRPC, nil)
+	c2 := clientFor(t, r2.URL, a2ago.TransportProtocolHTTPJSON, nil)
+	var ids []a2ago.TaskID
+	for i, c := range []interface {
+		SendMessage(context.Context, *a2ago.SendMessageRequest) (a2ago.SendMessageResult, error)
+	}{c1, c2, c1} {
+		res, err := c.SendMessage(ctx, textMsg("research replica"))
+		if err != nil {
+			t.Fatalf("send %d: %v", i, err)
+		}
+		ids = append(ids, res.(*a2ago.Task).ID)
+	}
+	// Each replica sees every task, wherever it ran.
+	for _, id := range ids {
+		for _, c := range []*httptest.Server{r1, r2} {
+			got, err := clientFor(t, c.URL, a2ago.TransportProtocolJSONRPC, nil).GetTask(ctx, &a2ago.GetTaskRequest{ID: id})
+			if err != nil || got.Status.State != a2ago.TaskStateCompleted {
+				t.Fatalf("replica %s, task %s: %v %v", c.URL, id, got, err)
+			}
+		}
+	}
+	l, err := c2.ListTasks(ctx, &a2ago.ListTasksRequest{})
+	if err != nil || len(l.Tasks) != 3 {
+		t.Fatalf("list on replica 2 = %v, %v", l, err)
+	}
+
+	// Restart: replicas and NATS go away; a new NATS on the same directory
+	// and a new replica find every task.
+	r1.Close()
+	r2.Close()
+	if err := b1.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b2, err := bus.New(ctx, bus.Config{StoreDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b2.Close(context.Background()) })
+	_, r3 := newWorker(t, ServerConfig{Store: kvStore(t, b2)})
+	c3 := clientFor(t, r3.URL, a2ago.TransportProtocolJSONRPC, nil)
+	for _, id := range ids {
+		got, err := c3.GetTask(ctx, &a2ago.GetTaskRequest{ID: id})
+		if err != nil || got.Status.State != a2ago.TaskStateCompleted || artifactText(got) == "" {
+			t.Fatalf("after restart, task %s: %+v %v", id, got, err)
+		}
+	}
+	if _, err := c3.GetTask(ctx, &a2ago.GetTaskRequest{ID: "missing"}); !errors.Is(err, a2ago.ErrTaskNotFound) {
+		t.Fatalf("missing task: %v", err)
+	}
+	// The restarted replica keeps working on the same store.
+	if _, err := c3.SendMessage(ctx, textMsg("hello again")); err != nil {
+		t.Fatal(err)
+	}
+	l, _ = c3.ListTasks(ctx, &a2ago.ListTasksRequest{})
+	if len(l.Tasks) != 4 {
+		t.Fatalf("tasks after restart = %d", len(l.Tasks))
+	}
+}
