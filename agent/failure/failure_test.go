@@ -121,11 +121,12 @@ func TestDefaultActions(t *testing.T) {
 }
 
 func TestPolicyRetryAndBreaker(t *testing.T) {
-	var reported atomic.Int32
+	var reported, retries atomic.Int32
 	var transitions []string
 	p := failure.NewPolicy(failure.PolicyConfig{InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond,
 		MaxAttempts: 3, BreakerFailures: 3, BreakerCooldown: 20 * time.Millisecond,
 		OnFailure:     func(context.Context, failure.Outcome) { reported.Add(1) },
+		OnRetry:       func(context.Context, failure.Key, error, time.Duration) { retries.Add(1) },
 		OnStateChange: func(_ failure.Key, from, to string) { transitions = append(transitions, from+"->"+to) }})
 	key := failure.Key{Source: failure.SourceMCP, Name: "srv"}
 	ctx := context.Background()
@@ -142,6 +143,9 @@ func TestPolicyRetryAndBreaker(t *testing.T) {
 	var fe *failure.Error
 	if n != 3 || !errors.As(err, &fe) || fe.Kind != failure.Transient || fe.Name != "srv" {
 		t.Fatalf("transient: %d attempts, %v", n, err)
+	}
+	if retries.Load() != 2 {
+		t.Errorf("OnRetry called %d times, want 2", retries.Load())
 	}
 	if p.Available(key) {
 		t.Fatal("circuit should be open after consecutive failures")

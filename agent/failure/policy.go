@@ -92,6 +92,10 @@ type PolicyConfig struct {
 	OnFailure func(ctx context.Context, o Outcome)
 	// OnStateChange, if set, is called when a source's circuit changes state.
 	OnStateChange func(key Key, from, to string)
+	// OnRetry, if set, is called before each retry of a transient failure,
+	// with the failure and the delay before the next attempt. It must not
+	// block.
+	OnRetry func(ctx context.Context, key Key, err error, delay time.Duration)
 }
 
 // DefaultPolicy is the policy used when none is given: retries with
@@ -214,7 +218,10 @@ func (p *DefaultPolicy) Execute(ctx context.Context, key Key, op func(context.Co
 		backoff.WithMaxTries(uint(p.cfg.MaxAttempts)),
 		backoff.WithMaxElapsedTime(0),
 		backoff.WithNotify(func(err error, d time.Duration) {
-			p.log.Debug().Err(err).Str("source", key.String()).Dur("backoff", d).Msg("retrying")
+			p.log.Info().Err(err).Str("source", key.String()).Dur("backoff", d).Msg("retrying after a transient failure")
+			if p.cfg.OnRetry != nil {
+				p.cfg.OnRetry(ctx, key, err, d)
+			}
 		}))
 	if err == nil {
 		return nil
