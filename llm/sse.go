@@ -54,10 +54,13 @@ func (s *sseParser) Feed(p []byte) {
 			return
 		}
 		var line []byte
-		if len(s.buf) > 0 {
+		switch {
+		case len(s.buf)+i > maxSSELine:
+			s.tooLong = true
+		case len(s.buf) > 0:
 			s.buf = append(s.buf, p[:i]...)
 			line = s.buf
-		} else {
+		default:
 			line = p[:i]
 		}
 		if p[i] == '\r' {
