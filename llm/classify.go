@@ -40,6 +40,10 @@ func (s scrubber) scrub(text string) string {
 			text = regexp.MustCompile(`\S*`+tail).ReplaceAllString(text, "[REDACTED]")
 		}
 	}
+	if len(s) > 0 {
+		// A masked key ("sk-proj-****abcd") says which key it was.
+		text = regexp.MustCompile(`\S*\*{3,}\S*`).ReplaceAllString(text, "[REDACTED]")
+	}
 	return failure.Redact(text)
 }
 

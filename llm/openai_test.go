@@ -249,3 +249,50 @@ func newHangingProvider(t *testing.T) *provider {
 	t.Cleanup(p.Close)
 	return p
 }
+
+// TestPolicyRetriesTransientFailures checks Config.Policy: a 429 then a 503
+// are retried through the policy, and the third answer is returned.
+func TestPolicyRetriesTransientFailures(t *testing.T) {
+	busy := reply{429, "application/json", []byte(`{"error":{"message":"Rate limit reached","type":"requests"}}`)}
+	down := reply{503, "application/json", []byte(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)}
+	tests := []struct {
+		provider string
+		ok       reply
+	}{
+		{ProviderOpenAI, reply{200, "application/json", []byte(openAIFinal)}},
+		{ProviderAnthropic, reply{200, "application/json", []byte(anthropicFinal)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.provider, func(t *testing.T) {
+			p := newProvider(t, busy, down, tt.ok)
+			pol := failure.NewPolicy(failure.PolicyConfig{MaxAttempts: 3, InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
+			base := p.URL
+			if tt.provider == ProviderOpenAI {
+				base += "/v1"
+			}
+			m, err := New(t.Context(), Config{Provider: tt.provider, APIKey: "k-0123456789", BaseURL: base, HTTPClient: p.Client(), Policy: pol})
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := m.Generate(t.Context(), userReq("hi"))
+			if err != nil {
+				t.Fatalf("after retries: %v", err)
+			}
+			if resp.Message.Text != "Paris is 18°C; Oslo is unknown." || len(p.requests()) != 3 {
+				t.Errorf("text %q after %d requests", resp.Message.Text, len(p.requests()))
+			}
+		})
+	}
+}
+
+func TestAnthropicTransportErrors(t *testing.T) {
+	p := newHangingProvider(t)
+	m := newTestAnthropic(t, p)
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	_, err := m.Generate(ctx, userReq("hi"))
+	checkFailure(t, err, failure.Timeout, false, "anthropic/claude-sonnet-4-5", testAnthropicKey)
+	p.Close()
+	_, err = m.Generate(t.Context(), userReq("hi"))
+	checkFailure(t, err, failure.Transient, true, "anthropic/claude-sonnet-4-5", testAnthropicKey)
+}
