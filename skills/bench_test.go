@@ -37,7 +37,20 @@ var closing = []byte("\n---\n")
 
 // baselineLoad is the floor the loader is measured against: list the root,
 // read each SKILL.md only up to its closing delimiter, decode the YAML.
-func baselineLoad(root string) (int, error) {
+func baselineLoad(root string) (int, error) { return baseline(root, osOpen) }
+
+// baselineRawLoad is the same floor with the loader's file-opening fast
+// path, to show the loader's own overhead apart from its system calls.
+func baselineRawLoad(root string) (int, error) {
+	return baseline(root, func(name string) (io.ReadCloser, error) {
+		f, _, _, err := openSkillFile(name)
+		return f, err
+	})
+}
+
+func osOpen(name string) (io.ReadCloser, error) { return os.Open(name) }
+
+func baseline(root string, open func(string) (io.ReadCloser, error)) (int, error) {
 	entries, err := os.ReadDir(root)
 	if err != nil {
 		return 0, err
@@ -45,7 +58,7 @@ func baselineLoad(root string) (int, error) {
 	buf := make([]byte, 4096)
 	n := 0
 	for _, e := range entries {
-		f, err := os.Open(filepath.Join(root, e.Name(), "SKILL.md"))
+		f, err := open(filepath.Join(root, e.Name(), "SKILL.md"))
 		if err != nil {
 			return n, err
 		}
@@ -108,8 +121,13 @@ func adrgLoad(root string) (int, error) {
 	return n, nil
 }
 
-func loaderLoad(root string) (int, error) {
-	ts, err := New(context.Background(), Config{Roots: []Root{{Path: root}}})
+func loaderLoad(root string) (int, error) { return loaderLoadN(root, 0) }
+
+// loaderLoad1 is the loader parsing in the calling goroutine only.
+func loaderLoad1(root string) (int, error) { return loaderLoadN(root, 1) }
+
+func loaderLoadN(root string, workers int) (int, error) {
+	ts, err := New(context.Background(), Config{Roots: []Root{{Path: root}}, LoadWorkers: workers})
 	if err != nil {
 		return 0, err
 	}
@@ -122,7 +140,11 @@ func loaderLoad(root string) (int, error) {
 // BenchmarkLoadMetadata loads the metadata of 10,000 generated skills with
 // the loader (New: discovery, parsing, validation, catalog order), the
 // baseline and adrg/frontmatter as-is, in the same run and in rotating
-// order, and reports each one's time per load and the ratios.
+// order, and reports each one's time per load and the ratios. A fourth
+// side, baseline-raw, is the baseline with the loader's raw-open fast path,
+// and a fifth, loader-1, the loader with one parsing goroutine (the
+// default uses GOMAXPROCS, at most 4): loader-1/baseline-raw is the
+// loader's own overhead.
 func BenchmarkLoadMetadata(b *testing.B) {
 	const n = 10_000
 	root := b.TempDir()
@@ -132,7 +154,8 @@ func BenchmarkLoadMetadata(b *testing.B) {
 		load func(string) (int, error)
 		t    time.Duration
 	}
-	sides := []*side{{name: "loader", load: loaderLoad}, {name: "baseline", load: baselineLoad}, {name: "adrg", load: adrgLoad}}
+	sides := []*side{{name: "loader", load: loaderLoad}, {name: "baseline", load: baselineLoad}, {name: "adrg", load: adrgLoad},
+		{name: "baseline-raw", load: baselineRawLoad}, {name: "loader-1", load: loaderLoad1}}
 	for _, s := range sides { // warm the page cache and check each side works
 		if got, err := s.load(root); err != nil || got != n {
 			b.Fatalf("%s loaded %d skills: %v", s.name, got, err)
@@ -156,4 +179,7 @@ func BenchmarkLoadMetadata(b *testing.B) {
 	}
 	b.ReportMetric(ms(sides[0])/ms(sides[1]), "loader/baseline")
 	b.ReportMetric(ms(sides[0])/ms(sides[2]), "loader/adrg")
+	b.ReportMetric(ms(sides[0])/ms(sides[3]), "loader/baseline-raw")
+	b.ReportMetric(ms(sides[4])/ms(sides[1]), "loader-1/baseline")
+	b.ReportMetric(ms(sides[4])/ms(sides[2]), "loader-1/adrg")
 }

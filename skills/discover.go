@@ -8,8 +8,12 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/switchboard-dev/switchboard/agent/failure"
 )
 
 // skillFile is the name of a skill's main file.
@@ -29,11 +33,20 @@ type cacheEntry struct {
 	body *Body
 }
 
-// found is a SKILL.md located by discovery.
+// found is a SKILL.md located by discovery; entry is filled in (maybe by
+// a parse worker) by the time the loader's run returns.
 type found struct {
-	skill *Skill
-	err   error
 	key   string
+	entry *cacheEntry
+}
+
+// parseJob is one SKILL.md to read and parse; the job owns f.
+type parseJob struct {
+	e                 *cacheEntry
+	f                 io.ReadCloser
+	file, folder, dir string
+	label             string
+	idx               int
 }
 
 // loader runs one discovery pass over the roots.
@@ -45,6 +58,8 @@ type loader struct {
 	seen   map[string]bool
 	dirs   []string // OS directories visited (for the watcher)
 	found  []found
+	jobs   chan parseJob
+	wg     sync.WaitGroup
 	warns  []Warning
 	nDirs  int
 	capped bool
@@ -63,8 +78,28 @@ func (l *loader) discoverWarn(file, format string, args ...any) {
 	l.warns = append(l.warns, newWarning(file, 0, WarnDiscovery, format, args...))
 }
 
-// run discovers and loads every root, in precedence order.
+// run discovers and loads every root, in precedence order. With more than
+// one worker, discovery stays in the calling goroutine (it decides the
+// order and the shadowing) while the workers read and parse the
+// frontmatters; they are all done when run returns.
 func (l *loader) run() {
+	if n := l.cfg.LoadWorkers; n > 1 {
+		l.jobs = make(chan parseJob, 4*n)
+		for range n {
+			l.wg.Add(1)
+			go func() {
+				defer l.wg.Done()
+				buf := make([]byte, 0, 4096)
+				for j := range l.jobs {
+					l.parse(j, &buf)
+				}
+			}()
+		}
+		defer func() {
+			close(l.jobs)
+			l.wg.Wait()
+		}()
+	}
 	for i, r := range l.cfg.Roots {
 		if r.Path != "" {
 			l.rootOS(i, r)
@@ -160,12 +195,11 @@ func (l *loader) loadOS(idx int, r Root, dir, folder string) bool {
 	f, mod, size, err := openSkillFile(file)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) && err != errNotRegular {
-			l.found = append(l.found, found{key: file, err: loadError(file, 0, err, "")})
+			l.found = append(l.found, found{key: file, entry: &cacheEntry{err: loadError(file, 0, err, "")}})
 			return true
 		}
 		return false
 	}
-	defer f.Close()
 	l.dirs = append(l.dirs, dir)
 	l.load(idx, r, file, file, dir, folder, mod, size, f)
 	return true
@@ -221,41 +255,62 @@ func (l *loader) loadFS(idx int, r Root, dir, folder string) bool {
 	if err != nil {
 		return false
 	}
-	defer f.Close()
 	st, err := f.Stat()
 	if err != nil || st.IsDir() {
+		f.Close()
 		return false
 	}
 	l.load(idx, r, fmt.Sprintf("%d:%s", idx, p), l.fsName(r, p), dir, folder, st.ModTime(), st.Size(), f)
 	return true
 }
 
-// load reads one SKILL.md's metadata, or reuses the cached one when the
-// file's modification time and size are unchanged.
-func (l *loader) load(idx int, r Root, key, file, dir, folder string, mod time.Time, size int64, f io.Reader) {
+// load reads one SKILL.md's metadata (in a worker, when there are
+// several), or reuses the cached one when the file's modification time and
+// size are unchanged. load owns f.
+func (l *loader) load(idx int, r Root, key, file, dir, folder string, mod time.Time, size int64, f io.ReadCloser) {
 	if e := l.old[key]; e != nil && e.modTime.Equal(mod) && e.size == size {
+		f.Close()
 		l.cache[key] = e
-		l.found = append(l.found, found{skill: e.skill, err: e.err, key: key})
+		l.found = append(l.found, found{key: key, entry: e})
 		return
 	}
 	e := &cacheEntry{modTime: mod, size: size}
-	if size > l.cfg.MaxSkillBytes {
-		e.err = loadError(file, 0, ErrTooLarge, fmt.Sprintf("%d bytes, over the cap of %d (Config.MaxSkillBytes)", size, l.cfg.MaxSkillBytes))
-	} else {
-		e.skill, e.err = l.read(f, file, folder)
-	}
-	if e.skill != nil {
-		s := e.skill
-		s.Dir, s.Root, s.rootIdx, s.modTime, s.size = dir, r.Label, idx, e.modTime, e.size
-	}
 	l.cache[key] = e
-	l.found = append(l.found, found{skill: e.skill, err: e.err, key: key})
+	l.found = append(l.found, found{key: key, entry: e})
+	if size > l.cfg.MaxSkillBytes {
+		f.Close()
+		e.err = loadError(file, 0, ErrTooLarge, fmt.Sprintf("%d bytes, over the cap of %d (Config.MaxSkillBytes)", size, l.cfg.MaxSkillBytes))
+		return
+	}
+	j := parseJob{e: e, f: f, file: file, folder: folder, dir: dir, label: r.Label, idx: idx}
+	if l.jobs != nil {
+		l.jobs <- j
+		return
+	}
+	l.parse(j, &l.buf)
+}
+
+// parse reads and parses one job's file into its cache entry.
+func (l *loader) parse(j parseJob, buf *[]byte) {
+	defer j.f.Close()
+	defer func() {
+		if v := recover(); v != nil {
+			j.e.skill = nil
+			j.e.err = &failure.Error{Kind: failure.Panic, Source: failure.SourceSkill, Op: "load",
+				Message: j.file + ": the parser crashed", Err: &failure.PanicError{Value: v, Stack: debug.Stack()}}
+		}
+	}()
+	s, err := l.read(j.f, j.file, j.folder, buf)
+	if s != nil {
+		s.Dir, s.Root, s.rootIdx, s.modTime, s.size = j.dir, j.label, j.idx, j.e.modTime, j.e.size
+	}
+	j.e.skill, j.e.err = s, err
 }
 
 // read reads f in small chunks until the frontmatter's closing delimiter
 // and parses it.
-func (l *loader) read(f io.Reader, file, folder string) (*Skill, error) {
-	buf := l.buf[:0]
+func (l *loader) read(f io.Reader, file, folder string, bufp *[]byte) (*Skill, error) {
+	buf := (*bufp)[:0]
 	opts := ParseOptions{Folder: folder, Strict: l.cfg.Strict}
 	for {
 		if len(buf) == cap(buf) {
@@ -265,7 +320,7 @@ func (l *loader) read(f io.Reader, file, folder string) (*Skill, error) {
 			nb := make([]byte, len(buf), 2*cap(buf))
 			copy(nb, buf)
 			buf = nb
-			l.buf = buf
+			*bufp = buf
 		}
 		n, err := f.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]

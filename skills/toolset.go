@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -43,6 +44,11 @@ type Config struct {
 	MaxDepth int
 	// MaxFolders bounds the folders examined per discovery (default 50,000).
 	MaxFolders int
+	// LoadWorkers is the number of goroutines that read and parse
+	// frontmatters during a load (default GOMAXPROCS, at most 4; 1 parses
+	// in the calling goroutine). They belong to the load and are done when
+	// New or Reload returns.
+	LoadWorkers int
 	// MaxSkillBytes caps the size of a SKILL.md (default 1 MiB).
 	MaxSkillBytes int64
 	// MaxFrontmatterBytes caps the frontmatter read at startup (default
@@ -95,6 +101,9 @@ func (c *Config) defaults() {
 	}
 	if c.MaxFolders <= 0 {
 		c.MaxFolders = 50_000
+	}
+	if c.LoadWorkers <= 0 {
+		c.LoadWorkers = min(runtime.GOMAXPROCS(0), 4)
 	}
 	if c.MaxSkillBytes <= 0 {
 		c.MaxSkillBytes = 1 << 20
@@ -234,20 +243,19 @@ func (t *Toolset) Reload(ctx context.Context) (bool, error) {
 	h := fnv.New64a()
 	var num [16]byte
 	for _, f := range l.found {
+		e := f.entry
 		h.Write([]byte(f.key))
-		if e := l.cache[f.key]; e != nil {
-			binary.LittleEndian.PutUint64(num[:8], uint64(e.modTime.UnixNano()))
-			binary.LittleEndian.PutUint64(num[8:], uint64(e.size))
-			h.Write(num[:])
-		}
-		if f.err != nil {
-			s.errs = append(s.errs, f.err)
-			if !prevErrs[f.err.Error()] {
-				t.policy.Handle(ctx, f.err)
+		binary.LittleEndian.PutUint64(num[:8], uint64(e.modTime.UnixNano()))
+		binary.LittleEndian.PutUint64(num[8:], uint64(e.size))
+		h.Write(num[:])
+		if e.err != nil {
+			s.errs = append(s.errs, e.err)
+			if !prevErrs[e.err.Error()] {
+				t.policy.Handle(ctx, e.err)
 			}
 			continue
 		}
-		sk := f.skill
+		sk := e.skill
 		if first, dup := s.byName[sk.Name]; dup {
 			s.shadowed = append(s.shadowed, Shadow{Name: sk.Name, File: sk.File, By: first.File})
 			s.warnings = append(s.warnings, newWarning(sk.File, 0, WarnShadowed, "skill %q is shadowed by %s, which takes precedence", sk.Name, first.File))
