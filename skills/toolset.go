@@ -320,7 +320,7 @@ func (t *Toolset) Instructions(context.Context) string {
 }
 
 // Skills returns the loaded skills, in catalog order (root precedence, then
-// name).
+// name). The skills are shared: treat them as read-only.
 func (t *Toolset) Skills() []*Skill {
 	return append([]*Skill(nil), t.current().skills...)
 }
