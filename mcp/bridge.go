@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
@@ -21,6 +22,26 @@ type inflight struct {
 	progress func(agent.Progress)
 	cancel   context.CancelCauseFunc
 	server   string
+
+	mu   sync.Mutex
+	done bool // set when the call returned: no progress after that
+}
+
+// report delivers a progress notification unless the call has returned
+// (the agent's progress function must not be called after Call returns).
+func (c *inflight) report(p agent.Progress) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.done && c.progress != nil {
+		c.progress(p)
+	}
+}
+
+// finish stops progress delivery.
+func (c *inflight) finish() {
+	c.mu.Lock()
+	c.done = true
+	c.mu.Unlock()
 }
 
 // lost cancels the call because the connection went away.
@@ -65,10 +86,10 @@ func (s *server) onProgress(_ context.Context, req *gomcp.ProgressNotificationCl
 	s.mu.Lock()
 	c := s.inflight[tok]
 	s.mu.Unlock()
-	if c == nil || c.progress == nil {
+	if c == nil {
 		return
 	}
-	c.progress(agent.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
+	c.report(agent.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
 }
 
 func (s *server) onLog(ctx context.Context, req *gomcp.LoggingMessageRequest) {
@@ -161,10 +182,7 @@ func (s *server) onSample(ctx context.Context, req *gomcp.CreateMessageRequest) 
 		s.m.handle(ctx, fe)
 		return nil, fmt.Errorf("sampling failed: %s", failure.ModelText(fe))
 	}
-	stop := res.StopReason
-	if stop == "" {
-		stop = "endTurn"
-	}
+	stop := mcpStopReason(res.StopReason)
 	return &gomcp.CreateMessageResult{Content: &gomcp.TextContent{Text: res.Text}, Model: res.Model, Role: "assistant", StopReason: stop}, nil
 }
 
@@ -212,4 +230,17 @@ func (s *server) onElicit(ctx context.Context, req *gomcp.ElicitRequest) (*gomcp
 		}
 	}
 	return out, nil
+}
+
+// mcpStopReason maps a provider's stop reason to MCP's spelling.
+func mcpStopReason(r string) string {
+	switch r {
+	case "", "end_turn", "stop", "endTurn":
+		return "endTurn"
+	case "max_tokens", "length", "maxTokens":
+		return "maxTokens"
+	case "stop_sequence", "stopSequence":
+		return "stopSequence"
+	}
+	return r
 }

@@ -196,6 +196,7 @@ func (s *server) callTool(ctx context.Context, modelName, orig string, output []
 		}
 	}
 	s.removeInflight(token)
+	fl.finish()
 	if err != nil {
 		return nil, s.callErr(cctx, sess, err, modelName, context.Cause(cctx))
 	}
