@@ -17,10 +17,14 @@ type watcher struct {
 	t       *Toolset
 	w       *fsnotify.Watcher
 	watched map[string]bool
-	cancel  context.CancelFunc
-	done    chan struct{}
-	once    sync.Once
-	err     error
+	// parents are the roots' parent folders (watched so that a root
+	// created later is noticed) and roots the roots: in a parent, only
+	// events about a root count.
+	parents, roots map[string]bool
+	cancel         context.CancelFunc
+	done           chan struct{}
+	once           sync.Once
+	err            error
 }
 
 func (t *Toolset) startWatcher() (*watcher, error) {
@@ -29,7 +33,14 @@ func (t *Toolset) startWatcher() (*watcher, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &watcher{t: t, w: fw, watched: map[string]bool{}, cancel: cancel, done: make(chan struct{})}
+	w := &watcher{t: t, w: fw, watched: map[string]bool{}, parents: map[string]bool{}, roots: map[string]bool{},
+		cancel: cancel, done: make(chan struct{})}
+	for _, r := range t.cfg.Roots {
+		if r.Path != "" {
+			w.roots[r.Path] = true
+			w.parents[filepath.Dir(r.Path)] = true
+		}
+	}
 	w.sync(ctx)
 	go w.loop(ctx)
 	return w, nil
@@ -86,6 +97,9 @@ func (w *watcher) loop(ctx context.Context) {
 			if ev.Op == fsnotify.Chmod {
 				continue
 			}
+			if dir := filepath.Dir(ev.Name); w.parents[dir] && !w.roots[ev.Name] && !w.isVisited(dir) {
+				continue // a sibling of a root (~/.claude's other files)
+			}
 			if timer == nil {
 				timer = time.NewTimer(w.t.cfg.Debounce)
 			} else {
@@ -106,6 +120,17 @@ func (w *watcher) loop(ctx context.Context) {
 			w.sync(ctx)
 		}
 	}
+}
+
+// isVisited reports whether discovery visited dir (the loop's goroutine
+// only).
+func (w *watcher) isVisited(dir string) bool {
+	for _, d := range w.t.current().dirs {
+		if d == dir {
+			return true
+		}
+	}
+	return w.roots[dir]
 }
 
 func (w *watcher) stop() error {
