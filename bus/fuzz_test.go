@@ -1,0 +1,169 @@
+package bus_test
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/bus"
+)
+
+// seeds adds every testdata payload and a few broken ones to f.
+func seeds(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "payloads", "*.json"))
+	if len(files) == 0 {
+		f.Fatal("no seed payloads in testdata/payloads")
+	}
+	for _, p := range files {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	for _, s := range []string{``, `null`, `{}`, `{"v":2}`, `{"v":1}`, `{"v":"1"}`, `[1,2]`, `{"v":1,"result":null,"error":null}`,
+		`{"v":1,"event":{"type":""}}`, `{"v":1,"task":"t","kind":"weird"}`, `{"v":1,"result":{"action":"maybe"}}`} {
+		f.Add([]byte(s))
+	}
+}
+
+// checkErr requires a decode error to be a typed bus failure: Protocol for
+// bad payloads, or the kind a well-formed error reply carries.
+func checkErr(t *testing.T, err error, replies bool) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	var fe *failure.Error
+	if !errors.As(err, &fe) {
+		t.Fatalf("untyped error %T: %v", err, err)
+	}
+	if !replies && fe.Kind != failure.Protocol {
+		t.Fatalf("kind %s, want protocol: %v", fe.Kind, err)
+	}
+}
+
+func FuzzDecodeEvent(f *testing.F) {
+	seeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ev, err := bus.DecodeEvent(data)
+		checkErr(t, err, false)
+		if err == nil {
+			// What decodes re-encodes and decodes to the same type.
+			again, err := json.Marshal(map[string]any{"v": 1, "event": ev})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev2, err := bus.DecodeEvent(again)
+			if err != nil || ev2.Type != ev.Type || ev2.Seq != ev.Seq {
+				t.Fatalf("round trip: %+v vs %+v (%v)", ev, ev2, err)
+			}
+		}
+	})
+}
+
+func FuzzDecodeProgress(f *testing.F) {
+	seeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, err := bus.DecodeProgress(data)
+		checkErr(t, err, false)
+	})
+}
+
+func FuzzDecodeTaskUpdate(f *testing.F) {
+	seeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		u, err := bus.DecodeTaskUpdate(data)
+		checkErr(t, err, false)
+		if err == nil && (u.Task == "" || (u.Kind != bus.TaskStatus && u.Kind != bus.TaskArtifact)) {
+			t.Fatalf("accepted an invalid update: %+v", u)
+		}
+	})
+}
+
+func FuzzDecodeRequests(f *testing.F) {
+	seeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, _, err := bus.DecodeSamplingRequest(data)
+		checkErr(t, err, false)
+		_, _, err = bus.DecodeElicitation(data)
+		checkErr(t, err, false)
+	})
+}
+
+func FuzzDecodeReplies(f *testing.F) {
+	seeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, err := bus.DecodeSamplingReply(data)
+		checkErr(t, err, true)
+		r, err := bus.DecodeElicitationReply(data)
+		checkErr(t, err, true)
+		if err == nil && r.Action != "accept" && r.Action != "decline" && r.Action != "cancel" {
+			t.Fatalf("accepted action %q", r.Action)
+		}
+	})
+}
+
+func FuzzDecodeKVValue(f *testing.F) {
+	seeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, err := bus.DecodeKVValue[task](data)
+		checkErr(t, err, false)
+	})
+}
+
+// TestDecodeSeeds pins what each seed payload decodes to, so that the
+// documented examples (docs/bus.md) stay valid.
+func TestDecodeSeeds(t *testing.T) {
+	read := func(name string) []byte {
+		data, err := os.ReadFile(filepath.Join("testdata", "payloads", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	ev, err := bus.DecodeEvent(read("event.json"))
+	if err != nil || ev.Type != "tool_finished" || ev.Call.Tool != "search" || ev.Result.Text() != "found" {
+		t.Errorf("event: %+v, %v", ev, err)
+	}
+	p, err := bus.DecodeProgress(read("progress.json"))
+	if err != nil || p.Token != "tok-1" || p.Total != 10 {
+		t.Errorf("progress: %+v, %v", p, err)
+	}
+	sr, dl, err := bus.DecodeSamplingRequest(read("sampling_request.json"))
+	if err != nil || sr.MaxTokens != 200 || sr.Preferences.Hints[0] != "claude-3-sonnet" || dl.IsZero() || *sr.Temperature != 0.2 {
+		t.Errorf("sampling request: %+v, %v", sr, err)
+	}
+	res, err := bus.DecodeSamplingReply(read("sampling_reply.json"))
+	if err != nil || res.Usage.OutputTokens != 4 {
+		t.Errorf("sampling reply: %+v, %v", res, err)
+	}
+	_, err = bus.DecodeSamplingReply(read("sampling_error.json"))
+	if !errors.Is(err, failure.Declined) {
+		t.Errorf("sampling error reply: %v, want Declined", err)
+	}
+	el, _, err := bus.DecodeElicitation(read("elicitation.json"))
+	if err != nil || el.Kind != "permission" || el.Tool != "mcp__files__delete" {
+		t.Errorf("elicitation: %+v, %v", el, err)
+	}
+	er, err := bus.DecodeElicitationReply(read("elicitation_reply.json"))
+	if err != nil || er.Content["name"] != "Ada" {
+		t.Errorf("elicitation reply: %+v, %v", er, err)
+	}
+	u, err := bus.DecodeTaskUpdate(read("task.json"))
+	if err != nil || u.State != "input-required" {
+		t.Errorf("task: %+v, %v", u, err)
+	}
+	v, err := bus.DecodeKVValue[task](read("kv.json"))
+	if err != nil || v.State != "working" {
+		t.Errorf("kv: %+v, %v", v, err)
+	}
+	// Wrong version: a typed Protocol failure wrapping ErrVersion.
+	_, err = bus.DecodeProgress([]byte(`{"v":2,"run":"r"}`))
+	if !errors.Is(err, failure.Protocol) || !errors.Is(err, bus.ErrVersion) {
+		t.Errorf("v2: %v", err)
+	}
+}
