@@ -15,11 +15,12 @@ import (
 //
 // Google Gemini is not offered: langchaingo's googleai package pulls in
 // Google's generative-ai-go and API client libraries (gRPC, protobuf,
-// OpenTelemetry), which more than doubles the size of a small binary that
-// imports this package (measured: see the llm section of
-// docs/architecture.md). Gemini's OpenAI-compatible endpoint
-// (https://generativelanguage.googleapis.com/v1beta/openai) works through
-// ProviderOpenAI instead.
+// OpenTelemetry). Measured with Go 1.26 on linux/amd64, a small program
+// calling llm.FromEnv builds to 8.3 MB; the same program also calling
+// googleai.New builds to 34.7 MB (4.2 times as big). Gemini's
+// OpenAI-compatible endpoint works through ProviderOpenAI instead
+// (OPENAI_BASE_URL=https://generativelanguage.googleapis.com/v1beta/openai,
+// OPENAI_API_KEY=<Gemini key>, OPENAI_MODEL=gemini-2.5-flash).
 const (
 	ProviderOpenAI    = "openai"
 	ProviderAnthropic = "anthropic"
