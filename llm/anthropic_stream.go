@@ -80,9 +80,11 @@ func (s *anthropicStream) event(ev sseEvent) {
 		b := &anthropicStreamBlock{}
 		if e.ContentBlock != nil {
 			b.block = *e.ContentBlock
-			b.text.WriteString(b.block.Text)
-			if b.text.Len() > 0 && s.onText != nil {
-				s.onText(b.block.Text)
+			if b.block.Type == "text" && b.block.Text != "" {
+				b.text.WriteString(b.block.Text)
+				if s.onText != nil {
+					s.onText(b.block.Text)
+				}
 			}
 		}
 		s.byIndex[e.Index] = b
@@ -94,6 +96,9 @@ func (s *anthropicStream) event(ev sseEvent) {
 		}
 		switch e.Delta.Type {
 		case "text_delta":
+			if b.block.Type != "text" {
+				return
+			}
 			b.text.WriteString(e.Delta.Text)
 			if e.Delta.Text != "" && s.onText != nil {
 				s.onText(e.Delta.Text)

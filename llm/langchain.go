@@ -139,6 +139,11 @@ func (a *LangChain) generate(ctx context.Context, req *Request) (*Response, erro
 			return nil, ferr
 		}
 	}
+	if err == nil && ctx.Err() != nil {
+		// langchaingo's OpenAI stream reader stops quietly when the context
+		// ends and returns what it had as if the turn were complete.
+		err = ctx.Err()
+	}
 	if err != nil {
 		fe := a.cls.err(ctx, err)
 		a.log.Debug().Err(fe).Str("model", a.name).Msg("model call failed")

@@ -127,6 +127,8 @@ type openAIStream struct {
 	gotUse  bool
 	seen    bool
 	done    bool
+	eof     bool // the body ended
+	ended   bool // the stream said it was complete ([DONE] or a finish reason)
 	errMsg  string
 	errType string
 }
@@ -149,6 +151,7 @@ func (s *openAIStream) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.parser.Close()
+	s.eof = true
 }
 
 // finish stops delivering text; the caller's turn is over.
@@ -160,7 +163,11 @@ func (s *openAIStream) finish() {
 
 func (s *openAIStream) event(ev sseEvent) {
 	data := strings.TrimSpace(ev.Data)
-	if data == "" || data == "[DONE]" {
+	if data == "[DONE]" {
+		s.ended = true
+		return
+	}
+	if data == "" {
 		return
 	}
 	var c openAIChunk
@@ -188,6 +195,7 @@ func (s *openAIStream) chunk(c *openAIChunk) {
 		}
 		if ch.FinishReason != nil && *ch.FinishReason != "" {
 			s.stop = *ch.FinishReason
+			s.ended = true
 		}
 		if d := ch.Delta.Content; d != nil && *d != "" {
 			s.text.WriteString(*d)

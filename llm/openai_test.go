@@ -3,9 +3,11 @@ package llm
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -165,6 +167,7 @@ func TestOpenAIErrors(t *testing.T) {
 		{"400", false, reply{400, "application/json", []byte(`{"error":{"message":"Invalid schema for function 'get_weather'","type":"invalid_request_error","param":"tools[0].function.parameters","code":"invalid_function_parameters"}}`)}, failure.Model, false},
 		{"500 not JSON", false, reply{500, "text/html", []byte(`<html>upstream error</html>`)}, failure.Transient, true},
 		{"503 streaming", true, reply{503, "application/json", []byte(`{"error":{"message":"The engine is currently overloaded","type":"server_error"}}`)}, failure.Transient, true},
+		{"stream cut short", true, reply{200, "text/event-stream", []byte("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n")}, failure.Transient, true},
 		{"error inside the stream", true, reply{200, "text/event-stream", []byte("data: {\"error\":{\"message\":\"The server had an error processing your request.\",\"type\":\"server_error\"}}\n\n")}, failure.Transient, true},
 	}
 	for _, tt := range tests {
@@ -295,4 +298,59 @@ func TestAnthropicTransportErrors(t *testing.T) {
 	p.Close()
 	_, err = m.Generate(t.Context(), userReq("hi"))
 	checkFailure(t, err, failure.Transient, true, "anthropic/claude-sonnet-4-5", testAnthropicKey)
+}
+
+// TestStreamCancelledMidway cancels the call from OnText after the first
+// delta while the server holds the stream open: the call ends Canceled, no
+// text arrives after Generate returns, and no goroutine is left behind
+// (TestMain runs goleak).
+func TestStreamCancelledMidway(t *testing.T) {
+	first := map[string]string{
+		ProviderOpenAI:    "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n",
+		ProviderAnthropic: "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}}\n\nevent: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\nevent: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hel\"}}\n\n",
+	}
+	for _, prov := range []string{ProviderOpenAI, ProviderAnthropic} {
+		t.Run(prov, func(t *testing.T) {
+			p := &provider{}
+			p.Server = httptestServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, _ = io.Copy(io.Discard, r.Body)
+				w.Header().Set("Content-Type", "text/event-stream")
+				_, _ = io.WriteString(w, first[prov])
+				w.(http.Flusher).Flush()
+				<-r.Context().Done()
+			}))
+			t.Cleanup(p.Close)
+			base := p.URL
+			if prov == ProviderOpenAI {
+				base += "/v1"
+			}
+			m, err := New(t.Context(), Config{Provider: prov, APIKey: "k-0123456789", BaseURL: base, HTTPClient: p.Client()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			var mu sync.Mutex
+			var got []string
+			returned := false
+			req := userReq("hi")
+			req.OnText = func(d string) {
+				mu.Lock()
+				defer mu.Unlock()
+				if returned {
+					t.Errorf("OnText(%q) after Generate returned", d)
+				}
+				got = append(got, d)
+				cancel()
+			}
+			_, err = m.Generate(ctx, req)
+			mu.Lock()
+			returned = true
+			mu.Unlock()
+			checkFailure(t, err, failure.Canceled, false, m.Name(), "k-0123456789")
+			if fmt.Sprint(got) != "[Hel]" {
+				t.Errorf("streamed %q", got)
+			}
+		})
+	}
 }

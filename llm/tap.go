@@ -92,6 +92,12 @@ func (t *tap) failure(ctx context.Context, c classifier) error {
 				Message:   "the model provider failed while streaming: " + c.scrub.scrub(s.errMsg),
 				Err:       errors.New(c.scrub.scrub(s.errType + ": " + s.errMsg))}
 		}
+		if s.eof && !s.ended {
+			// The body ended cleanly but the stream did not: a proxy or the
+			// server cut it short. langchaingo would return the fragment.
+			return &failure.Error{Kind: failure.Transient, Source: failure.SourceModel, Name: c.name, Op: "generate",
+				Retryable: true, Message: "the model provider's stream ended before it was complete"}
+		}
 	}
 	return nil
 }
