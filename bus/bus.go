@@ -409,8 +409,9 @@ func (b *Bus) Close(ctx context.Context) error {
 		}
 	}
 	b.events.close(ctx)
-	if err := b.nc.Drain(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
-		errs = append(errs, err)
+	if err := b.nc.Drain(); err != nil {
+		// Disconnected (or already closed): nothing can be drained.
+		b.nc.Close()
 	}
 	select {
 	case <-b.closed:

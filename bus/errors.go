@@ -104,3 +104,24 @@ func (b *Bus) wrap(err error, op, msg string) error {
 	}
 	return &c
 }
+
+// classifyConn classifies err like classify, and says a timeout while the
+// connection is down is what it is: a lost connection (Transient while
+// reconnecting, Unavailable once closed).
+func (b *Bus) classifyConn(err error, op string) error {
+	err = classify(err, op)
+	if err == nil || failure.KindOf(err) != failure.Timeout {
+		return err
+	}
+	fe := *failure.From(err)
+	switch {
+	case b.nc.IsReconnecting():
+		fe.Kind, fe.Message = failure.Transient, "the bus connection was lost; reconnecting"
+	case b.nc.IsClosed():
+		fe.Kind, fe.Message = failure.Unavailable, "the bus connection is closed"
+	default:
+		return err
+	}
+	fe.Retryable = fe.Kind.Retryable()
+	return &fe
+}

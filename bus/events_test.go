@@ -160,4 +160,3 @@ func TestEmitNeverBlocksAndReportsDrops(t *testing.T) {
 		t.Errorf("no drop was reported; handled: %v", pol.messages())
 	}
 }
-

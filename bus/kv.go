@@ -76,7 +76,7 @@ func OpenKV[T any](ctx context.Context, b *Bus, cfg KVConfig) (*KV[T], error) {
 }
 
 func (k *KV[T]) exec(ctx context.Context, op string, f func(context.Context) error) error {
-	return k.b.policy.Execute(ctx, k.key, func(ctx context.Context) error { return classify(f(ctx), op) })
+	return k.b.policy.Execute(ctx, k.key, func(ctx context.Context) error { return k.b.classifyConn(f(ctx), op) })
 }
 
 // Get returns the value of key; a missing key is an InvalidArgs failure

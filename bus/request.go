@@ -36,7 +36,7 @@ func request[Req, Res any](ctx context.Context, b *Bus, key failure.Key, subject
 	attempt := func(ctx context.Context) error {
 		msg, err := b.nc.RequestWithContext(ctx, subject, data)
 		if err != nil {
-			fe := classify(err, op).(*failure.Error)
+			fe := b.classifyConn(err, op).(*failure.Error)
 			fe.Name = subject
 			return fe
 		}

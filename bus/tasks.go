@@ -32,7 +32,7 @@ func (b *Bus) PublishTask(ctx context.Context, u TaskUpdate) error {
 	subject := b.subj.Task(u.Task)
 	return b.policy.Execute(ctx, failure.Key{Source: failure.SourceBus, Name: "jetstream"}, func(ctx context.Context) error {
 		_, err := b.js.Publish(ctx, subject, data)
-		return classify(err, "publish task")
+		return b.classifyConn(err, "publish task")
 	})
 }
 
