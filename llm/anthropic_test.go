@@ -1,6 +1,8 @@
 package llm
 
 import (
+	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -196,4 +198,23 @@ func TestAnthropicErrors(t *testing.T) {
 			checkFailure(t, err, tt.kind, tt.retryable, "anthropic/claude-sonnet-4-5", testAnthropicKey)
 		})
 	}
+}
+
+// FuzzObjectOrEmpty checks that whatever arguments a model produced, the
+// tool_use input sent back is a JSON object, and a valid object is kept.
+func FuzzObjectOrEmpty(f *testing.F) {
+	for _, s := range []string{`{"a":1}`, `{"a":`, `[1]`, `null`, ``, ` { "b" : [ 1 , 2 ] } `, `{"a":1}{"b":2}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		out := objectOrEmpty(in)
+		var obj map[string]any
+		if err := json.Unmarshal(out, &obj); err != nil || obj == nil {
+			t.Fatalf("objectOrEmpty(%q) = %q, not an object", in, out)
+		}
+		var orig map[string]any
+		if json.Unmarshal(in, &orig) == nil && orig != nil && !reflect.DeepEqual(orig, obj) {
+			t.Fatalf("objectOrEmpty(%q) = %q changed a valid object", in, out)
+		}
+	})
 }

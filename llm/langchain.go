@@ -153,9 +153,8 @@ func (a *LangChain) generate(ctx context.Context, req *Request) (*Response, erro
 	if err != nil {
 		return nil, a.cls.err(ctx, err)
 	}
-	if t != nil && t.stream != nil && t.stream.seen {
+	if t != nil && t.stream != nil && t.stream.apply(out) {
 		streamed = true
-		t.stream.apply(out)
 	}
 	if req.OnText != nil && !streamed && out.Message.Text != "" {
 		req.OnText(out.Message.Text)

@@ -235,10 +235,14 @@ func (s *openAIStream) chunk(c *openAIChunk) {
 	}
 }
 
-// apply replaces the parts of out that the stream carries.
-func (s *openAIStream) apply(out *Response) {
+// apply replaces the parts of out that the stream carries, if a stream
+// was seen, and reports whether it was.
+func (s *openAIStream) apply(out *Response) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !s.seen {
+		return false
+	}
 	out.Message.Text = s.text.String()
 	out.Message.ToolCalls = s.toolCalls()
 	if s.stop != "" {
@@ -247,6 +251,7 @@ func (s *openAIStream) apply(out *Response) {
 	if s.gotUse {
 		out.Usage = s.usage
 	}
+	return true
 }
 
 func (s *openAIStream) toolCalls() []ToolCall {
