@@ -31,9 +31,12 @@ type Body struct {
 
 // Heading is one heading of a skill's body.
 type Heading struct {
-	Level int    `json:"level"`
-	Text  string `json:"text"`
-	Line  int    `json:"line"`
+	// Level is 1 for #, 2 for ##, and so on.
+	Level int `json:"level"`
+	// Text is the heading's plain text.
+	Text string `json:"text"`
+	// Line is the SKILL.md line of the heading.
+	Line int `json:"line"`
 }
 
 // Link is a relative link (or image) of a skill's body.
@@ -49,8 +52,10 @@ type Link struct {
 
 // File is a file bundled with a skill.
 type File struct {
+	// Path is relative to the skill's folder, with slashes.
 	Path string `json:"path"`
-	Size int64  `json:"size"`
+	// Size is in bytes.
+	Size int64 `json:"size"`
 }
 
 var schemeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*:`)

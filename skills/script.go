@@ -54,6 +54,7 @@ type capWriter struct {
 	dropped int64
 }
 
+// Write keeps what fits and counts the rest; it never fails.
 func (w *capWriter) Write(p []byte) (int, error) {
 	room := w.max - len(w.buf)
 	if room > 0 {
@@ -66,6 +67,7 @@ func (w *capWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// String returns the kept output and a note of what was cut.
 func (w *capWriter) String() string {
 	s := strings.ToValidUTF8(string(w.buf), "\uFFFD")
 	if w.dropped > 0 {
@@ -76,9 +78,12 @@ func (w *capWriter) String() string {
 
 // ScriptResult is the outcome of a script run.
 type ScriptResult struct {
+	// ExitCode is the script's exit status.
 	ExitCode int
-	Stdout   string
-	Stderr   string
+	// Stdout and Stderr are the script's output, each capped at
+	// Config.ScriptOutputBytes with a note of what was cut.
+	Stdout string
+	Stderr string
 }
 
 func (t *Toolset) callRunScript(ctx context.Context, raw json.RawMessage) (*agent.Result, error) {

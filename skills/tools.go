@@ -31,8 +31,10 @@ type skillTool struct {
 	call func(ctx context.Context, args json.RawMessage) (*agent.Result, error)
 }
 
+// Spec describes the tool.
 func (s *skillTool) Spec() agent.ToolSpec { return s.spec }
 
+// Call runs the tool.
 func (s *skillTool) Call(ctx context.Context, args json.RawMessage) (*agent.Result, error) {
 	return s.call(ctx, args)
 }
@@ -76,6 +78,7 @@ func badArgs(tool, skill, msg string) *failure.Error {
 
 // Activation is the outcome of activating a skill.
 type Activation struct {
+	// Skill is the activated skill's metadata; Body its instructions.
 	Skill *Skill
 	Body  *Body
 	// BaseDir is the skill's folder (an OS path, or "<label>:<path>" in an

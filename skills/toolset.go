@@ -131,6 +131,7 @@ func (c *Config) defaults() {
 // Shadow reports a skill hidden by a higher-precedence skill of the same
 // name.
 type Shadow struct {
+	// Name is the skill name both declare.
 	Name string `json:"name"`
 	// File is the hidden SKILL.md; By is the one that is used.
 	File string `json:"file"`
@@ -151,6 +152,13 @@ type snapshot struct {
 	catalogOnce sync.Once
 	catalog     string
 }
+
+// The interfaces the agent looks for.
+var (
+	_ agent.Toolset        = (*Toolset)(nil)
+	_ agent.Instructor     = (*Toolset)(nil)
+	_ agent.ChangeNotifier = (*Toolset)(nil)
+)
 
 // Toolset serves skills to an agent. It is safe for concurrent use.
 type Toolset struct {
