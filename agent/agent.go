@@ -156,6 +156,14 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 			}
 			names[n] = ts.Name()
 		}
+		// New has seen the current list: a change signalled before now is
+		// not news to the first run.
+		if cn, ok := ts.(ChangeNotifier); ok {
+			select {
+			case <-cn.Changed():
+			default:
+			}
+		}
 	}
 	return a, nil
 }

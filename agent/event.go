@@ -70,11 +70,19 @@ type FailureInfo struct {
 	Retryable bool           `json:"retryable,omitempty"`
 }
 
-// NewFailureInfo summarises a policy outcome for an event.
+// NewFailureInfo summarises a policy outcome for an event. Message is the
+// failure's own model-safe message, or else its redacted cause.
 func NewFailureInfo(o failure.Outcome) *FailureInfo {
+	msg := o.Err.Message
+	if msg == "" && o.Err.Err != nil {
+		msg = o.Err.Err.Error()
+	}
+	if msg == "" {
+		msg = o.Err.Kind.String()
+	}
 	return &FailureInfo{
 		Kind: o.Err.Kind, Source: o.Err.Source, Name: o.Err.Name, Tool: o.Err.Tool,
-		Action: o.Action.String(), Message: failure.Redact(o.Err.Error()), Retryable: o.Err.Retryable,
+		Action: o.Action.String(), Message: failure.Redact(msg), Retryable: o.Err.Retryable,
 	}
 }
 

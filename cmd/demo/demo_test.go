@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/agent"
+)
+
+// The demo binary is compiled once for the package's tests.
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+func buildDemo(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "switchboard-demo-test")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "demo")
+		if out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		_ = os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
+
+// TestDemoEndToEnd runs the demo binary offline, as a newcomer would, and
+// checks that its output names each step of the mission.
+func TestDemoEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the demo binary")
+	}
+	bin := buildDemo(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "-step", "20ms")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("demo failed: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	out := stdout.String()
+	for _, want := range []string{
+		"Model: scripted (offline, deterministic; not a real model)",
+		"-model env",
+		"bus: embedded NATS server running in-process",
+		`mcp: server "files" ready, 4 tools`,
+		"skills: 1 loaded (report-writer)",
+		`a2a: agent "researcher" served over JSON-RPC and HTTP+JSON`,
+		`a2a: peer "researcher" resolved from its agent card`,
+		"→ mcp__files__read_file",
+		"✓ activate_skill",
+		"→ a2a__researcher",
+		"↻ retry: a2a/researcher failed transiently",
+		"mcp__files__index_files 100%",
+		"a2a__researcher remote task working: search_sources: searched RFC archive",
+		"! failure handled: invalid_arguments",
+		"? permission: allow mcp__files__write_file",
+		"approved automatically (not a terminal)",
+		"✓ mcp__files__write_file",
+		"■ Answer",
+		"## Research findings",
+		"Summary: 6 tool calls",
+		"1 failure handled",
+		"1 transient failure retried",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("output:\n%s", out)
+	}
+}
+
+// TestDemoJSON: -json prints the run's events as JSON lines, ending with
+// the final answer.
+func TestDemoJSON(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the demo binary")
+	}
+	bin := buildDemo(t)
+	out, err := exec.Command(bin, "-json", "-step", "10ms", "-inject=false").Output()
+	if err != nil {
+		t.Fatalf("demo -json: %v", err)
+	}
+	var last agent.Event
+	types := map[agent.EventType]int{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		if err := json.Unmarshal(sc.Bytes(), &last); err != nil {
+			t.Fatalf("not a JSON event line: %q: %v", sc.Text(), err)
+		}
+		types[last.Type]++
+	}
+	if last.Type != agent.EventFinal || types[agent.EventToolStarted] != 6 || types[agent.EventToolProgress] == 0 {
+		t.Fatalf("events: %v, last %s", types, last.Type)
+	}
+}
+
+// TestDemoRejectsUnknownModel: a bad flag value is a clear error.
+func TestDemoRejectsUnknownModel(t *testing.T) {
+	var out bytes.Buffer
+	err := run(context.Background(), options{model: "gpt-9"}, &out, strings.NewReader(""), &out)
+	if err == nil || !strings.Contains(err.Error(), `-model "gpt-9": want scripted or env`) {
+		t.Fatalf("err = %v", err)
+	}
+}
