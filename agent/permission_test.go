@@ -47,7 +47,7 @@ func TestPermissionRules(t *testing.T) {
 		want   agent.Permission
 	}{
 		{"mcp__files__read", nil, agent.Allow},
-		{"mcp__files__write_file", nil, agent.Ask},                       // ask beats allow
+		{"mcp__files__write_file", nil, agent.Ask},                         // ask beats allow
 		{"mcp__files__write_file", []string{"mcp__files__*"}, agent.Allow}, // a grant turns ask into allow
 		{"mcp__files__delete", []string{"*"}, agent.Deny},                  // never overrides deny
 		{"run_shell", []string{"*"}, agent.Deny},                           // default deny is not granted away
