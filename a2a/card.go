@@ -37,7 +37,7 @@ func ParseCard(b []byte) (*a2ago.AgentCard, error) {
 	if len(b) == 0 || b[0] != '{' {
 		return nil, errors.New("agent card is not a JSON object")
 	}
-	card, err := cardParser(b)
+	card, err := cardParser(normalizeSecurity(b))
 	if err != nil {
 		return nil, fmt.Errorf("agent card does not parse: %w", err)
 	}
@@ -62,6 +62,49 @@ func ParseCard(b []byte) (*a2ago.AgentCard, error) {
 		return nil, errors.New("agent card declares no interface")
 	}
 	return card, nil
+}
+
+// normalizeSecurity rewrites security requirements written in ProtoJSON
+// ({"schemes": {"bearer": {"list": []}}}, as the A2A 1.0 proto and the JS
+// SDK write them) into the form a2a-go v2.4.0 decodes ({"bearer": []});
+// a2a-go rejects the whole card otherwise. Other input is returned as is.
+func normalizeSecurity(b []byte) []byte {
+	if !bytes.Contains(b, []byte(`"list"`)) {
+		return b
+	}
+	var card map[string]any
+	if json.Unmarshal(b, &card) != nil {
+		return b
+	}
+	fix := func(v any) {
+		reqs, _ := v.([]any)
+		for _, r := range reqs {
+			m, _ := r.(map[string]any)
+			schemes, _ := m["schemes"].(map[string]any)
+			for k, sv := range schemes {
+				if obj, ok := sv.(map[string]any); ok {
+					if l, ok := obj["list"]; ok {
+						schemes[k] = l
+					} else {
+						schemes[k] = []any{}
+					}
+				}
+			}
+		}
+	}
+	fix(card["securityRequirements"])
+	if skills, ok := card["skills"].([]any); ok {
+		for _, sk := range skills {
+			if m, ok := sk.(map[string]any); ok {
+				fix(m["securityRequirements"])
+			}
+		}
+	}
+	out, err := json.Marshal(card)
+	if err != nil {
+		return b
+	}
+	return out
 }
 
 // resolveCard fetches and parses a peer's card: the 1.0 well-known path,
