@@ -145,27 +145,22 @@ func TestScripts(t *testing.T) {
 	writeScript(t, dir, "hang.sh", "sleep 60 &\necho $! > "+pidFile+"\nwait\n")
 	os.WriteFile(filepath.Join(dir, "scripts", "plain.txt"), []byte("not a script"), 0o644)
 
-	ts, err := New(context.Background(), Config{Roots: []Root{{Path: root}}, Scripts: true, ScriptTimeout: 500 * time.Millisecond, ScriptOutputBytes: 2000})
+	ts, err := New(context.Background(), Config{Roots: []Root{{Path: root}}, Scripts: true, ScriptOutputBytes: 2000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A second toolset over the same folder with a short timeout, for the
+	// script that hangs (the others get the default minute, so a slow
+	// machine does not fail them).
+	tsShort, err := New(context.Background(), Config{Roots: []Root{{Path: root}}, Scripts: true, ScriptTimeout: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ask := &asker{action: agent.ElicitAccept}
 	run := func(calls ...llm.ToolCall) map[string]llm.ToolResult {
-		a, err := agent.New(context.Background(), agent.Config{
-			Model: llm.NewScripted(llm.Calls(calls...), llm.Say("ok")), Toolsets: []agent.Toolset{ts}, Elicitor: ask,
-			// Executes tools are denied by default: the operator opts in; the
-			// tool then asks for each run itself.
-			Permissions: &agent.Permissions{Rules: []agent.Rule{{Tool: ToolRunScript, Permission: agent.Allow}}},
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := a.NewSession()
-		if _, err := s.Run(context.Background(), "go"); err != nil {
-			t.Fatal(err)
-		}
-		return results(s)
+		return runWith(t, ts, ask, calls...)
 	}
+
 	res := run(
 		llm.CallTool("h", ToolRunScript, map[string]any{"skill": "tools", "path": "scripts/hello.sh", "args": []string{"a b", "$HOME;rm"}}),
 		llm.CallTool("l", ToolRunScript, map[string]any{"skill": "tools", "path": "scripts/loud.sh"}),
@@ -210,7 +205,7 @@ func TestScripts(t *testing.T) {
 
 	// Timeout: the whole process group is killed.
 	ask.action = agent.ElicitAccept
-	res = run(llm.CallTool("t", ToolRunScript, map[string]any{"skill": "tools", "path": "scripts/hang.sh"}))
+	res = runWith(t, tsShort, ask, llm.CallTool("t", ToolRunScript, map[string]any{"skill": "tools", "path": "scripts/hang.sh"}))
 	if r := res["t"]; !r.IsError || !strings.Contains(r.Content, "timeout") {
 		t.Errorf("hang: %q", r.Content)
 	}
@@ -234,4 +229,23 @@ func TestScripts(t *testing.T) {
 		syscall.Kill(pid, syscall.SIGKILL)
 		t.Errorf("background child %d survived the timeout", pid)
 	}
+}
+
+// runWith runs one agent turn of calls over ts and returns the results.
+func runWith(t *testing.T, ts *Toolset, ask *asker, calls ...llm.ToolCall) map[string]llm.ToolResult {
+	t.Helper()
+	a, err := agent.New(context.Background(), agent.Config{
+		Model: llm.NewScripted(llm.Calls(calls...), llm.Say("ok")), Toolsets: []agent.Toolset{ts}, Elicitor: ask,
+		// Executes tools are denied by default: the operator opts in; the
+		// tool then asks for each run itself.
+		Permissions: &agent.Permissions{Rules: []agent.Rule{{Tool: ToolRunScript, Permission: agent.Allow}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := a.NewSession()
+	if _, err := s.Run(context.Background(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	return results(s)
 }
