@@ -240,6 +240,13 @@ func serve[Req, Res any](ctx context.Context, b *Bus, opts ServeOptions, name, e
 	}
 	s.svc = svc
 	b.register(s)
+	// Return once the server knows the subscription, so that a request sent
+	// next (from any connection) finds this responder.
+	fctx, fcancel := context.WithTimeout(ctx, 5*time.Second)
+	defer fcancel()
+	if err := b.nc.FlushWithContext(fctx); err != nil {
+		b.log.Debug().Err(err).Msg("flush after serving")
+	}
 	return s, nil
 }
 
