@@ -341,3 +341,34 @@ func TestResponderHonoursRequestDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestServiceStop(t *testing.T) {
+	b := newBus(t, bus.Config{})
+	ctx := ctxT(t, 20*time.Second)
+	started := make(chan struct{})
+	svc, err := b.ServeSampling(ctx, agent.SamplerFunc(func(ctx context.Context, _ agent.SamplingRequest) (agent.SamplingResult, error) {
+		close(started)
+		<-ctx.Done() // a slow model call
+		return agent.SamplingResult{}, ctx.Err()
+	}), bus.ServeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		_, err := b.Sampler().Sample(ctx, samplingRequest("x"))
+		errc <- err
+	}()
+	<-started
+	// Stop with a short grace: the in-flight handler is cancelled, and its
+	// requester gets a typed answer instead of waiting for its deadline.
+	sctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if err := svc.Stop(sctx); err != nil {
+		t.Fatal(err)
+	}
+	wantKind(t, <-errc, failure.Canceled)
+	// Nobody serves any more.
+	_, err = b.Sampler().Sample(ctx, samplingRequest("x"))
+	wantKind(t, err, failure.Unavailable)
+}

@@ -40,6 +40,9 @@ type ServeOptions struct {
 	Version string
 }
 
+// stopGrace is how long Stop waits for handlers that were cancelled.
+const stopGrace = 5 * time.Second
+
 // Service is a running responder: a nats.go micro service (discoverable
 // with `nats micro ls`, with request and error stats) whose endpoint
 // handles each request in its own goroutine, bounded by MaxConcurrent.
@@ -67,7 +70,8 @@ func (s *Service) Info() micro.Info { return s.svc.Info() }
 func (s *Service) Stats() micro.Stats { return s.svc.Stats() }
 
 // Stop stops taking requests, waits for in-flight ones until ctx is done,
-// then cancels them and waits for them to return.
+// then cancels them and waits for them to return (at most 5s more: a
+// handler that ignores cancellation is abandoned, and reported).
 func (s *Service) Stop(ctx context.Context) error {
 	s.b.unregister(s)
 	return s.stop(ctx)
@@ -88,7 +92,13 @@ func (s *Service) stop(ctx context.Context) error {
 		case <-s.idle:
 		case <-ctx.Done():
 			s.cancel()
-			<-s.idle
+			select {
+			case <-s.idle:
+			case <-time.After(stopGrace):
+				s.stopErr = s.b.fail(failure.Timeout, "stop responder", nil,
+					fmt.Sprintf("a handler ignored cancellation for %s; it was abandoned", stopGrace))
+				s.b.policy.Handle(context.WithoutCancel(ctx), s.stopErr)
+			}
 		}
 		s.cancel()
 	})
