@@ -81,3 +81,39 @@ func TestToLangChain(t *testing.T) {
 		t.Errorf("schema of a tool without one = %v", tools[0].Function.Parameters)
 	}
 }
+
+// TestLangChainAnthropicDropsParts pins the langchaingo v0.1.14 defect that
+// Anthropic works around: sent back through langchaingo's anthropic
+// provider, an assistant turn with text and two tool calls keeps only its
+// first block, and the tool results are split into separate user messages.
+// If an upgrade fixes this, this test fails and the workaround can go.
+func TestLangChainAnthropicDropsParts(t *testing.T) {
+	p := newProvider(t, reply{200, "application/json", []byte(anthropicFinal)})
+	lc, err := anthropic.New(anthropic.WithToken(testAnthropicKey), anthropic.WithBaseURL(p.URL+"/v1"),
+		anthropic.WithModel("claude-sonnet-4-5"), anthropic.WithHTTPClient(p.Client()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewLangChain(t.Context(), LangChainConfig{Model: lc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = m.Generate(t.Context(), &Request{Messages: []Message{
+		{Role: RoleUser, Text: "weather?"},
+		{Role: RoleAssistant, Text: "Checking both.", ToolCalls: []ToolCall{
+			{ID: "toolu_paris", Name: "get_weather", Args: json.RawMessage(`{"city":"Paris"}`)},
+			{ID: "toolu_oslo", Name: "get_weather", Args: json.RawMessage(`{"city":"Oslo"}`)}}},
+		{Role: RoleTool, ToolResults: []ToolResult{{CallID: "toolu_paris", Content: "18°C"}, {CallID: "toolu_oslo", Content: "9°C"}}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := p.requests()[0].body
+	asst := path(body, "messages", 1)
+	if path(asst, "content", 0, "type") != "text" || path(asst, "content", 1) != nil {
+		t.Errorf("langchaingo now keeps the assistant's blocks: %v", asst)
+	}
+	if path(body, "messages", 2, "content", 1) != nil || path(body, "messages", 3, "content", 0, "type") != "tool_result" {
+		t.Errorf("langchaingo now sends the tool results differently: %v", path(body, "messages"))
+	}
+}
