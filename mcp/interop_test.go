@@ -249,7 +249,9 @@ func testEverything(t *testing.T, m *Manager, b *bus.Bus, rec *recorder, root st
 			if !strings.Contains(r.Text(), "bus model says: ") || !strings.Contains(r.Text(), "what is MCP?") || !strings.Contains(r.Text(), `"endTurn"`) {
 				t.Errorf("got %q", r.Text())
 			}
-			if !rec.has(func() bool { return len(rec.samples) > 0 && rec.samples[0].MaxTokens == 50 && rec.samples[0].Source.Name == "everything" }) {
+			if !rec.has(func() bool {
+				return len(rec.samples) > 0 && rec.samples[0].MaxTokens == 50 && rec.samples[0].Source.Name == "everything"
+			}) {
 				t.Errorf("sampling request not seen as sent: %+v", rec.samples)
 			}
 		}},
@@ -257,7 +259,9 @@ func testEverything(t *testing.T, m *Manager, b *bus.Bus, rec *recorder, root st
 			if !strings.Contains(r.Text(), "Ada Lovelace") {
 				t.Errorf("got %q", r.Text())
 			}
-			if !rec.has(func() bool { return len(rec.elicits) > 0 && rec.elicits[0].Kind == agent.ElicitForm && len(rec.elicits[0].Schema) > 0 }) {
+			if !rec.has(func() bool {
+				return len(rec.elicits) > 0 && rec.elicits[0].Kind == agent.ElicitForm && len(rec.elicits[0].Schema) > 0
+			}) {
 				t.Errorf("elicitations %+v", rec.elicits)
 			}
 		}},
@@ -276,7 +280,9 @@ func testEverything(t *testing.T, m *Manager, b *bus.Bus, rec *recorder, root st
 		}},
 		{"toggle-subscriber-updates", `{}`, func(t *testing.T, r *agent.Result) {
 			waitFor(t, "a resources/updated notification", func() bool {
-				return rec.has(func() bool { return slices.Contains(rec.updates, "everything demo://resource/static/document/architecture.md") })
+				return rec.has(func() bool {
+					return slices.Contains(rec.updates, "everything demo://resource/static/document/architecture.md")
+				})
 			})
 			call(t, "toggle-subscriber-updates", `{}`)
 		}},

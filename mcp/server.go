@@ -51,6 +51,9 @@ func newServer(m *Manager, cfg ServerConfig) *server {
 		log: m.log.With().Str("server", cfg.Name).Logger(), refresh: make(chan struct{}, 1),
 		ready: make(chan struct{}), state: StateConnecting, protocol: cfg.ProtocolVersion,
 		inflight: map[string]*inflight{}}
+	if s.protocol == "" && cfg.Type == TypeSSE {
+		s.protocol = legacyProtocol // the legacy SSE transport predates server/discover
+	}
 	s.client = gomcp.NewClient(&gomcp.Implementation{Name: m.cfg.ClientName, Version: m.cfg.ClientVersion}, s.clientOptions())
 	var roots []*gomcp.Root
 	for _, r := range cfg.Roots {
@@ -338,30 +341,53 @@ func (s *server) dial(ctx context.Context, timeout time.Duration, version string
 	if err != nil {
 		return nil, nil, err
 	}
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
+	// The context given to Connect must outlive the handshake: some
+	// transports (legacy SSE) tie the connection's lifetime to it. So the
+	// startup timeout cancels it only while the handshake runs, and the
+	// session's teardown cancels it afterwards.
+	cctx, cancel := context.WithCancel(ctx)
+	timedOut := make(chan struct{})
+	timer := time.AfterFunc(timeout, func() { close(timedOut); cancel() })
 	var opts *gomcp.ClientSessionOptions
 	if version != "" {
 		opts = &gomcp.ClientSessionOptions{ProtocolVersion: version}
 	}
 	sess, err := s.client.Connect(cctx, att.t, opts)
+	if err == nil && !timer.Stop() {
+		_ = sess.Close()
+		err = context.DeadlineExceeded
+	}
 	if err != nil {
+		timer.Stop()
+		cancel()
 		if att.cleanup != nil {
 			att.cleanup()
 		}
-		return nil, nil, s.connectErr(cctx, ctx, err, timeout)
+		select {
+		case <-timedOut:
+			return nil, nil, s.connectErr(ctx, err, true, timeout)
+		default:
+		}
+		return nil, nil, s.connectErr(ctx, err, false, timeout)
+	}
+	prev := att.cleanup
+	att.cleanup = func() {
+		cancel()
+		if prev != nil {
+			prev()
+		}
 	}
 	return sess, att, nil
 }
 
-func (s *server) connectErr(cctx, ctx context.Context, err error, timeout time.Duration) error {
+func (s *server) connectErr(ctx context.Context, err error, timedOut bool, timeout time.Duration) error {
 	fe := &failure.Error{Source: failure.SourceMCP, Name: s.cfg.Name, Op: "connect", Err: err}
 	var se *json.SyntaxError
 	var ee *exec.Error
 	switch {
 	case ctx.Err() != nil:
 		fe.Kind = failure.Canceled
-	case cctx.Err() != nil:
+	case timedOut:
 		fe.Kind = failure.Timeout
 		fe.Message = fmt.Sprintf("the server did not complete the MCP handshake within %s", timeout)
 	case errors.As(err, &ee):
@@ -425,8 +451,12 @@ loop:
 		inflight = append(inflight, c)
 	}
 	s.mu.Unlock()
-	for _, c := range inflight {
-		c.lost()
+	if s.cfg.Type != TypeHTTP {
+		// Over HTTP each request has its own exchange: go-sdk fails the
+		// calls itself, and callTool retries those the server never saw.
+		for _, c := range inflight {
+			c.lost()
+		}
 	}
 	_ = sess.Close()
 	if ctx.Err() != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -186,12 +187,15 @@ func (s *server) callTool(ctx context.Context, modelName, orig string, output []
 	params := &gomcp.CallToolParams{Name: orig, Arguments: args}
 	params.SetProgressToken(token)
 	res, err := sess.CallTool(cctx, params)
-	if err != nil && errors.Is(err, gomcp.ErrSessionMissing) && cctx.Err() == nil {
+	if err != nil && sessionMissing(err) && cctx.Err() == nil {
 		// The HTTP session expired or the server restarted: the request was
 		// not processed, so re-establish the session and send it once more.
-		s.log.Info().Msg("HTTP session missing; re-establishing it")
+		s.log.Info().Err(err).Msg("HTTP session missing; re-establishing it")
+		s.removeInflight(token) // closing the session cancels the calls in flight
 		_ = sess.Close()
 		if sess2, err2 := s.sessionAfter(cctx, sess); err2 == nil {
+			s.addInflight(token, fl)
+			sess = sess2
 			res, err = sess2.CallTool(cctx, params)
 		}
 	}
@@ -266,4 +270,12 @@ func (s *server) callErr(ctx context.Context, sess *gomcp.ClientSession, err err
 		out.Retryable = out.Kind.Retryable()
 	}
 	return out
+}
+
+// sessionMissing reports whether err says the HTTP session is gone (the
+// server answered 404 to the request, so it was not processed). go-sdk
+// wraps ErrSessionMissing with %v under ErrConnectionClosed, so the text
+// is checked too.
+func sessionMissing(err error) bool {
+	return errors.Is(err, gomcp.ErrSessionMissing) || strings.Contains(err.Error(), gomcp.ErrSessionMissing.Error())
 }

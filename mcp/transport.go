@@ -42,7 +42,7 @@ func (s *server) newTransport() (*attempt, error) {
 		a.cleanup = func() { killProcessGroup(cmd) }
 		return a, nil
 	case TypeHTTP:
-		return &attempt{t: &gomcp.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: s.httpClient(), MaxRetries: -1}}, nil
+		return &attempt{t: &gomcp.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: s.httpClient()}}, nil
 	case TypeSSE:
 		return &attempt{t: &gomcp.SSEClientTransport{Endpoint: cfg.URL, HTTPClient: s.httpClient()}}, nil
 	case TypeWS:
