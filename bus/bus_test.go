@@ -82,6 +82,18 @@ func TestNewEmbeddedAndClose(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// A round trip under this configuration's prefix.
+			if err := b.PublishProgress(ctx, bus.ProgressUpdate{Run: "r0", Progress: 7}); err != nil {
+				t.Fatal(err)
+			}
+			sub, err := b.SubscribeProgress(ctx, "r0", bus.ProgressOptions{Replay: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p, err := sub.Next(ctx); err != nil || p.Progress != 7 {
+				t.Fatalf("replayed %+v, %v", p, err)
+			}
+			sub.Close()
 			if got := b.ClientURL() != ""; got != tt.wantURL {
 				t.Errorf("ClientURL() = %q, want set: %v", b.ClientURL(), tt.wantURL)
 			}
@@ -176,4 +188,21 @@ func errorsIs(err error, kind failure.Kind) bool { return errors.Is(err, kind) }
 
 func contextWithCancel(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithCancel(ctx)
+}
+
+func TestStreamLimits(t *testing.T) {
+	b := newBus(t, bus.Config{Prefix: "limits", Stream: bus.StreamConfig{MaxAge: time.Minute, MaxBytes: 1 << 20, Memory: true}})
+	ctx := ctxT(t, 10*time.Second)
+	st, err := b.JetStream().Stream(ctx, b.StreamName())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := st.CachedInfo().Config
+	if b.StreamName() != "LIMITS" || c.MaxAge != time.Minute || c.MaxBytes != 1<<20 || c.Storage.String() != "Memory" {
+		t.Errorf("stream %s: max age %s, max bytes %d, storage %s", b.StreamName(), c.MaxAge, c.MaxBytes, c.Storage)
+	}
+	want := []string{"limits.events.>", "limits.progress.>", "limits.a2a.tasks.>"}
+	if len(c.Subjects) != 3 || c.Subjects[0] != want[0] || c.Subjects[1] != want[1] || c.Subjects[2] != want[2] {
+		t.Errorf("stream subjects = %v, want %v", c.Subjects, want)
+	}
 }

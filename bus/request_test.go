@@ -78,15 +78,29 @@ func TestSamplingRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			svc, err := b.ServeSampling(ctx, ms, bus.ServeOptions{})
+			// Serial responders answer through micro, whose stats count errors.
+			svc, err := b.ServeSampling(ctx, ms, bus.ServeOptions{MaxConcurrent: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer svc.Stop(ctx)
 			res, err := b.Sampler().Sample(ctx, tt.req)
+			// micro counts a request after its handler returns, which is
+			// after the reply went out.
+			st := svc.Stats().Endpoints[0]
+			for st.NumRequests == 0 && ctx.Err() == nil {
+				time.Sleep(time.Millisecond)
+				st = svc.Stats().Endpoints[0]
+			}
 			if tt.wantKind != failure.Unknown {
 				wantKind(t, err, tt.wantKind)
+				if st.NumRequests != 1 || st.NumErrors != 1 {
+					t.Errorf("stats: %d requests, %d errors; want 1, 1", st.NumRequests, st.NumErrors)
+				}
 				return
+			}
+			if st.NumRequests != 1 || st.NumErrors != 0 {
+				t.Errorf("stats: %d requests, %d errors; want 1, 0", st.NumRequests, st.NumErrors)
 			}
 			if err != nil {
 				t.Fatal(err)

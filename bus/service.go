@@ -126,14 +126,20 @@ func (s *Service) end() {
 
 // respond sends a reply; a failed send is handled by the policy (the
 // requester will time out).
-func (s *Service) respond(reply string, data []byte, fe *WireError) {
+func (s *Service) respond(req micro.Request, reply string, data []byte, fe *WireError) {
 	if reply == "" {
 		return
 	}
 	var err error
-	if fe == nil {
+	switch {
+	case req != nil && fe == nil:
+		// On the subscription's goroutine: through micro, which counts it.
+		err = req.Respond(data)
+	case req != nil:
+		err = req.Error(fe.Kind.String(), fe.Message, data)
+	case fe == nil:
 		err = s.b.nc.Publish(reply, data)
-	} else {
+	default:
 		m := &nats.Msg{Subject: reply, Data: data, Header: nats.Header{}}
 		m.Header.Set(headerError, fe.Message)
 		m.Header.Set(headerErrorCode, fe.Kind.String())
@@ -167,7 +173,9 @@ func serve[Req, Res any](ctx context.Context, b *Bus, opts ServeOptions, name, e
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s := &Service{b: b, ctx: sctx, cancel: cancel, sem: make(chan struct{}, opts.MaxConcurrent), idle: make(chan struct{})}
 
-	handle := func(data []byte, reply string) {
+	// handle answers one request; req is set when it runs on the
+	// subscription's goroutine (serial), where micro's request may be used.
+	handle := func(data []byte, reply string, req micro.Request) {
 		defer s.end()
 		defer func() { <-s.sem }()
 		var out []byte
@@ -207,7 +215,7 @@ func serve[Req, Res any](ctx context.Context, b *Bus, opts ServeOptions, name, e
 		if wireErr != nil {
 			out, _ = json.Marshal(replyWire[Res]{V: Version, Error: wireErr})
 		}
-		s.respond(reply, out, wireErr)
+		s.respond(req, reply, out, wireErr)
 	}
 
 	svc, err := micro.AddService(b.nc, micro.Config{
@@ -222,7 +230,7 @@ func serve[Req, Res any](ctx context.Context, b *Bus, opts ServeOptions, name, e
 				stopping := func() {
 					fe := toWire(b.fail(failure.Unavailable, op, nil, "the responder is stopping"))
 					out, _ := json.Marshal(replyWire[Res]{V: Version, Error: fe})
-					s.respond(reply, out, fe)
+					s.respond(nil, reply, out, fe)
 				}
 				if !s.begin() {
 					stopping()
@@ -237,10 +245,10 @@ func serve[Req, Res any](ctx context.Context, b *Bus, opts ServeOptions, name, e
 				}
 				if serial {
 					// One at a time anyway: no hand-off to another goroutine.
-					handle(data, reply)
+					handle(data, reply, r)
 					return
 				}
-				go handle(data, reply)
+				go handle(data, reply, nil)
 			}),
 		},
 	})
