@@ -28,6 +28,7 @@ func (t *delegateTool) Spec() agent.ToolSpec { return t.spec }
 type delegateArgs struct {
 	Message   string `json:"message"`
 	ContextID string `json:"context_id"`
+	TaskID    string `json:"task_id"`
 }
 
 // Call delegates one task.
@@ -38,6 +39,7 @@ func (t *delegateTool) Call(ctx context.Context, raw json.RawMessage) (*agent.Re
 	}
 	msg := a2ago.NewMessage(a2ago.MessageRoleUser, a2ago.NewTextPart(in.Message))
 	msg.ContextID = in.ContextID
+	msg.TaskID = a2ago.TaskID(in.TaskID)
 	if t.skill != "" {
 		msg.SetMeta("skill", t.skill)
 	}
@@ -76,6 +78,9 @@ func (d *delegation) run(ctx context.Context, msg *a2ago.Message) (*agent.Result
 		case a2ago.TaskStateCompleted:
 			return d.st.result(d.r.peer.Name), nil
 		case a2ago.TaskStateInputRequired, a2ago.TaskStateAuthRequired:
+			if d.r.ts.cfg.AskModel && d.st.state == a2ago.TaskStateInputRequired {
+				return d.askModel(), nil
+			}
 			next, err := d.ask(ctx)
 			if err != nil {
 				return nil, d.onError(ctx, err)
@@ -159,6 +164,9 @@ func (d *delegation) send(ctx context.Context, msg *a2ago.Message) error {
 			if err := d.apply(ev); err != nil {
 				return err
 			}
+			if d.st.state == a2ago.TaskStateAuthRequired {
+				return nil // the peer keeps the stream open; answer first
+			}
 		}
 		if d.st.id != "" && !d.st.settled() {
 			d.st.dropped = true // the stream ended early
@@ -186,6 +194,9 @@ func (d *delegation) settle(ctx context.Context) error {
 				}
 				if err := d.apply(ev); err != nil {
 					return err
+				}
+				if d.st.state == a2ago.TaskStateAuthRequired {
+					return nil
 				}
 			}
 			if !d.st.settled() {
@@ -254,6 +265,19 @@ func (d *delegation) ask(ctx context.Context) (*a2ago.Message, error) {
 	parts := answerParts(ans.Content)
 	m := a2ago.NewMessageForTask(a2ago.MessageRoleUser, a2ago.TaskInfo{TaskID: d.st.id, ContextID: d.st.contextID}, parts...)
 	return m, nil
+}
+
+// askModel returns the remote agent's question to the model, with what it
+// needs to answer on the same task.
+func (d *delegation) askModel() *agent.Result {
+	q := d.st.statusText
+	if q == "" {
+		q = "(the remote agent gave no question)"
+	}
+	return &agent.Result{Parts: []agent.Part{{Type: agent.PartText, Text: fmt.Sprintf(
+		"The remote agent %q needs input before it can continue: %s\nTo answer, call %s again with "+
+			"{\"message\": <your answer>, \"task_id\": %q, \"context_id\": %q}.",
+		d.r.card.Name, q, d.tool, d.st.id, d.st.contextID)}}}
 }
 
 // answerParts renders an elicitation answer as message parts: the text of

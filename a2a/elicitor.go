@@ -36,6 +36,8 @@ func (tr *taskRun) ask(ctx context.Context, e agent.Elicitation) (agent.Elicitat
 	case tr.out <- runItem{q: q}:
 	case <-ctx.Done():
 		return agent.ElicitationResult{}, ctx.Err()
+	case <-tr.done:
+		return agent.ElicitationResult{}, context.Canceled
 	}
 	timer := time.NewTimer(tr.s.cfg.InputTimeout)
 	defer timer.Stop()

@@ -26,7 +26,9 @@ type taskRun struct {
 	id     a2ago.TaskID
 	ctx    context.Context
 	cancel context.CancelFunc
-	out    chan runItem
+	out    chan runItem  // never closed: tools may still write after the run
+	done   chan struct{} // closed when the run's goroutine ends
+	wake   chan struct{} // an auth answer was delivered
 	s      *Server
 
 	mu        sync.Mutex
@@ -122,7 +124,8 @@ func (e *executor) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.
 // startRun starts the agent on text in the task's context session.
 func (s *Server) startRun(ec *a2asrv.ExecutorContext, text string) *taskRun {
 	rctx, cancel := context.WithCancel(s.ctx)
-	tr := &taskRun{id: ec.TaskID, cancel: cancel, out: make(chan runItem, 256), s: s}
+	tr := &taskRun{id: ec.TaskID, cancel: cancel, out: make(chan runItem, 256), done: make(chan struct{}),
+		wake: make(chan struct{}, 1), s: s}
 	tr.ctx = context.WithValue(rctx, runKey{}, tr)
 	s.mu.Lock()
 	s.runs[ec.TaskID] = tr
@@ -131,7 +134,7 @@ func (s *Server) startRun(ec *a2asrv.ExecutorContext, text string) *taskRun {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		defer close(tr.out)
+		defer close(tr.done)
 		defer func() {
 			release()
 			cancel()
@@ -160,6 +163,14 @@ func (tr *taskRun) answer(a agent.ElicitationResult) bool {
 		return false
 	}
 	q.reply <- a
+	if q.e.Kind == agent.ElicitAuth {
+		// The execution that said auth-required is still pumping: tell it
+		// the task works again.
+		select {
+		case tr.wake <- struct{}{}:
+		default:
+		}
+	}
 	return true
 }
 
@@ -169,9 +180,21 @@ func (s *Server) pump(ctx context.Context, ec *a2asrv.ExecutorContext, tr *taskR
 	final := false
 	for {
 		var it runItem
-		var ok bool
+		ok := true
 		select {
-		case it, ok = <-tr.out:
+		case it = <-tr.out:
+		case <-tr.wake:
+			if !yield(a2ago.NewStatusUpdateEvent(ec, a2ago.TaskStateWorking, agentText(ec, "credentials received")), nil) {
+				tr.cancel()
+				return
+			}
+			continue
+		case <-tr.done:
+			select {
+			case it = <-tr.out: // drain what the run said last
+			default:
+				ok = false
+			}
 		case <-ctx.Done():
 			tr.cancel()
 			return
@@ -207,8 +230,15 @@ func (s *Server) pump(ctx context.Context, ec *a2asrv.ExecutorContext, tr *taskR
 				meta["tool"] = it.q.e.Tool
 			}
 			msg.SetMeta("switchboard/elicitation", meta)
-			yield(a2ago.NewStatusUpdateEvent(ec, state, msg), nil)
-			return
+			if !yield(a2ago.NewStatusUpdateEvent(ec, state, msg), nil) {
+				return
+			}
+			if state == a2ago.TaskStateInputRequired {
+				return // the execution ends; the client's reply starts the next one
+			}
+			// auth-required keeps the execution (and the client's stream)
+			// open; the answer arrives through answerHandler or Answer.
+			continue
 		}
 		if it.err != nil {
 			fe := failure.From(it.err)

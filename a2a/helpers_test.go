@@ -57,7 +57,7 @@ func workerModel() *llm.Scripted {
 		in := lastUser(req)
 		word, rest, _ := strings.Cut(in, " ")
 		switch word {
-		case "research", "ask", "slow":
+		case "research", "ask", "slow", "login":
 			return llm.Calls(llm.CallTool("c1", word, map[string]any{"topic": rest}))
 		}
 		return llm.Say("echo: " + in)
@@ -103,7 +103,19 @@ func workerTools() []agent.Tool {
 			<-ctx.Done()
 			return nil, ctx.Err()
 		})
-	return []agent.Tool{research, ask, slow}
+	login := agent.NewFuncTool(agent.ToolSpec{Name: "login", Description: "Needs credentials.", InputSchema: topicSchema},
+		func(ctx context.Context, raw json.RawMessage) (*agent.Result, error) {
+			call, _ := agent.CallFromContext(ctx)
+			ans, err := call.Elicit(ctx, agent.Elicitation{Kind: agent.ElicitAuth, Message: "Sign in to the calendar service."})
+			if err != nil {
+				return nil, err
+			}
+			if ans.Action != agent.ElicitAccept {
+				return agent.ErrorResult("not signed in"), nil
+			}
+			return agent.TextResult(fmt.Sprintf("signed in with %v", ans.Content["text"])), nil
+		})
+	return []agent.Tool{research, ask, slow, login}
 }
 
 // newWorker returns agent B served by a Server over httptest.

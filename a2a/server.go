@@ -115,7 +115,7 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	}
 	s.caps = a2ago.AgentCapabilities{Streaming: true, PushNotifications: cfg.PushNotifications,
 		ExtendedAgentCard: cfg.ExtendedCard != nil}
-	s.handler = newRequestHandler(&executor{s: s}, s.caps, cfg, s.slogger())
+	s.handler = &answerHandler{RequestHandler: newRequestHandler(&executor{s: s}, s.caps, cfg, s.slogger()), s: s}
 	s.mux = s.routes()
 	return s, nil
 }

@@ -91,7 +91,7 @@ func TestCard_CARD_DISC_001_CARD_STRUCT_001_CARD_PROTO_001_002_BIND_FIELD_001(t 
 				t.Errorf("BIND-FIELD-001: interface %s not declared (%v)", want, got)
 			}
 		}
-		if card.Name != "worker" || len(card.Skills) != 3 || !card.Capabilities.Streaming {
+		if card.Name != "worker" || len(card.Skills) != 4 || !card.Capabilities.Streaming {
 			t.Errorf("card = %+v", card)
 		}
 	}

@@ -38,6 +38,10 @@ type ToolsetConfig struct {
 	// CancelTimeout bounds the CancelTask sent when a call is cancelled
 	// (default 5s).
 	CancelTimeout time.Duration
+	// AskModel, when set, turns a peer's input-required into a tool result
+	// for the model (the question, and the task_id to answer it with)
+	// instead of an elicitation of a person.
+	AskModel bool
 	// Bus, if set, receives every remote task update on
 	// <prefix>.a2a.tasks.<task> (JetStream, replayable).
 	Bus *bus.Bus
@@ -181,7 +185,8 @@ func (ts *Toolset) connect(ctx context.Context, p Peer) (*remote, error) {
 // inputSchema is the delegation tools' input.
 var inputSchema = json.RawMessage(`{"type":"object","properties":{` +
 	`"message":{"type":"string","description":"What to ask the remote agent, in full: it does not see this conversation."},` +
-	`"context_id":{"type":"string","description":"Optional: continue an earlier conversation with this agent (the context id from an earlier result)."}},` +
+	`"context_id":{"type":"string","description":"Optional: continue an earlier conversation with this agent (the context id from an earlier result)."},` +
+	`"task_id":{"type":"string","description":"Optional: answer the question of a remote task that needs input (the task id from an earlier result)."}},` +
 	`"required":["message"],"additionalProperties":false}`)
 
 // ToolName is the tool name of a peer, or of one of its skills.
