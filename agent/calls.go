@@ -214,7 +214,13 @@ func (r *run) execCall(bctx context.Context, c llm.ToolCall, tool Tool, info *Ca
 		}
 		return nil, &failure.Outcome{Err: &cp}
 	}
-	res.Source = spec.Source
+	// A tool may name a finer source of the same kind (the skill, not the
+	// skills toolset); anything else is replaced by the spec's provenance.
+	if res.Source.Kind != spec.Source.Kind || res.Source.Name == "" {
+		res.Source = spec.Source
+	} else if res.Source.Tool == "" {
+		res.Source.Tool = spec.Source.Tool
+	}
 	if res.IsError {
 		return res, &failure.Outcome{Err: &failure.Error{Kind: failure.ToolError, Source: failure.Source(spec.Source.Kind),
 			Name: spec.Source.Name, Tool: c.Name, Message: "the tool reported an error"}}
@@ -310,6 +316,27 @@ func (r *run) permit(ctx context.Context, call *Call, spec ToolSpec, args json.R
 
 var closeTag = regexp.MustCompile(`(?i)</?tool_result`)
 
+// containsFold reports whether s contains the lower-case ASCII word w in
+// any case, without allocating.
+func containsFold(s, w string) bool {
+	for i := 0; i+len(w) <= len(s); i++ {
+		j := 0
+		for ; j < len(w); j++ {
+			c := s[i+j]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != w[j] {
+				break
+			}
+		}
+		if j == len(w) {
+			return true
+		}
+	}
+	return false
+}
+
 // toolResult renders a call's result for the model: delimited, attributed
 // to its source, capped, and with any delimiter inside it defused.
 func (r *run) toolResult(c llm.ToolCall, info *CallInfo, res *Result, o *failure.Outcome) llm.ToolResult {
@@ -329,11 +356,17 @@ func (r *run) toolResult(c llm.ToolCall, info *CallInfo, res *Result, o *failure
 	if max := r.a.cfg.MaxResultBytes; len(text) > max {
 		text = fmt.Sprintf("%s\n[truncated: %d of %d bytes shown]", text[:max], max, len(text))
 	}
-	text = closeTag.ReplaceAllStringFunc(text, func(s string) string { return "&lt;" + s[1:] })
+	if containsFold(text, "tool_result") {
+		text = closeTag.ReplaceAllStringFunc(text, func(s string) string { return "&lt;" + s[1:] })
+	}
 	errAttr := ""
 	if isErr {
 		errAttr = ` error="true"`
 	}
-	content := fmt.Sprintf("<tool_result tool=%q source=%q%s>\n%s\n</tool_result>", c.Name, info.Source.String(), errAttr, text)
+	src := info.Source
+	if res != nil && res.Source.Kind != "" {
+		src = res.Source
+	}
+	content := fmt.Sprintf("<tool_result tool=%q source=%q%s>\n%s\n</tool_result>", c.Name, src.String(), errAttr, text)
 	return llm.ToolResult{CallID: c.ID, Name: c.Name, Content: content, IsError: isErr}
 }

@@ -90,9 +90,20 @@ func (p *Permissions) Decide(spec ToolSpec, grants []string) Permission {
 	return decision
 }
 
+func rank(p Permission) int {
+	switch p {
+	case Allow:
+		return 1
+	case Ask:
+		return 2
+	case Deny:
+		return 3
+	}
+	return 0
+}
+
 func stricter(a, b Permission) Permission {
-	rank := map[Permission]int{"": 0, Allow: 1, Ask: 2, Deny: 3}
-	if rank[b] > rank[a] {
+	if rank(b) > rank(a) {
 		return b
 	}
 	return a

@@ -1,7 +1,9 @@
 // Package llm is Switchboard's model layer: a small provider-neutral Model
-// interface with native tool calls, adapters for real providers built on
-// github.com/tmc/langchaingo, and a deterministic scripted model for tests
-// and the offline demo.
+// interface with native tool calls; OpenAI and OpenAI-compatible providers
+// (Ollama, vLLM, Gemini's compatible endpoint) through
+// github.com/tmc/langchaingo; Anthropic's Messages API spoken directly
+// (langchaingo v0.1.14 drops every part of an assistant message after the
+// first); and a deterministic scripted model for tests and the offline demo.
 //
 // The agent loop only sees Model. Provider errors are classified into the
 // failure taxonomy (agent/failure): 429 and 5xx are Transient, 401/403 are

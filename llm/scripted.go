@@ -113,7 +113,8 @@ func firstLine(s string) string {
 
 // Scripted is a deterministic model that follows a script of turns: the
 // offline default of the demo and the model of tests. It streams each text
-// answer word by word through Request.OnText, reports token usage as the
+// answer word by word through Request.OnText, reports input usage as one
+// token per four bytes (rounded up, per message) and output usage as the
 // number of words, and says it is scripted in its Name.
 //
 // A Scripted model is safe for concurrent use; its position in the script is
@@ -179,11 +180,12 @@ func (s *Scripted) Generate(ctx context.Context, req *Request) (*Response, error
 			}
 		}
 	}
-	in := 0
+	// Usage is approximated as a token per four bytes, without allocating.
+	in := approxTokens(req.System)
 	for _, m := range req.Messages {
-		in += len(strings.Fields(m.Text))
+		in += approxTokens(m.Text)
 		for _, r := range m.ToolResults {
-			in += len(strings.Fields(r.Content))
+			in += approxTokens(r.Content)
 		}
 	}
 	calls := make([]ToolCall, len(step.Calls))
@@ -198,3 +200,6 @@ func (s *Scripted) Generate(ctx context.Context, req *Request) (*Response, error
 		StopReason: stop,
 	}, nil
 }
+
+// approxTokens approximates the tokens of s as one per four bytes.
+func approxTokens(s string) int { return (len(s) + 3) / 4 }

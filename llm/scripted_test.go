@@ -143,7 +143,7 @@ func TestScriptedStreamsAndCountsUsage(t *testing.T) {
 	if fmt.Sprint(deltas) != fmt.Sprint([]string{"one ", "two ", "three"}) {
 		t.Errorf("streamed %q", deltas)
 	}
-	if resp.Usage != (Usage{InputTokens: 4, OutputTokens: 3}) || resp.Usage.Total() != 7 {
+	if resp.Usage != (Usage{InputTokens: 5, OutputTokens: 3}) || resp.Usage.Total() != 8 {
 		t.Errorf("usage = %+v", resp.Usage)
 	}
 	resp, err = m.Generate(t.Context(), &Request{Messages: []Message{{Role: RoleTool, ToolResults: []ToolResult{{Content: "a b"}}}}})
@@ -153,7 +153,7 @@ func TestScriptedStreamsAndCountsUsage(t *testing.T) {
 	if string(resp.Message.ToolCalls[0].Args) != `{"x":` {
 		t.Errorf("malformed args were not kept verbatim: %q", resp.Message.ToolCalls[0].Args)
 	}
-	if resp.Usage != (Usage{InputTokens: 2, OutputTokens: 20}) {
+	if resp.Usage != (Usage{InputTokens: 1, OutputTokens: 20}) {
 		t.Errorf("usage = %+v", resp.Usage)
 	}
 	// The returned calls are a copy: editing them does not edit the script.

@@ -208,26 +208,54 @@ func (p *DefaultPolicy) Execute(ctx context.Context, key Key, op func(context.Co
 		}
 		return struct{}{}, fe
 	}
+	// The common case, a first attempt that succeeds or fails for good,
+	// needs no backoff machinery.
+	_, err := attempt()
+	if err == nil {
+		return nil
+	}
+	var perm *backoff.PermanentError
+	if errors.As(err, &perm) || p.cfg.MaxAttempts <= 1 {
+		return finalError(key, err)
+	}
 	eb := backoff.NewExponentialBackOff()
 	eb.InitialInterval = p.cfg.InitialBackoff
 	eb.MaxInterval = p.cfg.MaxBackoff
 	eb.RandomizationFactor = 0.5
 	eb.Multiplier = 2
-	_, err := backoff.Retry(ctx, attempt,
+	// The first retry waits like any other; backoff.Retry then makes the
+	// remaining attempts.
+	d := eb.NextBackOff()
+	p.notifyRetry(ctx, key, err, d)
+	t := time.NewTimer(d)
+	select {
+	case <-ctx.Done():
+		t.Stop()
+		return finalError(key, err)
+	case <-t.C:
+	}
+	_, err = backoff.Retry(ctx, attempt,
 		backoff.WithBackOff(eb),
-		backoff.WithMaxTries(uint(p.cfg.MaxAttempts)),
+		backoff.WithMaxTries(uint(p.cfg.MaxAttempts-1)),
 		backoff.WithMaxElapsedTime(0),
-		backoff.WithNotify(func(err error, d time.Duration) {
-			p.log.Info().Err(err).Str("source", key.String()).Dur("backoff", d).Msg("retrying after a transient failure")
-			if p.cfg.OnRetry != nil {
-				p.cfg.OnRetry(ctx, key, err, d)
-			}
-		}))
+		backoff.WithNotify(func(err error, d time.Duration) { p.notifyRetry(ctx, key, err, d) }))
 	if err == nil {
 		return nil
 	}
-	// backoff returns the context's error when it gives up waiting; keep the
-	// last failure's classification when there is one.
+	return finalError(key, err)
+}
+
+func (p *DefaultPolicy) notifyRetry(ctx context.Context, key Key, err error, d time.Duration) {
+	p.log.Info().Err(err).Str("source", key.String()).Dur("backoff", d).Msg("retrying after a transient failure")
+	if p.cfg.OnRetry != nil {
+		p.cfg.OnRetry(ctx, key, err, d)
+	}
+}
+
+// finalError unwraps what the retry loop returned: backoff returns the
+// context's error when it gives up waiting, so keep the last failure's
+// classification when there is one.
+func finalError(key Key, err error) error {
 	var fe *Error
 	if errors.As(err, &fe) {
 		return fe
