@@ -29,7 +29,7 @@ type rawProgress struct {
 // reports both costs and their ratio.
 func compare(b *testing.B, raw, viaBus func(n int)) {
 	b.Helper()
-	const chunk = 500
+	const chunk = 20
 	raw(min(b.N, 200)) // warm both paths up
 	viaBus(min(b.N, 200))
 	var rawD, busD time.Duration
@@ -54,7 +54,7 @@ func compare(b *testing.B, raw, viaBus func(n int)) {
 
 // BenchmarkProgressPublishToDelivery publishes one progress report and
 // waits for its delivery to a subscriber, with raw nats.go (JSON by hand,
-// SubscribeSync) and with the bus (PublishProgress, SubscribeProgress), on
+// SubscribeSync) and with the bus (ProgressPublisher, SubscribeProgress), on
 // the same embedded server and stream.
 func BenchmarkProgressPublishToDelivery(b *testing.B) {
 	bb := newBus(b, bus.Config{Stream: bus.StreamConfig{Memory: true}})
@@ -91,9 +91,10 @@ func BenchmarkProgressPublishToDelivery(b *testing.B) {
 			}
 		}
 	}
+	pub := bb.ProgressPublisher("bench_bus")
 	viaBus := func(n int) {
 		for i := 0; i < n; i++ {
-			if err := bb.PublishProgress(ctx, bus.ProgressUpdate{Run: "bench_bus", Token: "t", Progress: float64(i), Total: 100, Message: "step"}); err != nil {
+			if err := pub.Publish(ctx, bus.ProgressUpdate{Token: "t", Progress: float64(i), Total: 100, Message: "step"}); err != nil {
 				b.Fatal(err)
 			}
 			if _, err := busSub.Next(ctx); err != nil {

@@ -333,30 +333,37 @@ func (b *Bus) ensureStream(ctx context.Context) error {
 		Storage:     storage,
 		Discard:     jetstream.DiscardOld,
 	}
-	// A cluster that is still electing its JetStream leader does not answer:
-	// each attempt is short, and a timeout then is a transient failure, so
-	// the attempts go on until ctx is done.
-	attempt := func(ctx context.Context) error {
-		actx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		defer cancel()
-		_, err := b.js.CreateOrUpdateStream(actx, sc)
-		if err != nil && ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout)) {
-			return &failure.Error{Kind: failure.Transient, Source: failure.SourceBus, Op: "create stream", Err: err,
-				Message: "JetStream did not answer (a cluster may still be electing its leader)"}
-		}
-		return classify(err, "create stream")
-	}
-	var err error
-	for {
-		err = b.policy.Execute(ctx, failure.Key{Source: failure.SourceBus, Name: "jetstream"}, attempt)
-		if err == nil || ctx.Err() != nil || !failure.From(err).Retryable {
-			break
-		}
-	}
+	err := b.jetStreamAdmin(ctx, failure.Key{Source: failure.SourceBus, Name: "jetstream"}, "create stream", func(ctx context.Context) error {
+		_, err := b.js.CreateOrUpdateStream(ctx, sc)
+		return err
+	})
 	if err != nil {
 		return b.wrap(err, "create stream", "the bus stream could not be created")
 	}
 	return nil
+}
+
+// jetStreamAdmin runs an administrative JetStream operation (create a
+// stream or bucket). A cluster that is still electing its JetStream leader
+// does not answer: each attempt is short, a timeout then is a transient
+// failure, and attempts go on (through the policy) until ctx is done.
+func (b *Bus) jetStreamAdmin(ctx context.Context, key failure.Key, op string, f func(context.Context) error) error {
+	attempt := func(ctx context.Context) error {
+		actx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		err := f(actx)
+		if err != nil && ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout)) {
+			return &failure.Error{Kind: failure.Transient, Source: failure.SourceBus, Op: op, Err: err,
+				Message: "JetStream did not answer (a cluster may still be electing its leader)"}
+		}
+		return classify(err, op)
+	}
+	for {
+		err := b.policy.Execute(ctx, key, attempt)
+		if err == nil || ctx.Err() != nil || !failure.From(err).Retryable {
+			return err
+		}
+	}
 }
 
 // Subjects returns the bus's subject scheme.

@@ -143,6 +143,11 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 	if _, err := kv.Put(ctx, "task.before", task{State: "working"}); err != nil {
 		t.Fatal(err)
 	}
+	// The same bucket, through another node.
+	kvA, err := bus.OpenKV[task](ctx, respA, bus.KVConfig{Bucket: "cluster_tasks", Replicas: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
 	step("kv written")
 
 	ask := func(n int) {
@@ -204,16 +209,23 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 		t.Errorf("responder B is connected to %q after node-2 was lost", got)
 	}
 	// The value written before the loss is still readable, through another node.
-	kvA, err := bus.OpenKV[task](ctx, respA, bus.KVConfig{Bucket: "cluster_tasks", Replicas: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
 	e, err := kvA.Get(ctx, "task.before")
 	if err != nil || e.Value.State != "working" {
 		t.Fatalf("after the loss: Get = %+v, %v", e, err)
 	}
-	// And the replicated KV still takes writes with two of three nodes.
-	if _, err := kvA.Update(ctx, "task.before", task{State: "completed"}, e.Revision); err != nil {
-		t.Fatalf("update after the loss: %v", err)
+	// And the replicated KV still takes writes with two of three nodes, once
+	// it has a leader again (if node-2 led it, the survivors elect one).
+	for {
+		uctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		_, err := kvA.Update(uctx, "task.before", task{State: "completed"}, e.Revision)
+		cancel()
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil || errorsIs(err, failure.Rejected) {
+			t.Fatalf("update after the loss: %v", err)
+		}
+		t.Logf("update after the loss, retrying: %v", err)
 	}
+	step("KV read and updated after the loss")
 }

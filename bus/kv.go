@@ -61,13 +61,13 @@ func OpenKV[T any](ctx context.Context, b *Bus, cfg KVConfig) (*KV[T], error) {
 		cfg.Replicas = 1
 	}
 	k := &KV[T]{b: b, key: failure.Key{Source: failure.SourceBus, Name: "kv:" + cfg.Bucket}}
-	err := b.policy.Execute(ctx, k.key, func(ctx context.Context) error {
+	err := b.jetStreamAdmin(ctx, k.key, "open kv", func(ctx context.Context) error {
 		kv, err := b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 			Bucket: cfg.Bucket, Description: cfg.Description, Replicas: cfg.Replicas,
 			TTL: cfg.TTL, History: uint8(max(1, min(cfg.History, 64))), Storage: storage,
 		})
 		k.kv = kv
-		return classify(err, "open kv")
+		return err
 	})
 	if err != nil {
 		return nil, b.wrap(err, "open kv", "the key-value bucket could not be opened")

@@ -30,8 +30,13 @@ func TestProgressRoundTrip(t *testing.T) {
 	if err := b.PublishProgress(ctx, bus.ProgressUpdate{Run: "run_q", Progress: 0.5}); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range sent {
-		if err := b.PublishProgress(ctx, p); err != nil {
+	pub := b.ProgressPublisher("run_p")
+	for i, p := range sent {
+		publish := b.PublishProgress
+		if i%2 == 1 {
+			publish = pub.Publish
+		}
+		if err := publish(ctx, p); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -86,6 +86,7 @@ func (b *Bus) Sampler() agent.Sampler { return busSampler{b} }
 
 type busSampler struct{ b *Bus }
 
+// Sample sends req to the sampling responders.
 func (s busSampler) Sample(ctx context.Context, req agent.SamplingRequest) (agent.SamplingResult, error) {
 	b := s.b
 	return request(ctx, b, failure.Key{Source: failure.SourceBus, Name: "sampling"}, b.subj.sampling, "sample",
@@ -100,6 +101,7 @@ func (b *Bus) Elicitor() agent.Elicitor { return busElicitor{b} }
 
 type busElicitor struct{ b *Bus }
 
+// Elicit sends el to the elicitation responders of its run.
 func (e busElicitor) Elicit(ctx context.Context, el agent.Elicitation) (agent.ElicitationResult, error) {
 	b := e.b
 	return request(ctx, b, failure.Key{Source: failure.SourceBus, Name: "elicit"}, b.subj.Elicit(el.Run), "elicit",
