@@ -134,29 +134,56 @@ func (p *countingPolicy) messages() []string {
 	return append([]string(nil), p.msgs...)
 }
 
+// blockingPolicy blocks Handle until released, the first time only.
+type blockingPolicy struct {
+	countingPolicy
+	entered chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func (p *blockingPolicy) Handle(ctx context.Context, err error) failure.Outcome {
+	p.once.Do(func() {
+		close(p.entered)
+		<-p.release
+	})
+	return p.countingPolicy.Handle(ctx, err)
+}
+
 func TestEmitNeverBlocksAndReportsDrops(t *testing.T) {
-	pol := &countingPolicy{Policy: failure.NewPolicy(failure.PolicyConfig{})}
+	pol := &blockingPolicy{countingPolicy: countingPolicy{Policy: failure.NewPolicy(failure.PolicyConfig{})},
+		entered: make(chan struct{}), release: make(chan struct{})}
 	b := newBus(t, bus.Config{EventBuffer: 1, Policy: pol, Stream: bus.StreamConfig{Memory: true}})
 	ctx := ctxT(t, 20*time.Second)
-	big := make([]byte, 8<<10)
-	for i := range big {
-		big[i] = 'x'
+	// An event over the server's max payload cannot be published: the
+	// failure goes to the policy, which here stalls the publisher.
+	b.Emit(ctx, agent.Event{Type: agent.EventModelText, Run: "run_flood", Seq: 1, Text: strings.Repeat("x", 2<<20)})
+	<-pol.entered
+	// With the publisher stalled, Emit still returns at once: one event
+	// fits the buffer, the other nine are dropped.
+	for i := 2; i <= 11; i++ {
+		b.Emit(ctx, agent.Event{Type: agent.EventModelText, Run: "run_flood", Seq: i, Text: "t"})
 	}
-	// Emit far more than the buffer holds as fast as possible: it returns
-	// every time, and what could not be buffered is reported.
-	for i := 0; i < 500; i++ {
-		b.Emit(ctx, agent.Event{Type: agent.EventModelText, Run: "run_flood", Seq: i, Text: string(big)})
-	}
+	close(pol.release)
 	if err := b.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	dropped := false
-	for _, m := range pol.messages() {
-		if strings.Contains(m, "events were dropped") {
-			dropped = true
-		}
+	msgs := strings.Join(pol.messages(), "\n")
+	if !strings.Contains(msgs, "an event could not be published") {
+		t.Errorf("the failed publish was not reported: %s", msgs)
 	}
-	if !dropped {
-		t.Errorf("no drop was reported; handled: %v", pol.messages())
+	if !strings.Contains(msgs, "9 events were dropped") {
+		t.Errorf("the drops were not reported: %s", msgs)
+	}
+	// The one buffered event was published.
+	var seqs []int
+	for ev, err := range b.Replay(ctx, "run_flood") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		seqs = append(seqs, ev.Seq)
+	}
+	if fmt.Sprint(seqs) != "[2]" {
+		t.Errorf("published seqs %v, want [2]", seqs)
 	}
 }
