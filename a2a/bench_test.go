@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"iter"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -12,8 +14,10 @@ import (
 	"testing"
 	"time"
 
+	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
+	"github.com/switchboard-dev/switchboard/a2a/store"
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/llm"
 )
@@ -126,4 +130,52 @@ func BenchmarkJSONRPCSendMessage16(b *testing.B) {
 		b.ReportMetric(per(tJS), "js-sdk-ns/op")
 		b.ReportMetric(per(tJS)/per(tOurs), "speedup-vs-js")
 	}
+}
+
+// plainEcho is an executor without an agent: task, artifact, completed.
+type plainEcho struct{}
+
+func (plainEcho) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2ago.Event, error] {
+	return func(yield func(a2ago.Event, error) bool) {
+		text, _ := InputText(ec.Message)
+		if !yield(a2ago.NewSubmittedTask(ec, ec.Message), nil) {
+			return
+		}
+		art := a2ago.NewArtifactEvent(ec, a2ago.NewTextPart("echo: "+text))
+		art.LastChunk = true
+		if !yield(art, nil) {
+			return
+		}
+		yield(a2ago.NewStatusUpdateEvent(ec, a2ago.TaskStateCompleted, nil), nil)
+	}
+}
+
+func (plainEcho) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2ago.Event, error] {
+	return func(yield func(a2ago.Event, error) bool) {
+		yield(a2ago.NewStatusUpdateEvent(ec, a2ago.TaskStateCanceled, nil), nil)
+	}
+}
+
+// BenchmarkJSONRPCSendMessage16Store isolates the task store: the same
+// agent-less echo executor behind a2a-go's JSON-RPC handler, with our
+// in-memory store and with a2a-go's default (gob-copying) one, 16
+// concurrent clients, in one run.
+func BenchmarkJSONRPCSendMessage16Store(b *testing.B) {
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	oursHS := httptest.NewServer(a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(plainEcho{},
+		a2asrv.WithTaskStore(store.NewMemory(store.MemoryConfig{})), a2asrv.WithLogger(quiet))))
+	defer oursHS.Close()
+	defaultHS := httptest.NewServer(a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(plainEcho{}, a2asrv.WithLogger(quiet))))
+	defer defaultHS.Close()
+	n := max(b.N, benchClients)
+	sendLoad(b, oursHS.URL, benchClients)
+	sendLoad(b, defaultHS.URL, benchClients)
+	b.ResetTimer()
+	tDefault := sendLoad(b, defaultHS.URL, n)
+	tOurs := sendLoad(b, oursHS.URL, n)
+	b.StopTimer()
+	per := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(n) }
+	b.ReportMetric(per(tOurs), "ours-ns/op")
+	b.ReportMetric(per(tDefault), "a2ago-default-ns/op")
+	b.ReportMetric(per(tDefault)/per(tOurs), "speedup-vs-a2ago")
 }
