@@ -2,6 +2,7 @@ package a2a
 
 import (
 	"errors"
+	"github.com/rs/zerolog"
 	"net/http"
 	"strings"
 	"sync"
@@ -239,5 +240,52 @@ func TestPushConfigs_PUSH_CREATE_GET_LIST_DEL_DELIVER(t *testing.T) {
 				t.Errorf("PUSH-DEL-001: configs remain: %v", l)
 			}
 		})
+	}
+}
+
+// lockedBuffer is a log sink safe for concurrent writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestPushRefusesPrivateTargets: without AllowPrivatePush, deliveries to a
+// loopback webhook are refused (SSRF guard) and the task still completes.
+func TestPushRefusesPrivateTargets(t *testing.T) {
+	var mu sync.Mutex
+	got := 0
+	hook := newHookServer(t, func(string, string) { mu.Lock(); got++; mu.Unlock() })
+	var logs lockedBuffer
+	log := zerolog.New(&logs)
+	_, hs := newWorker(t, ServerConfig{PushNotifications: true, Logger: &log})
+	c := clientFor(t, hs.URL, a2ago.TransportProtocolJSONRPC, nil)
+	m := textMsg("hello")
+	m.Config = &a2ago.SendMessageConfig{PushConfig: &a2ago.PushConfig{URL: hook, Token: "t"}}
+	res, err := c.SendMessage(ctxT(t), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.(*a2ago.Task).Status.State != a2ago.TaskStateCompleted {
+		t.Fatalf("task = %+v", res)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if got != 0 {
+		t.Fatalf("%d deliveries reached a loopback webhook", got)
+	}
+	if !strings.Contains(logs.String(), "blocked address range") {
+		t.Fatalf("no refused delivery logged:\n%s", logs.String())
 	}
 }
