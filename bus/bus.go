@@ -297,6 +297,9 @@ func (b *Bus) startServer() error {
 		if p == 0 {
 			p = server.RANDOM_PORT
 		}
+		if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && host != "localhost" && cfg.Token == "" && cfg.User == "" {
+			b.log.Warn().Str("listen", cfg.Listen).Msg("the embedded NATS server listens beyond loopback without authentication")
+		}
 		opts.DontListen, opts.Host, opts.Port = false, host, p
 		opts.Authorization = cfg.Token
 		opts.Username, opts.Password = cfg.User, cfg.Password
