@@ -145,7 +145,9 @@ func (a *Auth) describe(card *a2ago.AgentCard) {
 
 // userInterceptor gives a2a-go the authenticated caller, which scopes the
 // task store (owner) and reaches the executor.
-type userInterceptor struct{ a2asrv.PassthroughCallInterceptor }
+type userInterceptor struct {
+	a2asrv.PassthroughCallInterceptor
+}
 
 func (userInterceptor) Before(ctx context.Context, cc *a2asrv.CallContext, req *a2asrv.Request) (context.Context, any, error) {
 	if c, ok := Caller(ctx); ok {

@@ -177,7 +177,9 @@ func TestMalformedCards(t *testing.T) {
 		{"no name", func(w http.ResponseWriter, r *http.Request) {
 			io.WriteString(w, `{"description":"x","supportedInterfaces":[{"url":"http://x","protocolBinding":"JSONRPC","protocolVersion":"1.0"}]}`)
 		}, failure.Protocol, false},
-		{"no interfaces", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, `{"name":"x","supportedInterfaces":[]}`) }, failure.Protocol, false},
+		{"no interfaces", func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, `{"name":"x","supportedInterfaces":[]}`)
+		}, failure.Protocol, false},
 		{"bad url", func(w http.ResponseWriter, r *http.Request) {
 			io.WriteString(w, `{"name":"x","supportedInterfaces":[{"url":"file:///etc/passwd","protocolBinding":"JSONRPC","protocolVersion":"1.0"}]}`)
 		}, failure.Protocol, false},

@@ -45,17 +45,30 @@ type ToolsetConfig struct {
 	// Bus, if set, receives every remote task update on
 	// <prefix>.a2a.tasks.<task> (JetStream, replayable).
 	Bus *bus.Bus
+	// RefreshInterval, if positive, re-reads the peers' cards at this
+	// interval (see Refresh) until Close.
+	RefreshInterval time.Duration
 }
 
-// Toolset is the delegation tools of a set of A2A peers.
+// Toolset is the delegation tools of a set of A2A peers. It is safe for
+// concurrent use.
 type Toolset struct {
-	cfg   ToolsetConfig
-	log   zerolog.Logger
+	cfg     ToolsetConfig
+	log     zerolog.Logger
+	changed chan struct{}
+	stop    context.CancelFunc
+	wg      sync.WaitGroup
+
+	mu    sync.Mutex
 	tools []agent.Tool
 	peers map[string]*remote
+	order []string
 }
 
-var _ agent.Toolset = (*Toolset)(nil)
+var (
+	_ agent.Toolset        = (*Toolset)(nil)
+	_ agent.ChangeNotifier = (*Toolset)(nil)
+)
 
 // remote is a connected peer.
 type remote struct {
@@ -65,7 +78,6 @@ type remote struct {
 	key       failure.Key
 	streaming bool
 	ts        *Toolset
-	mu        sync.Mutex
 }
 
 // NewToolset resolves every peer's card (through the policy), connects a
@@ -82,7 +94,7 @@ func NewToolset(ctx context.Context, cfg ToolsetConfig) (*Toolset, error) {
 	if cfg.CancelTimeout <= 0 {
 		cfg.CancelTimeout = defaultCancelTimeout
 	}
-	ts := &Toolset{cfg: cfg, log: zerolog.Nop(), peers: map[string]*remote{}}
+	ts := &Toolset{cfg: cfg, log: zerolog.Nop(), peers: map[string]*remote{}, changed: make(chan struct{}, 1)}
 	if cfg.Logger != nil {
 		ts.log = *cfg.Logger
 	}
@@ -101,19 +113,110 @@ func NewToolset(ctx context.Context, cfg ToolsetConfig) (*Toolset, error) {
 			return nil, err
 		}
 		ts.peers[p.Name] = r
-		ts.tools = append(ts.tools, r.tools()...)
+		ts.order = append(ts.order, p.Name)
+	}
+	ts.rebuild()
+	if cfg.RefreshInterval > 0 {
+		rctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+		ts.stop = stop
+		ts.wg.Add(1)
+		go ts.refreshLoop(rctx)
 	}
 	return ts, nil
 }
+
+// rebuild recomputes the tool list from the peers (callers hold no lock).
+func (ts *Toolset) rebuild() {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	var tools []agent.Tool
+	for _, n := range ts.order {
+		tools = append(tools, ts.peers[n].tools()...)
+	}
+	ts.tools = tools
+}
+
+func (ts *Toolset) refreshLoop(ctx context.Context) {
+	defer ts.wg.Done()
+	tick := time.NewTicker(ts.cfg.RefreshInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			if err := ts.Refresh(ctx); err != nil && ctx.Err() == nil {
+				ts.cfg.Policy.Handle(ctx, err)
+			}
+		}
+	}
+}
+
+// Refresh re-reads the card of every peer configured by URL. A peer whose
+// card changed (skills, description, interfaces...) gets a new client and
+// new tools, and Changed is signalled; the agent's next turn sees the new
+// list. A peer that cannot be read keeps its last card; the first failure
+// is returned.
+func (ts *Toolset) Refresh(ctx context.Context) error {
+	var firstErr error
+	changed := false
+	ts.mu.Lock()
+	names := append([]string(nil), ts.order...)
+	ts.mu.Unlock()
+	for _, n := range names {
+		ts.mu.Lock()
+		old := ts.peers[n]
+		ts.mu.Unlock()
+		if old.peer.Card != nil {
+			continue
+		}
+		r, err := ts.connect(ctx, old.peer)
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		a, _ := json.Marshal(old.card)
+		b, _ := json.Marshal(r.card)
+		if string(a) == string(b) {
+			_ = r.client.Destroy()
+			continue
+		}
+		ts.mu.Lock()
+		ts.peers[n] = r
+		ts.mu.Unlock()
+		_ = old.client.Destroy()
+		changed = true
+		ts.log.Info().Str("peer", n).Msg("a2a peer card changed; tools rebuilt")
+	}
+	if changed {
+		ts.rebuild()
+		select {
+		case ts.changed <- struct{}{}:
+		default:
+		}
+	}
+	return firstErr
+}
+
+// Changed is signalled after Refresh found a changed card.
+func (ts *Toolset) Changed() <-chan struct{} { return ts.changed }
 
 // Name returns the toolset's name.
 func (ts *Toolset) Name() string { return ts.cfg.Name }
 
 // Tools returns one delegation tool per peer (or per skill).
-func (ts *Toolset) Tools(context.Context) ([]agent.Tool, error) { return ts.tools, nil }
+func (ts *Toolset) Tools(context.Context) ([]agent.Tool, error) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return ts.tools, nil
+}
 
 // Card returns the resolved card of a peer.
 func (ts *Toolset) Card(peer string) (*a2ago.AgentCard, bool) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
 	r, ok := ts.peers[peer]
 	if !ok {
 		return nil, false
@@ -124,6 +227,8 @@ func (ts *Toolset) Card(peer string) (*a2ago.AgentCard, bool) {
 // Client returns the a2a-go client of a peer, for operations the tools do
 // not cover (ListTasks, push configs).
 func (ts *Toolset) Client(peer string) (*a2aclient.Client, bool) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
 	r, ok := ts.peers[peer]
 	if !ok {
 		return nil, false
@@ -131,8 +236,14 @@ func (ts *Toolset) Client(peer string) (*a2aclient.Client, bool) {
 	return r.client, true
 }
 
-// Close releases the peers' clients.
+// Close stops refreshing and releases the peers' clients.
 func (ts *Toolset) Close() error {
+	if ts.stop != nil {
+		ts.stop()
+		ts.wg.Wait()
+	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
 	for _, r := range ts.peers {
 		_ = r.client.Destroy()
 	}

@@ -20,7 +20,9 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 type ownerKey struct{}
 
-func as(user string) context.Context { return context.WithValue(context.Background(), ownerKey{}, user) }
+func as(user string) context.Context {
+	return context.WithValue(context.Background(), ownerKey{}, user)
+}
 
 func testOwner(ctx context.Context) string { s, _ := ctx.Value(ownerKey{}).(string); return s }
 
