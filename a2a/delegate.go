@@ -107,11 +107,14 @@ func (d *delegation) onError(ctx context.Context, err error) error {
 		}
 		return &c
 	}
-	var fe *failure.Error
-	if errors.As(err, &fe) {
-		return fe
+	fe := classify(err, d.r.peer.Name, d.tool, "send")
+	if d.st.id != "" && (fe.Kind == failure.Transient || fe.Retryable) {
+		// The task exists remotely: retrying the call (the agent's policy
+		// would) would start a second task. Report it as lost instead.
+		return &failure.Error{Kind: failure.Unavailable, Source: failure.SourceA2A, Name: d.r.peer.Name, Tool: d.tool,
+			Op: fe.Op, Err: fe, Message: fmt.Sprintf("lost contact with the remote task %s after retries; it may still be running", d.st.id)}
 	}
-	return classify(err, d.r.peer.Name, d.tool, "send")
+	return fe
 }
 
 // cancelRemote sends CancelTask for the current task, bounded, after the

@@ -141,10 +141,10 @@ func TestPeerDiesMidStream(t *testing.T) {
 	if !errors.As(err, &fe) || fe.Source != failure.SourceA2A || fe.Name != "w" {
 		t.Fatalf("err = %v", err)
 	}
-	switch fe.Kind {
-	case failure.Transient, failure.Unavailable, failure.Protocol:
-	default:
-		t.Fatalf("kind = %v (%v)", fe.Kind, err)
+	// The remote task exists: the failure must not invite a retry that
+	// would start a second task.
+	if fe.Kind != failure.Unavailable || fe.Retryable || fe.Kind.Retryable() {
+		t.Fatalf("kind = %v, retryable %v (%v)", fe.Kind, fe.Retryable, err)
 	}
 }
 
