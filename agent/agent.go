@@ -255,7 +255,7 @@ func (s *Session) Run(ctx context.Context, input string) (*Answer, error) {
 
 // Stream continues the conversation with input, yielding each event as it
 // happens. The last pair is either the EventFinal event with a nil error, or
-// a zero Event with the run's error. Stopping the iteration early cancels
+// the EventRunFailed event with the run's error. Stopping the iteration early cancels
 // the run; the history still gets a result for every tool call.
 func (s *Session) Stream(ctx context.Context, input string) iter.Seq2[Event, error] {
 	return s.stream(ctx, input, nil)

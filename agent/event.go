@@ -36,6 +36,9 @@ const (
 	EventToolsChanged EventType = "tools_changed"
 	// EventFinal closes a successful run; Text is the answer.
 	EventFinal EventType = "final"
+	// EventRunFailed closes a run that ended with an error; Failure says
+	// why. Stream yields it paired with the run's error.
+	EventRunFailed EventType = "run_failed"
 )
 
 // CallInfo identifies a tool call in events.

@@ -335,3 +335,22 @@ func TestModelFailures(t *testing.T) {
 		})
 	}
 }
+
+// TestRunFailedEvent: a failed run ends with EventRunFailed, paired with the
+// run's error in the stream and sent to the sink like every event.
+func TestRunFailedEvent(t *testing.T) {
+	var last agent.Event
+	sink := agent.EventSinkFunc(func(_ context.Context, ev agent.Event) { last = ev })
+	a := newAgent(t, agent.Config{Model: llm.NewScripted(llm.Say("")), Events: sink})
+	var gotEv agent.Event
+	var gotErr error
+	for ev, err := range a.Stream(context.Background(), "hi") {
+		gotEv, gotErr = ev, err
+	}
+	if gotErr == nil || gotEv.Type != agent.EventRunFailed || gotEv.Failure == nil || gotEv.Failure.Kind != failure.Model {
+		t.Fatalf("last pair = %+v, %v", gotEv, gotErr)
+	}
+	if last.Type != agent.EventRunFailed || last.Seq != gotEv.Seq {
+		t.Fatalf("sink's last event = %+v", last)
+	}
+}

@@ -80,9 +80,7 @@ func (s *Session) stream(ctx context.Context, input string, done func(*Answer)) 
 		s.mu.Unlock()
 
 		if err != nil {
-			if !r.stopped {
-				yield(Event{Type: "", Run: r.id}, err)
-			}
+			r.fail(err)
 		}
 		if done != nil {
 			done(&r.ans)
@@ -92,11 +90,7 @@ func (s *Session) stream(ctx context.Context, input string, done func(*Answer)) 
 
 // emit sends an event to the sink and to the consumer.
 func (r *run) emit(ev Event) {
-	r.seq++
-	ev.Run, ev.Seq, ev.Time = r.id, r.seq, time.Now()
-	if r.a.cfg.Events != nil {
-		r.a.cfg.Events.Emit(context.WithoutCancel(r.ctx), ev)
-	}
+	ev = r.publish(ev)
 	if r.stopped {
 		return
 	}
@@ -106,12 +100,40 @@ func (r *run) emit(ev Event) {
 	}
 }
 
+// publish stamps an event and sends it to the sink.
+func (r *run) publish(ev Event) Event {
+	r.seq++
+	ev.Run, ev.Seq, ev.Time = r.id, r.seq, time.Now()
+	if r.a.cfg.Events != nil {
+		r.a.cfg.Events.Emit(context.WithoutCancel(r.ctx), ev)
+	}
+	return ev
+}
+
+// fail closes a failed run with EventRunFailed, yielded with the error.
+func (r *run) fail(err error) {
+	ev := r.publish(Event{Type: EventRunFailed,
+		Failure: NewFailureInfo(failure.Outcome{Err: failure.From(err), Action: failure.Abort})})
+	if !r.stopped {
+		r.yield(ev, err)
+	}
+}
+
 // handle passes a failure through the policy and emits it.
 func (r *run) handle(err error, call *CallInfo) failure.Outcome {
 	o := r.a.policy.Handle(r.ctx, err)
 	r.ans.Failures++
 	r.emit(Event{Type: EventFailure, Failure: NewFailureInfo(o), Call: call})
 	return o
+}
+
+// survive handles a failure the run goes on after, whatever the policy's
+// action for its kind: the event says it was reported.
+func (r *run) survive(err error) {
+	o := r.a.policy.Handle(r.ctx, err)
+	o.Action = failure.Report
+	r.ans.Failures++
+	r.emit(Event{Type: EventFailure, Failure: NewFailureInfo(o)})
 }
 
 // endErr is the failure that ends a run whose context is done.
@@ -234,8 +256,8 @@ func (r *run) gatherTools() []llm.ToolDef {
 		}
 		tools, err := ts.Tools(r.ctx)
 		if err != nil {
-			r.handle(&failure.Error{Kind: failure.KindOf(err), Source: failure.SourceAgent, Name: ts.Name(),
-				Op: "list tools", Err: err, Message: "listing the toolset's tools failed; its last known tools are used"}, nil)
+			r.survive(&failure.Error{Kind: failure.KindOf(err), Source: failure.SourceAgent, Name: ts.Name(),
+				Op: "list tools", Err: err, Message: "listing the toolset's tools failed; its last known tools are used"})
 			tools = r.lastGood[ts.Name()]
 		} else {
 			r.lastGood[ts.Name()] = tools
@@ -243,8 +265,8 @@ func (r *run) gatherTools() []llm.ToolDef {
 		for _, t := range tools {
 			spec := t.Spec()
 			if prev, dup := owner[spec.Name]; dup {
-				r.handle(&failure.Error{Kind: failure.Config, Source: failure.SourceAgent, Tool: spec.Name,
-					Message: fmt.Sprintf("tool name %q from toolset %q collides with toolset %q; the second is hidden", spec.Name, ts.Name(), prev)}, nil)
+				r.survive(&failure.Error{Kind: failure.Config, Source: failure.SourceAgent, Tool: spec.Name,
+					Message: fmt.Sprintf("tool name %q from toolset %q collides with toolset %q; the second is hidden", spec.Name, ts.Name(), prev)})
 				continue
 			}
 			owner[spec.Name] = ts.Name()

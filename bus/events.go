@@ -154,9 +154,8 @@ func (b *Bus) SubscribeEvents(ctx context.Context, run string) (*Subscription[ag
 }
 
 // Subscribe yields a run's events from its start, then follows it until
-// the run's EventFinal (yielded last), or until ctx is done. A run that
-// ended with an error has no EventFinal: stop iterating after the failure
-// you wait for, or bound ctx. Malformed payloads are yielded as Protocol
+// the run's EventFinal or EventRunFailed (yielded last), or until ctx is
+// done. Malformed payloads are yielded as Protocol
 // errors; a failure to subscribe is yielded once.
 func (b *Bus) Subscribe(ctx context.Context, run string) iter.Seq2[agent.Event, error] {
 	return func(yield func(agent.Event, error) bool) {
@@ -165,7 +164,9 @@ func (b *Bus) Subscribe(ctx context.Context, run string) iter.Seq2[agent.Event, 
 			yield(agent.Event{}, err)
 			return
 		}
-		for ev, err := range sub.until(ctx, func(ev agent.Event) bool { return ev.Type == agent.EventFinal }, false) {
+		for ev, err := range sub.until(ctx, func(ev agent.Event) bool {
+			return ev.Type == agent.EventFinal || ev.Type == agent.EventRunFailed
+		}, false) {
 			if !yield(ev, err) {
 				return
 			}
