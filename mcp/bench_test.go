@@ -1,0 +1,190 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"testing"
+	"time"
+
+	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/llm"
+)
+
+// benchPair is a raw go-sdk session and a Manager on the same server.
+type benchPair struct {
+	raw  *gomcp.ClientSession
+	m    *Manager
+	tool agent.Tool
+}
+
+func newBenchPair(b *testing.B, transport string) *benchPair {
+	b.Helper()
+	ctx := context.Background()
+	client := gomcp.NewClient(&gomcp.Implementation{Name: "raw", Version: "1"}, nil)
+	var sc ServerConfig
+	var rawT gomcp.Transport
+	switch transport {
+	case "inmemory":
+		srv := goServer()
+		for _, pair := range []*gomcp.Transport{&rawT, &sc.Transport} {
+			ct, st := gomcp.NewInMemoryTransports()
+			ss, err := srv.Connect(ctx, st, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { _ = ss.Close() })
+			*pair = ct
+		}
+		sc.Name = "bench"
+	case "stdio":
+		sc = testServer("bench", "", nil)
+		rawT = &gomcp.CommandTransport{Command: exec.Command(testServerBin), TerminateDuration: time.Second}
+	}
+	raw, err := client.Connect(ctx, rawT, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = raw.Close() })
+	m := newManager(b, quickConfig(sc))
+	tools, _ := m.Toolset().Tools(ctx)
+	p := &benchPair{raw: raw, m: m}
+	for _, t := range tools {
+		if t.Spec().Name == "mcp__bench__echo" {
+			p.tool = t
+		}
+	}
+	if p.tool == nil {
+		b.Fatalf("no echo tool: %+v", m.Status())
+	}
+	return p
+}
+
+// BenchmarkToolCall compares a tool call through the Manager's tool (and
+// through a whole agent run) with go-sdk's ClientSession.CallTool on the
+// same server, interleaving them so both see the same machine load.
+func BenchmarkToolCall(b *testing.B) {
+	for _, transport := range []string{"inmemory", "stdio"} {
+		b.Run(transport, func(b *testing.B) {
+			p := newBenchPair(b, transport)
+			ctx := context.Background()
+			args := json.RawMessage(`{"text":"hello"}`)
+			rawCall := func() {
+				if _, err := p.raw.CallTool(ctx, &gomcp.CallToolParams{Name: "echo", Arguments: args}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			mgrCall := func() {
+				if _, err := p.tool.Call(ctx, args); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for range 50 { // warm up both paths
+				rawCall()
+				mgrCall()
+			}
+			var raw, mgr time.Duration
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				// Alternate the order so neither path always runs first.
+				if i%2 == 0 {
+					t0 := time.Now()
+					rawCall()
+					t1 := time.Now()
+					mgrCall()
+					raw += t1.Sub(t0)
+					mgr += time.Since(t1)
+				} else {
+					t0 := time.Now()
+					mgrCall()
+					t1 := time.Now()
+					rawCall()
+					mgr += t1.Sub(t0)
+					raw += time.Since(t1)
+				}
+			}
+			b.StopTimer()
+			n := float64(b.N)
+			b.ReportMetric(float64(raw.Nanoseconds())/n, "raw-ns/call")
+			b.ReportMetric(float64(mgr.Nanoseconds())/n, "manager-ns/call")
+			b.ReportMetric(float64(mgr)/float64(raw), "manager/raw")
+		})
+	}
+}
+
+// BenchmarkAgentToolCall runs one agent turn pair (the scripted model asks
+// for the tool, then answers) against a raw CallTool: the model turns and
+// the agent's bookkeeping are included, so this is the agent-level figure.
+func BenchmarkAgentToolCall(b *testing.B) {
+	for _, transport := range []string{"inmemory", "stdio"} {
+		b.Run(transport, func(b *testing.B) {
+			p := newBenchPair(b, transport)
+			ctx := context.Background()
+			model := llm.NewCyclic(llm.Calls(llm.CallTool("c", "mcp__bench__echo", map[string]any{"text": "hello"})), llm.Say("done"))
+			a, err := agent.New(ctx, agent.Config{Model: model, Toolsets: []agent.Toolset{p.m.Toolset()}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			args := json.RawMessage(`{"text":"hello"}`)
+			var raw, ag time.Duration
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				t0 := time.Now()
+				if _, err := p.raw.CallTool(ctx, &gomcp.CallToolParams{Name: "echo", Arguments: args}); err != nil {
+					b.Fatal(err)
+				}
+				t1 := time.Now()
+				if ans, err := a.Run(ctx, "go"); err != nil || ans.ToolCalls != 1 {
+					b.Fatalf("%+v %v", ans, err)
+				}
+				raw += t1.Sub(t0)
+				ag += time.Since(t1)
+			}
+			b.StopTimer()
+			n := float64(b.N)
+			b.ReportMetric(float64(raw.Nanoseconds())/n, "raw-ns/call")
+			b.ReportMetric(float64(ag.Nanoseconds())/n, "agent-ns/run")
+			b.ReportMetric(float64(ag)/float64(raw), "agent/raw")
+		})
+	}
+}
+
+// BenchmarkConnect20 connects 20 stdio servers that take 10ms to 200ms to
+// start, concurrently, against connecting the slowest one alone.
+func BenchmarkConnect20(b *testing.B) {
+	servers := make([]ServerConfig, 20)
+	for i := range servers {
+		servers[i] = testServer(fmt.Sprintf("s%02d", i), "slowstart", map[string]string{"TESTSERVER_DELAY": fmt.Sprintf("%dms", 10*(i+1))})
+	}
+	connect := func(scs ...ServerConfig) time.Duration {
+		cfg := quickConfig(scs...)
+		cfg.MaxConcurrentConnects = len(scs)
+		t0 := time.Now()
+		m, err := New(context.Background(), cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		d := time.Since(t0)
+		for _, st := range m.Status() {
+			if st.State != StateReady {
+				b.Fatalf("%+v", st)
+			}
+		}
+		_ = m.Close()
+		return d
+	}
+	var all, slowest time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		slowest += connect(servers[len(servers)-1])
+		all += connect(servers...)
+	}
+	b.StopTimer()
+	n := float64(b.N)
+	b.ReportMetric(float64(slowest.Milliseconds())/n, "slowest-alone-ms")
+	b.ReportMetric(float64(all.Milliseconds())/n, "all-20-ms")
+	b.ReportMetric(float64(all)/float64(slowest), "all/slowest")
+}
