@@ -73,6 +73,15 @@ func FuzzDecodeProgress(f *testing.F) {
 	})
 }
 
+func FuzzDecodeFailure(f *testing.F) {
+	seeds(f)
+	f.Add([]byte(`{"v":1,"time":"2026-11-29T17:00:00Z","kind":"transient","source":"mcp","name":"files","action":"report","message":"reset"}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, err := bus.DecodeFailure(data)
+		checkErr(t, err, false)
+	})
+}
+
 func FuzzDecodeTaskUpdate(f *testing.F) {
 	seeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -12,6 +12,7 @@ type Subjects struct {
 	sampling string // "<prefix>.sampling"
 	elicit   string // "<prefix>.elicit."
 	tasks    string // "<prefix>.a2a.tasks."
+	failures string // "<prefix>.failures"
 }
 
 // NewSubjects returns the scheme under prefix (default "switchboard"). The
@@ -32,6 +33,7 @@ func NewSubjects(prefix string) Subjects {
 		sampling: p + ".sampling",
 		elicit:   p + ".elicit.",
 		tasks:    p + ".a2a.tasks.",
+		failures: p + ".failures",
 	}
 }
 
@@ -49,6 +51,9 @@ func (s Subjects) Sampling() string { return s.sampling }
 
 // Elicit is the subject of a run's questions: <prefix>.elicit.<run>.
 func (s Subjects) Elicit(run string) string { return s.elicit + Token(run) }
+
+// Failures is the subject of handled failures: <prefix>.failures.
+func (s Subjects) Failures() string { return s.failures }
 
 // Task is the subject of an A2A task's updates: <prefix>.a2a.tasks.<task>.
 func (s Subjects) Task(task string) string { return s.tasks + Token(task) }
