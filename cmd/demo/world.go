@@ -67,8 +67,16 @@ func newWorld(ctx context.Context, o options, stdout io.Writer, stdin io.Reader,
 	if o.verbose {
 		w.log = zerolog.New(zerolog.ConsoleWriter{Out: stderr, TimeFormat: "15:04:05.000"}).With().Timestamp().Logger()
 	}
+	// The one failure policy of every component. Each failure it handles is
+	// also published on the bus (<prefix>.failures), once the bus is up.
+	var reporter atomic.Pointer[bus.Bus]
 	w.policy = failure.NewPolicy(failure.PolicyConfig{Logger: &w.log, InitialBackoff: 100 * time.Millisecond,
-		OnRetry: func(_ context.Context, key failure.Key, err error, d time.Duration) { w.tr.retry(key.String(), err, d) }})
+		OnRetry: func(_ context.Context, key failure.Key, err error, d time.Duration) { w.tr.retry(key.String(), err, d) },
+		OnFailure: func(ctx context.Context, o failure.Outcome) {
+			if b := reporter.Load(); b != nil {
+				b.ReportFailure(ctx, o)
+			}
+		}})
 
 	w.model, err = chooseModel(ctx, o.model)
 	if err != nil {
@@ -87,6 +95,7 @@ func newWorld(ctx context.Context, o options, stdout io.Writer, stdin io.Reader,
 		return nil, fmt.Errorf("starting the bus: %w", err)
 	}
 	w.closers = append(w.closers, func() { _ = w.bus.Close(context.Background()) })
+	reporter.Store(w.bus)
 	w.tr.step("bus: embedded NATS server running in-process (JetStream on), subjects under %q", w.bus.Subjects().Prefix())
 
 	// Responders on the bus: permission asks and other questions, and
