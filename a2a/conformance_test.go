@@ -25,6 +25,18 @@ func TestStreamsFanOut_STREAM_ORDER_002_003_004(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := res.(*a2ago.Task).ID
+	// Subscribe once the task is quiet (its tool has started), so that
+	// every subscriber starts from the same point.
+	for {
+		tk, err := c.GetTask(ctx, &a2ago.GetTaskRequest{ID: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(messageText(tk.Status.Message), "slow: started") {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	type sub struct {
 		states []string
 		ready  chan struct{}
