@@ -71,6 +71,12 @@ type Config struct {
 	// after which a server is given up (default 20; negative: never).
 	MaxRestarts int
 
+	// KeepAlive is the interval of the ping health check on http, sse and
+	// ws servers (protocol revisions before 2026-07-28); two missed pings
+	// close the session, which is then re-established (default 30s;
+	// negative: off). Stdio servers are watched through their process.
+	KeepAlive time.Duration
+
 	// MaxResultBytes is the size above which a tool result is written to a
 	// file and the model gets a pointer and the mcp_read_result tool
 	// (default 64 KiB).
@@ -149,6 +155,9 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 	}
 	if cfg.MaxRestarts == 0 {
 		cfg.MaxRestarts = 20
+	}
+	if cfg.KeepAlive == 0 {
+		cfg.KeepAlive = 30 * time.Second
 	}
 	if cfg.MaxResultBytes <= 0 {
 		cfg.MaxResultBytes = 64 << 10

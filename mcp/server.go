@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/mcp/wstransport"
 )
 
 // legacyProtocol is the newest revision with the initialize handshake.
@@ -92,6 +94,13 @@ func (s *server) clientOptions() *gomcp.ClientOptions {
 		},
 		LoggingMessageHandler:       s.onLog,
 		ProgressNotificationHandler: s.onProgress,
+	}
+	switch s.cfg.Type {
+	case TypeHTTP, TypeSSE, TypeWS:
+		if s.m.cfg.KeepAlive > 0 {
+			o.KeepAlive = s.m.cfg.KeepAlive
+			o.KeepAliveFailureThreshold = 2
+		}
 	}
 	if s.m.cfg.Sampler != nil {
 		o.CreateMessageHandler = s.onSample
@@ -384,6 +393,7 @@ func (s *server) connectErr(ctx context.Context, err error, timedOut bool, timeo
 	fe := &failure.Error{Source: failure.SourceMCP, Name: s.cfg.Name, Op: "connect", Err: err}
 	var se *json.SyntaxError
 	var ee *exec.Error
+	var hs *wstransport.HandshakeError
 	switch {
 	case ctx.Err() != nil:
 		fe.Kind = failure.Canceled
@@ -393,6 +403,10 @@ func (s *server) connectErr(ctx context.Context, err error, timedOut bool, timeo
 	case errors.As(err, &ee):
 		fe.Kind = failure.Config
 		fe.Message = fmt.Sprintf("cannot start %q: %v", s.cfg.Command, ee.Err)
+	case errors.As(err, &hs) && (hs.Status == http.StatusUnauthorized || hs.Status == http.StatusForbidden),
+		strings.Contains(err.Error(), http.StatusText(http.StatusUnauthorized)), strings.Contains(err.Error(), http.StatusText(http.StatusForbidden)):
+		fe.Kind = failure.PermissionDenied
+		fe.Message = "the server refused the credentials (check the headers of its configuration)"
 	case errors.As(err, &se), strings.Contains(err.Error(), "invalid character"), strings.Contains(err.Error(), "unsupported protocol version"):
 		fe.Kind = failure.Protocol
 		fe.Message = "the server broke the MCP protocol during the handshake"

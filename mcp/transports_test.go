@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
+	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/mcp/wstransport"
 )
 
@@ -88,8 +90,8 @@ func TestTransports(t *testing.T) {
 		cfg.MaxRestarts = 1
 		m2 := newManager(t, cfg)
 		for _, st := range m2.Status() {
-			if st.State != StateFailed || st.Err == nil {
-				t.Errorf("%+v", st)
+			if st.State != StateFailed || !errors.Is(st.Err, failure.PermissionDenied) {
+				t.Errorf("%+v, want failed with permission_denied", st)
 			}
 		}
 	})
