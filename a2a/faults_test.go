@@ -134,9 +134,11 @@ func TestPeerDiesMidStream(t *testing.T) {
 		errc <- err
 	}()
 	<-started
+	// The peer's process dies: it stops accepting, and its connections drop.
+	hs.Listener.Close()
 	hs.CloseClientConnections()
-	hs.Close()
 	err = <-errc
+	hs.Close()
 	var fe *failure.Error
 	if !errors.As(err, &fe) || fe.Source != failure.SourceA2A || fe.Name != "w" {
 		t.Fatalf("err = %v", err)
