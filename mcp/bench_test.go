@@ -42,7 +42,7 @@ func newBenchPair(b *testing.B, transport string) *benchPair {
 		sc.Name = "bench"
 	case "stdio":
 		sc = testServer("bench", "", nil)
-		rawT = &gomcp.CommandTransport{Command: exec.Command(testServerBin), TerminateDuration: time.Second}
+		rawT = &gomcp.CommandTransport{Command: exec.Command(testServerPath()), TerminateDuration: time.Second}
 	}
 	raw, err := client.Connect(ctx, rawT, nil)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,25 +19,37 @@ import (
 	"github.com/switchboard-dev/switchboard/agent/failure"
 )
 
-// testServerBin is the fault-test server, built once per package run.
-var testServerBin string
+// The fault-test server is built on first use, once per package run (not
+// in TestMain, which fuzz workers run too).
+var (
+	buildOnce     sync.Once
+	testServerDir string
+	testServerBin string
+	buildErr      error
+)
+
+func testServerPath() string {
+	buildOnce.Do(func() {
+		testServerDir, buildErr = os.MkdirTemp("", "mcp-testserver-")
+		if buildErr != nil {
+			return
+		}
+		testServerBin = filepath.Join(testServerDir, "testserver")
+		if runtime.GOOS == "windows" {
+			testServerBin += ".exe"
+		}
+		out, err := exec.Command("go", "build", "-o", testServerBin, "./internal/testserver").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("building the test server: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		panic(buildErr)
+	}
+	return testServerBin
+}
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "mcp-testserver-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	testServerBin = filepath.Join(dir, "testserver")
-	if runtime.GOOS == "windows" {
-		testServerBin += ".exe"
-	}
-	build := exec.Command("go", "build", "-o", testServerBin, "./internal/testserver")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building the test server:", err)
-		os.Exit(1)
-	}
 	code := m.Run()
 	if code == 0 {
 		http.DefaultClient.CloseIdleConnections()
@@ -46,12 +59,14 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "goleak:", err)
 			code = 1
 		}
-		if left := leftoverProcesses(dir); len(left) > 0 {
+		if left := leftoverProcesses(testServerDir); len(left) > 0 {
 			fmt.Fprintln(os.Stderr, "leftover processes:", left)
 			code = 1
 		}
 	}
-	_ = os.RemoveAll(dir)
+	if testServerDir != "" {
+		_ = os.RemoveAll(testServerDir)
+	}
 	os.Exit(code)
 }
 
@@ -76,7 +91,7 @@ func leftoverProcesses(dir string) []string {
 			}
 			ppid, _ := strconv.Atoi(fields[1])
 			cmd := strings.ReplaceAll(string(cmdline), "\x00", " ")
-			if ppid == os.Getpid() || strings.Contains(cmd, dir) {
+			if ppid == os.Getpid() || dir != "" && strings.Contains(cmd, dir) {
 				out = append(out, fmt.Sprintf("%s state=%s %s", filepath.Base(p), fields[0], cmd))
 			}
 		}
@@ -93,7 +108,7 @@ func testServer(name, mode string, env map[string]string) ServerConfig {
 	for k, v := range env {
 		e[k] = v
 	}
-	return ServerConfig{Name: name, Command: testServerBin, Env: e}
+	return ServerConfig{Name: name, Command: testServerPath(), Env: e}
 }
 
 // quickConfig is a manager config with short timeouts for tests.
