@@ -98,6 +98,7 @@ func TestStreamDroppedMidway(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
+	t.Logf("after the cut: %v", after)
 	if !cut.Load() || len(after) == 0 || (after[0] != "SubscribeToTask" && after[0] != "GetTask") {
 		t.Fatalf("no resume after the cut: %v", after)
 	}
