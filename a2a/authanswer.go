@@ -128,3 +128,15 @@ func resumedSnapshot(ev a2ago.Event) a2ago.Event {
 	c.Status = a2ago.TaskStatus{State: a2ago.TaskStateWorking, Timestamp: t.Status.Timestamp}
 	return &c
 }
+
+// Answer answers, out of band, the question a task's run is waiting on
+// (input-required or auth-required): for example from an OAuth callback
+// handler that received the credentials the agent asked for. It reports
+// false when no run of this process waits on that task.
+func (s *Server) Answer(taskID string, res agent.ElicitationResult) bool {
+	tr := s.lookupRun(a2ago.TaskID(taskID))
+	if tr == nil {
+		return false
+	}
+	return tr.answer(res)
+}

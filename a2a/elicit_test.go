@@ -2,6 +2,7 @@ package a2a
 
 import (
 	"context"
+	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
 	"strings"
 	"sync"
 	"testing"
@@ -108,5 +109,38 @@ func TestAskModel(t *testing.T) {
 	}
 	if taskID == "" || !strings.Contains(ans.Text, "city=Oslo") || !strings.Contains(ans.Text, taskID) {
 		t.Fatalf("answer %q (task %q)", ans.Text, taskID)
+	}
+}
+
+// TestOutOfBandAnswer covers AUTH-INTASK-004: credentials delivered out of
+// band (Server.Answer) resume a task in auth-required, and the streaming
+// client sees it complete.
+func TestOutOfBandAnswer_AUTH_INTASK_004_005(t *testing.T) {
+	srv, hs := newWorker(t, ServerConfig{})
+	ctx := ctxT(t)
+	c := clientFor(t, hs.URL, "JSONRPC", nil)
+	var states []string
+	for ev, err := range c.SendStreamingMessage(ctx, textMsg("login please")) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, ok := ev.(*a2ago.TaskStatusUpdateEvent)
+		if !ok {
+			continue
+		}
+		states = append(states, string(st.Status.State))
+		if st.Status.State == a2ago.TaskStateAuthRequired {
+			// The stream stays open (AUTH-INTASK-005); answer out of band.
+			if !srv.Answer(string(st.TaskID), agent.ElicitationResult{Action: agent.ElicitAccept, Content: map[string]any{"text": "oauth-code"}}) {
+				t.Fatal("no run waiting")
+			}
+		}
+	}
+	got := strings.Join(states, ",")
+	if !strings.Contains(got, "TASK_STATE_AUTH_REQUIRED,TASK_STATE_WORKING") || !strings.HasSuffix(got, "TASK_STATE_COMPLETED") {
+		t.Fatalf("states = %s", got)
+	}
+	if srv.Answer("no-such-task", agent.ElicitationResult{}) {
+		t.Fatal("answered a task nobody waits on")
 	}
 }
