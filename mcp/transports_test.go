@@ -135,3 +135,25 @@ func TestHTTPSessionExpiry(t *testing.T) {
 	}
 	waitFor(t, "the new session", func() bool { return m.Status()[0].Connects >= 2 })
 }
+
+func TestProtocolVersions(t *testing.T) {
+	var servers []ServerConfig
+	for _, v := range protocolVersions {
+		sc := testServer("v"+strings.ReplaceAll(v, "-", ""), "", nil)
+		sc.ProtocolVersion = v
+		servers = append(servers, sc)
+	}
+	m := newManager(t, quickConfig(servers...))
+	for i, v := range protocolVersions {
+		t.Run(v, func(t *testing.T) {
+			st := m.Status()[i]
+			if st.State != StateReady || st.Protocol != v {
+				t.Fatalf("%+v, want ready on %s", st, v)
+			}
+			res, err := m.CallTool(context.Background(), st.Name, "echo", json.RawMessage(`{"text":"`+v+`"}`))
+			if err != nil || res.Text() != v {
+				t.Fatalf("%v %v", res, err)
+			}
+		})
+	}
+}

@@ -68,6 +68,7 @@ type HandshakeError struct {
 	Err    error
 }
 
+// Error describes the failed handshake.
 func (e *HandshakeError) Error() string {
 	return fmt.Sprintf("websocket handshake failed with HTTP %d: %v", e.Status, e.Err)
 }
