@@ -3,6 +3,7 @@ package a2a
 import (
 	"encoding/json"
 	"errors"
+	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
 	"strings"
 	"testing"
 
@@ -61,4 +62,51 @@ func TestDelegateMalformedArgs(t *testing.T) {
 	}
 	var fe *failure.Error
 	_ = errors.As(err, &fe)
+}
+
+// TestAnswerStreamsInChunks: the served agent's answer streams into one
+// artifact in chunks (append, lastChunk), and the client reassembles it.
+func TestAnswerStreamsInChunks(t *testing.T) {
+	_, hs := newWorker(t, ServerConfig{ChunkBytes: 8})
+	ctx := ctxT(t)
+	c := clientFor(t, hs.URL, "JSONRPC", nil)
+	in := "a long enough sentence to need several chunks"
+	var chunks []*a2ago.TaskArtifactUpdateEvent
+	for ev, err := range c.SendStreamingMessage(ctx, textMsg(in)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a, ok := ev.(*a2ago.TaskArtifactUpdateEvent); ok {
+			chunks = append(chunks, a)
+		}
+	}
+	if len(chunks) < 3 || chunks[0].Append || !chunks[len(chunks)-1].LastChunk {
+		t.Fatalf("chunks = %d, first append %v", len(chunks), chunks[0].Append)
+	}
+	var text strings.Builder
+	for i, ch := range chunks {
+		if i > 0 && (!ch.Append || ch.Artifact.ID != chunks[0].Artifact.ID) {
+			t.Fatalf("chunk %d not appended to the same artifact", i)
+		}
+		text.WriteString(partsText(ch.Artifact))
+	}
+	if text.String() != "echo: "+in {
+		t.Fatalf("assembled %q", text.String())
+	}
+	// Our client folds the chunks into the same text.
+	ts, err := NewToolset(ctx, ToolsetConfig{Peers: []Peer{{Name: "w", URL: hs.URL}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ts.Close()
+	tools, _ := ts.Tools(ctx)
+	res, err := tools[0].Call(ctx, json.RawMessage(`{"message":"`+in+`"}`))
+	if err != nil || !strings.HasPrefix(res.Text(), "echo: "+in+"\n") {
+		t.Fatalf("%q %v", res.Text(), err)
+	}
+	// With a tool call first, the answer comes from the second turn.
+	res, err = tools[0].Call(ctx, json.RawMessage(`{"message":"research chunking"}`))
+	if err != nil || !strings.HasPrefix(res.Text(), "done: notes on chunking") {
+		t.Fatalf("%q %v", res.Text(), err)
+	}
 }

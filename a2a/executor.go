@@ -23,13 +23,13 @@ var _ a2asrv.AgentExecutor = (*executor)(nil)
 
 // taskRun is an agent run serving one task.
 type taskRun struct {
-	id     a2ago.TaskID
-	ctx    context.Context
-	cancel context.CancelFunc
-	out    chan runItem  // never closed: tools may still write after the run
-	done   chan struct{} // closed when the run's goroutine ends
-	wake   chan struct{} // an auth answer was delivered
-	s      *Server
+	id       a2ago.TaskID
+	artifact a2ago.ArtifactID // the answer's artifact
+	ctx      context.Context
+	cancel   context.CancelFunc
+	out      chan runItem  // never closed: tools may still write after the run
+	done     chan struct{} // closed when the run's goroutine ends
+	s        *Server
 
 	mu        sync.Mutex
 	pending   *question
@@ -39,9 +39,10 @@ type taskRun struct {
 // runItem is what a run tells the Execute pumping it: an event, the run's
 // error, or a question for the client.
 type runItem struct {
-	ev  agent.Event
-	err error
-	q   *question
+	ev      agent.Event
+	err     error
+	q       *question
+	resumed bool // an auth answer arrived
 }
 
 type question struct {
@@ -124,8 +125,8 @@ func (e *executor) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.
 // startRun starts the agent on text in the task's context session.
 func (s *Server) startRun(ec *a2asrv.ExecutorContext, text string) *taskRun {
 	rctx, cancel := context.WithCancel(s.ctx)
-	tr := &taskRun{id: ec.TaskID, cancel: cancel, out: make(chan runItem, 256), done: make(chan struct{}),
-		wake: make(chan struct{}, 1), s: s}
+	tr := &taskRun{id: ec.TaskID, artifact: a2ago.NewArtifactID(), cancel: cancel, out: make(chan runItem, 256), done: make(chan struct{}),
+		s: s}
 	tr.ctx = context.WithValue(rctx, runKey{}, tr)
 	s.mu.Lock()
 	s.runs[ec.TaskID] = tr
@@ -162,15 +163,15 @@ func (tr *taskRun) answer(a agent.ElicitationResult) bool {
 	if q == nil {
 		return false
 	}
-	q.reply <- a
 	if q.e.Kind == agent.ElicitAuth {
 		// The execution that said auth-required is still pumping: tell it
-		// the task works again.
+		// the task works again, before the run can say anything else.
 		select {
-		case tr.wake <- struct{}{}:
+		case tr.out <- runItem{resumed: true}:
 		default:
 		}
 	}
+	q.reply <- a
 	return true
 }
 
@@ -178,17 +179,12 @@ func (tr *taskRun) answer(a agent.ElicitationResult) bool {
 // asks for input.
 func (s *Server) pump(ctx context.Context, ec *a2asrv.ExecutorContext, tr *taskRun, yield func(a2ago.Event, error) bool) {
 	final := false
+	ch := &chunker{ec: ec, id: tr.artifact, min: s.cfg.ChunkBytes}
 	for {
 		var it runItem
 		ok := true
 		select {
 		case it = <-tr.out:
-		case <-tr.wake:
-			if !yield(a2ago.NewStatusUpdateEvent(ec, a2ago.TaskStateWorking, agentText(ec, "credentials received")), nil) {
-				tr.cancel()
-				return
-			}
-			continue
 		case <-tr.done:
 			select {
 			case it = <-tr.out: // drain what the run said last
@@ -209,6 +205,13 @@ func (s *Server) pump(ctx context.Context, ec *a2asrv.ExecutorContext, tr *taskR
 				}
 			}
 			return
+		}
+		if it.resumed {
+			if !yield(a2ago.NewStatusUpdateEvent(ec, a2ago.TaskStateWorking, agentText(ec, "credentials received")), nil) {
+				tr.cancel()
+				return
+			}
+			continue
 		}
 		if it.q != nil {
 			tr.mu.Lock()
@@ -282,11 +285,15 @@ func (s *Server) pump(ctx context.Context, ec *a2asrv.ExecutorContext, tr *taskR
 				tr.cancel()
 				return
 			}
+		case agent.EventTurnStarted:
+			ch.turn()
+		case agent.EventModelText:
+			if art := ch.text(ev.Text); art != nil && !yield(art, nil) {
+				tr.cancel()
+				return
+			}
 		case agent.EventFinal:
-			art := a2ago.NewArtifactEvent(ec, a2ago.NewTextPart(ev.Text))
-			art.Artifact.Name = "answer"
-			art.LastChunk = true
-			if !yield(art, nil) {
+			if !yield(ch.final(ev.Text), nil) {
 				return
 			}
 			if !yield(a2ago.NewStatusUpdateEvent(ec, a2ago.TaskStateCompleted, nil), nil) {

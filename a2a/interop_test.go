@@ -124,7 +124,7 @@ func TestOurClientVsJSServer(t *testing.T) {
 // input-required, task-not-found.
 func TestJSClientVsOurServer(t *testing.T) {
 	needNode(t)
-	_, hs := newWorker(t, ServerConfig{})
+	_, hs := newWorker(t, ServerConfig{ChunkBytes: 8})
 	for _, b := range []string{"JSONRPC", "HTTP+JSON"} {
 		t.Run(b, func(t *testing.T) {
 			out := runNode(t, "a2a-js-client.mjs", hs.URL, b)
@@ -143,7 +143,7 @@ func TestJSClientVsOurServer(t *testing.T) {
 					t.Errorf("%s: %v", r.Check, r.Detail)
 				}
 			}
-			for _, c := range []string{"send", "stream", "get", "list", "cancel+subscribe", "input-required", "task-not-found"} {
+			for _, c := range []string{"send", "stream", "stream-chunks", "get", "list", "cancel+subscribe", "input-required", "task-not-found"} {
 				if _, ok := checks[c]; !ok {
 					t.Errorf("check %s did not run; output:\n%s", c, out)
 				}

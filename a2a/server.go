@@ -59,6 +59,10 @@ type ServerConfig struct {
 	// input-required turn (default 10 minutes); then the question is
 	// cancelled and the run goes on without it.
 	InputTimeout time.Duration
+	// ChunkBytes: the model's answer streams into the task's "answer"
+	// artifact in chunks of at least this many bytes (default 256; a
+	// negative value sends the answer in one piece at the end).
+	ChunkBytes int
 	// KeepAlive sends SSE keep-alives at this interval (0: none).
 	KeepAlive time.Duration
 	// Policy handles the server's failures (nil: the agent's policy).

@@ -58,6 +58,19 @@ await check('stream', async () => {
   assert(last.$case === 'statusUpdate' && last.value.status.state === TaskState.TASK_STATE_COMPLETED, 'last ' + JSON.stringify(last));
   return kinds.join(',');
 });
+await check('stream-chunks', async () => {
+  const words = 'streamed in several chunks of the answer artifact';
+  const chunks = [];
+  for await (const ev of client.sendMessageStream(req(msg(words)))) {
+    if (ev.payload?.$case === 'artifactUpdate') chunks.push(ev.payload.value);
+  }
+  assert(chunks.length >= 2, 'artifact chunks: ' + chunks.length);
+  assert(!chunks[0].append && chunks.slice(1).every((c) => c.append), 'append flags ' + chunks.map((c) => c.append));
+  assert(chunks[chunks.length - 1].lastChunk && chunks.slice(0, -1).every((c) => !c.lastChunk), 'lastChunk flags');
+  const text = chunks.map((c) => partsText(c.artifact.parts)).join('');
+  assert(text === 'echo: ' + words, 'assembled ' + JSON.stringify(text));
+  return chunks.length + ' chunks';
+});
 await check('get', async () => {
   const t = await client.getTask({ tenant: '', id: doneTask.id, historyLength: undefined });
   assert(t.id === doneTask.id && t.status.state === TaskState.TASK_STATE_COMPLETED, JSON.stringify(t.status));
