@@ -33,7 +33,9 @@ type ServerConfig struct {
 	Agent *agent.Agent
 	// URL is the public URL of the handler's root as mounted (for example
 	// "https://example.com/agents/research"). Empty: derived from each
-	// card request's Host (and X-Forwarded-Proto).
+	// card request's Host (and X-Forwarded-Proto) and path; set it when the
+	// handler is mounted under a prefix with http.StripPrefix or behind a
+	// proxy that rewrites paths.
 	URL string
 	// Version of the agent, for its card (default "1.0.0").
 	Version string
