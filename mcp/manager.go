@@ -314,7 +314,7 @@ func (m *Manager) WaitReady(ctx context.Context, names ...string) error {
 func (m *Manager) server(name string) (*server, error) {
 	s, ok := m.byName[name]
 	if !ok {
-		return nil, &failure.Error{Kind: failure.UnknownTool, Source: failure.SourceMCP, Name: name,
+		return nil, &failure.Error{Kind: failure.InvalidArgs, Source: failure.SourceMCP, Name: name,
 			Message: fmt.Sprintf("there is no MCP server named %q", name)}
 	}
 	return s, nil
