@@ -132,6 +132,9 @@ func TestFailureHandling(t *testing.T) {
 				if fails[0].Call == nil || fails[0].Call.ID != "c1" {
 					t.Errorf("failure event does not name the call: %+v", fails[0])
 				}
+				if tc.wantRunErr != failure.Budget && len(fails) != 1 {
+					t.Errorf("%d failure events, want the failure handled once", len(fails))
+				}
 			} else if len(fails) != 0 {
 				t.Errorf("unexpected failure events: %+v", fails[0].Failure)
 			}

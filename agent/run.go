@@ -159,15 +159,7 @@ func (r *run) loop(hist []llm.Message, input string) ([]llm.Message, error) {
 	// fail ends the run: the failure is handled and the history is closed
 	// so that the conversation can be continued.
 	fail := func(err error) ([]llm.Message, error) {
-		o := r.handle(err, nil)
-		if len(hist) == base+1 {
-			return hist[:base], o.Err
-		}
-		if last := hist[len(hist)-1]; last.Role == llm.RoleTool {
-			hist = append(hist, llm.Message{Role: llm.RoleAssistant,
-				Text: fmt.Sprintf("(The run ended before an answer: %s.)", o.Err.Kind)})
-		}
-		return hist, o.Err
+		return r.closeHistory(hist, base, r.handle(err, nil).Err)
 	}
 
 	for turn := 1; ; turn++ {
@@ -214,13 +206,28 @@ func (r *run) loop(hist []llm.Message, input string) ([]llm.Message, error) {
 		}
 		results, callAbort := r.runCalls(turn, msg.ToolCalls, abort)
 		hist = append(hist, llm.Message{Role: llm.RoleTool, ToolResults: results})
-		if abort == nil {
-			abort = callAbort
-		}
 		if abort != nil {
 			return fail(abort)
 		}
+		if callAbort != nil {
+			// Already handled (and reported) as the failure of its call.
+			return r.closeHistory(hist, base, failure.From(callAbort))
+		}
 	}
+}
+
+// closeHistory returns the history to keep after a failed run: the run's
+// input is dropped if no turn completed, and a run that ended after tool
+// results gets an assistant note, so the conversation can be continued.
+func (r *run) closeHistory(hist []llm.Message, base int, fe *failure.Error) ([]llm.Message, error) {
+	if len(hist) == base+1 {
+		return hist[:base], fe
+	}
+	if last := hist[len(hist)-1]; last.Role == llm.RoleTool {
+		hist = append(hist, llm.Message{Role: llm.RoleAssistant,
+			Text: fmt.Sprintf("(The run ended before an answer: %s.)", fe.Kind)})
+	}
+	return hist, fe
 }
 
 func (r *run) systemPrompt() string {
