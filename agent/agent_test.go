@@ -290,3 +290,24 @@ func TestSessionBusy(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestLateProgressIsDropped: a tool that reports progress after its Call
+// returned (from a goroutine it left behind) cannot disturb the run.
+func TestLateProgressIsDropped(t *testing.T) {
+	done := make(chan struct{})
+	leaky := tool("leaky", func(ctx context.Context, _ json.RawMessage) (*agent.Result, error) {
+		c, _ := agent.CallFromContext(ctx)
+		go func() {
+			defer close(done)
+			for range 1000 {
+				c.ReportProgress(agent.Progress{Progress: 1})
+			}
+		}()
+		return agent.TextResult("returned"), nil
+	})
+	a := newAgent(t, agent.Config{Model: llm.NewScripted(llm.Calls(llm.CallTool("1", "leaky", nil)), llm.Say("ok")), Tools: []agent.Tool{leaky}})
+	if _, err := a.Run(context.Background(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+}

@@ -102,12 +102,24 @@ func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolRes
 				return
 			}
 			start := time.Now()
+			// Progress reported after the call returned (by a goroutine the
+			// tool left behind) is dropped: msgs may be closed by then.
+			var mu sync.Mutex
+			finished := false
 			res, o := r.execCall(bctx, c, tool, info, func(p Progress) {
+				mu.Lock()
+				defer mu.Unlock()
+				if finished {
+					return
+				}
 				select {
 				case msgs <- callMsg{i: i, progress: &p}:
 				default: // progress is lossy; never block a tool on a slow consumer
 				}
 			})
+			mu.Lock()
+			finished = true
+			mu.Unlock()
 			msgs <- callMsg{i: i, done: true, result: res, outcome: o, elapsed: time.Since(start)}
 		}(i, c, tool, info)
 	}
