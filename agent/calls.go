@@ -164,7 +164,7 @@ func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolRes
 func (r *run) checkArgs(args json.RawMessage, spec ToolSpec) (json.RawMessage, error) {
 	trimmed := bytes.TrimSpace(args)
 	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
-		return json.RawMessage("{}"), nil
+		trimmed = json.RawMessage("{}")
 	}
 	bad := func(msg string) error {
 		return &failure.Error{Kind: failure.InvalidArgs, Source: failure.SourceAgent, Tool: spec.Name, Message: msg}
