@@ -155,6 +155,7 @@ func (d *delegation) send(ctx context.Context, msg *a2ago.Message) error {
 	}
 	d.st.dropped = false
 	return d.r.ts.cfg.Policy.Execute(ctx, d.r.key, func(ctx context.Context) error {
+		before := d.st.events
 		for ev, err := range d.r.client.SendStreamingMessage(ctx, req) {
 			if err != nil {
 				if d.st.id != "" && ctx.Err() == nil && !isA2AError(err) {
@@ -170,6 +171,9 @@ func (d *delegation) send(ctx context.Context, msg *a2ago.Message) error {
 			if d.st.state == a2ago.TaskStateAuthRequired {
 				return nil // the peer keeps the stream open; answer first
 			}
+		}
+		if d.st.events == before {
+			return d.fail(failure.Protocol, "stream", "the peer ended the stream without sending any event", nil)
 		}
 		if d.st.id != "" && !d.st.settled() {
 			d.st.dropped = true // the stream ended early

@@ -272,3 +272,32 @@ func TestGarbageAnswers(t *testing.T) {
 }
 
 var _ = context.Background
+
+// TestStreamingErrorAsPlainJSON: a peer that answers a streaming call with
+// a plain JSON-RPC error (as the JS SDK does for errors before the stream
+// starts) yields that typed error; a2a-go alone would see an empty stream.
+func TestStreamingErrorAsPlainJSON(t *testing.T) {
+	var base string
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == CardPath {
+			io.WriteString(w, `{"name":"p","description":"d","version":"1","capabilities":{"streaming":true},`+
+				`"supportedInterfaces":[{"url":"`+base+`/rpc","protocolBinding":"JSONRPC","protocolVersion":"1.0"}]}`)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, "{\n  \"jsonrpc\": \"2.0\", \"id\": \"x\",\n  \"error\": {\"code\": -32004, \"message\": \"unsupported here\"}\n}")
+	}))
+	defer hs.Close()
+	base = hs.URL
+	ctx := ctxT(t)
+	ts, err := NewToolset(ctx, ToolsetConfig{Peers: []Peer{{Name: "p", URL: base}}, Policy: fastPolicy()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ts.Close()
+	tools, _ := ts.Tools(ctx)
+	_, err = tools[0].Call(ctx, json.RawMessage(`{"message":"hi"}`))
+	if !errors.Is(err, failure.Rejected) || !strings.Contains(err.Error(), "unsupported") {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -1,12 +1,15 @@
 package a2a
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
 
 	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/switchboard-dev/switchboard/agent"
 )
 
 // TestOurClientVsJSServer: our client against an @a2a-js/sdk 1.3.0 server,
@@ -176,5 +179,29 @@ func TestV03PeerThroughCompat(t *testing.T) {
 			t.Fatalf("stream=%v: %q", stream, res.Text())
 		}
 		ts.Close()
+	}
+}
+
+// TestInputRequiredFromJSServer: the JS peer's input-required becomes an
+// elicitation in our agent run, and the answer continues the JS task.
+func TestInputRequiredFromJSServer(t *testing.T) {
+	port := startNode(t, "a2a-js-server.mjs")
+	ctx := ctxT(t)
+	ts, err := NewToolset(ctx, ToolsetConfig{Peers: []Peer{{Name: "w", URL: "http://127.0.0.1:" + port}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ts.Close()
+	var asked []string
+	el := agent.ElicitorFunc(func(ctx context.Context, e agent.Elicitation) (agent.ElicitationResult, error) {
+		asked = append(asked, e.Message)
+		return agent.ElicitationResult{Action: agent.ElicitAccept, Content: map[string]any{"text": "Lisbon"}}, nil
+	})
+	ans, err := delegator(t, ts, el).Run(ctx, "ask where")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(ans.Text, "answer: Lisbon") || len(asked) != 1 || asked[0] != "Which city?" {
+		t.Fatalf("answer %q, questions %v", ans.Text, asked)
 	}
 }

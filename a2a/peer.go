@@ -1,7 +1,10 @@
 package a2a
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"regexp"
@@ -99,13 +102,36 @@ func (t *peerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	ct := resp.Header.Get("Content-Type")
 	if resp.StatusCode >= 400 {
-		ct := resp.Header.Get("Content-Type")
 		if strings.HasPrefix(ct, "application/a2a+json") || strings.HasPrefix(ct, "application/problem+json") {
 			resp.Header.Set("Content-Type", "application/json")
 		}
 	}
+	if resp.StatusCode == http.StatusOK && strings.Contains(r.Header.Get("Accept"), "text/event-stream") &&
+		(strings.HasPrefix(ct, "application/json") || strings.HasPrefix(ct, "application/a2a+json")) {
+		asSSE(resp)
+	}
 	return resp, nil
+}
+
+// asSSE rewrites a plain JSON answer to a streaming request as one SSE
+// event. Peers (the JS SDK) answer a streaming call that fails before the
+// stream starts with a plain JSON-RPC error; a2a-go's JSON-RPC client reads
+// only SSE and would see an empty stream, losing the error.
+func asSSE(resp *http.Response) {
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxCardBytes))
+	resp.Body.Close()
+	var compact bytes.Buffer
+	if err != nil || json.Compact(&compact, body) != nil {
+		compact.Reset()
+		compact.WriteString(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"malformed answer to a streaming request"}}`)
+	}
+	b := append(append([]byte("data: "), compact.Bytes()...), '\n', '\n')
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	resp.ContentLength = int64(len(b))
+	resp.Header.Set("Content-Type", "text/event-stream")
+	resp.Header.Del("Content-Length")
 }
 
 // httpClientFor returns the HTTP client used for a peer. No overall

@@ -33,6 +33,7 @@ const executor = {
         artifacts: [], history: [ctx.userMessage], metadata: undefined }));
     }
     if (ctx.task && ctx.task.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED) {
+      bus.publish(AgentEvent.task({ ...ctx.task, status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: new Date().toISOString() } }));
       bus.publish(AgentEvent.artifactUpdate({ taskId, contextId, append: false, lastChunk: true, metadata: undefined,
         artifact: { artifactId: 'answer', name: 'answer', description: '', parts: [text('answer: ' + input)], metadata: undefined, extensions: [] } }));
       bus.publish(status(taskId, contextId, TaskState.TASK_STATE_COMPLETED));
