@@ -168,8 +168,10 @@ func (d *delegation) send(ctx context.Context, msg *a2ago.Message) error {
 			if err := d.apply(ev); err != nil {
 				return err
 			}
-			if d.st.state == a2ago.TaskStateAuthRequired {
-				return nil // the peer keeps the stream open; answer first
+			if d.st.settled() {
+				// Done, or the peer needs an answer (it may keep the stream
+				// open through auth-required): stop reading.
+				return nil
 			}
 		}
 		if d.st.events == before {
@@ -202,7 +204,7 @@ func (d *delegation) settle(ctx context.Context) error {
 				if err := d.apply(ev); err != nil {
 					return err
 				}
-				if d.st.state == a2ago.TaskStateAuthRequired {
+				if d.st.settled() {
 					return nil
 				}
 			}
