@@ -254,6 +254,9 @@ func TestEventSink(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if mt := eventsOf(evs, agent.EventModelTurn); len(mt[0].Calls) != 1 || mt[0].Calls[0].Name != "echo" {
+		t.Errorf("model_turn does not carry its calls: %+v", mt[0])
+	}
 	if len(sunk) != len(evs) {
 		t.Fatalf("sink got %d events, stream %d", len(sunk), len(evs))
 	}

@@ -103,6 +103,8 @@ type Event struct {
 	Progress *Progress    `json:"progress,omitempty"`
 	Failure  *FailureInfo `json:"failure,omitempty"`
 	Usage    *llm.Usage   `json:"usage,omitempty"`
+	// Calls are the tool calls an EventModelTurn asked for.
+	Calls []llm.ToolCall `json:"calls,omitempty"`
 	// Toolset names the toolset of an EventToolsChanged.
 	Toolset string `json:"toolset,omitempty"`
 }

@@ -186,7 +186,7 @@ func (r *run) loop(hist []llm.Message, input string) ([]llm.Message, error) {
 		msg.Role = llm.RoleAssistant
 		fixCallIDs(msg.ToolCalls, r.id, turn)
 		usage := resp.Usage
-		r.emit(Event{Type: EventModelTurn, Turn: turn, Text: msg.Text, Usage: &usage})
+		r.emit(Event{Type: EventModelTurn, Turn: turn, Text: msg.Text, Usage: &usage, Calls: msg.ToolCalls})
 
 		if len(msg.ToolCalls) == 0 {
 			if strings.TrimSpace(msg.Text) == "" {

@@ -161,7 +161,16 @@ type Error struct {
 	Message string
 	// Err is the underlying cause; it may hold details not fit for the model.
 	Err error
+
+	// retried marks a failure a policy has already retried to exhaustion,
+	// so that an outer Execute (the agent's, around a tool whose source ran
+	// its own) does not multiply the attempts.
+	retried bool
 }
+
+// Retried reports whether a policy already spent its retries on this
+// failure; Execute does not retry it again.
+func (e *Error) Retried() bool { return e.retried }
 
 // New returns an *Error of the given kind with a model-safe message.
 func New(kind Kind, src Source, msg string) *Error {

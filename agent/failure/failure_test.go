@@ -207,3 +207,22 @@ func ExampleNewPolicy() {
 	// 2 <nil>
 	// report Error (permission_denied) from the tool: denied by rule
 }
+
+// TestNestedExecuteDoesNotMultiplyRetries: a failure an inner Execute
+// retried to exhaustion is not retried again by an outer one (the agent's,
+// around an MCP or A2A tool that runs its own policy).
+func TestNestedExecuteDoesNotMultiplyRetries(t *testing.T) {
+	p := failure.NewPolicy(failure.PolicyConfig{InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond, MaxAttempts: 3, BreakerFailures: 100})
+	ctx := context.Background()
+	inner := 0
+	err := p.Execute(ctx, failure.Key{Source: failure.SourceTool, Name: "outer"}, func(ctx context.Context) error {
+		return fmt.Errorf("tool: %w", p.Execute(ctx, failure.Key{Source: failure.SourceA2A, Name: "peer"}, func(context.Context) error {
+			inner++
+			return io.ErrUnexpectedEOF
+		}))
+	})
+	var fe *failure.Error
+	if inner != 3 || !errors.As(err, &fe) || !fe.Retried() || fe.Kind != failure.Transient {
+		t.Fatalf("inner attempts = %d (want 3), err = %v", inner, err)
+	}
+}

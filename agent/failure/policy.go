@@ -203,7 +203,7 @@ func (p *DefaultPolicy) Execute(ctx context.Context, key Key, op func(context.Co
 			}
 			fe = &c
 		}
-		if ctx.Err() != nil || !(fe.Retryable || fe.Kind.Retryable()) {
+		if ctx.Err() != nil || fe.retried || !(fe.Retryable || fe.Kind.Retryable()) {
 			return struct{}{}, backoff.Permanent(fe)
 		}
 		return struct{}{}, fe
@@ -216,7 +216,7 @@ func (p *DefaultPolicy) Execute(ctx context.Context, key Key, op func(context.Co
 	}
 	var perm *backoff.PermanentError
 	if errors.As(err, &perm) || p.cfg.MaxAttempts <= 1 {
-		return finalError(key, err)
+		return finalError(key, err, false)
 	}
 	eb := backoff.NewExponentialBackOff()
 	eb.InitialInterval = p.cfg.InitialBackoff
@@ -231,7 +231,7 @@ func (p *DefaultPolicy) Execute(ctx context.Context, key Key, op func(context.Co
 	select {
 	case <-ctx.Done():
 		t.Stop()
-		return finalError(key, err)
+		return finalError(key, err, false)
 	case <-t.C:
 	}
 	_, err = backoff.Retry(ctx, attempt,
@@ -242,7 +242,7 @@ func (p *DefaultPolicy) Execute(ctx context.Context, key Key, op func(context.Co
 	if err == nil {
 		return nil
 	}
-	return finalError(key, err)
+	return finalError(key, err, true)
 }
 
 func (p *DefaultPolicy) notifyRetry(ctx context.Context, key Key, err error, d time.Duration) {
@@ -254,13 +254,19 @@ func (p *DefaultPolicy) notifyRetry(ctx context.Context, key Key, err error, d t
 
 // finalError unwraps what the retry loop returned: backoff returns the
 // context's error when it gives up waiting, so keep the last failure's
-// classification when there is one.
-func finalError(key Key, err error) error {
+// classification when there is one. A retryable failure that went through
+// the retry loop is marked retried.
+func finalError(key Key, err error, retried bool) error {
 	var fe *Error
-	if errors.As(err, &fe) {
-		return fe
+	if !errors.As(err, &fe) {
+		fe = Wrap(KindOf(err), key.Source, err)
 	}
-	return Wrap(KindOf(err), key.Source, err)
+	if retried && !fe.retried && (fe.Retryable || fe.Kind.Retryable()) {
+		c := *fe
+		c.retried = true
+		return &c
+	}
+	return fe
 }
 
 // Handle classifies err, decides, logs and reports.
