@@ -95,19 +95,7 @@ func (a *Anthropic) Name() string { return a.name }
 
 // Generate runs one model turn; with req.OnText set, the answer streams.
 func (a *Anthropic) Generate(ctx context.Context, req *Request) (*Response, error) {
-	if a.policy == nil {
-		return a.generate(ctx, req)
-	}
-	var resp *Response
-	err := a.policy.Execute(ctx, failure.Key{Source: failure.SourceModel, Name: a.name}, func(ctx context.Context) error {
-		var err error
-		resp, err = a.generate(ctx, req)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
+	return generateUnder(ctx, a.policy, a.name, req, a.generate)
 }
 
 // anthropicRequest is the body of POST /v1/messages.

@@ -237,3 +237,22 @@ func statusInText(s string) int {
 	}
 	return n
 }
+
+// generateUnder runs gen for req, through policy.Execute when a policy is
+// set (keyed by the model's name).
+func generateUnder(ctx context.Context, policy failure.Policy, name string, req *Request,
+	gen func(context.Context, *Request) (*Response, error)) (*Response, error) {
+	if policy == nil {
+		return gen(ctx, req)
+	}
+	var resp *Response
+	err := policy.Execute(ctx, failure.Key{Source: failure.SourceModel, Name: name}, func(ctx context.Context) error {
+		var err error
+		resp, err = gen(ctx, req)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
