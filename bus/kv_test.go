@@ -41,6 +41,20 @@ func TestKV(t *testing.T) {
 		}
 	}()
 
+	// The watcher starts asynchronously: wait until it sees a sentinel, so
+	// that every write below is a live update.
+	if _, err := kv.Put(ctx, "task.0", task{State: "sentinel"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-watched:
+		if got.key != "task.0" {
+			t.Fatalf("first watched entry %+v, want the sentinel", got)
+		}
+	case <-ctx.Done():
+		t.Fatal("the watcher never started")
+	}
+
 	rev1, err := kv.Create(ctx, "task.1", task{State: "submitted"})
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +83,7 @@ func TestKV(t *testing.T) {
 	}
 	keys, err := kv.Keys(ctx)
 	slices.Sort(keys)
-	if err != nil || !slices.Equal(keys, []string{"task.1", "task.2"}) {
+	if err != nil || !slices.Equal(keys, []string{"task.0", "task.1", "task.2"}) {
 		t.Errorf("Keys = %v, %v", keys, err)
 	}
 	if err := kv.Delete(ctx, "task.2"); err != nil {
