@@ -357,3 +357,29 @@ func TestRunFailedEvent(t *testing.T) {
 		t.Fatalf("sink's last event = %+v", last)
 	}
 }
+
+// TestToolIgnoringCancellation: a tool that never returns does not hang
+// the run: after its timeout and a grace period the agent stops waiting,
+// the call gets a timeout result, and the run goes on.
+func TestToolIgnoringCancellation(t *testing.T) {
+	release := make(chan struct{})
+	stuck := tool("stuck", func(context.Context, json.RawMessage) (*agent.Result, error) {
+		<-release // ignores its context
+		return agent.TextResult("too late"), nil
+	})
+	defer close(release)
+	model := llm.NewScripted(llm.Calls(llm.CallTool("1", "stuck", nil)), llm.SummarizeResults("done"))
+	a := newAgent(t, agent.Config{Model: model, Tools: []agent.Tool{stuck}, ToolTimeout: 10 * time.Millisecond})
+	s := a.NewSession()
+	ans, err := s.Run(context.Background(), "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := lastResults(s.History())
+	if len(r) != 1 || !r[0].IsError || !strings.Contains(r[0].Content, "did not finish within 10ms") {
+		t.Fatalf("results %+v", r)
+	}
+	if !strings.Contains(ans.Text, "1 errors") {
+		t.Fatalf("answer %q", ans.Text)
+	}
+}
