@@ -152,6 +152,69 @@ func BenchmarkAgentToolCall(b *testing.B) {
 	}
 }
 
+// BenchmarkAgentCallPath isolates the tool call inside an agent run: the
+// time from the agent's tool_started event to its tool_finished event (the
+// agent's argument check, permission decision, failure policy, timeout,
+// worker and cancellation guard, then the manager and go-sdk), against the
+// raw CallTool, alternated call by call. The model turns around the call are
+// not part of it.
+func BenchmarkAgentCallPath(b *testing.B) {
+	for _, transport := range []string{"inmemory", "stdio"} {
+		b.Run(transport, func(b *testing.B) {
+			p := newBenchPair(b, transport)
+			ctx := context.Background()
+			var started, path time.Duration
+			sink := agent.EventSinkFunc(func(_ context.Context, ev agent.Event) {
+				switch ev.Type {
+				case agent.EventToolStarted:
+					started = time.Duration(ev.Time.UnixNano())
+				case agent.EventToolFinished:
+					path += time.Duration(ev.Time.UnixNano()) - started
+				}
+			})
+			model := llm.NewCyclic(llm.Calls(llm.CallTool("c", "mcp__bench__echo", map[string]any{"text": "hello"})), llm.Say("done"))
+			a, err := agent.New(ctx, agent.Config{Model: model, Toolsets: []agent.Toolset{p.m.Toolset()}, Events: sink})
+			if err != nil {
+				b.Fatal(err)
+			}
+			args := json.RawMessage(`{"text":"hello"}`)
+			rawCall := func() time.Duration {
+				t0 := time.Now()
+				if _, err := p.raw.CallTool(ctx, &gomcp.CallToolParams{Name: "echo", Arguments: args}); err != nil {
+					b.Fatal(err)
+				}
+				return time.Since(t0)
+			}
+			agentRun := func() {
+				if ans, err := a.Run(ctx, "go"); err != nil || ans.ToolCalls != 1 || ans.Failures != 0 {
+					b.Fatalf("%+v %v", ans, err)
+				}
+			}
+			for range 50 { // warm up both paths
+				rawCall()
+				agentRun()
+			}
+			path = 0
+			var raw time.Duration
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if i%2 == 0 {
+					raw += rawCall()
+					agentRun()
+				} else {
+					agentRun()
+					raw += rawCall()
+				}
+			}
+			b.StopTimer()
+			n := float64(b.N)
+			b.ReportMetric(float64(raw.Nanoseconds())/n, "raw-ns/call")
+			b.ReportMetric(float64(path.Nanoseconds())/n, "agent-call-ns")
+			b.ReportMetric(float64(path)/float64(raw), "agent-call/raw")
+		})
+	}
+}
+
 // BenchmarkConnect20 connects 20 stdio servers that take 10ms to 200ms to
 // start, concurrently, against connecting the slowest one alone.
 func BenchmarkConnect20(b *testing.B) {
