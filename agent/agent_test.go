@@ -314,3 +314,36 @@ func TestLateProgressIsDropped(t *testing.T) {
 	}
 	<-done
 }
+
+// offThread streams its text from another goroutine, as some providers do;
+// it does not promise inline streaming.
+type offThread struct{ llm.Model }
+
+func (m offThread) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	onText := req.OnText
+	var wg sync.WaitGroup
+	r := *req
+	r.OnText = func(d string) {
+		wg.Add(1)
+		go func() { defer wg.Done(); onText(d) }()
+		wg.Wait()
+	}
+	return m.Model.Generate(ctx, &r)
+}
+
+// TestStreamingFromAnotherGoroutine: deltas a model emits from other
+// goroutines still arrive in order, yielded from the run's goroutine.
+func TestStreamingFromAnotherGoroutine(t *testing.T) {
+	a := newAgent(t, agent.Config{Model: offThread{llm.NewScripted(llm.Say("one two three four"))}})
+	evs, err := collect(t, a.Stream(context.Background(), "hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	for _, e := range eventsOf(evs, agent.EventModelText) {
+		text.WriteString(e.Text)
+	}
+	if text.String() != "one two three four" || evs[len(evs)-1].Type != agent.EventFinal {
+		t.Fatalf("streamed %q", text.String())
+	}
+}

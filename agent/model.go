@@ -1,0 +1,92 @@
+package agent
+
+import (
+	"context"
+
+	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/llm"
+)
+
+// generate runs one model turn under the failure policy, streaming its
+// text as model_text events. A model that promises to call OnText only on
+// the goroutine that called Generate (llm.InlineStreamer) runs on the run's
+// goroutine; any other runs on its own, its deltas handed over by channel,
+// so that events are only ever yielded from the run's goroutine.
+func (r *run) generate(hist []llm.Message, defs []llm.ToolDef) (*llm.Response, error) {
+	model := r.a.cfg.Model
+	if is, ok := model.(llm.InlineStreamer); ok && is.StreamsInline() {
+		resp, err := r.modelTurn(r.ctx, hist, defs, func(d string) { r.emit(Event{Type: EventModelText, Text: d}) })
+		return resp, r.modelFailure(err)
+	}
+
+	deltas := make(chan string, 64)
+	type outcome struct {
+		resp *llm.Response
+		err  error
+	}
+	done := make(chan outcome, 1)
+	gctx, cancel := context.WithCancel(r.ctx)
+	defer cancel()
+	go func() {
+		resp, err := r.modelTurn(gctx, hist, defs, func(d string) {
+			select {
+			case deltas <- d:
+			case <-gctx.Done():
+			}
+		})
+		done <- outcome{resp, err}
+	}()
+	for {
+		select {
+		case d := <-deltas:
+			r.emit(Event{Type: EventModelText, Text: d})
+		case o := <-done:
+			for drained := false; !drained; {
+				select {
+				case d := <-deltas:
+					r.emit(Event{Type: EventModelText, Text: d})
+				default:
+					drained = true
+				}
+			}
+			return o.resp, r.modelFailure(o.err)
+		}
+	}
+}
+
+// modelTurn asks the model for one turn through the policy (transient
+// provider failures are retried), recovering a panic.
+func (r *run) modelTurn(ctx context.Context, hist []llm.Message, defs []llm.ToolDef, onText func(string)) (*llm.Response, error) {
+	model := r.a.cfg.Model
+	var resp *llm.Response
+	err := r.a.policy.Execute(ctx, failure.Key{Source: failure.SourceModel, Name: model.Name()}, func(ctx context.Context) (err error) {
+		defer func() {
+			if v := recover(); v != nil {
+				err = &failure.Error{Kind: failure.Panic, Source: failure.SourceModel, Name: model.Name(), Err: panicError(v)}
+			}
+		}()
+		req := &llm.Request{System: r.system, Messages: hist, Tools: defs, MaxTokens: r.a.cfg.MaxTokens, OnText: onText}
+		resp, err = model.Generate(ctx, req)
+		if err == nil && resp == nil {
+			err = &failure.Error{Kind: failure.Model, Message: "the model returned no response"}
+		}
+		return err
+	})
+	return resp, err
+}
+
+// modelFailure classifies a model turn's failure: unclassified errors are
+// Model failures, attributed to the model.
+func (r *run) modelFailure(err error) error {
+	if err == nil {
+		return nil
+	}
+	c := *failure.From(err)
+	if c.Kind == failure.Unknown {
+		c.Kind = failure.Model
+	}
+	if c.Source == "" || c.Source == failure.SourceModel {
+		c.Source, c.Name = failure.SourceModel, r.a.cfg.Model.Name()
+	}
+	return &c
+}
