@@ -30,6 +30,14 @@ type callMsg struct {
 	elapsed  time.Duration
 }
 
+// callJob is a call that passed the early checks and is to be run.
+type callJob struct {
+	i    int
+	c    llm.ToolCall
+	tool Tool
+	info *CallInfo
+}
+
 // runCalls runs one turn's tool calls, at most MaxParallel at once, and
 // returns exactly one result per call, in call order. If pre is non-nil no
 // call runs: each gets a result saying why, and pre is returned.
@@ -44,6 +52,7 @@ func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolRes
 	msgs := make(chan callMsg, 2*len(calls)+16)
 	sem := make(chan struct{}, r.a.cfg.MaxParallel)
 	var wg sync.WaitGroup
+	var jobs []callJob
 
 	for i, c := range calls {
 		tool := r.index[c.Name]
@@ -91,37 +100,72 @@ func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolRes
 			r.emit(Event{Type: EventToolFinished, Turn: turn, Call: info, Result: ErrorResult("%s", o.ModelText)})
 			continue
 		}
-		wg.Add(1)
-		go func(i int, c llm.ToolCall, tool Tool, info *CallInfo) {
-			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-				defer func() { <-sem }()
-			case <-bctx.Done():
-				msgs <- callMsg{i: i, done: true, outcome: r.outcomeOf(bctx, c.Name, context.Cause(bctx))}
+		jobs = append(jobs, callJob{i: i, c: c, tool: tool, info: info})
+	}
+
+	// do runs one call and sends its outcome. inline means on this (the
+	// run's) goroutine: a turn with one call needs no hand-off, and its
+	// progress is emitted live from the wait for the tool.
+	do := func(j callJob, inline bool) {
+		start := time.Now()
+		// Progress reported after the call returned (by a goroutine the
+		// tool left behind) is dropped: msgs may be closed by then.
+		var mu sync.Mutex
+		finished := false
+		var live chan Progress
+		var emitLive func(Progress)
+		if inline {
+			live = make(chan Progress, 64)
+			emitLive = func(p Progress) { r.emit(Event{Type: EventToolProgress, Turn: turn, Call: j.info, Progress: &p}) }
+		}
+		res, o := r.execCall(bctx, j.c, j.tool, j.info, func(p Progress) {
+			mu.Lock()
+			defer mu.Unlock()
+			if finished {
 				return
 			}
-			start := time.Now()
-			// Progress reported after the call returned (by a goroutine the
-			// tool left behind) is dropped: msgs may be closed by then.
-			var mu sync.Mutex
-			finished := false
-			res, o := r.execCall(bctx, c, tool, info, func(p Progress) {
-				mu.Lock()
-				defer mu.Unlock()
-				if finished {
+			if live != nil {
+				select {
+				case live <- p:
+				default:
+				}
+				return
+			}
+			select {
+			case msgs <- callMsg{i: j.i, progress: &p}:
+			default: // progress is lossy; never block a tool on a slow consumer
+			}
+		}, live, emitLive)
+		mu.Lock()
+		finished = true
+		mu.Unlock()
+		for drained := live == nil; !drained; {
+			select {
+			case p := <-live:
+				emitLive(p)
+			default:
+				drained = true
+			}
+		}
+		msgs <- callMsg{i: j.i, done: true, result: res, outcome: o, elapsed: time.Since(start)}
+	}
+	if len(jobs) == 1 {
+		do(jobs[0], true)
+	} else {
+		for _, j := range jobs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				select {
+				case sem <- struct{}{}:
+					defer func() { <-sem }()
+				case <-bctx.Done():
+					msgs <- callMsg{i: j.i, done: true, outcome: r.outcomeOf(bctx, j.c.Name, context.Cause(bctx))}
 					return
 				}
-				select {
-				case msgs <- callMsg{i: i, progress: &p}:
-				default: // progress is lossy; never block a tool on a slow consumer
-				}
-			})
-			mu.Lock()
-			finished = true
-			mu.Unlock()
-			msgs <- callMsg{i: i, done: true, result: res, outcome: o, elapsed: time.Since(start)}
-		}(i, c, tool, info)
+				do(j, false)
+			}()
+		}
 	}
 	go func() { wg.Wait(); close(msgs) }()
 
@@ -190,7 +234,8 @@ func (r *run) checkArgs(args json.RawMessage, spec ToolSpec) (json.RawMessage, e
 // execCall asks permission, then runs the tool under the failure policy
 // with the call's timeout. It returns the tool's result and, when the call
 // failed, the failure (not yet handled).
-func (r *run) execCall(bctx context.Context, c llm.ToolCall, tool Tool, info *CallInfo, progress func(Progress)) (*Result, *failure.Outcome) {
+func (r *run) execCall(bctx context.Context, c llm.ToolCall, tool Tool, info *CallInfo, progress func(Progress),
+	live <-chan Progress, emitLive func(Progress)) (*Result, *failure.Outcome) {
 	spec := tool.Spec()
 	call := &Call{Run: r.id, ID: c.ID, Tool: c.Name, Source: spec.Source, progress: progress,
 		elicitor: r.a.cfg.Elicitor, grants: &r.s.grants}
@@ -206,7 +251,7 @@ func (r *run) execCall(bctx context.Context, c llm.ToolCall, tool Tool, info *Ca
 	var res *Result
 	err := r.a.policy.Execute(cctx, sourceKey(spec), func(ctx context.Context) error {
 		var err error
-		res, err = callTool(ctx, tool, info.Args)
+		res, err = callTool(ctx, tool, info.Args, live, emitLive)
 		if err == nil && res == nil {
 			res = &Result{}
 		}
@@ -257,8 +302,9 @@ func (r *run) outcomeOf(ctx context.Context, tool string, cause error) *failure.
 }
 
 // callTool runs the tool, recovering a panic, and stops waiting for a tool
-// that ignores its cancelled context after stopGrace.
-func callTool(ctx context.Context, tool Tool, args json.RawMessage) (*Result, error) {
+// that ignores its cancelled context after stopGrace. While it waits it
+// emits the progress arriving on live (a call run on the run's goroutine).
+func callTool(ctx context.Context, tool Tool, args json.RawMessage, live <-chan Progress, emitLive func(Progress)) (*Result, error) {
 	type out struct {
 		res *Result
 		err error
@@ -274,10 +320,16 @@ func callTool(ctx context.Context, tool Tool, args json.RawMessage) (*Result, er
 		res, err := tool.Call(ctx, args)
 		ch <- out{res, err}
 	}()
-	select {
-	case o := <-ch:
-		return o.res, o.err
-	case <-ctx.Done():
+wait:
+	for {
+		select {
+		case o := <-ch:
+			return o.res, o.err
+		case p := <-live: // nil unless the call runs on the run's goroutine
+			emitLive(p)
+		case <-ctx.Done():
+			break wait
+		}
 	}
 	select {
 	case o := <-ch:
