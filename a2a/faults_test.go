@@ -190,7 +190,7 @@ func TestMalformedCards(t *testing.T) {
 			io.WriteString(w, `{"name":"x","supportedInterfaces":[{"url":"http://x","protocolBinding":"CARRIER-PIGEON","protocolVersion":"1.0"}]}`)
 		}, failure.Protocol, false},
 		{"no card at all", func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) }, failure.Protocol, false},
-		{"server error", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "boom", 503) }, failure.Transient, false},
+		{"server error", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "boom", http.StatusServiceUnavailable) }, failure.Transient, false},
 		{"legacy path only", func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path == LegacyCardPath {
 				w.Write(goodCard)

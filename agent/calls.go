@@ -44,7 +44,6 @@ type callJob struct {
 func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolResult, error) {
 	results := make([]llm.ToolResult, len(calls))
 	infos := make([]*CallInfo, len(calls))
-	answered := make([]bool, len(calls))
 	var abort error
 
 	bctx, cancelBatch := context.WithCancelCause(r.ctx)
@@ -96,7 +95,6 @@ func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolRes
 				o.Action = failure.Report // the run ends after the batch, with every call answered
 			}
 			results[i] = r.toolResult(c, info, nil, &o)
-			answered[i] = true
 			r.emit(Event{Type: EventToolFinished, Turn: turn, Call: info, Result: ErrorResult("%s", o.ModelText)})
 			continue
 		}
@@ -191,13 +189,7 @@ func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolRes
 			}
 		}
 		results[m.i] = r.toolResult(calls[m.i], info, m.result, m.outcome)
-		answered[m.i] = true
 		r.emit(Event{Type: EventToolFinished, Turn: turn, Call: info, Result: shown})
-	}
-	for i, ok := range answered {
-		if !ok { // unreachable by construction; kept so that no call is ever orphaned
-			results[i] = llm.ToolResult{CallID: calls[i].ID, Name: calls[i].Name, IsError: true, Content: "Error: the call was not run."}
-		}
 	}
 	return results, abort
 }

@@ -116,49 +116,13 @@ func BenchmarkToolCall(b *testing.B) {
 }
 
 // BenchmarkAgentToolCall runs one agent turn pair (the scripted model asks
-// for the tool, then answers) against a raw CallTool: the model turns and
-// the agent's bookkeeping are included, so this is the agent-level figure.
+// for the tool, then answers) against a raw CallTool, alternated call by
+// call. It reports two figures: the whole run (model turns and the agent's
+// bookkeeping included: "agent/raw"), and the tool call alone inside the
+// run, from the agent's tool_started event to its tool_finished event (the
+// argument check, permission decision, failure policy, timeout and
+// cancellation guard, then the manager and go-sdk: "agent-call/raw").
 func BenchmarkAgentToolCall(b *testing.B) {
-	for _, transport := range []string{"inmemory", "stdio"} {
-		b.Run(transport, func(b *testing.B) {
-			p := newBenchPair(b, transport)
-			ctx := context.Background()
-			model := llm.NewCyclic(llm.Calls(llm.CallTool("c", "mcp__bench__echo", map[string]any{"text": "hello"})), llm.Say("done"))
-			a, err := agent.New(ctx, agent.Config{Model: model, Toolsets: []agent.Toolset{p.m.Toolset()}})
-			if err != nil {
-				b.Fatal(err)
-			}
-			args := json.RawMessage(`{"text":"hello"}`)
-			var raw, ag time.Duration
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				t0 := time.Now()
-				if _, err := p.raw.CallTool(ctx, &gomcp.CallToolParams{Name: "echo", Arguments: args}); err != nil {
-					b.Fatal(err)
-				}
-				t1 := time.Now()
-				if ans, err := a.Run(ctx, "go"); err != nil || ans.ToolCalls != 1 {
-					b.Fatalf("%+v %v", ans, err)
-				}
-				raw += t1.Sub(t0)
-				ag += time.Since(t1)
-			}
-			b.StopTimer()
-			n := float64(b.N)
-			b.ReportMetric(float64(raw.Nanoseconds())/n, "raw-ns/call")
-			b.ReportMetric(float64(ag.Nanoseconds())/n, "agent-ns/run")
-			b.ReportMetric(float64(ag)/float64(raw), "agent/raw")
-		})
-	}
-}
-
-// BenchmarkAgentCallPath isolates the tool call inside an agent run: the
-// time from the agent's tool_started event to its tool_finished event (the
-// agent's argument check, permission decision, failure policy, timeout,
-// worker and cancellation guard, then the manager and go-sdk), against the
-// raw CallTool, alternated call by call. The model turns around the call are
-// not part of it.
-func BenchmarkAgentCallPath(b *testing.B) {
 	for _, transport := range []string{"inmemory", "stdio"} {
 		b.Run(transport, func(b *testing.B) {
 			p := newBenchPair(b, transport)
@@ -185,30 +149,35 @@ func BenchmarkAgentCallPath(b *testing.B) {
 				}
 				return time.Since(t0)
 			}
-			agentRun := func() {
+			agentRun := func() time.Duration {
+				t0 := time.Now()
 				if ans, err := a.Run(ctx, "go"); err != nil || ans.ToolCalls != 1 || ans.Failures != 0 {
 					b.Fatalf("%+v %v", ans, err)
 				}
+				return time.Since(t0)
 			}
 			for range 50 { // warm up both paths
 				rawCall()
 				agentRun()
 			}
 			path = 0
-			var raw time.Duration
+			var raw, run time.Duration
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
+				// Alternate the order so neither path always runs first.
 				if i%2 == 0 {
 					raw += rawCall()
-					agentRun()
+					run += agentRun()
 				} else {
-					agentRun()
+					run += agentRun()
 					raw += rawCall()
 				}
 			}
 			b.StopTimer()
 			n := float64(b.N)
 			b.ReportMetric(float64(raw.Nanoseconds())/n, "raw-ns/call")
+			b.ReportMetric(float64(run.Nanoseconds())/n, "agent-ns/run")
+			b.ReportMetric(float64(run)/float64(raw), "agent/raw")
 			b.ReportMetric(float64(path.Nanoseconds())/n, "agent-call-ns")
 			b.ReportMetric(float64(path)/float64(raw), "agent-call/raw")
 		})

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -340,4 +339,3 @@ func (m *Manager) handle(ctx context.Context, err error) {
 	m.policy.Handle(ctx, err)
 }
 
-func (m *Manager) serversSnapshot() []*server { return slices.Clone(m.servers) }

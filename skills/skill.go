@@ -3,7 +3,6 @@ package skills
 import (
 	"bytes"
 	"fmt"
-	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -448,6 +447,3 @@ func plain(v any) any {
 func isUnsafeRune(r rune) bool {
 	return unicode.IsControl(r) && r != '\n' && r != '\t' || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029'
 }
-
-// folderOf returns the last element of a slash path.
-func folderOf(dir string) string { return path.Base(strings.ReplaceAll(dir, "\\", "/")) }
