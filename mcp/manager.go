@@ -338,4 +338,3 @@ func (m *Manager) handle(ctx context.Context, err error) {
 	}
 	m.policy.Handle(ctx, err)
 }
-
