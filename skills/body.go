@@ -20,6 +20,9 @@ type Body struct {
 	// Markdown is the SKILL.md body after the frontmatter, with LF line
 	// endings.
 	Markdown string `json:"markdown"`
+	// Line is the SKILL.md line where the body starts (the line after the
+	// closing ---).
+	Line int `json:"line"`
 	// Outline lists the body's headings.
 	Outline []Heading `json:"outline,omitempty"`
 	// Links are the body's relative links and images (bundled files).
@@ -82,7 +85,7 @@ func loadBody(fsys fs.FS, file string, maxBytes int64) (*Body, error) {
 		body = bytes.ReplaceAll(body, []byte("\r\n"), []byte("\n"))
 		body = bytes.ReplaceAll(body, []byte("\r"), []byte("\n"))
 	}
-	b := &Body{Markdown: string(body)}
+	b := &Body{Markdown: string(body), Line: h.endLine + 1}
 	lineAt := func(off int) int { return h.endLine + 1 + bytes.Count(body[:off], []byte("\n")) }
 	doc := goldmark.New().Parser().Parse(text.NewReader(body))
 	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {

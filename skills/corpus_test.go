@@ -183,6 +183,34 @@ func TestStrict(t *testing.T) {
 	}
 }
 
+// TestLint reports the strict-only warnings without refusing anything.
+func TestLint(t *testing.T) {
+	data := []byte("---\nname: lint\ndescription: d\nuser-invocable: true\n---\n")
+	for _, tc := range []struct {
+		opts    ParseOptions
+		unknown bool
+		refused bool
+	}{
+		{ParseOptions{Folder: "lint"}, false, false},
+		{ParseOptions{Folder: "lint", Lint: true}, true, false},
+		{ParseOptions{Folder: "lint", Strict: true}, false, true},
+		{ParseOptions{Folder: "lint", Strict: true, Lint: true}, false, true},
+	} {
+		s, err := Parse("lint/SKILL.md", data, tc.opts)
+		if refused := err != nil; refused != tc.refused {
+			t.Errorf("%+v: error %v", tc.opts, err)
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		got := slices.Contains(codes(s.Warnings), WarnUnknownField)
+		if got != tc.unknown || (got && s.Warnings[0].Line != 4) {
+			t.Errorf("%+v: warnings %v", tc.opts, s.Warnings)
+		}
+	}
+}
+
 func TestPrecedenceAndShadowing(t *testing.T) {
 	ts, err := New(context.Background(), Config{Roots: []Root{
 		{Path: filepath.Join("testdata", "roots", "high"), Label: "high"},
@@ -238,6 +266,9 @@ func TestLinks(t *testing.T) {
 		if !slices.Equal(got[c], lines) {
 			t.Errorf("%s at lines %v, want %v (all: %v)", c, got[c], lines, b.Warnings)
 		}
+	}
+	if b.Line != 5 {
+		t.Errorf("body starts at line %d, want 5", b.Line)
 	}
 	if len(b.Warnings) != 3 {
 		t.Errorf("warnings %v", b.Warnings)

@@ -311,7 +311,7 @@ func (l *loader) parse(j parseJob, buf *[]byte) {
 // and parses it.
 func (l *loader) read(f io.Reader, file, folder string, bufp *[]byte) (*Skill, error) {
 	buf := (*bufp)[:0]
-	opts := ParseOptions{Folder: folder, Strict: l.cfg.Strict}
+	opts := ParseOptions{Folder: folder, Strict: l.cfg.Strict, Lint: l.cfg.Lint}
 	for {
 		if len(buf) == cap(buf) {
 			if len(buf) >= l.cfg.MaxFrontmatterBytes {

@@ -64,6 +64,11 @@ type ParseOptions struct {
 	Folder string
 	// Strict refuses any deviation from the specification.
 	Strict bool
+	// Lint reports every deviation from the specification as a warning,
+	// including those only strict mode reports (unknown fields), but
+	// refuses nothing beyond what lenient mode refuses: what a linter such
+	// as skillcheck needs. Strict takes precedence.
+	Lint bool
 }
 
 // Parse parses the metadata of a SKILL.md from data, the whole file or its
@@ -137,9 +142,10 @@ func parseHeader(file string, data []byte, atEOF bool, opts ParseOptions) (*Skil
 	if err := s.fill(m, lineOf, warn); err != nil {
 		return nil, false, err
 	}
-	if opts.Strict {
+	if opts.Strict || opts.Lint {
 		// Unknown fields are common and harmless (Claude Code's own
-		// fields, for example), so only strict mode reports them.
+		// fields, for example), so only strict (and lint) mode reports
+		// them.
 		keys := make([]string, 0, len(s.Extra))
 		for k := range s.Extra {
 			keys = append(keys, k)
@@ -148,6 +154,8 @@ func parseHeader(file string, data []byte, atEOF bool, opts ParseOptions) (*Skil
 		for _, k := range keys {
 			warn(lineOf(k), WarnUnknownField, "the field %q is not in the specification; it was kept in Extra", k)
 		}
+	}
+	if opts.Strict {
 		var devs []string
 		for _, w := range s.Warnings {
 			if w.Spec {

@@ -32,6 +32,10 @@ type Config struct {
 	// Strict refuses skills that deviate from the Agent Skills
 	// specification in any way; the default is lenient (warnings).
 	Strict bool
+	// Lint adds the warnings only strict mode gives (unknown fields)
+	// without refusing more than lenient mode does; for linters (see
+	// ParseOptions.Lint).
+	Lint bool
 	// ToolPrefix is prepended to the tool names (activate_skill,
 	// read_skill_file, run_skill_script), to run several skill toolsets in
 	// one agent.

@@ -109,6 +109,38 @@ var (
 	ErrOutside = errors.New("path leaves the skill folder")
 )
 
+// Refusal locates and explains why a SKILL.md (or its body) was refused,
+// for tools that report refusals in their own format, such as skillcheck.
+type Refusal struct {
+	// File is the refused file; Line the 1-based line of the problem, or 0
+	// when it applies to the whole file.
+	File string
+	Line int
+	// Reason is one of the Err* sentinels, or the I/O error met.
+	Reason error
+	// Detail says more, or is empty.
+	Detail string
+}
+
+// RefusalOf returns the refusal an error of this package carries: the
+// errors listed by Toolset.Errors and Toolset.Check, and those returned by
+// Parse and Toolset.Body. ok is false for other errors.
+func RefusalOf(err error) (r Refusal, ok bool) {
+	var re *refusalError
+	if !errors.As(err, &re) {
+		return Refusal{}, false
+	}
+	return re.r, true
+}
+
+// refusalError carries a Refusal inside a *failure.Error. Its text is the
+// reason's alone (the failure's message already names the location), and it
+// unwraps to the reason for errors.Is.
+type refusalError struct{ r Refusal }
+
+func (e *refusalError) Error() string { return e.r.Reason.Error() }
+func (e *refusalError) Unwrap() error { return e.r.Reason }
+
 // loadError returns the *failure.Error refusing file for reason.
 func loadError(file string, line int, reason error, detail string) *failure.Error {
 	loc := file
@@ -119,5 +151,6 @@ func loadError(file string, line int, reason error, detail string) *failure.Erro
 	if detail != "" {
 		msg += ": " + detail
 	}
-	return &failure.Error{Kind: failure.Config, Source: failure.SourceSkill, Op: "load", Message: msg, Err: reason}
+	return &failure.Error{Kind: failure.Config, Source: failure.SourceSkill, Op: "load", Message: msg,
+		Err: &refusalError{Refusal{File: file, Line: line, Reason: reason, Detail: detail}}}
 }
