@@ -183,18 +183,21 @@ func (a *Agent) Policy() failure.Policy { return a.policy }
 // Answer is the outcome of a successful run.
 type Answer struct {
 	// Run is the run's id.
-	Run string
+	Run string `json:"run"`
 	// Text is the model's final answer.
-	Text string
+	Text string `json:"text"`
 	// Usage is the provider-reported usage summed over the run's turns.
-	Usage llm.Usage
+	Usage llm.Usage `json:"usage"`
 	// Turns and ToolCalls count what the run did.
-	Turns     int
-	ToolCalls int
+	Turns     int `json:"turns,omitempty"`
+	ToolCalls int `json:"tool_calls,omitempty"`
 	// Failures counts the failures handled during the run.
-	Failures int
+	Failures int `json:"failures,omitempty"`
 	// Elapsed is the run's wall time.
-	Elapsed time.Duration
+	Elapsed time.Duration `json:"elapsed"`
+	// Handoff is set when the run ended by handing the conversation to
+	// another agent (see NewHandoffTool); Text is then empty.
+	Handoff *Handoff `json:"handoff,omitempty"`
 }
 
 // Run answers input in a new conversation.

@@ -20,16 +20,28 @@ type Call struct {
 	Source Provenance
 
 	progress func(Progress)
+	nest     func(Event) bool
 	elicitor Elicitor
 	grants   *grants
 }
 
-type callKey struct{}
-
 // CallFromContext returns the tool call ctx belongs to, if any.
 func CallFromContext(ctx context.Context) (*Call, bool) {
-	c, ok := ctx.Value(callKey{}).(*Call)
+	c, ok := ctx.Value(nestKey{}).(*Call)
 	return c, ok
+}
+
+// Forward passes an event of a run this call started (an agent run inside
+// the tool, a remote worker's run) into the calling run, where it is yielded
+// as an EventNested (see Nest). Start the nested run with the call's context
+// so its events carry Parent. Forward blocks while the calling run's
+// consumer is busy and reports false, dropping the event, once the call has
+// returned. AsTool forwards for you.
+func (c *Call) Forward(ev Event) bool {
+	if c == nil || c.nest == nil {
+		return false
+	}
+	return c.nest(ev)
 }
 
 // ReportProgress publishes a progress report for the call: it becomes an

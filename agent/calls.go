@@ -24,6 +24,7 @@ const stopGrace = 2 * time.Second
 type callMsg struct {
 	i        int
 	progress *Progress
+	nested   *Event
 	done     bool
 	result   *Result
 	outcome  *failure.Outcome
@@ -106,41 +107,52 @@ func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolRes
 	// progress is emitted live from the wait for the tool.
 	do := func(j callJob, inline bool) {
 		start := time.Now()
-		// Progress reported after the call returned (by a goroutine the
-		// tool left behind) is dropped: msgs may be closed by then.
+		// Progress and nested events sent after the call returned (by a
+		// goroutine the tool left behind) are dropped: msgs may be closed
+		// by then. closing unblocks a sender waiting to forward.
 		var mu sync.Mutex
 		finished := false
-		var live chan Progress
-		var emitLive func(Progress)
+		closing := make(chan struct{})
+		ch := msgs
+		var live chan callMsg
 		if inline {
-			live = make(chan Progress, 64)
-			emitLive = func(p Progress) { r.emit(Event{Type: EventToolProgress, Turn: turn, Call: j.info, Progress: &p}) }
+			live = make(chan callMsg, 64)
+			ch = live
 		}
-		res, o := r.execCall(bctx, j.c, j.tool, j.info, func(p Progress) {
+		send := func(m callMsg, block bool) bool {
 			mu.Lock()
 			defer mu.Unlock()
 			if finished {
-				return
+				return false
 			}
-			if live != nil {
+			if block {
 				select {
-				case live <- p:
-				default:
+				case ch <- m:
+					return true
+				case <-closing:
+					return false
 				}
-				return
 			}
 			select {
-			case msgs <- callMsg{i: j.i, progress: &p}:
+			case ch <- m:
+				return true
 			default: // progress is lossy; never block a tool on a slow consumer
+				return false
 			}
-		}, live, emitLive)
+		}
+		emitLive := func(m callMsg) { r.emitCallMsg(turn, j.info, m) }
+		res, o := r.execCall(bctx, j.c, j.tool, j.info,
+			func(p Progress) { send(callMsg{i: j.i, progress: &p}, false) },
+			func(ev Event) bool { return send(callMsg{i: j.i, nested: &ev}, true) },
+			live, emitLive)
+		close(closing)
 		mu.Lock()
 		finished = true
 		mu.Unlock()
 		for drained := live == nil; !drained; {
 			select {
-			case p := <-live:
-				emitLive(p)
+			case m := <-live:
+				emitLive(m)
 			default:
 				drained = true
 			}
@@ -170,7 +182,7 @@ func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolRes
 	for m := range msgs {
 		info := infos[m.i]
 		if !m.done {
-			r.emit(Event{Type: EventToolProgress, Turn: turn, Call: info, Progress: m.progress})
+			r.emitCallMsg(turn, info, m)
 			continue
 		}
 		info.Elapsed = m.elapsed
@@ -188,10 +200,24 @@ func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolRes
 				shown = ErrorResult("%s", o.ModelText)
 			}
 		}
+		if m.outcome == nil && m.result != nil && m.result.Handoff != nil && (r.handoff == nil || m.i < r.handoffIdx) {
+			r.handoff, r.handoffIdx = m.result.Handoff, m.i
+		}
 		results[m.i] = r.toolResult(calls[m.i], info, m.result, m.outcome)
 		r.emit(Event{Type: EventToolFinished, Turn: turn, Call: info, Result: shown})
 	}
 	return results, abort
+}
+
+// emitCallMsg emits a call's progress report or forwarded nested event.
+func (r *run) emitCallMsg(turn int, info *CallInfo, m callMsg) {
+	if m.nested != nil {
+		ev := Nest(*m.nested)
+		ev.Turn, ev.Call = turn, info
+		r.emit(ev)
+		return
+	}
+	r.emit(Event{Type: EventToolProgress, Turn: turn, Call: info, Progress: m.progress})
 }
 
 // checkArgs normalises and validates a call's arguments: absent or null
@@ -227,18 +253,22 @@ func (r *run) checkArgs(args json.RawMessage, spec ToolSpec) (json.RawMessage, e
 // with the call's timeout. It returns the tool's result and, when the call
 // failed, the failure (not yet handled).
 func (r *run) execCall(bctx context.Context, c llm.ToolCall, tool Tool, info *CallInfo, progress func(Progress),
-	live <-chan Progress, emitLive func(Progress)) (*Result, *failure.Outcome) {
+	nest func(Event) bool, live <-chan callMsg, emitLive func(callMsg)) (*Result, *failure.Outcome) {
 	spec := tool.Spec()
-	call := &Call{Run: r.id, ID: c.ID, Tool: c.Name, Source: spec.Source, progress: progress,
+	call := &Call{Run: r.id, ID: c.ID, Tool: c.Name, Source: spec.Source, progress: progress, nest: nest,
 		elicitor: r.a.cfg.Elicitor, grants: &r.s.grants}
 	if o := r.permit(bctx, call, spec, info.Args); o != nil {
 		return nil, o
 	}
+	timeout := r.a.cfg.ToolTimeout
+	if spec.Timeout > 0 {
+		timeout = spec.Timeout
+	}
 	timeoutErr := &failure.Error{Kind: failure.Timeout, Source: failure.SourceAgent, Tool: c.Name,
-		Message: fmt.Sprintf("the call did not finish within %s and was cancelled", r.a.cfg.ToolTimeout)}
-	cctx, cancel := context.WithTimeoutCause(bctx, r.a.cfg.ToolTimeout, timeoutErr)
+		Message: fmt.Sprintf("the call did not finish within %s and was cancelled", timeout)}
+	cctx, cancel := context.WithTimeoutCause(bctx, timeout, timeoutErr)
 	defer cancel()
-	cctx = context.WithValue(cctx, callKey{}, call)
+	cctx = context.WithValue(cctx, nestKey{}, call)
 
 	var res *Result
 	err := r.a.policy.Execute(cctx, sourceKey(spec), func(ctx context.Context) error {
@@ -296,7 +326,7 @@ func (r *run) outcomeOf(ctx context.Context, tool string, cause error) *failure.
 // callTool runs the tool, recovering a panic, and stops waiting for a tool
 // that ignores its cancelled context after stopGrace. While it waits it
 // emits the progress arriving on live (a call run on the run's goroutine).
-func callTool(ctx context.Context, tool Tool, args json.RawMessage, live <-chan Progress, emitLive func(Progress)) (*Result, error) {
+func callTool(ctx context.Context, tool Tool, args json.RawMessage, live <-chan callMsg, emitLive func(callMsg)) (*Result, error) {
 	type out struct {
 		res *Result
 		err error

@@ -34,7 +34,22 @@ const (
 	EventFailure EventType = "failure"
 	// EventToolsChanged: a toolset's list changed.
 	EventToolsChanged EventType = "tools_changed"
-	// EventFinal closes a successful run; Text is the answer.
+	// EventStepStarted: a workflow step (or branch, or iteration) began;
+	// Step is set and Text is the step's input.
+	EventStepStarted EventType = "step_started"
+	// EventStepFinished: a workflow step ended; Step is set and Text is its
+	// output (empty when it failed or was dropped; Failure says why).
+	EventStepFinished EventType = "step_finished"
+	// EventNested carries an event of a run started inside this one (an
+	// agent called as a tool, a workflow's step, a remote worker's run) in
+	// Nested. Events of deeper runs are forwarded as they are, so Nested is
+	// never itself an EventNested; its Parent field places it in the tree.
+	EventNested EventType = "nested"
+	// EventHandoff: the run handed the conversation to another agent
+	// (Handoff is set). The run then ends with EventFinal.
+	EventHandoff EventType = "handoff"
+	// EventFinal closes a successful run; Text is the answer and Answer
+	// summarises the run.
 	EventFinal EventType = "final"
 	// EventRunFailed closes a run that ended with an error; Failure says
 	// why. Stream yields it paired with the run's error.
@@ -107,6 +122,50 @@ type Event struct {
 	Calls []llm.ToolCall `json:"calls,omitempty"`
 	// Toolset names the toolset of an EventToolsChanged.
 	Toolset string `json:"toolset,omitempty"`
+	// Agent names the agent (or workflow) whose run this is.
+	Agent string `json:"agent,omitempty"`
+	// Parent places a nested run in its caller: set on every event of a run
+	// started inside another run's tool call or workflow step.
+	Parent *Parent `json:"parent,omitempty"`
+	// Step describes the workflow step of EventStepStarted and
+	// EventStepFinished.
+	Step *StepInfo `json:"step,omitempty"`
+	// Nested is the forwarded event of an EventNested.
+	Nested *Event `json:"nested,omitempty"`
+	// Handoff is set on EventHandoff and on the EventFinal of a run that
+	// ended by handing off.
+	Handoff *Handoff `json:"handoff,omitempty"`
+	// Answer summarises the run on EventFinal.
+	Answer *Answer `json:"answer,omitempty"`
+}
+
+// Parent is where a nested run sits in the run that started it.
+type Parent struct {
+	// Run is the calling run's id.
+	Run string `json:"run"`
+	// Call is the tool call that started the nested run, if a tool call did.
+	Call string `json:"call,omitempty"`
+	// Step is the workflow step that started it, if a workflow did.
+	Step string `json:"step,omitempty"`
+}
+
+// StepInfo describes a workflow step in events.
+type StepInfo struct {
+	// Name is the step's name (its runner's name unless configured).
+	Name string `json:"name"`
+	// Index is the step's position: in a sequence, among parallel
+	// branches, or the iteration of a loop (from 0).
+	Index int `json:"index"`
+	// Attempt counts the runs of this step (from 1); above 1 when the
+	// failure policy retried it.
+	Attempt int `json:"attempt,omitempty"`
+	// Run is the step's own run id (its events arrive as EventNested).
+	Run string `json:"run,omitempty"`
+	// Dropped is set on the EventStepFinished of a failed parallel branch
+	// that was dropped with a note instead of failing the workflow.
+	Dropped bool `json:"dropped,omitempty"`
+	// Elapsed is set on EventStepFinished.
+	Elapsed time.Duration `json:"elapsed,omitempty"`
 }
 
 // EventSink receives every event of every run, in order per run. The bus

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"iter"
@@ -37,13 +36,16 @@ type run struct {
 	// lastGood keeps each toolset's last successful listing.
 	lastGood map[string][]Tool
 	index    map[string]Tool
+	// parent places the run in a calling run (nil at the top).
+	parent *Parent
+	// handoff is the first handoff a turn's calls asked for, by call order.
+	handoff    *Handoff
+	handoffIdx int
 }
 
 // errConsumerStopped is the cancellation cause when the caller of Stream
 // stops iterating.
 var errConsumerStopped = errors.New("agent: the caller stopped reading the run's events")
-
-func newRunID() string { return "run_" + strings.ToLower(rand.Text()[:16]) }
 
 func (s *Session) stream(ctx context.Context, input string, done func(*Answer)) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
@@ -67,8 +69,9 @@ func (s *Session) stream(ctx context.Context, input string, done func(*Answer)) 
 			defer cancelT()
 		}
 		defer cancel(nil)
-		r := &run{s: s, a: a, id: newRunID(), ctx: rctx, cancel: cancel, yield: yield,
+		r := &run{s: s, a: a, id: NewRunID(), ctx: rctx, cancel: cancel, yield: yield,
 			start: time.Now(), lastGood: map[string][]Tool{}}
+		r.parent, _ = ParentFromContext(ctx)
 		r.ans.Run = r.id
 
 		newHist, err := r.loop(hist, input)
@@ -103,7 +106,7 @@ func (r *run) emit(ev Event) {
 // publish stamps an event and sends it to the sink.
 func (r *run) publish(ev Event) Event {
 	r.seq++
-	ev.Run, ev.Seq, ev.Time = r.id, r.seq, time.Now()
+	ev.Run, ev.Seq, ev.Time, ev.Agent, ev.Parent = r.id, r.seq, time.Now(), r.a.cfg.Name, r.parent
 	if r.a.cfg.Events != nil {
 		r.a.cfg.Events.Emit(context.WithoutCancel(r.ctx), ev)
 	}
@@ -195,7 +198,7 @@ func (r *run) loop(hist []llm.Message, input string) ([]llm.Message, error) {
 			}
 			hist = append(hist, msg)
 			r.ans.Text = msg.Text
-			r.emit(Event{Type: EventFinal, Turn: turn, Text: msg.Text})
+			r.final(turn)
 			return hist, nil
 		}
 		hist = append(hist, msg)
@@ -213,7 +216,23 @@ func (r *run) loop(hist []llm.Message, input string) ([]llm.Message, error) {
 			// Already handled (and reported) as the failure of its call.
 			return r.closeHistory(hist, base, failure.From(callAbort))
 		}
+		if h := r.handoff; h != nil {
+			if h.Context == HandoffFull {
+				h.History = slices.Clone(hist)
+			}
+			r.ans.Handoff = h
+			r.emit(Event{Type: EventHandoff, Turn: turn, Handoff: h})
+			r.final(turn)
+			return hist, nil
+		}
 	}
+}
+
+// final emits the EventFinal of a successful run, with its answer.
+func (r *run) final(turn int) {
+	r.ans.Elapsed = time.Since(r.start)
+	ans := r.ans
+	r.emit(Event{Type: EventFinal, Turn: turn, Text: ans.Text, Handoff: ans.Handoff, Answer: &ans})
 }
 
 // closeHistory returns the history to keep after a failed run: the run's

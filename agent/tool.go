@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Provenance says where a tool (and so its results) comes from. It travels
@@ -49,6 +50,9 @@ type ToolSpec struct {
 	// Executes marks a tool that runs commands or code; the default
 	// permission policy denies it unless a rule allows it.
 	Executes bool `json:"executes,omitempty"`
+	// Timeout, when positive, bounds a call of this tool instead of the
+	// agent's Config.ToolTimeout (long-running tools, sub-agents).
+	Timeout time.Duration `json:"timeout,omitempty"`
 }
 
 // Tool is something the model can call.
@@ -122,6 +126,9 @@ type Result struct {
 	IsError bool `json:"is_error,omitempty"`
 	// Source is filled in by the agent from the tool's spec.
 	Source Provenance `json:"source"`
+	// Handoff, set by a handoff tool (NewHandoffTool), ends the run after
+	// this turn with the conversation handed to another agent.
+	Handoff *Handoff `json:"handoff,omitempty"`
 }
 
 // TextResult returns a result of one text part.
