@@ -22,6 +22,9 @@ const skillFile = "SKILL.md"
 // errNotRegular: a SKILL.md that is not a regular file (a folder, a device).
 var errNotRegular = errors.New("not a regular file")
 
+// errSymlink: a SKILL.md that is a symbolic link.
+var errSymlink = errors.New("SKILL.md is a symbolic link")
+
 // cacheEntry is what is known of one SKILL.md, valid while its
 // modification time and size are unchanged.
 type cacheEntry struct {
@@ -192,8 +195,19 @@ func (l *loader) walkOS(idx int, r Root, dir, realDir string, depth int) {
 // loadOS loads dir/SKILL.md if there is one, and reports whether there was.
 func (l *loader) loadOS(idx int, r Root, dir, folder string) bool {
 	file := dir + string(filepath.Separator) + skillFile
-	f, mod, size, err := openSkillFile(file)
+	var f io.ReadCloser
+	rf, mod, size, err := openSkillFile(file)
+	if err == nil {
+		f = rf
+	} else if err == errSymlink {
+		f, mod, size, err = openLinked(dir)
+	}
 	if err != nil {
+		if errors.Is(err, ErrOutside) {
+			l.found = append(l.found, found{key: file, entry: &cacheEntry{err: loadError(file, 0, ErrOutside,
+				"SKILL.md is a symbolic link to a file outside its folder")}})
+			return true
+		}
 		if !errors.Is(err, fs.ErrNotExist) && err != errNotRegular {
 			l.found = append(l.found, found{key: file, entry: &cacheEntry{err: loadError(file, 0, err, "")}})
 			return true
@@ -203,6 +217,33 @@ func (l *loader) loadOS(idx int, r Root, dir, folder string) bool {
 	l.dirs = append(l.dirs, dir)
 	l.load(idx, r, file, file, dir, folder, mod, size, f)
 	return true
+}
+
+// openLinked opens a SKILL.md that is a symbolic link through an os.Root
+// of its folder, so that a link leaving the folder is refused (ErrOutside)
+// as it is for every bundled file, and never read.
+func openLinked(dir string) (io.ReadCloser, time.Time, int64, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, time.Time{}, 0, err
+	}
+	defer root.Close()
+	f, err := root.Open(skillFile)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, time.Time{}, 0, err
+		}
+		return nil, time.Time{}, 0, fmt.Errorf("%w: %w", ErrOutside, err)
+	}
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		if err == nil {
+			err = errNotRegular
+		}
+		return nil, time.Time{}, 0, err
+	}
+	return f, st.ModTime(), st.Size(), nil
 }
 
 func (l *loader) rootFS(idx int, r Root) {

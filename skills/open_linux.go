@@ -17,15 +17,20 @@ import (
 type rawFile struct{ fd int }
 
 // openSkillFile opens name and returns its modification time and size.
-// A name that is not a regular file reports errNotRegular.
+// A name that is not a regular file reports errNotRegular; a symbolic link
+// reports errSymlink (it is opened through the folder's os.Root instead,
+// see openLinked).
 func openSkillFile(name string) (*rawFile, time.Time, int64, error) {
 	var fd int
 	var err error
 	for {
-		fd, err = syscall.Open(name, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		fd, err = syscall.Open(name, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NOFOLLOW, 0)
 		if !errors.Is(err, syscall.EINTR) {
 			break
 		}
+	}
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, time.Time{}, 0, errSymlink
 	}
 	if err != nil {
 		return nil, time.Time{}, 0, err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -63,5 +64,42 @@ func TestBodyRefused(t *testing.T) {
 		if _, err := ts.Activate(context.Background(), name); !errors.Is(err, want) {
 			t.Errorf("%s: %v, want %v", name, err, want)
 		}
+	}
+}
+
+// TestSkillFileLink: a SKILL.md that is a symbolic link is read through its
+// folder's os.Root: a link inside the folder loads, a link leaving it is
+// refused with ErrOutside and never read.
+func TestSkillFileLink(t *testing.T) {
+	root, outside := t.TempDir(), t.TempDir()
+	secret := filepath.Join(outside, "SKILL.md")
+	os.WriteFile(secret, []byte("---\nname: escape\ndescription: SECRET-CANARY\n---\n"), 0o644)
+	for _, d := range []string{"escape", "inside"} {
+		os.MkdirAll(filepath.Join(root, d), 0o755)
+	}
+	if err := os.Symlink(secret, filepath.Join(root, "escape", "SKILL.md")); err != nil {
+		t.Skip("symlinks unavailable:", err)
+	}
+	os.WriteFile(filepath.Join(root, "inside", "real.md"), []byte("---\nname: inside\ndescription: Linked inside.\n---\nBody.\n"), 0o644)
+	os.Symlink("real.md", filepath.Join(root, "inside", "SKILL.md"))
+	ts, err := New(context.Background(), Config{Roots: []Root{{Path: root}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := ts.Skill("inside"); !ok {
+		t.Errorf("a SKILL.md linked inside its folder was not loaded: %v", ts.Errors())
+	}
+	if _, ok := ts.Skill("escape"); ok {
+		t.Error("a SKILL.md linked outside its folder was loaded")
+	}
+	errs := ts.Errors()
+	if len(errs) != 1 || !errors.Is(errs[0], ErrOutside) {
+		t.Fatalf("errors %v, want one ErrOutside", errs)
+	}
+	if r, ok := RefusalOf(errs[0]); !ok || r.Reason != ErrOutside || filepath.Base(filepath.Dir(r.File)) != "escape" {
+		t.Errorf("refusal %+v", r)
+	}
+	if c := ts.Instructions(context.Background()); strings.Contains(c, "SECRET-CANARY") {
+		t.Errorf("the outside file was read: %s", c)
 	}
 }
