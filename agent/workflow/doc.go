@@ -1,0 +1,23 @@
+// Package workflow composes agents into pipelines that are themselves
+// agents: each workflow is an agent.Runner, so workflows nest, can be
+// offered to another agent as a tool (agent.AsTool), run on a pool of remote
+// workers, and be served over A2A.
+//
+//   - Sequential runs steps in order, the output of one feeding the next.
+//   - Parallel fans a task out to branches with bounded concurrency, then
+//     merges their outputs in a merge step. A failed branch is retried by the
+//     failure policy, then dropped with a note or fails the whole workflow,
+//     as configured.
+//   - Loop runs a body until a condition holds (a Go function, or a check
+//     step such as a reviewer agent) or its budget ends.
+//   - Handoffs runs a conversation that agents hand to each other with
+//     handoff tools (agent.NewHandoffTool), passing on the full history, a
+//     summary or only the task, as each handoff tool says.
+//
+// A workflow's run streams its own events (run_started, step_started,
+// step_finished, failure, final or run_failed) and, as agent.EventNested,
+// every event of its steps' runs, whose Parent names the workflow's run and
+// the step. Cancelling the workflow's context (or stopping the iteration)
+// cancels every running step; each step's agent still records a result for
+// every tool call it made.
+package workflow

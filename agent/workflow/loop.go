@@ -1,0 +1,174 @@
+package workflow
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"strings"
+
+	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/agent/failure"
+)
+
+// Iteration is one pass of a Loop, as its condition sees it.
+type Iteration struct {
+	// Index counts iterations from 0.
+	Index int
+	// Task is the loop's input.
+	Task string
+	// Output is the body's answer in this iteration.
+	Output string
+	// Feedback is the check step's answer on Output (empty without one).
+	Feedback string
+}
+
+// LoopConfig configures a Loop.
+type LoopConfig struct {
+	Common
+	// Body runs each iteration (required). Its default input is the task,
+	// and from the second iteration on the task with the last output and
+	// the feedback on it (see RenderRevision).
+	Body Step
+	// Check, if set, runs after the body each iteration: a reviewer that
+	// judges the output. Its default input is the task and the output; its
+	// answer is the iteration's Feedback.
+	Check *Step
+	// Until says whether the loop is done after an iteration. Default:
+	// with a Check, Approved("APPROVED"); without one, after the first
+	// iteration. An error fails the loop.
+	Until func(ctx context.Context, it Iteration) (bool, error)
+	// MaxIterations is the loop's budget (default 5).
+	MaxIterations int
+	// AcceptLast makes a loop that exhausts its budget answer its last
+	// output (with a failure event of kind Budget) instead of failing with
+	// a Budget failure.
+	AcceptLast bool
+}
+
+// Loop runs a body until a condition holds or its budget ends: a loop that
+// refines a draft until a check passes.
+type Loop struct {
+	base
+	body       Step
+	check      *Step
+	until      func(context.Context, Iteration) (bool, error)
+	max        int
+	acceptLast bool
+}
+
+var _ agent.Runner = (*Loop)(nil)
+
+// Approved returns a Loop condition that holds when the check's feedback
+// contains word (case-insensitively), e.g. a reviewer told to answer
+// "APPROVED" when the draft is good.
+func Approved(word string) func(context.Context, Iteration) (bool, error) {
+	w := strings.ToLower(word)
+	return func(_ context.Context, it Iteration) (bool, error) {
+		return strings.Contains(strings.ToLower(it.Feedback), w), nil
+	}
+}
+
+// RenderRevision is the default input of a loop's body after the first
+// iteration: the task, the last output and the feedback on it.
+func RenderRevision(task, last, feedback string) string {
+	s := fmt.Sprintf("Task:\n%s\n\nYour previous attempt:\n%s\n", task, last)
+	if feedback != "" {
+		s += "\nFeedback on it:\n" + feedback + "\n"
+	}
+	return s + "\nRevise the attempt to address the feedback."
+}
+
+// NewLoop validates cfg and returns the loop.
+func NewLoop(cfg LoopConfig) (*Loop, error) {
+	b, err := newBase(cfg.Common)
+	if err != nil {
+		return nil, err
+	}
+	all := []Step{cfg.Body}
+	if cfg.Check != nil {
+		all = append(all, *cfg.Check)
+	}
+	steps, err := checkSteps(cfg.Name, "step", all)
+	if err != nil {
+		return nil, err
+	}
+	l := &Loop{base: b, body: steps[0], until: cfg.Until, max: cfg.MaxIterations, acceptLast: cfg.AcceptLast}
+	if cfg.Check != nil {
+		l.check = &steps[1]
+	}
+	if l.max <= 0 {
+		l.max = 5
+	}
+	if l.until == nil {
+		if l.check != nil {
+			l.until = Approved("APPROVED")
+		} else {
+			l.until = func(context.Context, Iteration) (bool, error) { return true, nil }
+		}
+	}
+	return l, nil
+}
+
+// Stream runs the loop on input, yielding its events.
+func (l *Loop) Stream(ctx context.Context, input string) iter.Seq2[agent.Event, error] {
+	return l.stream(ctx, input, func(w *wrun, task string) (string, error) {
+		var last, feedback string
+		for i := 0; i < l.max; i++ {
+			in := task
+			if i > 0 {
+				in = RenderRevision(task, last, feedback)
+			}
+			if l.body.Input != nil {
+				in = l.body.Input(Input{Task: task, Previous: last, Feedback: feedback, Index: i})
+			}
+			out, err := l.runOne(w, l.body, i, in)
+			if err != nil {
+				return "", err
+			}
+			last, feedback = out, ""
+			if l.check != nil {
+				cin := fmt.Sprintf("Task:\n%s\n\nAttempt to review:\n%s", task, out)
+				if l.check.Input != nil {
+					cin = l.check.Input(Input{Task: task, Previous: out, Index: i})
+				}
+				if feedback, err = l.runOne(w, *l.check, i, cin); err != nil {
+					return "", err
+				}
+			}
+			done, err := l.until(w.ctx, Iteration{Index: i, Task: task, Output: out, Feedback: feedback})
+			if err != nil {
+				fe := &failure.Error{Kind: failure.KindOf(err), Source: failure.SourceAgent, Name: l.name,
+					Message: "the loop's condition failed", Err: err}
+				w.handle(fe, nil)
+				return "", fe
+			}
+			if done {
+				return out, nil
+			}
+		}
+		budget := &failure.Error{Kind: failure.Budget, Source: failure.SourceAgent, Name: l.name,
+			Message: fmt.Sprintf("the loop's condition did not hold within %d iterations", l.max)}
+		o := w.b.policy.Handle(w.ctx, budget)
+		w.ans.Failures++
+		if l.acceptLast {
+			o.Action = failure.Report
+			w.emit(agent.Event{Type: agent.EventFailure, Failure: agent.NewFailureInfo(o)})
+			return last, nil
+		}
+		w.emit(agent.Event{Type: agent.EventFailure, Failure: agent.NewFailureInfo(o)})
+		return "", budget
+	})
+}
+
+// runOne runs one step of an iteration on the workflow's goroutine.
+func (l *Loop) runOne(w *wrun, s Step, i int, in string) (string, error) {
+	r := w.runStep(w.ctx, s, i, in, w.emit)
+	if r.err != nil {
+		w.handle(r.err, &r.info)
+		w.finished(r, "", false)
+		return "", r.err
+	}
+	w.account(r.ans)
+	w.finished(r, r.ans.Text, false)
+	return r.ans.Text, nil
+}

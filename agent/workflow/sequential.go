@@ -1,0 +1,67 @@
+package workflow
+
+import (
+	"context"
+	"iter"
+
+	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/agent/failure"
+)
+
+// SequentialConfig configures a Sequential workflow.
+type SequentialConfig struct {
+	Common
+	// Steps run in order (at least one). By default each step's input is
+	// the previous step's output, and the first step's is the workflow's
+	// input.
+	Steps []Step
+}
+
+// Sequential runs steps in order, the output of one feeding the next. The
+// last step's output is the workflow's answer. A step that fails after the
+// policy's retries fails the workflow; later steps do not run.
+type Sequential struct {
+	base
+	steps []Step
+}
+
+var _ agent.Runner = (*Sequential)(nil)
+
+// NewSequential validates cfg and returns the workflow.
+func NewSequential(cfg SequentialConfig) (*Sequential, error) {
+	b, err := newBase(cfg.Common)
+	if err != nil {
+		return nil, err
+	}
+	if len(cfg.Steps) == 0 {
+		return nil, failure.New(failure.Config, failure.SourceAgent, "workflow "+cfg.Name+": a sequence needs at least one step")
+	}
+	steps, err := checkSteps(cfg.Name, "step", cfg.Steps)
+	if err != nil {
+		return nil, err
+	}
+	return &Sequential{base: b, steps: steps}, nil
+}
+
+// Stream runs the sequence on input, yielding its events.
+func (s *Sequential) Stream(ctx context.Context, input string) iter.Seq2[agent.Event, error] {
+	return s.stream(ctx, input, func(w *wrun, task string) (string, error) {
+		prev := task
+		for i, st := range s.steps {
+			in := prev
+			if st.Input != nil {
+				in = st.Input(Input{Task: task, Previous: prev, Index: i})
+			}
+			r := w.runStep(w.ctx, st, i, in, w.emit)
+			if r.err != nil {
+				w.handle(r.err, &r.info)
+				w.finished(r, "", false)
+				return "", r.err
+			}
+			w.account(r.ans)
+			w.finished(r, r.ans.Text, false)
+			prev = r.ans.Text
+		}
+		return prev, nil
+	})
+}

@@ -1,0 +1,135 @@
+package workflow
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/agent/failure"
+)
+
+// Step is one runner in a workflow: an *agent.Agent, another workflow, a
+// remote worker pool, or any agent.Runner.
+type Step struct {
+	// Runner runs the step (required).
+	Runner agent.Runner
+	// Name names the step in events and failure keys (default: the
+	// runner's name). Names are unique within a workflow.
+	Name string
+	// Input renders the step's input. The default depends on the workflow:
+	// the previous output in a Sequential, the task for a parallel branch,
+	// the branches' results for a merge, the task with the last draft and
+	// its feedback in a Loop.
+	Input func(in Input) string
+}
+
+// Input is what a step's input is rendered from.
+type Input struct {
+	// Task is the workflow's own input.
+	Task string
+	// Previous is the previous step's output (Sequential), the last output
+	// of the body (Loop), or the rendered branch results (Parallel's merge).
+	Previous string
+	// Feedback is the check's answer on Previous (Loop).
+	Feedback string
+	// Index is the step's position, or the loop's iteration (from 0).
+	Index int
+	// Results are the branches' outcomes (Parallel's merge step).
+	Results []BranchResult
+}
+
+// checkSteps validates steps and fills in their names.
+func checkSteps(workflow, what string, steps []Step) ([]Step, error) {
+	out := make([]Step, len(steps))
+	seen := map[string]bool{}
+	for i, s := range steps {
+		if s.Runner == nil {
+			return nil, failure.New(failure.Config, failure.SourceAgent,
+				fmt.Sprintf("workflow %q: %s %d has no runner", workflow, what, i))
+		}
+		if s.Name == "" {
+			s.Name = s.Runner.Name()
+		}
+		if seen[s.Name] {
+			return nil, failure.New(failure.Config, failure.SourceAgent,
+				fmt.Sprintf("workflow %q: two steps are named %q; give them distinct Step.Name values", workflow, s.Name))
+		}
+		seen[s.Name] = true
+		out[i] = s
+	}
+	return out, nil
+}
+
+// stepResult is the outcome of one step's run, after the policy's retries.
+type stepResult struct {
+	ans     *agent.Answer
+	err     error
+	info    agent.StepInfo
+	elapsed time.Duration
+}
+
+// runStep runs a step under the failure policy, passing each of its events
+// (and its step_started events, one per attempt) to out. It may run on any
+// goroutine; out must be safe to call from it.
+func (w *wrun) runStep(ctx context.Context, s Step, index int, input string, out func(agent.Event)) stepResult {
+	start := time.Now()
+	info := agent.StepInfo{Name: s.Name, Index: index}
+	key := failure.Key{Source: failure.SourceAgent, Name: w.b.name + "/" + s.Name}
+	var ans *agent.Answer
+	err := w.b.policy.Execute(ctx, key, func(ctx context.Context) error {
+		info.Attempt++
+		started := info
+		out(agent.Event{Type: agent.EventStepStarted, Text: input, Step: &started})
+		ans = nil
+		var runErr error
+		runCtx := agent.WithParent(ctx, agent.Parent{Run: w.id, Step: s.Name})
+		for ev, err := range s.Runner.Stream(runCtx, input) {
+			if info.Run == "" {
+				info.Run = ev.Run
+			}
+			if ev.Type != "" {
+				out(agent.Nest(ev))
+			}
+			if err != nil {
+				runErr = err
+				break
+			}
+			if ev.Type == agent.EventFinal {
+				ans = ev.Answer
+				if ans == nil {
+					ans = &agent.Answer{Run: ev.Run, Text: ev.Text, Handoff: ev.Handoff}
+				}
+			}
+		}
+		if runErr == nil && ans == nil {
+			runErr = &failure.Error{Kind: failure.Internal, Source: failure.SourceAgent, Name: s.Name,
+				Message: "the step's run ended without an answer"}
+		}
+		return runErr
+	})
+	info.Elapsed = time.Since(start)
+	if err != nil {
+		return stepResult{err: stepErr(s.Name, err), info: info, elapsed: info.Elapsed}
+	}
+	return stepResult{ans: ans, info: info, elapsed: info.Elapsed}
+}
+
+// stepErr names the step in a failure that does not name its source.
+func stepErr(step string, err error) error {
+	fe := failure.From(err)
+	if fe.Name != "" {
+		return err
+	}
+	cp := *fe
+	cp.Name = step
+	return &cp
+}
+
+// finished emits a step's EventStepFinished.
+func (w *wrun) finished(r stepResult, output string, dropped bool) {
+	info := r.info
+	info.Dropped = dropped
+	ev := agent.Event{Type: agent.EventStepFinished, Text: output, Step: &info}
+	w.emit(ev)
+}
