@@ -9,7 +9,8 @@
 // and auth-required into elicitations, cancels the remote task when the
 // call is cancelled, and returns the task's artifacts as the tool result.
 //
-// As a server, NewServer serves any *agent.Agent as an A2A peer over
+// As a server, NewServer serves any agent.Runner (an *agent.Agent, a workflow)
+// as an A2A peer over
 // JSON-RPC and HTTP+JSON with SSE streaming, on an http.Handler the user
 // mounts: runs map onto tasks, tool progress onto status updates, the final
 // answer onto an artifact, and an elicitation inside the run onto

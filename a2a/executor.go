@@ -131,7 +131,7 @@ func (s *Server) startRun(ec *a2asrv.ExecutorContext, text string) *taskRun {
 	s.mu.Lock()
 	s.runs[ec.TaskID] = tr
 	s.mu.Unlock()
-	sess, release := s.sessions.acquire(ec.ContextID, s.cfg.Agent)
+	stream, release := s.stream(tr.ctx, ec.ContextID, text)
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -143,7 +143,7 @@ func (s *Server) startRun(ec *a2asrv.ExecutorContext, text string) *taskRun {
 			delete(s.runs, tr.id)
 			s.mu.Unlock()
 		}()
-		for ev, err := range sess.Stream(tr.ctx, text) {
+		for ev, err := range stream {
 			select {
 			case tr.out <- runItem{ev: ev, err: err}:
 			case <-tr.ctx.Done():

@@ -29,8 +29,10 @@ const (
 
 // ServerConfig configures a Server. Only Agent is required.
 type ServerConfig struct {
-	// Agent answers every task.
-	Agent *agent.Agent
+	// Agent answers every task: an *agent.Agent, a workflow, or any
+	// agent.Runner. Tasks of one A2A context continue one conversation when
+	// it is an *agent.Agent; other runners start afresh with each message.
+	Agent agent.Runner
 	// URL is the public URL of the handler's root as mounted (for example
 	// "https://example.com/agents/research"). Empty: derived from each
 	// card request's Host (and X-Forwarded-Proto) and path; set it when the
@@ -117,7 +119,11 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	}
 	s.policy = cfg.Policy
 	if s.policy == nil {
-		s.policy = cfg.Agent.Policy()
+		if pa, ok := cfg.Agent.(interface{ Policy() failure.Policy }); ok {
+			s.policy = pa.Policy()
+		} else {
+			s.policy = failure.NewPolicy(failure.PolicyConfig{Logger: &s.log})
+		}
 	}
 	s.caps = a2ago.AgentCapabilities{Streaming: true, PushNotifications: cfg.PushNotifications,
 		ExtendedAgentCard: cfg.ExtendedCard != nil}
@@ -249,7 +255,11 @@ func (s *Server) Card(ctx context.Context, base string) *a2ago.AgentCard {
 // toolSkills describes each tool of the agent as a skill.
 func (s *Server) toolSkills(ctx context.Context) []a2ago.AgentSkill {
 	var out []a2ago.AgentSkill
-	for _, ts := range s.cfg.Agent.Toolsets() {
+	var toolsets []agent.Toolset
+	if ta, ok := s.cfg.Agent.(interface{ Toolsets() []agent.Toolset }); ok {
+		toolsets = ta.Toolsets()
+	}
+	for _, ts := range toolsets {
 		tools, err := ts.Tools(ctx)
 		if err != nil {
 			continue

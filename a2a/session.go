@@ -1,6 +1,8 @@
 package a2a
 
 import (
+	"context"
+	"iter"
 	"sync"
 
 	"github.com/switchboard-dev/switchboard/agent"
@@ -58,4 +60,15 @@ func (c *sessionCache) evict() {
 		}
 		delete(c.m, id)
 	}
+}
+
+// stream starts a run of the server's runner on text: in the context's
+// session for an *agent.Agent, afresh for any other runner. release must be
+// called when the run ends.
+func (s *Server) stream(ctx context.Context, contextID, text string) (iter.Seq2[agent.Event, error], func()) {
+	if a, ok := s.cfg.Agent.(*agent.Agent); ok {
+		sess, release := s.sessions.acquire(contextID, a)
+		return sess.Stream(ctx, text), release
+	}
+	return s.cfg.Agent.Stream(ctx, text), func() {}
 }
