@@ -156,9 +156,18 @@ func (c *checker) run(ctx context.Context) error {
 	return nil
 }
 
+// displayText rewrites the absolute paths of the directories given in a
+// loader message as the paths given.
+func (c *checker) displayText(msg string) string {
+	for _, m := range c.paths {
+		msg = strings.ReplaceAll(msg, m.abs+string(filepath.Separator), m.given+string(filepath.Separator))
+	}
+	return msg
+}
+
 // warning records a loader warning.
 func (c *checker) warning(w skills.Warning, skill string) {
-	c.r.add(Finding{File: c.display(w.File), Line: w.Line, Code: Code(w.Code), Spec: w.Spec, Skill: skill, Message: w.Message})
+	c.r.add(Finding{File: c.display(w.File), Line: w.Line, Code: Code(w.Code), Spec: w.Spec, Skill: skill, Message: c.displayText(w.Message)})
 }
 
 // refusal records a refused skill or body and returns the file concerned
@@ -169,7 +178,7 @@ func (c *checker) refusal(err error, skill, file string) string {
 		if r.Detail != "" {
 			msg += ": " + r.Detail
 		}
-		c.r.add(Finding{File: c.display(r.File), Line: r.Line, Code: codeOf(r.Reason), Skill: skill, Message: msg})
+		c.r.add(Finding{File: c.display(r.File), Line: r.Line, Code: codeOf(r.Reason), Skill: skill, Message: c.displayText(msg)})
 		return r.File
 	}
 	if file == "" && len(c.paths) > 0 {
