@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/switchboard-dev/switchboard/skills/skilltest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -38,3 +40,7 @@ func TestRun(t *testing.T) {
 		})
 	}
 }
+
+// TestSkillsStrict: the example skills pass every check of skillcheck
+// -strict, so they load in stricter agents too.
+func TestSkillsStrict(t *testing.T) { skilltest.RequireStrict(t, "skills") }
