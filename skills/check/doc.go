@@ -13,7 +13,7 @@
 // findings in the style of go vet or as JSON; the skilltest package runs
 // the same checks from a Go test.
 //
-// Check never reads outside a skill's folder: bundled files are examined
+// The check never reads outside a skill's folder: bundled files are examined
 // through an os.Root of the folder, so a symbolic link leaving it is
 // reported, not followed.
 //

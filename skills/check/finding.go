@@ -37,7 +37,7 @@ const (
 	CodeScriptNoShebang     Code = "script-no-shebang"     // warning: a script without a #! line
 	CodeDescriptionWhen     Code = "description-when"      // hint: the description does not say when to use the skill
 	CodeCatalogCut          Code = "catalog-cut"           // hint: the catalog does not fit its budget in full
-	CodeAllowedToolSkipped  Code = Code(skills.WarnAllowedToolSkip)
+	CodeAllowedToolSkipped  Code = Code(skills.WarnAllowedToolSkip) // hint: an allowed-tools entry that cannot be pre-approved here
 )
 
 // Severity says how much a finding matters.
