@@ -28,15 +28,15 @@ const (
 
 // The checker's own checks.
 const (
-	CodeNoSkills            Code = "no-skills"             // error: no SKILL.md under a directory
-	CodeSymlinkOutside      Code = "symlink-outside"       // error: a symbolic link (or a linked SKILL.md) leaving the skill folder
-	CodeSymlinkBroken       Code = "symlink-broken"        // warning: a symbolic link to nothing
-	CodeBodyLong            Code = "body-long"             // warning: body over the recommended lines or tokens
-	CodeUnmentioned         Code = "unmentioned-file"      // warning: a bundled file SKILL.md never mentions
-	CodeScriptNotExecutable Code = "script-not-executable" // warning: a script without the executable bit
-	CodeScriptNoShebang     Code = "script-no-shebang"     // warning: a script without a #! line
-	CodeDescriptionWhen     Code = "description-when"      // hint: the description does not say when to use the skill
-	CodeCatalogCut          Code = "catalog-cut"           // hint: the catalog does not fit its budget in full
+	CodeNoSkills            Code = "no-skills"                      // error: no SKILL.md under a directory
+	CodeSymlinkOutside      Code = "symlink-outside"                // error: a symbolic link (or a linked SKILL.md) leaving the skill folder
+	CodeSymlinkBroken       Code = "symlink-broken"                 // warning: a symbolic link to nothing
+	CodeBodyLong            Code = "body-long"                      // warning: body over the recommended lines or tokens
+	CodeUnmentioned         Code = "unmentioned-file"               // warning: a bundled file SKILL.md never mentions
+	CodeScriptNotExecutable Code = "script-not-executable"          // warning: a script without the executable bit
+	CodeScriptNoShebang     Code = "script-no-shebang"              // warning: a script without a #! line
+	CodeDescriptionWhen     Code = "description-when"               // hint: the description does not say when to use the skill
+	CodeCatalogCut          Code = "catalog-cut"                    // hint: the catalog does not fit its budget in full
 	CodeAllowedToolSkipped  Code = Code(skills.WarnAllowedToolSkip) // hint: an allowed-tools entry that cannot be pre-approved here
 )
 
