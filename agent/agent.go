@@ -76,6 +76,10 @@ type Config struct {
 	MaxResultBytes int
 	// MaxTokens caps each model answer (0: provider default).
 	MaxTokens int
+	// AlwaysValidateArgs validates every call's arguments against the
+	// tool's input schema, even for tools whose source validates them
+	// itself (ToolSpec.SourceValidates: MCP tools).
+	AlwaysValidateArgs bool
 }
 
 // Instructor is implemented by toolsets that add to the system prompt (the
@@ -94,6 +98,9 @@ type Agent struct {
 	perms    *Permissions
 	toolsets []Toolset
 	schemas  *schema.Cache
+	// timeoutErr is the cause of a call that exceeds Config.ToolTimeout
+	// (shared: failures are copied before they are changed).
+	timeoutErr *failure.Error
 }
 
 // New validates cfg and returns an Agent. It lists every toolset once to
@@ -127,7 +134,8 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 	if cfg.Name == "" {
 		cfg.Name = "switchboard-agent"
 	}
-	a := &Agent{cfg: cfg, log: zerolog.Nop(), perms: cfg.Permissions, schemas: schema.NewCache()}
+	a := &Agent{cfg: cfg, log: zerolog.Nop(), perms: cfg.Permissions, schemas: schema.NewCache(),
+		timeoutErr: callTimeoutErr(cfg.ToolTimeout)}
 	if cfg.Logger != nil {
 		a.log = *cfg.Logger
 	}
@@ -240,7 +248,9 @@ func (s *Session) History() []llm.Message {
 var ErrBusy = errors.New("agent: session is already running")
 
 // Run continues the conversation with input and returns the final answer.
-// Its events go to the configured EventSink only.
+// Its events go to the configured EventSink only: as nobody waits for them,
+// a turn's single call of a Cooperative tool runs on the run's own
+// goroutine, with its progress published to the sink as it comes.
 func (s *Session) Run(ctx context.Context, input string) (*Answer, error) {
 	var ans *Answer
 	var err error

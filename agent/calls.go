@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"regexp"
 	"runtime/debug"
+	"strconv"
 	"sync"
 	"time"
 
@@ -112,10 +113,14 @@ func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolRes
 		// by then. closing unblocks a sender waiting to forward.
 		var mu sync.Mutex
 		finished := false
-		closing := make(chan struct{})
 		ch := msgs
 		var live chan callMsg
-		if inline {
+		var closing chan struct{}
+		direct := inline && r.detached && cooperative(j.tool)
+		if !direct {
+			closing = make(chan struct{})
+		}
+		if inline && !direct {
 			live = make(chan callMsg, 64)
 			ch = live
 		}
@@ -124,6 +129,12 @@ func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolRes
 			defer mu.Unlock()
 			if finished {
 				return false
+			}
+			if direct {
+				// The run's goroutine is inside the call and nobody
+				// iterates: publish to the sink from here, under mu.
+				r.publishCallMsg(turn, j.info, m)
+				return true
 			}
 			if block {
 				select {
@@ -144,8 +155,10 @@ func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolRes
 		res, o := r.execCall(bctx, j.c, j.tool, j.info,
 			func(p Progress) { send(callMsg{i: j.i, progress: &p}, false) },
 			func(ev Event) bool { return send(callMsg{i: j.i, nested: &ev}, true) },
-			live, emitLive)
-		close(closing)
+			live, emitLive, direct)
+		if closing != nil {
+			close(closing)
+		}
 		mu.Lock()
 		finished = true
 		mu.Unlock()
@@ -159,8 +172,11 @@ func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolRes
 		}
 		msgs <- callMsg{i: j.i, done: true, result: res, outcome: o, elapsed: time.Since(start)}
 	}
-	if len(jobs) == 1 {
-		do(jobs[0], true)
+	if len(jobs) <= 1 {
+		if len(jobs) == 1 {
+			do(jobs[0], true)
+		}
+		close(msgs)
 	} else {
 		for _, j := range jobs {
 			wg.Add(1)
@@ -176,8 +192,8 @@ func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolRes
 				do(j, false)
 			}()
 		}
+		go func() { wg.Wait(); close(msgs) }()
 	}
-	go func() { wg.Wait(); close(msgs) }()
 
 	for m := range msgs {
 		info := infos[m.i]
@@ -209,15 +225,29 @@ func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolRes
 	return results, abort
 }
 
-// emitCallMsg emits a call's progress report or forwarded nested event.
-func (r *run) emitCallMsg(turn int, info *CallInfo, m callMsg) {
+// callEvent is the event of a call's progress report or forwarded nested
+// event.
+func callEvent(turn int, info *CallInfo, m callMsg) Event {
 	if m.nested != nil {
 		ev := Nest(*m.nested)
 		ev.Turn, ev.Call = turn, info
-		r.emit(ev)
-		return
+		return ev
 	}
-	r.emit(Event{Type: EventToolProgress, Turn: turn, Call: info, Progress: m.progress})
+	return Event{Type: EventToolProgress, Turn: turn, Call: info, Progress: m.progress}
+}
+
+// emitCallMsg emits a call's progress report or forwarded nested event.
+func (r *run) emitCallMsg(turn int, info *CallInfo, m callMsg) { r.emit(callEvent(turn, info, m)) }
+
+// publishCallMsg publishes it to the sink only (a detached run).
+func (r *run) publishCallMsg(turn int, info *CallInfo, m callMsg) {
+	r.publish(callEvent(turn, info, m))
+}
+
+// cooperative reports whether t returns promptly once cancelled.
+func cooperative(t Tool) bool {
+	c, ok := t.(Cooperative)
+	return ok && c.HonoursCancellation()
 }
 
 // checkArgs normalises and validates a call's arguments: absent or null
@@ -237,7 +267,7 @@ func (r *run) checkArgs(args json.RawMessage, spec ToolSpec) (json.RawMessage, e
 	if trimmed[0] != '{' {
 		return nil, bad("the arguments must be a JSON object")
 	}
-	if len(spec.InputSchema) > 0 {
+	if len(spec.InputSchema) > 0 && r.validates(spec) {
 		if err := r.a.schemas.Validate(spec.InputSchema, trimmed); err != nil {
 			if errors.Is(err, schema.ErrBadSchema) {
 				r.a.log.Debug().Str("tool", spec.Name).Err(err).Msg("tool has an unusable input schema; arguments not validated")
@@ -249,23 +279,29 @@ func (r *run) checkArgs(args json.RawMessage, spec ToolSpec) (json.RawMessage, e
 	return trimmed, nil
 }
 
+// validates reports whether the agent validates the arguments of a call of
+// spec: always, unless the tool's source validates them itself and the call
+// may run without asking a person (who should not be asked to approve a
+// call that cannot succeed).
+func (r *run) validates(spec ToolSpec) bool {
+	return !spec.SourceValidates || r.a.cfg.AlwaysValidateArgs || r.a.perms.Decide(spec, r.s.grants.snapshot()) != Allow
+}
+
 // execCall asks permission, then runs the tool under the failure policy
 // with the call's timeout. It returns the tool's result and, when the call
 // failed, the failure (not yet handled).
 func (r *run) execCall(bctx context.Context, c llm.ToolCall, tool Tool, info *CallInfo, progress func(Progress),
-	nest func(Event) bool, live <-chan callMsg, emitLive func(callMsg)) (*Result, *failure.Outcome) {
+	nest func(Event) bool, live <-chan callMsg, emitLive func(callMsg), direct bool) (*Result, *failure.Outcome) {
 	spec := tool.Spec()
 	call := &Call{Run: r.id, ID: c.ID, Tool: c.Name, Source: spec.Source, progress: progress, nest: nest,
 		elicitor: r.a.cfg.Elicitor, grants: &r.s.grants}
 	if o := r.permit(bctx, call, spec, info.Args); o != nil {
 		return nil, o
 	}
-	timeout := r.a.cfg.ToolTimeout
-	if spec.Timeout > 0 {
-		timeout = spec.Timeout
+	timeout, timeoutErr := r.a.cfg.ToolTimeout, r.a.timeoutErr
+	if spec.Timeout > 0 && spec.Timeout != timeout {
+		timeout, timeoutErr = spec.Timeout, callTimeoutErr(spec.Timeout)
 	}
-	timeoutErr := &failure.Error{Kind: failure.Timeout, Source: failure.SourceAgent, Tool: c.Name,
-		Message: fmt.Sprintf("the call did not finish within %s and was cancelled", timeout)}
 	cctx, cancel := context.WithTimeoutCause(bctx, timeout, timeoutErr)
 	defer cancel()
 	cctx = context.WithValue(cctx, nestKey{}, call)
@@ -273,7 +309,11 @@ func (r *run) execCall(bctx context.Context, c llm.ToolCall, tool Tool, info *Ca
 	var res *Result
 	err := r.a.policy.Execute(cctx, sourceKey(spec), func(ctx context.Context) error {
 		var err error
-		res, err = callTool(ctx, tool, info.Args, live, emitLive)
+		if direct {
+			res, err = callDirect(ctx, tool, info.Args)
+		} else {
+			res, err = callTool(ctx, tool, info.Args, live, emitLive)
+		}
 		if err == nil && res == nil {
 			res = &Result{}
 		}
@@ -305,6 +345,12 @@ func (r *run) execCall(bctx context.Context, c llm.ToolCall, tool Tool, info *Ca
 			Name: spec.Source.Name, Tool: c.Name, Message: "the tool reported an error"}}
 	}
 	return res, nil
+}
+
+// callTimeoutErr is the cause of a call that exceeds its timeout d.
+func callTimeoutErr(d time.Duration) *failure.Error {
+	return &failure.Error{Kind: failure.Timeout, Source: failure.SourceAgent,
+		Message: fmt.Sprintf("the call did not finish within %s and was cancelled", d)}
 }
 
 // outcomeOf classifies the end of a call whose context is done.
@@ -364,6 +410,24 @@ wait:
 	case <-time.After(stopGrace):
 		return nil, fmt.Errorf("tool %q ignored cancellation for %s: %w", tool.Spec().Name, stopGrace, context.Cause(ctx))
 	}
+}
+
+// callDirect runs a cooperative tool on the calling goroutine, recovering a
+// panic.
+func callDirect(ctx context.Context, tool Tool, args json.RawMessage) (res *Result, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			res, err = nil, &failure.Error{Kind: failure.Panic, Source: failure.SourceTool, Tool: tool.Spec().Name,
+				Message: "the tool crashed", Err: panicError(v)}
+		}
+	}()
+	res, err = tool.Call(ctx, args)
+	if err == nil && ctx.Err() != nil {
+		// Finished after its context was done: the call still counts as
+		// cancelled, as with a guarded call.
+		return nil, context.Cause(ctx)
+	}
+	return res, err
 }
 
 func panicError(v any) *failure.PanicError {
@@ -453,6 +517,7 @@ func (r *run) toolResult(c llm.ToolCall, info *CallInfo, res *Result, o *failure
 	if res != nil && res.Source.Kind != "" {
 		src = res.Source
 	}
-	content := fmt.Sprintf("<tool_result tool=%q source=%q%s>\n%s\n</tool_result>", c.Name, src.String(), errAttr, text)
+	content := "<tool_result tool=" + strconv.Quote(c.Name) + " source=" + strconv.Quote(src.String()) + errAttr + ">\n" +
+		text + "\n</tool_result>"
 	return llm.ToolResult{CallID: c.ID, Name: c.Name, Content: content, IsError: isErr}
 }

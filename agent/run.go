@@ -38,6 +38,10 @@ type run struct {
 	index    map[string]Tool
 	// parent places the run in a calling run (nil at the top).
 	parent *Parent
+	// detached is set for a run nobody iterates (Session.Run): its events
+	// only go to the sink, so they may be published from any goroutine
+	// (under emitMu while a call runs on the run's goroutine).
+	detached bool
 	// handoff is the first handoff a turn's calls asked for, by call order.
 	handoff    *Handoff
 	handoffIdx int
@@ -72,6 +76,7 @@ func (s *Session) stream(ctx context.Context, input string, done func(*Answer)) 
 		r := &run{s: s, a: a, id: NewRunID(), ctx: rctx, cancel: cancel, yield: yield,
 			start: time.Now(), lastGood: map[string][]Tool{}}
 		r.parent, _ = ParentFromContext(ctx)
+		r.detached = done != nil
 		r.ans.Run = r.id
 
 		newHist, err := r.loop(hist, input)

@@ -20,14 +20,14 @@ type Provenance struct {
 }
 
 func (p Provenance) String() string {
-	parts := []string{p.Kind}
+	s := p.Kind
 	if p.Name != "" {
-		parts = append(parts, p.Name)
+		s += ":" + p.Name
 	}
 	if p.Tool != "" {
-		parts = append(parts, p.Tool)
+		s += ":" + p.Tool
 	}
-	return strings.Join(parts, ":")
+	return s
 }
 
 // ToolSpec describes a tool.
@@ -50,6 +50,13 @@ type ToolSpec struct {
 	// Executes marks a tool that runs commands or code; the default
 	// permission policy denies it unless a rule allows it.
 	Executes bool `json:"executes,omitempty"`
+	// SourceValidates says the tool's source validates arguments against
+	// InputSchema itself, as MCP servers must by the specification (the
+	// mcp package sets it). The agent then only checks that the arguments
+	// are a JSON object, sparing a second validation on each call, unless
+	// the call needs a person's approval (nobody is asked to approve a call
+	// that cannot succeed) or Config.AlwaysValidateArgs is set.
+	SourceValidates bool `json:"source_validates,omitempty"`
 	// Timeout, when positive, bounds a call of this tool instead of the
 	// agent's Config.ToolTimeout (long-running tools, sub-agents).
 	Timeout time.Duration `json:"timeout,omitempty"`
@@ -116,6 +123,22 @@ type Part struct {
 	Name string `json:"name,omitempty"`
 	// JSON of a structured part.
 	JSON json.RawMessage `json:"json,omitempty"`
+}
+
+// Cooperative is implemented by tools that return promptly once their
+// context is done: the MCP, A2A and agent tools do, as go-sdk and a2a-go
+// calls end (and cancel at the source) when their context is cancelled.
+//
+// The agent normally runs each call on a goroutine of its own so that it
+// can stop waiting for a tool that ignores cancellation. When nobody
+// iterates the run's events (Session.Run) it calls the single call of a
+// turn of a cooperative tool on the run's own goroutine instead, saving two
+// goroutine hand-offs per call; panics are recovered either way.
+type Cooperative interface {
+	Tool
+	// HonoursCancellation reports whether Call returns promptly once its
+	// context is done.
+	HonoursCancellation() bool
 }
 
 // Result is what a tool returns.
