@@ -172,6 +172,16 @@ func TestParallel(t *testing.T) {
 
 func TestParallelBranchFailure(t *testing.T) {
 	bad := &failure.Error{Kind: failure.Model, Source: failure.SourceModel, Message: "the model refused"}
+	flaky := func(t *testing.T) *agent.Agent {
+		var n atomic.Int32
+		return newAgent(t, agent.Config{Name: "flaky", Policy: failure.NewPolicy(failure.PolicyConfig{MaxAttempts: 1}),
+			Model: llm.NewCyclic(llm.React(func(*llm.Request) llm.Step {
+				if n.Add(1) == 1 {
+					return llm.Fail(&failure.Error{Kind: failure.Transient, Source: failure.SourceModel, Message: "503"})
+				}
+				return llm.Say("recovered")
+			}))})
+	}
 	cases := []struct {
 		name      string
 		onFailure workflow.OnBranchFailure
@@ -180,6 +190,11 @@ func TestParallelBranchFailure(t *testing.T) {
 		wantText  []string
 		dropped   int
 	}{
+		{name: "transient failure retried", onFailure: workflow.FailWorkflow,
+			branches: func(t *testing.T) []workflow.Step {
+				return []workflow.Step{{Runner: echoAgent(t, "ok")}, {Runner: flaky(t)}}
+			},
+			wantText: []string{"## ok\nok(t)", "## flaky\nrecovered"}},
 		{name: "fail the workflow", onFailure: workflow.FailWorkflow,
 			branches: func(t *testing.T) []workflow.Step {
 				return []workflow.Step{{Runner: echoAgent(t, "ok")}, {Runner: failingAgent(t, "bad", bad)}}
