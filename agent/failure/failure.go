@@ -166,6 +166,17 @@ type Error struct {
 	// so that an outer Execute (the agent's, around a tool whose source ran
 	// its own) does not multiply the attempts.
 	retried bool
+	// counted records the breaker (policy and key) that counted this
+	// failure, so that an outer Execute of the same policy and key (the
+	// agent's, around a tool whose source ran its own) does not count it a
+	// second time and open the circuit early.
+	counted *countMark
+}
+
+// countMark names a breaker: a policy and a key.
+type countMark struct {
+	p   *DefaultPolicy
+	key Key
 }
 
 // Retried reports whether a policy already spent its retries on this

@@ -226,3 +226,27 @@ func TestNestedExecuteDoesNotMultiplyRetries(t *testing.T) {
 		t.Fatalf("inner attempts = %d (want 3), err = %v", inner, err)
 	}
 }
+
+// TestNestedExecuteCountsOnce nests Execute with one policy and one key (an
+// agent around a source that runs its own): each failure is counted once,
+// so the circuit opens after BreakerFailures calls, not half as many.
+func TestNestedExecuteCountsOnce(t *testing.T) {
+	p := failure.NewPolicy(failure.PolicyConfig{MaxAttempts: 1, BreakerFailures: 4, BreakerCooldown: time.Minute})
+	key := failure.Key{Source: failure.SourceA2A, Name: "peer"}
+	ctx := context.Background()
+	down := &failure.Error{Kind: failure.Unavailable, Source: failure.SourceA2A, Message: "peer down"}
+	for i := range 4 {
+		if !p.Available(key) {
+			t.Fatalf("circuit open after %d failures; want it to open after 4", i)
+		}
+		err := p.Execute(ctx, key, func(ctx context.Context) error {
+			return p.Execute(ctx, key, func(context.Context) error { return down })
+		})
+		if !errors.Is(err, failure.Unavailable) {
+			t.Fatalf("err = %v", err)
+		}
+	}
+	if p.Available(key) {
+		t.Fatal("circuit still closed after 4 failures")
+	}
+}

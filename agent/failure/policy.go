@@ -157,7 +157,12 @@ func (p *DefaultPolicy) breaker(key Key) *gobreaker.CircuitBreaker[struct{}] {
 		ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= threshold },
 		IsExcluded: func(err error) bool {
 			// A cancelled caller says nothing about the source's health, and
-			// neither do the model's own mistakes.
+			// neither do the model's own mistakes; a failure this breaker
+			// already counted (in a nested Execute) is not counted again.
+			var fe *Error
+			if errors.As(err, &fe) && fe.counted != nil && fe.counted.p == p && fe.counted.key == key {
+				return true
+			}
 			k := KindOf(err)
 			return k == Canceled || !countsAgainstSource(k)
 		},
@@ -193,7 +198,7 @@ func (p *DefaultPolicy) Execute(ctx context.Context, key Key, op func(context.Co
 			})
 		}
 		fe := From(err)
-		if fe.Source == "" || fe.Name == "" {
+		if fe.Source == "" || fe.Name == "" || fe.counted == nil || fe.counted.p != p || fe.counted.key != key {
 			c := *fe
 			if c.Source == "" {
 				c.Source = key.Source
@@ -201,6 +206,7 @@ func (p *DefaultPolicy) Execute(ctx context.Context, key Key, op func(context.Co
 			if c.Name == "" {
 				c.Name = key.Name
 			}
+			c.counted = &countMark{p: p, key: key}
 			fe = &c
 		}
 		if ctx.Err() != nil || fe.retried || !(fe.Retryable || fe.Kind.Retryable()) {
