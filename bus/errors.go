@@ -125,3 +125,11 @@ func (b *Bus) classifyConn(err error, op string) error {
 	fe.Retryable = fe.Kind.Retryable()
 	return &fe
 }
+
+// Classify maps an error of the connection (Conn) to the failure taxonomy
+// the way the bus's own requests do, for packages that use Conn directly
+// (bus/worker): no responders is Unavailable, a deadline Timeout (Transient
+// while the connection is reconnecting, Unavailable once it is closed), a
+// cancelled context Canceled, a lost connection Transient. It returns nil
+// for nil and a *failure.Error unchanged; op names the operation.
+func (b *Bus) Classify(err error, op string) error { return b.classifyConn(err, op) }

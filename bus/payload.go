@@ -72,6 +72,15 @@ func toWire(err error) *WireError {
 	return &WireError{Kind: fe.Kind, Message: failure.Redact(msg), Source: fe.Source, Name: fe.Name, Retryable: fe.Retryable}
 }
 
+// NewWireError summarises a failure for a reply payload, as the bus's
+// responders do: its kind, source, name and model-safe message (redacted,
+// never the raw cause).
+func NewWireError(err error) *WireError { return toWire(err) }
+
+// Failure turns a wire error received in a reply back into a typed failure
+// of Source bus (the responder's source is named in the cause), for op.
+func (w *WireError) Failure(op string) *failure.Error { return w.failureOf(op) }
+
 // remoteError is the cause of a failure a responder replied with.
 var errRemote = errors.New("the responder replied with a failure")
 

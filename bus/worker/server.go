@@ -1,0 +1,320 @@
+package worker
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/rs/zerolog"
+
+	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/bus"
+)
+
+// ServeConfig configures a worker. The zero value means defaults.
+type ServeConfig struct {
+	// Name is the pool the worker serves (default: the runner's Name).
+	Name string
+	// ID names this worker in acks, logs and Pool.Workers (default: the
+	// host name, the process id and a random suffix).
+	ID string
+	// QueueGroup the worker joins (default bus.DefaultQueueGroup): each
+	// start request goes to one member.
+	QueueGroup string
+	// MaxConcurrent bounds the runs at once (default 8). A start request
+	// beyond it is refused as busy, and the pool offers it to another
+	// worker.
+	MaxConcurrent int
+	// Grace is how long running runs may finish once Serve's ctx ends,
+	// before they are cancelled and handed back to their pools, which run
+	// them again on other workers (default 0: at once).
+	Grace time.Duration
+	// ElicitTimeout bounds a question to the caller whose ctx has no
+	// deadline (default 10 minutes: a person answers it).
+	ElicitTimeout time.Duration
+	// Policy handles the worker's own failures (nil: the bus's policy).
+	Policy failure.Policy
+	// Logger receives structured logs (nil: none).
+	Logger *zerolog.Logger
+}
+
+// Stats counts a worker's jobs.
+type Stats struct {
+	// Running is the number of runs in progress.
+	Running int
+	// Accepted, Refused and Completed count start requests taken, start
+	// requests refused (busy or stopping), and runs ended (in any way).
+	Accepted, Refused, Completed int64
+}
+
+// stopGrace is how long Stop waits for cancelled runs to return.
+const stopGrace = 5 * time.Second
+
+// Server is a running worker: it takes start requests for one pool name
+// and runs them on its Runner. Stop it, or cancel Serve's ctx; stop it
+// before closing the Bus.
+type Server struct {
+	b      *bus.Bus
+	nc     *nats.Conn
+	r      agent.Runner
+	cfg    ServeConfig
+	subj   subjects
+	key    string // "worker/<name>": failures' Name
+	log    zerolog.Logger
+	policy failure.Policy
+
+	// base carries Serve's ctx values; cancelled (with stopCause) when
+	// Stop gives up waiting for runs.
+	base      context.Context
+	cancelAll context.CancelCauseFunc
+	stopCause *failure.Error
+	startSub  *nats.Subscription
+	infoSub   *nats.Subscription
+	afterStop func() bool
+
+	mu         sync.Mutex
+	jobs       map[string]*job
+	stopping   bool
+	idle       chan struct{} // closed once stopping and no job runs
+	idleClosed bool
+
+	accepted, refused, completed atomic.Int64
+
+	stopOnce sync.Once
+	stopErr  error
+	done     chan struct{}
+}
+
+// Serve makes r available to pools named cfg.Name (default r.Name()) on b:
+// it joins the queue group of <prefix>.work.<name> and runs each start
+// request it takes, up to MaxConcurrent at once. ctx's values reach every
+// run; when ctx ends the worker stops (see ServeConfig.Grace).
+func Serve(ctx context.Context, b *bus.Bus, r agent.Runner, cfg ServeConfig) (*Server, error) {
+	if b == nil || r == nil {
+		return nil, failure.New(failure.Config, failure.SourceBus, "worker.Serve needs a bus and a runner")
+	}
+	if cfg.Name == "" {
+		cfg.Name = r.Name()
+	}
+	if cfg.Name == "" {
+		return nil, failure.New(failure.Config, failure.SourceBus, "worker.Serve: the runner has no name; set ServeConfig.Name")
+	}
+	if cfg.ID == "" {
+		host, _ := os.Hostname()
+		cfg.ID = fmt.Sprintf("%s-%d-%s", bus.Token(host), os.Getpid(), strings.ToLower(rand.Text()[:6]))
+	}
+	if cfg.QueueGroup == "" {
+		cfg.QueueGroup = bus.DefaultQueueGroup
+	}
+	if cfg.MaxConcurrent <= 0 {
+		cfg.MaxConcurrent = 8
+	}
+	if cfg.ElicitTimeout <= 0 {
+		cfg.ElicitTimeout = 10 * time.Minute
+	}
+	s := &Server{b: b, nc: b.Conn(), r: r, cfg: cfg, subj: newSubjects(b, cfg.Name), key: "worker/" + cfg.Name,
+		log: zerolog.Nop(), policy: cfg.Policy, jobs: map[string]*job{}, idle: make(chan struct{}), done: make(chan struct{})}
+	if cfg.Logger != nil {
+		s.log = *cfg.Logger
+	}
+	s.log = s.log.With().Str("component", "worker").Str("pool", cfg.Name).Str("worker", cfg.ID).Logger()
+	if s.policy == nil {
+		s.policy = b.Policy()
+	}
+	s.stopCause = &failure.Error{Kind: failure.Unavailable, Source: failure.SourceBus, Name: s.key, Op: "stop",
+		Message: "the worker is stopping; the run is handed back to its pool"}
+	s.base, s.cancelAll = context.WithCancelCause(context.WithoutCancel(ctx))
+
+	var err error
+	if s.startSub, err = s.nc.QueueSubscribe(s.subj.start, cfg.QueueGroup, s.onStart); err == nil {
+		s.infoSub, err = s.nc.Subscribe(s.subj.info, s.onInfo)
+	}
+	if err != nil {
+		if s.startSub != nil {
+			_ = s.startSub.Unsubscribe()
+		}
+		s.cancelAll(nil)
+		return nil, b.Classify(err, "serve")
+	}
+	// Return once the server knows the subscriptions, so that a request
+	// sent next (from any connection) finds this worker.
+	fctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := s.nc.FlushWithContext(fctx); err != nil {
+		s.log.Debug().Err(err).Msg("flush after serving")
+	}
+	s.afterStop = context.AfterFunc(ctx, func() {
+		gctx, cancel := context.WithTimeout(context.Background(), s.cfg.Grace)
+		defer cancel()
+		_ = s.Stop(gctx)
+	})
+	s.log.Debug().Int("max_concurrent", cfg.MaxConcurrent).Msg("worker serving")
+	return s, nil
+}
+
+// ID is the worker's id.
+func (s *Server) ID() string { return s.cfg.ID }
+
+// Done is closed once the worker has stopped and every run has returned.
+func (s *Server) Done() <-chan struct{} { return s.done }
+
+// Stats returns the worker's counts.
+func (s *Server) Stats() Stats {
+	s.mu.Lock()
+	running := len(s.jobs)
+	s.mu.Unlock()
+	return Stats{Running: running, Accepted: s.accepted.Load(), Refused: s.refused.Load(), Completed: s.completed.Load()}
+}
+
+// Stop stops taking start requests (those already delivered are refused,
+// so their pools try another worker), lets running runs finish until ctx
+// is done, then cancels them (their pools run them again elsewhere) and
+// waits for them to return, at most 5s more: a run that ignores
+// cancellation is abandoned, and reported. Stop is idempotent; later
+// calls wait for the first.
+func (s *Server) Stop(ctx context.Context) error {
+	s.afterStop()
+	s.stopOnce.Do(func() {
+		defer close(s.done)
+		s.stopErr = s.stop(ctx)
+	})
+	<-s.done
+	return s.stopErr
+}
+
+func (s *Server) stop(ctx context.Context) error {
+	s.mu.Lock()
+	s.stopping = true
+	s.closeIdleLocked()
+	s.mu.Unlock()
+	// Drain: requests already delivered are answered (refused) before the
+	// subscriptions close.
+	for _, sub := range []*nats.Subscription{s.startSub, s.infoSub} {
+		closed := sub.StatusChanged(nats.SubscriptionClosed)
+		if err := sub.Drain(); err != nil {
+			continue // the connection is closed: so is the subscription
+		}
+		select {
+		case <-closed:
+		case <-time.After(stopGrace):
+		}
+	}
+	var err error
+	select {
+	case <-s.idle:
+	case <-ctx.Done():
+		s.cancelAll(s.stopCause)
+		select {
+		case <-s.idle:
+		case <-time.After(stopGrace):
+			err = &failure.Error{Kind: failure.Timeout, Source: failure.SourceBus, Name: s.key, Op: "stop",
+				Message: fmt.Sprintf("a run ignored cancellation for %s; it was abandoned", stopGrace)}
+			s.policy.Handle(context.WithoutCancel(ctx), err)
+		}
+	}
+	s.cancelAll(s.stopCause)
+	s.log.Debug().Msg("worker stopped")
+	return err
+}
+
+// closeIdleLocked closes idle once stopping with no job left.
+func (s *Server) closeIdleLocked() {
+	if s.stopping && len(s.jobs) == 0 && !s.idleClosed {
+		s.idleClosed = true
+		close(s.idle)
+	}
+}
+
+// respond answers a start request; a failed answer is handled (the pool
+// times out and tries another worker).
+func (s *Server) respond(msg *nats.Msg, a Ack) {
+	if msg.Reply == "" {
+		return
+	}
+	if err := msg.Respond(mustJSON(ackWire{V: bus.Version, Ack: a})); err != nil {
+		s.policy.Handle(s.base, &failure.Error{Kind: failure.KindOf(s.b.Classify(err, "ack")), Source: failure.SourceBus,
+			Name: s.key, Op: "ack", Err: err, Message: "an answer to a start request could not be sent"})
+	}
+}
+
+// onStart takes or refuses a start request (on the subscription's
+// goroutine: it only decides and subscribes, the run has its own).
+func (s *Server) onStart(msg *nats.Msg) {
+	req, err := DecodeStart(msg.Data)
+	if err != nil {
+		s.policy.Handle(s.base, err)
+		s.respond(msg, Ack{Worker: s.cfg.ID, Error: bus.NewWireError(err)})
+		return
+	}
+	s.mu.Lock()
+	var refusal Refusal
+	var why string
+	switch {
+	case s.stopping:
+		refusal, why = RefusedStopping, "the worker is stopping"
+	case len(s.jobs) >= s.cfg.MaxConcurrent:
+		refusal, why = RefusedBusy, fmt.Sprintf("the worker runs %d jobs, its maximum", s.cfg.MaxConcurrent)
+	case s.jobs[req.Job] != nil:
+		s.mu.Unlock()
+		fe := &failure.Error{Kind: failure.Rejected, Source: failure.SourceBus, Name: s.key, Op: "start",
+			Message: "the job is already running on this worker"}
+		s.respond(msg, Ack{Worker: s.cfg.ID, Job: req.Job, Error: bus.NewWireError(fe)})
+		return
+	}
+	if refusal != "" {
+		s.mu.Unlock()
+		s.refused.Add(1)
+		fe := &failure.Error{Kind: failure.Unavailable, Source: failure.SourceBus, Name: s.key, Op: "start", Message: why}
+		s.respond(msg, Ack{Worker: s.cfg.ID, Job: req.Job, Refused: refusal, Error: bus.NewWireError(fe)})
+		return
+	}
+	j := s.newJob(req)
+	s.jobs[j.id] = j
+	s.mu.Unlock()
+
+	// The control subscription exists before the ack, so a cancel sent
+	// right after it is not missed.
+	if j.ctl, err = s.nc.Subscribe(s.subj.ctl(j.id), j.onControl); err != nil {
+		fe := failure.From(s.b.Classify(err, "start"))
+		s.end(j)
+		s.respond(msg, Ack{Worker: s.cfg.ID, Job: req.Job, Error: bus.NewWireError(fe)})
+		return
+	}
+	s.accepted.Add(1)
+	s.respond(msg, Ack{Worker: s.cfg.ID, Job: j.id})
+	s.log.Debug().Str("job", j.id).Msg("job accepted")
+	go s.run(j)
+}
+
+// end forgets a job that ended.
+func (s *Server) end(j *job) {
+	if j.ctl != nil {
+		_ = j.ctl.Unsubscribe()
+	}
+	j.cancel(nil)
+	j.cancelT()
+	s.mu.Lock()
+	delete(s.jobs, j.id)
+	s.closeIdleLocked()
+	s.mu.Unlock()
+}
+
+// onInfo answers a pool's Workers question.
+func (s *Server) onInfo(msg *nats.Msg) {
+	s.mu.Lock()
+	info := WorkerInfo{ID: s.cfg.ID, Name: s.cfg.Name, Running: len(s.jobs), MaxConcurrent: s.cfg.MaxConcurrent, Stopping: s.stopping}
+	s.mu.Unlock()
+	if msg.Reply != "" {
+		if err := msg.Respond(mustJSON(infoWire{V: bus.Version, WorkerInfo: info})); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+			s.log.Debug().Err(err).Msg("info answer not sent")
+		}
+	}
+}
