@@ -170,7 +170,8 @@ type StepInfo struct {
 
 // EventSink receives every event of every run, in order per run. The bus
 // implements it; Emit must not block for long (buffer or drop, and report
-// drops through the failure policy).
+// drops through the failure policy). An event and what it points to are not
+// changed after Emit, so a sink may keep it and encode it later.
 type EventSink interface {
 	Emit(ctx context.Context, ev Event)
 }

@@ -112,6 +112,12 @@ func (r *run) emit(ev Event) {
 func (r *run) publish(ev Event) Event {
 	r.seq++
 	ev.Run, ev.Seq, ev.Time, ev.Agent, ev.Parent = r.id, r.seq, time.Now(), r.a.cfg.Name, r.parent
+	if ev.Call != nil {
+		// The run keeps filling in its CallInfo (normalised arguments,
+		// elapsed time); a sink may encode the event later.
+		c := *ev.Call
+		ev.Call = &c
+	}
 	if r.a.cfg.Events != nil {
 		r.a.cfg.Events.Emit(context.WithoutCancel(r.ctx), ev)
 	}
