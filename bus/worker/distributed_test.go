@@ -18,6 +18,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/agent/workflow"
 	"github.com/switchboard-dev/switchboard/bus"
 	"github.com/switchboard-dev/switchboard/bus/worker"
 )
@@ -126,7 +127,7 @@ func startWorker(t *testing.T, url, token, id string) *process {
 }
 
 // TestDistributedWorkerKilled: two worker processes serve the same step;
-// a pipeline runs four steps on them in parallel; the process that took
+// a pipeline (a parallel workflow) runs four steps on them; the process that took
 // the blocking step is killed (SIGKILL) mid-run, and the pipeline still
 // completes: the pool notices the lost worker and runs the step again on
 // the other process. The survivor then stops cleanly on SIGINT.
@@ -170,14 +171,23 @@ func TestDistributedWorkerKilled(t *testing.T) {
 		return err == nil && len(infos) == 2
 	})
 
-	planner := orchestrator(t, nil, stepTool(t, pool))
+	// The pipeline: four steps on the pool, in parallel.
+	var branches []workflow.Step
+	for _, in := range []string{"work a", "block b", "work c", "work d"} {
+		branches = append(branches, workflow.Step{Runner: pool, Name: strings.ReplaceAll(in, " ", "-"), Input: fixed(in)})
+	}
+	pipeline, err := workflow.NewParallel(workflow.ParallelConfig{Common: workflow.Common{Name: "pipeline", Policy: fastPolicy()},
+		Branches: branches, MaxParallel: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
 	type result struct {
 		evs []agent.Event
 		err error
 	}
 	done := make(chan result, 1)
 	go func() {
-		evs, err := events(planner.Stream(ctx, "step:work a;step:block b;step:work c;step:work d"))
+		evs, err := events(pipeline.Stream(ctx, "four steps"))
 		done <- result{evs, err}
 	}()
 	var killed string

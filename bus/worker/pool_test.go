@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/agent/workflow"
 	"github.com/switchboard-dev/switchboard/bus/worker"
 	"github.com/switchboard-dev/switchboard/llm"
 )
@@ -271,49 +273,98 @@ func TestCancelReachesWorker(t *testing.T) {
 	}
 }
 
-// TestPipelineCancel: cancelling a pipeline reaches every running step,
-// local or remote, and every step's tool calls still get their results.
-func TestPipelineCancel(t *testing.T) {
-	c := newCluster(t)
-	remotePr, localPr := newProbe(), newProbe()
-	step := newStep(t, remotePr)
-	serve(t, c.client("worker"), step, worker.ServeConfig{})
-	pool := newPool(t, c.host, "step", worker.PoolConfig{})
-	planner := orchestrator(t, nil, stepTool(t, pool), localBlock(localPr))
-	session := planner.NewSession()
+// fixed renders a workflow step's input as s.
+func fixed(s string) func(workflow.Input) string { return func(workflow.Input) string { return s } }
 
-	// Cancel once both blocking steps run and the quick one answered.
-	ctx, cancel := context.WithCancel(ctxT(t, 20*time.Second))
-	defer cancel()
-	quick := make(chan struct{})
-	go func() {
-		<-remotePr.started
-		<-localPr.started
-		<-quick
-		cancel()
-	}()
-	var err error
-	for ev, e := range session.Stream(ctx, "step:block remote;local:x;step:work quick") {
-		if n := ev.Nested; ev.Type == agent.EventNested && n.Type == agent.EventFinal && n.Parent.Call == "p2" {
-			close(quick)
-		}
-		err = e
+// TestPipelineCancel: cancelling a pipeline (an agent calling steps as
+// tools, or a workflow) reaches every running step, local or remote, and
+// every step's tool calls still get their results.
+func TestPipelineCancel(t *testing.T) {
+	tests := []struct {
+		name string
+		// pipeline builds the pipeline over a local step and the pool, and
+		// returns it with the history of its local part once it has run.
+		pipeline func(t *testing.T, local agent.Tool, localStep *recorder, pool *worker.Pool) (agent.Runner, func() []llm.Message)
+		// quickDone spots the final event of the quick remote step.
+		quickDone func(p *agent.Parent) bool
+	}{
+		{"agent with steps as tools", func(t *testing.T, local agent.Tool, _ *recorder, pool *worker.Pool) (agent.Runner, func() []llm.Message) {
+			s := orchestrator(t, nil, stepTool(t, pool), local).NewSession()
+			return sessionRunner{s, "step:block remote;local:x;step:work quick"}, s.History
+		}, func(p *agent.Parent) bool { return p.Call == "p2" }},
+		{"parallel workflow", func(t *testing.T, _ agent.Tool, localStep *recorder, pool *worker.Pool) (agent.Runner, func() []llm.Message) {
+			wf, err := workflow.NewParallel(workflow.ParallelConfig{Common: workflow.Common{Name: "pipeline", Policy: fastPolicy()},
+				Branches: []workflow.Step{
+					{Runner: localStep, Name: "local", Input: fixed("block local")},
+					{Runner: pool, Name: "remote", Input: fixed("block remote")},
+					{Runner: pool, Name: "quick", Input: fixed("work quick")},
+				}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return wf, func() []llm.Message { return localStep.next(t).hist }
+		}, func(p *agent.Parent) bool { return p.Step == "quick" }},
 	}
-	wantKind(t, err, failure.Canceled, "")
-	for name, pr := range map[string]*probe{"remote": remotePr, "local": localPr} {
-		if got := <-pr.ended; !errors.Is(got, context.Canceled) {
-			t.Errorf("%s step ended with %v", name, got)
-		}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newCluster(t)
+			remotePr, localPr := newProbe(), newProbe()
+			step := newStep(t, remotePr)
+			serve(t, c.client("worker"), step, worker.ServeConfig{})
+			pool := newPool(t, c.host, "step", worker.PoolConfig{})
+			pipeline, localHist := tt.pipeline(t, localBlock(localPr), newStep(t, localPr), pool)
+
+			// Cancel once both blocking steps run and the quick one answered.
+			ctx, cancel := context.WithCancel(ctxT(t, 20*time.Second))
+			defer cancel()
+			quick := make(chan struct{})
+			go func() {
+				<-remotePr.started
+				<-localPr.started
+				<-quick
+				cancel()
+			}()
+			var err error
+			for ev, e := range pipeline.Stream(ctx, "") {
+				if n := ev.Nested; ev.Type == agent.EventNested && n.Type == agent.EventFinal && tt.quickDone(n.Parent) {
+					close(quick)
+				}
+				err = e
+			}
+			wantKind(t, err, failure.Canceled, "")
+			for name, pr := range map[string]*probe{"remote": remotePr, "local": localPr} {
+				if got := <-pr.ended; !errors.Is(got, context.Canceled) {
+					t.Errorf("%s step ended with %v", name, got)
+				}
+			}
+			checkClosed(t, localHist())
+			var cancelled int
+			for i := 0; i < 2; i++ {
+				r := step.next(t)
+				checkClosed(t, r.hist)
+				if r.err != nil {
+					cancelled++
+					wantKind(t, r.err, failure.Canceled, "")
+				}
+			}
+			if cancelled != 1 {
+				t.Errorf("%d remote runs cancelled, want 1 (the quick one finished)", cancelled)
+			}
+		})
 	}
-	checkClosed(t, session.History())
-	for i := 0; i < 2; i++ {
-		if r := step.next(t); r.err == nil {
-			checkClosed(t, r.hist) // the quick step finished
-		} else {
-			checkClosed(t, r.hist)
-			wantKind(t, r.err, failure.Canceled, "")
-		}
-	}
+}
+
+// sessionRunner runs a fixed input in a session (whose history the test
+// reads afterwards).
+type sessionRunner struct {
+	s     *agent.Session
+	input string
+}
+
+func (r sessionRunner) Name() string        { return "session" }
+func (r sessionRunner) Description() string { return "a session" }
+func (r sessionRunner) Stream(ctx context.Context, _ string) iter.Seq2[agent.Event, error] {
+	return r.s.Stream(ctx, r.input)
 }
 
 // TestElicitation: the remote run's questions come back to the caller:

@@ -335,7 +335,11 @@ func (a *attempt) follow(ctx context.Context) (*terminal, error) {
 	st, p := a.st, a.st.p
 	limit := p.cfg.Heartbeat * time.Duration(p.cfg.MissedHeartbeats)
 	for {
-		if ctx.Err() != nil {
+		switch {
+		case st.stopped: // while a failure was yielded
+			a.cancelRemote(failure.Canceled, "the caller stopped reading the run's events")
+			return nil, nil
+		case ctx.Err() != nil:
 			return a.cancelled(ctx), nil
 		}
 		m, err := a.next(ctx, limit)
