@@ -98,6 +98,8 @@ type Agent struct {
 	perms    *Permissions
 	toolsets []Toolset
 	schemas  *schema.Cache
+	// classes caches the default permission classification of tools.
+	classes classCache
 	// timeoutErr is the cause of a call that exceeds Config.ToolTimeout
 	// (shared: failures are copied before they are changed).
 	timeoutErr *failure.Error

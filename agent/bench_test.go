@@ -39,12 +39,40 @@ func BenchmarkDirectToolCall(b *testing.B) {
 	}
 }
 
+// cooperativeTool is benchTool as a source such as an MCP server offers
+// it: it honours cancellation (agent.Cooperative) and validates its own
+// arguments (ToolSpec.SourceValidates).
+type cooperativeTool struct{ agent.Tool }
+
+func (cooperativeTool) HonoursCancellation() bool { return true }
+
+func (c cooperativeTool) Spec() agent.ToolSpec {
+	s := c.Tool.Spec()
+	s.SourceValidates = true
+	return s
+}
+
 // BenchmarkAgentToolCall measures the loop's cost per tool call: one run
 // makes 10 calls (one per turn) with the scripted model, then answers. The
 // baseline runs in the same benchmark so the ratio is measured under the same
-// conditions; "added-ns/call" and "added-allocs/call" are the loop's own cost
-// (validation, permission, policy, events, history) per call.
+// conditions; "added-ns/call" is the loop's own cost (validation,
+// permission, policy, events, history, one model turn) per call. "guarded"
+// is a local Go tool (run under the guard goroutine, arguments validated by
+// the agent); "cooperative" a tool like an MCP server's (called directly in
+// Session.Run, arguments validated by its source).
 func BenchmarkAgentToolCall(b *testing.B) {
+	for _, kind := range []string{"guarded", "cooperative"} {
+		b.Run(kind, func(b *testing.B) {
+			tl := benchTool()
+			if kind == "cooperative" {
+				tl = cooperativeTool{tl}
+			}
+			benchAgent(b, tl)
+		})
+	}
+}
+
+func benchAgent(b *testing.B, tl agent.Tool) {
 	const calls = 10
 	steps := make([]llm.Step, 0, calls+1)
 	for range calls {
@@ -52,7 +80,7 @@ func BenchmarkAgentToolCall(b *testing.B) {
 	}
 	steps = append(steps, llm.Say("3"))
 	model := llm.NewCyclic(steps...)
-	a, err := agent.New(context.Background(), agent.Config{Model: model, Tools: []agent.Tool{benchTool()}, Permissions: agent.AllowAll()})
+	a, err := agent.New(context.Background(), agent.Config{Model: model, Tools: []agent.Tool{tl}, Permissions: agent.AllowAll()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -70,11 +98,10 @@ func BenchmarkAgentToolCall(b *testing.B) {
 	b.StopTimer()
 
 	// The baseline, in the same run: the same number of direct calls.
-	t := benchTool()
 	n := b.N * calls
 	dstart := time.Now()
 	for range n {
-		if _, err := t.Call(ctx, benchArgs); err != nil {
+		if _, err := tl.Call(ctx, benchArgs); err != nil {
 			b.Fatal(err)
 		}
 	}

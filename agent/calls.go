@@ -38,6 +38,7 @@ type callJob struct {
 	c    llm.ToolCall
 	tool Tool
 	info *CallInfo
+	perm Permission
 }
 
 // runCalls runs one turn's tool calls, at most MaxParallel at once, and
@@ -48,11 +49,6 @@ func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolRes
 	infos := make([]*CallInfo, len(calls))
 	var abort error
 
-	bctx, cancelBatch := context.WithCancelCause(r.ctx)
-	defer cancelBatch(nil)
-	msgs := make(chan callMsg, 2*len(calls)+16)
-	sem := make(chan struct{}, r.a.cfg.MaxParallel)
-	var wg sync.WaitGroup
 	var jobs []callJob
 
 	for i, c := range calls {
@@ -65,6 +61,7 @@ func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolRes
 		r.emit(Event{Type: EventToolStarted, Turn: turn, Call: info})
 
 		var early error
+		var perm Permission
 		switch {
 		case pre != nil:
 			early = &failure.Error{Kind: failure.Budget, Source: failure.SourceAgent, Tool: c.Name,
@@ -81,7 +78,9 @@ func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolRes
 		}
 		if early == nil {
 			r.ans.ToolCalls++
-			if args, err := r.checkArgs(c.Args, tool.Spec()); err != nil {
+			spec := tool.Spec()
+			perm = r.a.perms.decide(spec, r.s.grants.snapshot(), r.a.classes.classify)
+			if args, err := r.checkArgs(c.Args, spec, perm); err != nil {
 				early = err
 			} else {
 				info.Args = args
@@ -100,13 +99,24 @@ func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolRes
 			r.emit(Event{Type: EventToolFinished, Turn: turn, Call: info, Result: ErrorResult("%s", o.ModelText)})
 			continue
 		}
-		jobs = append(jobs, callJob{i: i, c: c, tool: tool, info: info})
+		jobs = append(jobs, callJob{i: i, c: c, tool: tool, info: info, perm: perm})
 	}
 
-	// do runs one call and sends its outcome. inline means on this (the
-	// run's) goroutine: a turn with one call needs no hand-off, and its
-	// progress is emitted live from the wait for the tool.
-	do := func(j callJob, inline bool) {
+	// A turn with one call runs it on this (the run's) goroutine: no
+	// hand-off, no batch to cancel. Several run on goroutines, at most
+	// MaxParallel at once, cancelled together when one aborts the run.
+	bctx, cancelBatch := r.ctx, context.CancelCauseFunc(func(error) {})
+	var msgs chan callMsg
+	if len(jobs) > 1 {
+		bctx, cancelBatch = context.WithCancelCause(r.ctx)
+		defer cancelBatch(nil)
+		msgs = make(chan callMsg, 2*len(calls)+16)
+	}
+
+	// do runs one call and returns its outcome. inline means on the run's
+	// goroutine, where its progress is emitted live from the wait for the
+	// tool (or, in a detached run, published as it comes).
+	do := func(j callJob, inline bool) callMsg {
 		start := time.Now()
 		// Progress and nested events sent after the call returned (by a
 		// goroutine the tool left behind) are dropped: msgs may be closed
@@ -152,7 +162,7 @@ func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolRes
 			}
 		}
 		emitLive := func(m callMsg) { r.emitCallMsg(turn, j.info, m) }
-		res, o := r.execCall(bctx, j.c, j.tool, j.info,
+		res, o := r.execCall(bctx, j.c, j.tool, j.info, j.perm,
 			func(p Progress) { send(callMsg{i: j.i, progress: &p}, false) },
 			func(ev Event) bool { return send(callMsg{i: j.i, nested: &ev}, true) },
 			live, emitLive, direct)
@@ -170,37 +180,12 @@ func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolRes
 				drained = true
 			}
 		}
-		msgs <- callMsg{i: j.i, done: true, result: res, outcome: o, elapsed: time.Since(start)}
-	}
-	if len(jobs) <= 1 {
-		if len(jobs) == 1 {
-			do(jobs[0], true)
-		}
-		close(msgs)
-	} else {
-		for _, j := range jobs {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				select {
-				case sem <- struct{}{}:
-					defer func() { <-sem }()
-				case <-bctx.Done():
-					msgs <- callMsg{i: j.i, done: true, outcome: r.outcomeOf(bctx, j.c.Name, context.Cause(bctx))}
-					return
-				}
-				do(j, false)
-			}()
-		}
-		go func() { wg.Wait(); close(msgs) }()
+		return callMsg{i: j.i, done: true, result: res, outcome: o, elapsed: time.Since(start)}
 	}
 
-	for m := range msgs {
+	// finish handles a call's outcome and records its one result.
+	finish := func(m callMsg) {
 		info := infos[m.i]
-		if !m.done {
-			r.emitCallMsg(turn, info, m)
-			continue
-		}
 		info.Elapsed = m.elapsed
 		shown := m.result
 		if m.outcome != nil {
@@ -221,6 +206,37 @@ func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolRes
 		}
 		results[m.i] = r.toolResult(calls[m.i], info, m.result, m.outcome)
 		r.emit(Event{Type: EventToolFinished, Turn: turn, Call: info, Result: shown})
+	}
+
+	if len(jobs) == 1 {
+		finish(do(jobs[0], true))
+		return results, abort
+	}
+	if len(jobs) > 1 {
+		sem := make(chan struct{}, r.a.cfg.MaxParallel)
+		var wg sync.WaitGroup
+		for _, j := range jobs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				select {
+				case sem <- struct{}{}:
+					defer func() { <-sem }()
+				case <-bctx.Done():
+					msgs <- callMsg{i: j.i, done: true, outcome: r.outcomeOf(bctx, j.c.Name, context.Cause(bctx))}
+					return
+				}
+				msgs <- do(j, false)
+			}()
+		}
+		go func() { wg.Wait(); close(msgs) }()
+		for m := range msgs {
+			if !m.done {
+				r.emitCallMsg(turn, infos[m.i], m)
+				continue
+			}
+			finish(m)
+		}
 	}
 	return results, abort
 }
@@ -253,7 +269,7 @@ func cooperative(t Tool) bool {
 // checkArgs normalises and validates a call's arguments: absent or null
 // arguments become {}, anything but a JSON object is refused, and the
 // object is validated against the tool's input schema.
-func (r *run) checkArgs(args json.RawMessage, spec ToolSpec) (json.RawMessage, error) {
+func (r *run) checkArgs(args json.RawMessage, spec ToolSpec, perm Permission) (json.RawMessage, error) {
 	trimmed := bytes.TrimSpace(args)
 	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
 		trimmed = json.RawMessage("{}")
@@ -267,7 +283,7 @@ func (r *run) checkArgs(args json.RawMessage, spec ToolSpec) (json.RawMessage, e
 	if trimmed[0] != '{' {
 		return nil, bad("the arguments must be a JSON object")
 	}
-	if len(spec.InputSchema) > 0 && r.validates(spec) {
+	if len(spec.InputSchema) > 0 && r.validates(spec, perm) {
 		if err := r.a.schemas.Validate(spec.InputSchema, trimmed); err != nil {
 			if errors.Is(err, schema.ErrBadSchema) {
 				r.a.log.Debug().Str("tool", spec.Name).Err(err).Msg("tool has an unusable input schema; arguments not validated")
@@ -283,19 +299,19 @@ func (r *run) checkArgs(args json.RawMessage, spec ToolSpec) (json.RawMessage, e
 // spec: always, unless the tool's source validates them itself and the call
 // may run without asking a person (who should not be asked to approve a
 // call that cannot succeed).
-func (r *run) validates(spec ToolSpec) bool {
-	return !spec.SourceValidates || r.a.cfg.AlwaysValidateArgs || r.a.perms.Decide(spec, r.s.grants.snapshot()) != Allow
+func (r *run) validates(spec ToolSpec, perm Permission) bool {
+	return !spec.SourceValidates || r.a.cfg.AlwaysValidateArgs || perm != Allow
 }
 
 // execCall asks permission, then runs the tool under the failure policy
 // with the call's timeout. It returns the tool's result and, when the call
 // failed, the failure (not yet handled).
-func (r *run) execCall(bctx context.Context, c llm.ToolCall, tool Tool, info *CallInfo, progress func(Progress),
+func (r *run) execCall(bctx context.Context, c llm.ToolCall, tool Tool, info *CallInfo, perm Permission, progress func(Progress),
 	nest func(Event) bool, live <-chan callMsg, emitLive func(callMsg), direct bool) (*Result, *failure.Outcome) {
 	spec := tool.Spec()
 	call := &Call{Run: r.id, ID: c.ID, Tool: c.Name, Source: spec.Source, progress: progress, nest: nest,
 		elicitor: r.a.cfg.Elicitor, grants: &r.s.grants}
-	if o := r.permit(bctx, call, spec, info.Args); o != nil {
+	if o := r.permit(bctx, call, spec, info.Args, perm); o != nil {
 		return nil, o
 	}
 	timeout, timeoutErr := r.a.cfg.ToolTimeout, r.a.timeoutErr
@@ -436,8 +452,8 @@ func panicError(v any) *failure.PanicError {
 
 // permit applies the permission policy; it returns a failure when the call
 // may not run.
-func (r *run) permit(ctx context.Context, call *Call, spec ToolSpec, args json.RawMessage) *failure.Outcome {
-	switch r.a.perms.Decide(spec, r.s.grants.snapshot()) {
+func (r *run) permit(ctx context.Context, call *Call, spec ToolSpec, args json.RawMessage, perm Permission) *failure.Outcome {
+	switch perm {
 	case Allow:
 		return nil
 	case Deny:

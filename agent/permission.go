@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -65,6 +66,12 @@ func (p *Permissions) Validate() error {
 // pre-approved for the session (a skill's allowed-tools): they turn ask into
 // allow, never deny into anything else.
 func (p *Permissions) Decide(spec ToolSpec, grants []string) Permission {
+	return p.decide(spec, grants, DefaultClassifier)
+}
+
+// decide is Decide with the classifier used when no rule matches and the
+// policy has no Default (the agent passes a cached DefaultClassifier).
+func (p *Permissions) decide(spec ToolSpec, grants []string, classify func(ToolSpec) Permission) Permission {
 	decision := Permission("")
 	if p != nil {
 		for _, r := range p.Rules {
@@ -77,7 +84,7 @@ func (p *Permissions) Decide(spec ToolSpec, grants []string) Permission {
 		if p != nil && p.Default != nil {
 			decision = p.Default(spec)
 		} else {
-			decision = DefaultClassifier(spec)
+			decision = classify(spec)
 		}
 	}
 	if decision == Ask {
@@ -187,4 +194,35 @@ func DefaultClassifier(spec ToolSpec) Permission {
 		}
 	}
 	return Ask
+}
+
+// classKey is what DefaultClassifier looks at.
+type classKey struct {
+	name, sourceTool                string
+	readOnly, destructive, executes bool
+}
+
+// classCache memoises DefaultClassifier, a pure function of classKey that
+// splits names into words on every call otherwise.
+type classCache struct {
+	mu sync.Mutex
+	m  map[classKey]Permission
+}
+
+func (c *classCache) classify(spec ToolSpec) Permission {
+	k := classKey{spec.Name, spec.Source.Tool, spec.ReadOnly, spec.Destructive, spec.Executes}
+	c.mu.Lock()
+	p, ok := c.m[k]
+	c.mu.Unlock()
+	if ok {
+		return p
+	}
+	p = DefaultClassifier(spec)
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= 4096 {
+		c.m = map[classKey]Permission{}
+	}
+	c.m[k] = p
+	c.mu.Unlock()
+	return p
 }
