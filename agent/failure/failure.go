@@ -183,6 +183,15 @@ type countMark struct {
 // failure; Execute does not retry it again.
 func (e *Error) Retried() bool { return e.retried }
 
+// MarkRetried returns a copy of e marked as already retried, so that no
+// Execute retries it again: for failures rebuilt from elsewhere (a remote
+// run's, decoded from the bus) that a policy there already handled.
+func (e *Error) MarkRetried() *Error {
+	c := *e
+	c.retried = true
+	return &c
+}
+
 // New returns an *Error of the given kind with a model-safe message.
 func New(kind Kind, src Source, msg string) *Error {
 	return &Error{Kind: kind, Source: src, Message: msg, Retryable: kind.Retryable()}

@@ -250,3 +250,31 @@ func TestNestedExecuteCountsOnce(t *testing.T) {
 		t.Fatal("circuit still closed after 4 failures")
 	}
 }
+
+func TestMarkRetried(t *testing.T) {
+	p := failure.NewPolicy(failure.PolicyConfig{InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond, MaxAttempts: 3, BreakerFailures: 100})
+	remote := &failure.Error{Kind: failure.Transient, Source: failure.SourceModel, Message: "503 after retries"}
+	cases := []struct {
+		name string
+		err  *failure.Error
+		want int
+	}{
+		{"transient is retried", remote, 3},
+		{"marked retried is not", remote.MarkRetried(), 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			n := 0
+			_ = p.Execute(context.Background(), failure.Key{Source: failure.SourceBus, Name: tc.name}, func(context.Context) error {
+				n++
+				return tc.err
+			})
+			if n != tc.want {
+				t.Fatalf("%d attempts, want %d", n, tc.want)
+			}
+		})
+	}
+	if remote.Retried() {
+		t.Fatal("MarkRetried changed the original")
+	}
+}

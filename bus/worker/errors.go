@@ -20,8 +20,8 @@ var ErrRemote = errors.New("worker: the remote run failed")
 var ErrWorkerLost = errors.New("worker: the worker was lost")
 
 // remoteError rebuilds the failure a remote run ended with from its
-// EventRunFailed. It is not marked retryable: the remote run already
-// handled it under its own policy.
+// EventRunFailed, marked retried: the remote run already handled it under
+// its own policy.
 func remoteError(ev agent.Event, worker string) *failure.Error {
 	fi := ev.Failure
 	if fi == nil {
@@ -33,8 +33,10 @@ func remoteError(ev agent.Event, worker string) *failure.Error {
 	if src == "" {
 		src = failure.SourceBus
 	}
-	return &failure.Error{Kind: fi.Kind, Source: src, Name: fi.Name, Tool: fi.Tool, Op: "remote run",
-		Message: fi.Message, Err: fmt.Errorf("%w on worker %s (run %s)", ErrRemote, worker, ev.Run)}
+	// The remote run's policy has already retried what it could: running
+	// the whole input again would repeat its side effects.
+	return (&failure.Error{Kind: fi.Kind, Source: src, Name: fi.Name, Tool: fi.Tool, Op: "remote run",
+		Message: fi.Message, Err: fmt.Errorf("%w on worker %s (run %s)", ErrRemote, worker, ev.Run)}).MarkRetried()
 }
 
 // failedEvent is the EventRunFailed of a run that ended with err.
