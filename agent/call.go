@@ -25,10 +25,17 @@ type Call struct {
 	grants   *grants
 }
 
-// CallFromContext returns the tool call ctx belongs to, if any.
+// CallFromContext returns the tool call ctx belongs to, if any: the
+// innermost one, also from inside the steps of a workflow that runs as that
+// call's tool.
 func CallFromContext(ctx context.Context) (*Call, bool) {
-	c, ok := ctx.Value(nestKey{}).(*Call)
-	return c, ok
+	switch v := ctx.Value(nestKey{}).(type) {
+	case *Call:
+		return v, true
+	case *Parent:
+		return v.call, v.call != nil
+	}
+	return nil, false
 }
 
 // Forward passes an event of a run this call started (an agent run inside

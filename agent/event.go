@@ -147,6 +147,10 @@ type Parent struct {
 	Call string `json:"call,omitempty"`
 	// Step is the workflow step that started it, if a workflow did.
 	Step string `json:"step,omitempty"`
+
+	// call is the tool call the workflow itself runs in, if any: runs
+	// inside its steps still belong to that call (CallFromContext).
+	call *Call
 }
 
 // StepInfo describes a workflow step in events.

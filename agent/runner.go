@@ -67,8 +67,11 @@ type nestKey struct{}
 
 // WithParent returns a context under which a run started by a Runner is
 // nested in p (its events carry Parent). Workflows use it for their steps;
-// tool calls do it implicitly.
+// tool calls do it implicitly. A tool call ctx belongs to stays visible
+// through CallFromContext: a step of a workflow that runs as a tool still
+// reports progress and asks its questions through that call.
 func WithParent(ctx context.Context, p Parent) context.Context {
+	p.call, _ = CallFromContext(ctx)
 	return context.WithValue(ctx, nestKey{}, &p)
 }
 

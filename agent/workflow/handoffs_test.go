@@ -2,6 +2,7 @@ package workflow_test
 
 import (
 	"context"
+	"iter"
 	"strings"
 	"testing"
 
@@ -188,5 +189,43 @@ func TestWorkflowAsTool(t *testing.T) {
 		if p := agents[name]; p == nil || p.Run != wfRun || p.Step != name {
 			t.Fatalf("%s's parent = %+v, want run %s", name, p, wfRun)
 		}
+	}
+}
+
+// callProbe is a Runner that records the tool call its run belongs to.
+type callProbe struct {
+	agent.Runner
+	got chan string
+}
+
+func (c callProbe) Stream(ctx context.Context, input string) iter.Seq2[agent.Event, error] {
+	id := "none"
+	if call, ok := agent.CallFromContext(ctx); ok {
+		id = call.ID
+	}
+	c.got <- id
+	return c.Runner.Stream(ctx, input)
+}
+
+// TestStepSeesEnclosingCall: the steps of a workflow that runs as a tool
+// still belong to that tool call (their questions and progress go there).
+func TestStepSeesEnclosingCall(t *testing.T) {
+	probe := callProbe{Runner: echoAgent(t, "a"), got: make(chan string, 1)}
+	seq, _ := workflow.NewSequential(workflow.SequentialConfig{Common: workflow.Common{Name: "wf"}, Steps: []workflow.Step{{Runner: probe}}})
+	tl, _ := agent.AsTool(seq, nil)
+	lead := newAgent(t, agent.Config{Name: "lead", Tools: []agent.Tool{tl},
+		Model: llm.NewScripted(llm.Calls(llm.CallTool("c7", "wf", map[string]any{"input": "q"})), llm.Say("done"))})
+	if _, err := lead.Run(context.Background(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-probe.got; got != "c7" {
+		t.Fatalf("the step's run belongs to call %q, want c7", got)
+	}
+	// Outside any tool call there is none.
+	if _, err := agent.Run(context.Background(), seq, "q"); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-probe.got; got != "none" {
+		t.Fatalf("outside a call: %q", got)
 	}
 }
