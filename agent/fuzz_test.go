@@ -43,3 +43,39 @@ func FuzzToolCallArgs(f *testing.F) {
 		}
 	})
 }
+
+// FuzzNestedToolArgs feeds arbitrary bytes as the arguments of an agent
+// offered as a tool and of a handoff tool, in one turn: the run never
+// panics or hangs, every call gets exactly one result, and a run that ends
+// with a handoff carries a non-empty task.
+func FuzzNestedToolArgs(f *testing.F) {
+	for _, s := range []string{``, `{}`, `{"input":"x"}`, `{"input":""}`, `{"task":"t"}`, `{"task":"t","summary":"s"}`,
+		`{"input":1}`, `{"task":null}`, `[`, `{"input":"x","extra":1}`} {
+		f.Add(s, s)
+	}
+	f.Fuzz(func(t *testing.T, subArgs, handoffArgs string) {
+		sub, err := agent.New(context.Background(), agent.Config{Name: "sub", Model: llm.NewCyclic(llm.Say("sub answer"))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, _ := agent.AsTool(sub, nil)
+		ho, _ := agent.NewHandoffTool("next", &agent.HandoffOptions{Context: agent.HandoffSummary})
+		model := llm.NewScripted(llm.Calls(
+			llm.ToolCall{ID: "a", Name: "sub", Args: json.RawMessage(subArgs)},
+			llm.ToolCall{ID: "h", Name: "handoff_to_next", Args: json.RawMessage(handoffArgs)}), llm.Say("done"))
+		a, err := agent.New(context.Background(), agent.Config{Name: "lead", Model: model, Tools: []agent.Tool{st, ho},
+			Permissions: agent.AllowAll()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := a.NewSession()
+		ans, err := s.Run(context.Background(), "go")
+		if err != nil {
+			t.Fatalf("run failed on args %q, %q: %v", subArgs, handoffArgs, err)
+		}
+		checkOneResultPerCall(t, s.History())
+		if ans.Handoff != nil && ans.Handoff.Task == "" {
+			t.Fatalf("a handoff without a task from %q", handoffArgs)
+		}
+	})
+}
