@@ -305,24 +305,7 @@ func ToolName(peer, skill string) string {
 	if skill == "" {
 		return "a2a__" + peer
 	}
-	return "a2a__" + peer + "__" + sanitize(skill)
-}
-
-func sanitize(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
-			b.WriteRune(r)
-		default:
-			b.WriteByte('_')
-		}
-	}
-	out := b.String()
-	if len(out) > 48 {
-		out = out[:48]
-	}
-	return out
+	return "a2a__" + peer + "__" + agent.ToolNamePart(skill)
 }
 
 func (r *remote) tools() []agent.Tool {

@@ -71,7 +71,7 @@ func AsTool(r Runner, opts *AgentToolOptions) (Tool, error) {
 		return nil, failure.New(failure.Config, failure.SourceAgent, "AsTool needs a runner")
 	}
 	if o.Name == "" {
-		o.Name = toolNamePart(r.Name())
+		o.Name = ToolNamePart(r.Name())
 	}
 	if o.Name == "" {
 		return nil, failure.New(failure.Config, failure.SourceAgent, "AsTool: the runner has no name; set AgentToolOptions.Name")

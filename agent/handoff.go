@@ -93,7 +93,7 @@ func NewHandoffTool(to string, opts *HandoffOptions) (Tool, error) {
 			fmt.Sprintf("unknown handoff context %q (want task, summary or full)", o.Context))
 	}
 	if o.Name == "" {
-		o.Name = "handoff_to_" + toolNamePart(to)
+		o.Name = "handoff_to_" + ToolNamePart(to)
 	}
 	if o.Description == "" {
 		o.Description = fmt.Sprintf("Hand the conversation to the agent %q, which continues it; your turn ends.", to)
@@ -127,8 +127,10 @@ func (t *handoffTool) Call(_ context.Context, args json.RawMessage) (*Result, er
 	return res, nil
 }
 
-// toolNamePart keeps the characters providers accept in tool names.
-func toolNamePart(s string) string {
+// ToolNamePart returns s with every character that model providers refuse
+// in tool names (anything but ASCII letters, digits, "_" and "-") replaced
+// by "_": for tool names built from server, peer, skill or agent names.
+func ToolNamePart(s string) string {
 	var b strings.Builder
 	for _, r := range s {
 		switch {

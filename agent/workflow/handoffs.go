@@ -92,17 +92,13 @@ func (h *Handoffs) Stream(ctx context.Context, input string) iter.Seq2[agent.Eve
 		for hop := 0; ; hop++ {
 			s := cur.NewSessionFrom(hist)
 			// A conversation is not retried: the session has moved on.
-			r := w.runOnce(sessionRunner{cur, s}, hop, in)
-			if r.err != nil {
-				w.handle(r.err, &r.info)
-				w.finished(r, "", false)
-				return "", r.err
+			ans, err := w.end(w.runOnce(sessionRunner{cur, s}, hop, in))
+			if err != nil {
+				return "", err
 			}
-			w.account(r.ans)
-			w.finished(r, r.ans.Text, false)
-			ho := r.ans.Handoff
+			ho := ans.Handoff
 			if ho == nil {
-				return r.ans.Text, nil
+				return ans.Text, nil
 			}
 			next, ok := h.agents[ho.To]
 			var bad error

@@ -162,13 +162,9 @@ func (l *Loop) Stream(ctx context.Context, input string) iter.Seq2[agent.Event, 
 
 // runOne runs one step of an iteration on the workflow's goroutine.
 func (l *Loop) runOne(w *wrun, s Step, i int, in string) (string, error) {
-	r := w.runStep(w.ctx, s, i, in, w.emit)
-	if r.err != nil {
-		w.handle(r.err, &r.info)
-		w.finished(r, "", false)
-		return "", r.err
+	ans, err := w.step(s, i, in)
+	if err != nil {
+		return "", err
 	}
-	w.account(r.ans)
-	w.finished(r, r.ans.Text, false)
-	return r.ans.Text, nil
+	return ans.Text, nil
 }

@@ -204,15 +204,11 @@ func (p *Parallel) Stream(ctx context.Context, input string) iter.Seq2[agent.Eve
 		if p.merge.Input != nil {
 			in = p.merge.Input(Input{Task: task, Previous: merged, Index: len(p.branches), Results: results})
 		}
-		r := w.runStep(w.ctx, *p.merge, len(p.branches), in, w.emit)
-		if r.err != nil {
-			w.handle(r.err, &r.info)
-			w.finished(r, "", false)
-			return "", r.err
+		ans, err := w.step(*p.merge, len(p.branches), in)
+		if err != nil {
+			return "", err
 		}
-		w.account(r.ans)
-		w.finished(r, r.ans.Text, false)
-		return r.ans.Text, nil
+		return ans.Text, nil
 	})
 }
 

@@ -52,15 +52,11 @@ func (s *Sequential) Stream(ctx context.Context, input string) iter.Seq2[agent.E
 			if st.Input != nil {
 				in = st.Input(Input{Task: task, Previous: prev, Index: i})
 			}
-			r := w.runStep(w.ctx, st, i, in, w.emit)
-			if r.err != nil {
-				w.handle(r.err, &r.info)
-				w.finished(r, "", false)
-				return "", r.err
+			ans, err := w.step(st, i, in)
+			if err != nil {
+				return "", err
 			}
-			w.account(r.ans)
-			w.finished(r, r.ans.Text, false)
-			prev = r.ans.Text
+			prev = ans.Text
 		}
 		return prev, nil
 	})

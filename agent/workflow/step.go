@@ -126,6 +126,25 @@ func stepErr(step string, err error) error {
 	return &cp
 }
 
+// step runs a step on the workflow's goroutine and ends it (see end).
+func (w *wrun) step(s Step, index int, input string) (*agent.Answer, error) {
+	return w.end(w.runStep(w.ctx, s, index, input, w.emit))
+}
+
+// end closes a step run on the workflow's goroutine: a failure is handled
+// by the policy, an answer counted in the workflow's totals, and the step's
+// EventStepFinished emitted.
+func (w *wrun) end(r stepResult) (*agent.Answer, error) {
+	if r.err != nil {
+		w.handle(r.err, &r.info)
+		w.finished(r, "", false)
+		return nil, r.err
+	}
+	w.account(r.ans)
+	w.finished(r, r.ans.Text, false)
+	return r.ans, nil
+}
+
 // finished emits a step's EventStepFinished.
 func (w *wrun) finished(r stepResult, output string, dropped bool) {
 	info := r.info
