@@ -140,7 +140,8 @@ func (m *ModelSampler) Sample(ctx context.Context, req agent.SamplingRequest) (a
 	}
 	model := m.pick(req.Preferences)
 	msgs := req.Messages
-	resp, err := model.Generate(ctx, &llm.Request{System: req.System, Messages: msgs, MaxTokens: maxTokens, Temperature: req.Temperature})
+	resp, err := model.Generate(ctx, &llm.Request{System: req.System, Messages: msgs, MaxTokens: maxTokens, Temperature: req.Temperature,
+		StopSequences: req.StopWords})
 	if err != nil {
 		fe := failure.From(err)
 		if fe.Kind == failure.Unknown {
@@ -153,6 +154,8 @@ func (m *ModelSampler) Sample(ctx context.Context, req agent.SamplingRequest) (a
 	m.used.Add(int64(resp.Usage.Total()))
 	text := resp.Message.Text
 	stop := resp.StopReason
+	// Providers stop at the sequences themselves; a model that does not
+	// (the scripted one) is cut here.
 	for _, w := range req.StopWords {
 		if i := strings.Index(text, w); w != "" && i >= 0 {
 			text, stop = text[:i], "stop_sequence"

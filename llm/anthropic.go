@@ -106,6 +106,7 @@ type anthropicRequest struct {
 	Messages    []anthropicMessage `json:"messages"`
 	Tools       []anthropicTool    `json:"tools,omitempty"`
 	Temperature *float64           `json:"temperature,omitempty"`
+	Stop        []string           `json:"stop_sequences,omitempty"`
 	Stream      bool               `json:"stream,omitempty"`
 }
 
@@ -155,7 +156,7 @@ type anthropicResponse struct {
 // toAnthropic builds the request body.
 func (a *Anthropic) toAnthropic(req *Request) anthropicRequest {
 	out := anthropicRequest{Model: a.model, MaxTokens: req.MaxTokens, System: req.System,
-		Temperature: req.Temperature, Stream: req.OnText != nil}
+		Temperature: req.Temperature, Stop: req.StopSequences, Stream: req.OnText != nil}
 	if out.MaxTokens <= 0 {
 		out.MaxTokens = a.maxTokens
 	}

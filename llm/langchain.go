@@ -92,6 +92,9 @@ func (a *LangChain) generate(ctx context.Context, req *Request) (*Response, erro
 	if req.MaxTokens > 0 {
 		opts = append(opts, llms.WithMaxTokens(req.MaxTokens))
 	}
+	if len(req.StopSequences) > 0 {
+		opts = append(opts, llms.WithStopWords(req.StopSequences))
+	}
 	if req.Temperature != nil {
 		opts = append(opts, llms.WithTemperature(*req.Temperature))
 	}

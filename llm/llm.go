@@ -76,6 +76,10 @@ type Request struct {
 	MaxTokens int
 	// Temperature, if non-nil, sets the sampling temperature.
 	Temperature *float64
+	// StopSequences end the answer where the model would write one of them
+	// (OpenAI "stop", Anthropic "stop_sequences"); the sequence itself is
+	// not part of the answer.
+	StopSequences []string
 	// OnText, if set, receives the answer's text as it streams. A model that
 	// does not stream calls it once with the whole text.
 	OnText func(delta string)
