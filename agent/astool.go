@@ -13,9 +13,9 @@ import (
 )
 
 // defaultAgentToolSchema is the input of an agent offered as a tool.
-var defaultAgentToolSchema = json.RawMessage(`{"type":"object","properties":{"input":{"type":"string",` +
+const defaultAgentToolSchema = `{"type":"object","properties":{"input":{"type":"string",` +
 	`"description":"The task for the agent, self-contained: it does not see this conversation."}},` +
-	`"required":["input"],"additionalProperties":false}`)
+	`"required":["input"],"additionalProperties":false}`
 
 // AgentToolOptions configures AsTool. The zero value (and nil) offers the
 // runner under its own name and description, with one string argument,
@@ -82,7 +82,7 @@ func AsTool(r Runner, opts *AgentToolOptions) (Tool, error) {
 	t := &agentTool{r: r, input: o.Input}
 	schema := o.InputSchema
 	if len(schema) == 0 {
-		schema = defaultAgentToolSchema
+		schema = json.RawMessage(defaultAgentToolSchema)
 		if t.input == nil {
 			t.input = inputArg
 		}
