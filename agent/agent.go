@@ -14,6 +14,7 @@ import (
 	"iter"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -100,6 +101,9 @@ type Agent struct {
 	schemas  *schema.Cache
 	// classes caches the default permission classification of tools.
 	classes classCache
+	// tools is the last tool index and model definitions built, reused by
+	// every turn whose toolsets list the same tools (see gatherTools).
+	tools atomic.Pointer[toolSnapshot]
 	// timeoutErr is the cause of a call that exceeds Config.ToolTimeout
 	// (shared: failures are copied before they are changed).
 	timeoutErr *failure.Error

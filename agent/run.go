@@ -35,7 +35,11 @@ type run struct {
 	system  string
 	// lastGood keeps each toolset's last successful listing.
 	lastGood map[string][]Tool
-	index    map[string]Tool
+	// index maps the turn's tool names to tools (read-only: it may be
+	// shared with other runs through the agent's tool snapshot).
+	index map[string]Tool
+	// lists holds the turn's listings, one per toolset (reused).
+	lists [][]Tool
 	// parent places the run in a calling run (nil at the top).
 	parent *Parent
 	// detached is set for a run nobody iterates (Session.Run): its events
@@ -274,48 +278,6 @@ func (r *run) systemPrompt() string {
 	}
 	parts = append(parts, trustNote)
 	return strings.Join(parts, "\n\n")
-}
-
-// gatherTools lists every toolset, builds the turn's tool index and the
-// model's tool definitions. A toolset that fails to list keeps its last good
-// list; a duplicate name keeps the first tool and reports the second.
-func (r *run) gatherTools() []llm.ToolDef {
-	r.index = make(map[string]Tool, len(r.index))
-	var defs []llm.ToolDef
-	owner := map[string]string{}
-	for _, ts := range r.a.toolsets {
-		if cn, ok := ts.(ChangeNotifier); ok {
-			select {
-			case <-cn.Changed():
-				r.emit(Event{Type: EventToolsChanged, Toolset: ts.Name()})
-			default:
-			}
-		}
-		tools, err := ts.Tools(r.ctx)
-		if err != nil {
-			r.survive(&failure.Error{Kind: failure.KindOf(err), Source: failure.SourceAgent, Name: ts.Name(),
-				Op: "list tools", Err: err, Message: "listing the toolset's tools failed; its last known tools are used"})
-			tools = r.lastGood[ts.Name()]
-		} else {
-			r.lastGood[ts.Name()] = tools
-		}
-		for _, t := range tools {
-			spec := t.Spec()
-			if prev, dup := owner[spec.Name]; dup {
-				r.survive(&failure.Error{Kind: failure.Config, Source: failure.SourceAgent, Tool: spec.Name,
-					Message: fmt.Sprintf("tool name %q from toolset %q collides with toolset %q; the second is hidden", spec.Name, ts.Name(), prev)})
-				continue
-			}
-			owner[spec.Name] = ts.Name()
-			r.index[spec.Name] = t
-			desc := spec.Description
-			if !r.a.policy.Available(sourceKey(spec)) {
-				desc = "(currently unavailable: its source is failing) " + desc
-			}
-			defs = append(defs, llm.ToolDef{Name: spec.Name, Description: desc, Schema: spec.InputSchema})
-		}
-	}
-	return defs
 }
 
 // sourceKey is the circuit-breaker key of a tool: its server or peer, or the

@@ -81,7 +81,9 @@ type Toolset interface {
 	Name() string
 	// Tools lists the toolset's current tools. The agent calls it before
 	// every model turn, so it must be cheap (cache, and rebuild on change);
-	// a toolset whose list changed simply returns the new list.
+	// a toolset whose list changed simply returns the new list, in a new
+	// slice: while a toolset returns the slice it returned before, the
+	// agent reuses the tool index it built from it.
 	Tools(ctx context.Context) ([]Tool, error)
 }
 
