@@ -19,8 +19,7 @@ type Call struct {
 	// Source is the tool's provenance.
 	Source Provenance
 
-	progress func(Progress)
-	nest     func(Event) bool
+	state    *callState
 	elicitor Elicitor
 	grants   *grants
 }
@@ -45,18 +44,18 @@ func CallFromContext(ctx context.Context) (*Call, bool) {
 // consumer is busy and reports false, dropping the event, once the call has
 // returned. AsTool forwards for you.
 func (c *Call) Forward(ev Event) bool {
-	if c == nil || c.nest == nil {
+	if c == nil || c.state == nil {
 		return false
 	}
-	return c.nest(ev)
+	return c.state.forward(ev)
 }
 
 // ReportProgress publishes a progress report for the call: it becomes an
 // EventToolProgress in the run (and on the bus). Reports are dropped rather
 // than blocking the tool when the run's consumer is slow.
 func (c *Call) ReportProgress(p Progress) {
-	if c != nil && c.progress != nil {
-		c.progress(p)
+	if c != nil && c.state != nil {
+		c.state.progress(p)
 	}
 }
 

@@ -118,68 +118,9 @@ func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolRes
 	// tool (or, in a detached run, published as it comes).
 	do := func(j callJob, inline bool) callMsg {
 		start := time.Now()
-		// Progress and nested events sent after the call returned (by a
-		// goroutine the tool left behind) are dropped: msgs may be closed
-		// by then. closing unblocks a sender waiting to forward.
-		var mu sync.Mutex
-		finished := false
-		ch := msgs
-		var live chan callMsg
-		var closing chan struct{}
-		direct := inline && r.detached && cooperative(j.tool)
-		if !direct {
-			closing = make(chan struct{})
-		}
-		if inline && !direct {
-			live = make(chan callMsg, 64)
-			ch = live
-		}
-		send := func(m callMsg, block bool) bool {
-			mu.Lock()
-			defer mu.Unlock()
-			if finished {
-				return false
-			}
-			if direct {
-				// The run's goroutine is inside the call and nobody
-				// iterates: publish to the sink from here, under mu.
-				r.publishCallMsg(turn, j.info, m)
-				return true
-			}
-			if block {
-				select {
-				case ch <- m:
-					return true
-				case <-closing:
-					return false
-				}
-			}
-			select {
-			case ch <- m:
-				return true
-			default: // progress is lossy; never block a tool on a slow consumer
-				return false
-			}
-		}
-		emitLive := func(m callMsg) { r.emitCallMsg(turn, j.info, m) }
-		res, o := r.execCall(bctx, j.c, j.tool, j.info, j.perm,
-			func(p Progress) { send(callMsg{i: j.i, progress: &p}, false) },
-			func(ev Event) bool { return send(callMsg{i: j.i, nested: &ev}, true) },
-			live, emitLive, direct)
-		if closing != nil {
-			close(closing)
-		}
-		mu.Lock()
-		finished = true
-		mu.Unlock()
-		for drained := live == nil; !drained; {
-			select {
-			case m := <-live:
-				emitLive(m)
-			default:
-				drained = true
-			}
-		}
+		cs := newCallState(r, turn, j, msgs, inline)
+		res, o := r.execCall(bctx, j.c, j.tool, j.info, j.perm, cs)
+		cs.done()
 		return callMsg{i: j.i, done: true, result: res, outcome: o, elapsed: time.Since(start)}
 	}
 
@@ -306,10 +247,9 @@ func (r *run) validates(spec ToolSpec, perm Permission) bool {
 // execCall asks permission, then runs the tool under the failure policy
 // with the call's timeout. It returns the tool's result and, when the call
 // failed, the failure (not yet handled).
-func (r *run) execCall(bctx context.Context, c llm.ToolCall, tool Tool, info *CallInfo, perm Permission, progress func(Progress),
-	nest func(Event) bool, live <-chan callMsg, emitLive func(callMsg), direct bool) (*Result, *failure.Outcome) {
+func (r *run) execCall(bctx context.Context, c llm.ToolCall, tool Tool, info *CallInfo, perm Permission, cs *callState) (*Result, *failure.Outcome) {
 	spec := tool.Spec()
-	call := &Call{Run: r.id, ID: c.ID, Tool: c.Name, Source: spec.Source, progress: progress, nest: nest,
+	call := &Call{Run: r.id, ID: c.ID, Tool: c.Name, Source: spec.Source, state: cs,
 		elicitor: r.a.cfg.Elicitor, grants: &r.s.grants}
 	if o := r.permit(bctx, call, spec, info.Args, perm); o != nil {
 		return nil, o
@@ -325,10 +265,10 @@ func (r *run) execCall(bctx context.Context, c llm.ToolCall, tool Tool, info *Ca
 	var res *Result
 	err := r.a.policy.Execute(cctx, sourceKey(spec), func(ctx context.Context) error {
 		var err error
-		if direct {
+		if cs.direct {
 			res, err = callDirect(ctx, tool, info.Args)
 		} else {
-			res, err = callTool(ctx, tool, info.Args, live, emitLive)
+			res, err = callTool(ctx, tool, info.Args, cs)
 		}
 		if err == nil && res == nil {
 			res = &Result{}
@@ -388,7 +328,7 @@ func (r *run) outcomeOf(ctx context.Context, tool string, cause error) *failure.
 // callTool runs the tool, recovering a panic, and stops waiting for a tool
 // that ignores its cancelled context after stopGrace. While it waits it
 // emits the progress arriving on live (a call run on the run's goroutine).
-func callTool(ctx context.Context, tool Tool, args json.RawMessage, live <-chan callMsg, emitLive func(callMsg)) (*Result, error) {
+func callTool(ctx context.Context, tool Tool, args json.RawMessage, cs *callState) (*Result, error) {
 	type out struct {
 		res *Result
 		err error
@@ -409,8 +349,8 @@ wait:
 		select {
 		case o := <-ch:
 			return o.res, o.err
-		case p := <-live: // nil unless the call runs on the run's goroutine
-			emitLive(p)
+		case m := <-cs.live: // nil unless the call runs on the run's goroutine
+			cs.emitLive(m)
 		case <-ctx.Done():
 			break wait
 		}
