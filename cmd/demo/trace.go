@@ -19,14 +19,18 @@ type tracer struct {
 	w     io.Writer
 	color bool
 	json  bool
-	// progress bars already drawn, by call id, to print only changes.
-	bars map[string]string
+	// progress bars already drawn, by call id, to print only changes, and
+	// the fraction and label of each call's last bar.
+	bars     map[string]string
+	barFrac  map[string]float64
+	barLabel map[string]string
 
 	calls, failures, retries, asks int
 }
 
 func newTracer(w io.Writer, color, jsonMode bool) *tracer {
-	return &tracer{w: w, color: color, json: jsonMode, bars: map[string]string{}}
+	return &tracer{w: w, color: color, json: jsonMode, bars: map[string]string{},
+		barFrac: map[string]float64{}, barLabel: map[string]string{}}
 }
 
 func (t *tracer) paint(code, s string) string {
@@ -85,6 +89,11 @@ func (t *tracer) event(ev agent.Event) {
 		mark, code := "✓", "32"
 		if ev.Result != nil && ev.Result.IsError {
 			mark, code = "✗", "31"
+		} else if f, ok := t.barFrac[ev.Call.ID]; ok && f < 1 {
+			// The server's last progress report can arrive after its
+			// result (go-sdk handles notifications asynchronously) and is
+			// then dropped: a call that succeeded completes its bar.
+			t.drawBar(ev.Call.ID, t.barLabel[ev.Call.ID], 1, "done")
 		}
 		fmt.Fprintf(t.w, "  %s %s %s %s\n", t.paint(code, mark), ev.Call.Tool, t.paint("2", fmt.Sprintf("(%s)", ev.Call.Elapsed.Round(time.Millisecond))),
 			oneLine(ev.Result.Text(), 110))
@@ -127,19 +136,24 @@ func (t *tracer) progress(call, label string, p agent.Progress) {
 		}
 		return
 	}
-	const width = 24
 	frac := 0.0
 	if p.Total > 0 {
 		frac = p.Progress / p.Total
 	}
+	t.drawBar(call, label, frac, p.Message)
+}
+
+// drawBar draws a call's bar at frac (0 to 1) unless it is already drawn.
+func (t *tracer) drawBar(call, label string, frac float64, msg string) {
+	const width = 24
 	frac = min(max(frac, 0), 1)
 	filled := int(frac * width)
 	bar := strings.Repeat("█", filled) + strings.Repeat("░", width-filled)
-	line := fmt.Sprintf("    %s %s %3.0f%% %s", t.paint("36", bar), label, frac*100, oneLine(p.Message, 60))
+	line := fmt.Sprintf("    %s %s %3.0f%% %s", t.paint("36", bar), label, frac*100, oneLine(msg, 60))
 	if t.bars[call] == line {
 		return
 	}
-	t.bars[call] = line
+	t.bars[call], t.barFrac[call], t.barLabel[call] = line, frac, label
 	fmt.Fprintln(t.w, line)
 }
 
