@@ -14,6 +14,11 @@ import (
 // Source, Name and Tool.
 var ErrRemote = errors.New("worker: the remote run failed")
 
+// ErrNoWorker is the cause of the Unavailable failure of a pool that no
+// worker serves. It does not count against the pool's circuit: the next
+// run goes to a worker that started serving in the meantime.
+var ErrNoWorker = errors.New("worker: no worker serves the pool")
+
 // ErrWorkerLost is the cause of the Transient failure of a worker that
 // stopped answering, or gave a run back because it is stopping; the pool
 // retries the run on another worker.

@@ -429,3 +429,23 @@ func TestElicitation(t *testing.T) {
 		})
 	}
 }
+
+// TestNoWorkerKeepsCircuitClosed: runs on a pool nobody serves fail at
+// once with ErrNoWorker, however many, and do not open the pool's circuit:
+// the first run after a worker starts serving goes to it.
+func TestNoWorkerKeepsCircuitClosed(t *testing.T) {
+	c := newCluster(t)
+	pool := newPool(t, c.host, "step", worker.PoolConfig{})
+	ctx := ctxT(t, 20*time.Second)
+	for i := range 8 { // more than the default policy's breaker threshold
+		_, err := agent.Run(ctx, pool, "work x")
+		wantKind(t, err, failure.Unavailable, failure.SourceBus)
+		if !errors.Is(err, worker.ErrNoWorker) {
+			t.Fatalf("run %d: %v does not wrap ErrNoWorker", i, err)
+		}
+	}
+	serve(t, c.client("worker"), newStep(t, newProbe()), worker.ServeConfig{})
+	if _, err := agent.Run(ctx, pool, "work x"); err != nil {
+		t.Fatalf("the first run after a worker started: %v", err)
+	}
+}

@@ -40,11 +40,19 @@ type terminal struct {
 
 func (st *stream) run() {
 	var term *terminal
+	var noWorker error
 	err := st.p.policy.Execute(st.ctx, st.p.key, func(ctx context.Context) error {
 		if st.stopped {
 			return nil
 		}
 		t, err := st.attempt(ctx)
+		if errors.Is(err, ErrNoWorker) {
+			// Found at once and costing nothing to find again, it must not
+			// open the pool's circuit: a worker that starts serving later
+			// is used at once.
+			noWorker = err
+			return nil
+		}
 		if err != nil {
 			st.handle(err)
 			return err
@@ -52,6 +60,9 @@ func (st *stream) run() {
 		term = t
 		return nil
 	})
+	if noWorker != nil && err == nil {
+		err = noWorker
+	}
 	switch {
 	case st.stopped:
 		return
@@ -231,6 +242,7 @@ func (a *attempt) start(ctx context.Context) error {
 			case errors.Is(err, nats.ErrNoResponders):
 				a.started = false
 				fe.Message = fmt.Sprintf("no worker serves %q", p.name)
+				fe.Err = fmt.Errorf("%w: %w", ErrNoWorker, err)
 			case fe.Kind == failure.Timeout:
 				fe.Kind, fe.Retryable, fe.Err = failure.Transient, true, fmt.Errorf("%w: %w", ErrWorkerLost, err)
 				fe.Message = fmt.Sprintf("no worker took the run within %s", p.cfg.AckTimeout)
