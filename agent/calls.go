@@ -37,6 +37,7 @@ type callJob struct {
 	i    int
 	c    llm.ToolCall
 	tool Tool
+	spec ToolSpec
 	info *CallInfo
 	perm Permission
 }
@@ -54,8 +55,10 @@ func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolRes
 	for i, c := range calls {
 		tool := r.index[c.Name]
 		info := &CallInfo{ID: c.ID, Tool: c.Name, Args: c.Args}
+		var spec ToolSpec
 		if tool != nil {
-			info.Source = tool.Spec().Source
+			spec = tool.Spec()
+			info.Source = spec.Source
 		}
 		infos[i] = info
 		r.emit(Event{Type: EventToolStarted, Turn: turn, Call: info})
@@ -78,7 +81,6 @@ func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolRes
 		}
 		if early == nil {
 			r.ans.ToolCalls++
-			spec := tool.Spec()
 			perm = r.a.perms.decide(spec, r.s.grants.snapshot(), r.a.classes.classify)
 			if args, err := r.checkArgs(c.Args, spec, perm); err != nil {
 				early = err
@@ -99,7 +101,7 @@ func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolRes
 			r.emit(Event{Type: EventToolFinished, Turn: turn, Call: info, Result: ErrorResult("%s", o.ModelText)})
 			continue
 		}
-		jobs = append(jobs, callJob{i: i, c: c, tool: tool, info: info, perm: perm})
+		jobs = append(jobs, callJob{i: i, c: c, tool: tool, spec: spec, info: info, perm: perm})
 	}
 
 	// A turn with one call runs it on this (the run's) goroutine: no
@@ -119,7 +121,7 @@ func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolRes
 	do := func(j callJob, inline bool) callMsg {
 		start := time.Now()
 		cs := newCallState(r, turn, j, msgs, inline)
-		res, o := r.execCall(bctx, j.c, j.tool, j.info, j.perm, cs)
+		res, o := r.execCall(bctx, j.c, j.tool, j.spec, j.info, j.perm, cs)
 		cs.done()
 		return callMsg{i: j.i, done: true, result: res, outcome: o, elapsed: time.Since(start)}
 	}
@@ -247,8 +249,7 @@ func (r *run) validates(spec ToolSpec, perm Permission) bool {
 // execCall asks permission, then runs the tool under the failure policy
 // with the call's timeout. It returns the tool's result and, when the call
 // failed, the failure (not yet handled).
-func (r *run) execCall(bctx context.Context, c llm.ToolCall, tool Tool, info *CallInfo, perm Permission, cs *callState) (*Result, *failure.Outcome) {
-	spec := tool.Spec()
+func (r *run) execCall(bctx context.Context, c llm.ToolCall, tool Tool, spec ToolSpec, info *CallInfo, perm Permission, cs *callState) (*Result, *failure.Outcome) {
 	call := &Call{Run: r.id, ID: c.ID, Tool: c.Name, Source: spec.Source, state: cs,
 		elicitor: r.a.cfg.Elicitor, grants: &r.s.grants}
 	if o := r.permit(bctx, call, spec, info.Args, perm); o != nil {

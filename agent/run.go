@@ -40,6 +40,9 @@ type run struct {
 	index map[string]Tool
 	// lists holds the turn's listings, one per toolset (reused).
 	lists [][]Tool
+	// sinkCtx is the run's context without its cancellation, for the sink
+	// (events of a cancelled run are still delivered).
+	sinkCtx context.Context
 	// parent places the run in a calling run (nil at the top).
 	parent *Parent
 	// detached is set for a run nobody iterates (Session.Run): its events
@@ -80,6 +83,7 @@ func (s *Session) stream(ctx context.Context, input string, done func(*Answer)) 
 		r := &run{s: s, a: a, id: NewRunID(), ctx: rctx, cancel: cancel, yield: yield,
 			start: time.Now(), lastGood: map[string][]Tool{}}
 		r.parent, _ = ParentFromContext(ctx)
+		r.sinkCtx = context.WithoutCancel(rctx)
 		r.detached = done != nil
 		r.ans.Run = r.id
 
@@ -123,7 +127,7 @@ func (r *run) publish(ev Event) Event {
 		ev.Call = &c
 	}
 	if r.a.cfg.Events != nil {
-		r.a.cfg.Events.Emit(context.WithoutCancel(r.ctx), ev)
+		r.a.cfg.Events.Emit(r.sinkCtx, ev)
 	}
 	return ev
 }
