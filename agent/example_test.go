@@ -57,3 +57,31 @@ func ExampleSession_Stream() {
 	// model_turn "Hello!"
 	// final "Hello!"
 }
+
+// Offer one agent to another as a tool: the sub-agent's events arrive in the
+// caller's stream, nested under the call.
+func ExampleAsTool() {
+	ctx := context.Background()
+	researcher, _ := agent.New(ctx, agent.Config{Name: "researcher", Description: "Finds facts.",
+		Model: llm.NewCyclic(llm.Say("NATS queue groups share the load."))})
+	tool, _ := agent.AsTool(researcher, nil)
+	lead, _ := agent.New(ctx, agent.Config{Name: "lead", Tools: []agent.Tool{tool}, Permissions: agent.AllowAll(),
+		Model: llm.NewScripted(
+			llm.Calls(llm.CallTool("c1", "researcher", map[string]any{"input": "How do NATS workers share work?"})),
+			llm.Say("The researcher says queue groups share the load."))})
+	for ev, err := range lead.Stream(ctx, "Explain worker pools") {
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		switch {
+		case ev.Type == agent.EventNested && ev.Nested.Type == agent.EventFinal:
+			fmt.Printf("%s (in call %s): %s\n", ev.Nested.Agent, ev.Nested.Parent.Call, ev.Nested.Text)
+		case ev.Type == agent.EventFinal:
+			fmt.Printf("%s: %s\n", ev.Agent, ev.Text)
+		}
+	}
+	// Output:
+	// researcher (in call c1): NATS queue groups share the load.
+	// lead: The researcher says queue groups share the load.
+}

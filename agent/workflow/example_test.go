@@ -3,6 +3,7 @@ package workflow_test
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/workflow"
@@ -62,4 +63,53 @@ func Example() {
 	// step specialists: "Task:\nreview the login handler\n\nResults of 2 branches:\n\n## security\nno secrets in logs\n\n## performance\ncache the lookups\n"
 	// step reviewer: "2 findings, both accepted"
 	// answer: 2 findings, both accepted (4 model turns)
+}
+
+// Hand a conversation from a triage agent to a billing agent, passing on a
+// summary rather than the whole history.
+func ExampleNewHandoffs() {
+	ctx := context.Background()
+	toBilling, _ := agent.NewHandoffTool("billing", &agent.HandoffOptions{Context: agent.HandoffSummary})
+	triage, _ := agent.New(ctx, agent.Config{Name: "triage", Tools: []agent.Tool{toBilling}, Permissions: agent.AllowAll(),
+		Model: llm.NewCyclic(llm.Calls(llm.CallTool("", "handoff_to_billing",
+			map[string]any{"task": "Refund the duplicate charge.", "summary": "Customer 42 was charged twice for May."})))})
+	billing, _ := agent.New(ctx, agent.Config{Name: "billing", Model: llm.NewCyclic(llm.React(func(req *llm.Request) llm.Step {
+		return llm.Say("Got: " + req.Messages[len(req.Messages)-1].Text)
+	}))})
+	desk, _ := workflow.NewHandoffs(workflow.HandoffsConfig{Common: workflow.Common{Name: "desk"},
+		Agents: []*agent.Agent{triage, billing}})
+	ans, err := agent.Run(ctx, desk, "I was charged twice!")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(ans.Text)
+	// Output:
+	// Got: Summary of the conversation so far:
+	// Customer 42 was charged twice for May.
+	//
+	// Task:
+	// Refund the duplicate charge.
+}
+
+// Refine a draft until a reviewer approves it.
+func ExampleNewLoop() {
+	ctx := context.Background()
+	drafts := 0
+	writer, _ := agent.New(ctx, agent.Config{Name: "writer", Model: llm.NewCyclic(llm.React(func(*llm.Request) llm.Step {
+		drafts++
+		return llm.Say(fmt.Sprintf("draft %d", drafts))
+	}))})
+	reviewer, _ := agent.New(ctx, agent.Config{Name: "reviewer", Model: llm.NewCyclic(llm.React(func(req *llm.Request) llm.Step {
+		if strings.Contains(req.Messages[len(req.Messages)-1].Text, "draft 2") {
+			return llm.Say("APPROVED")
+		}
+		return llm.Say("Too vague; name the numbers.")
+	}))})
+	loop, _ := workflow.NewLoop(workflow.LoopConfig{Common: workflow.Common{Name: "refine"},
+		Body: workflow.Step{Runner: writer}, Check: &workflow.Step{Runner: reviewer}, MaxIterations: 4})
+	ans, err := agent.Run(ctx, loop, "Write the status update.")
+	fmt.Println(ans.Text, err)
+	// Output:
+	// draft 2 <nil>
 }
