@@ -147,8 +147,10 @@ func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolRes
 		if m.outcome == nil && m.result != nil && m.result.Handoff != nil && (r.handoff == nil || m.i < r.handoffIdx) {
 			r.handoff, r.handoffIdx = m.result.Handoff, m.i
 		}
-		results[m.i] = r.toolResult(calls[m.i], info, m.result, m.outcome)
+		// The event goes out as soon as the result is known; the model's
+		// copy of it is rendered after.
 		r.emit(Event{Type: EventToolFinished, Turn: turn, Call: info, Result: shown})
+		results[m.i] = r.toolResult(calls[m.i], info, m.result, m.outcome)
 	}
 
 	if len(jobs) == 1 {
