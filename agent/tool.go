@@ -19,6 +19,7 @@ type Provenance struct {
 	Tool string `json:"tool,omitempty"`
 }
 
+// String is "kind:name:tool", leaving out empty parts (e.g. "mcp:files:read").
 func (p Provenance) String() string {
 	s := p.Kind
 	if p.Name != "" {

@@ -19,6 +19,7 @@ type Key struct {
 	Name   string
 }
 
+// String is "source/name".
 func (k Key) String() string { return string(k.Source) + "/" + k.Name }
 
 // Action says what a handled failure means for the run.
@@ -32,6 +33,7 @@ const (
 	Abort
 )
 
+// String is "report" or "abort".
 func (a Action) String() string {
 	if a == Abort {
 		return "abort"
