@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -63,8 +64,16 @@ type ServerConfig struct {
 	ProtocolVersion string `json:"protocolVersion,omitempty"`
 
 	// Transport is an in-process server's transport (Type inprocess), for
-	// example one end of mcp.NewInMemoryTransports. Not loaded from JSON.
+	// example one end of mcp.NewInMemoryTransports. A transport serves one
+	// session: when it ends the server is not reconnected. Not loaded from
+	// JSON.
 	Transport gomcp.Transport `json:"-"`
+	// NewTransport, instead of Transport, returns a fresh transport for
+	// each connection attempt of an in-process server (for example a new
+	// pair of NewInMemoryTransports, the server side connected with
+	// Server.Connect), so that it is reconnected like any other server when
+	// its session ends. Not loaded from JSON.
+	NewTransport func(ctx context.Context) (gomcp.Transport, error) `json:"-"`
 }
 
 // Duration is a time.Duration that decodes from JSON as a number of
@@ -334,7 +343,7 @@ func (sc *ServerConfig) normalize() error {
 	switch strings.ToLower(sc.Type) {
 	case "":
 		switch {
-		case sc.Transport != nil:
+		case sc.Transport != nil || sc.NewTransport != nil:
 			sc.Type = TypeInProcess
 		case sc.Command != "":
 			sc.Type = TypeStdio
@@ -388,8 +397,8 @@ func (sc *ServerConfig) normalize() error {
 			return fail("url", "%q must start with %s", sc.URL, strings.Join(schemes, " or "))
 		}
 	case TypeInProcess:
-		if sc.Transport == nil {
-			return fail("transport", "missing: an inprocess server needs a Transport")
+		if (sc.Transport == nil) == (sc.NewTransport == nil) {
+			return fail("transport", "an inprocess server needs exactly one of Transport and NewTransport")
 		}
 	}
 	for k := range sc.Headers {

@@ -64,7 +64,7 @@ func (s *server) connectOnce(ctx context.Context) (*gomcp.ClientSession, *attemp
 
 // dial starts a transport and runs the handshake within timeout.
 func (s *server) dial(ctx context.Context, timeout time.Duration, version string) (*gomcp.ClientSession, *attempt, error) {
-	att, err := s.newTransport()
+	att, err := s.newTransport(ctx)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -239,7 +239,7 @@ func (s *server) supervise(ctx context.Context, firstDone func()) {
 			}
 			failures++
 			s.m.handle(ctx, err)
-			if s.cfg.Type == TypeInProcess || s.m.cfg.MaxRestarts > 0 && failures >= s.m.cfg.MaxRestarts {
+			if s.singleUse() || s.m.cfg.MaxRestarts > 0 && failures >= s.m.cfg.MaxRestarts {
 				s.setState(StateFailed, err)
 				s.log.Error().Err(err).Int("attempts", failures).Msg("giving up on MCP server")
 				s.notifyWaiters()
@@ -260,7 +260,7 @@ func (s *server) supervise(ctx context.Context, firstDone func()) {
 		if ctx.Err() != nil {
 			return
 		}
-		if s.cfg.Type == TypeInProcess {
+		if s.singleUse() {
 			s.setState(StateFailed, errors.New("in-process session ended"))
 			s.notifyWaiters()
 			return
@@ -270,6 +270,12 @@ func (s *server) supervise(ctx context.Context, firstDone func()) {
 			return
 		}
 	}
+}
+
+// singleUse reports whether the server's transport serves one session only
+// (an in-process server given a Transport rather than NewTransport).
+func (s *server) singleUse() bool {
+	return s.cfg.Type == TypeInProcess && s.cfg.NewTransport == nil
 }
 
 // notifyWaiters wakes callers waiting for a session that will not come.

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"os"
 	"os/exec"
@@ -23,7 +24,7 @@ type attempt struct {
 }
 
 // newTransport builds a fresh transport for one connection attempt.
-func (s *server) newTransport() (*attempt, error) {
+func (s *server) newTransport(ctx context.Context) (*attempt, error) {
 	cfg := s.cfg
 	switch cfg.Type {
 	case TypeStdio:
@@ -52,6 +53,14 @@ func (s *server) newTransport() (*attempt, error) {
 		}
 		return &attempt{t: &wstransport.ClientTransport{URL: cfg.URL, Header: h, HTTPClient: s.m.cfg.HTTPClient}}, nil
 	case TypeInProcess:
+		if cfg.NewTransport != nil {
+			t, err := cfg.NewTransport(ctx)
+			if err != nil {
+				return nil, &failure.Error{Kind: failure.Unavailable, Source: failure.SourceMCP, Name: cfg.Name, Op: "connect",
+					Message: "the in-process server's transport could not be made", Err: err}
+			}
+			return &attempt{t: t}, nil
+		}
 		s.mu.Lock()
 		used := s.inprocUsed
 		s.inprocUsed = true

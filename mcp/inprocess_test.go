@@ -1,0 +1,97 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-dev/switchboard/agent/failure"
+)
+
+// TestInProcessReconnect: an in-process server given NewTransport is
+// reconnected when its session ends, like any other server; one given a
+// single Transport is not.
+func TestInProcessReconnect(t *testing.T) {
+	srv := goServer()
+	var mu sync.Mutex
+	var serverSide *gomcp.ServerSession
+	var made atomic.Int32
+	newT := func(ctx context.Context) (gomcp.Transport, error) {
+		ct, st := gomcp.NewInMemoryTransports()
+		ss, err := srv.Connect(ctx, st, nil)
+		if err != nil {
+			return nil, err
+		}
+		made.Add(1)
+		mu.Lock()
+		serverSide = ss
+		mu.Unlock()
+		return ct, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cases := []struct {
+		name      string
+		sc        ServerConfig
+		reconnect bool
+	}{
+		{"NewTransport", ServerConfig{Name: "fresh", NewTransport: newT}, true},
+		{"Transport", ServerConfig{Name: "once"}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			made.Store(0)
+			if !tc.reconnect {
+				tr, err := newT(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				tc.sc.Transport = tr
+			}
+			m := newManager(t, quickConfig(tc.sc))
+			args := []byte(`{"text":"hi"}`)
+			if _, err := m.CallTool(ctx, tc.sc.Name, "echo", args); err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			_ = serverSide.Close() // the server ends the session
+			mu.Unlock()
+			var err error
+			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+				if _, err = m.CallTool(ctx, tc.sc.Name, "echo", args); err == nil && made.Load() >= 2 {
+					break
+				}
+				if !tc.reconnect && err != nil {
+					break
+				}
+			}
+			if tc.reconnect {
+				if err != nil || made.Load() < 2 {
+					t.Fatalf("not reconnected: %v (%d transports made)", err, made.Load())
+				}
+				return
+			}
+			if !errors.Is(err, failure.Unavailable) {
+				t.Fatalf("a single-use transport: err = %v, want Unavailable", err)
+			}
+		})
+	}
+}
+
+func TestInProcessConfig(t *testing.T) {
+	ct, _ := gomcp.NewInMemoryTransports()
+	newT := func(context.Context) (gomcp.Transport, error) { return ct, nil }
+	for _, sc := range []ServerConfig{
+		{Name: "none", Type: TypeInProcess},
+		{Name: "both", Transport: ct, NewTransport: newT},
+	} {
+		if _, err := New(context.Background(), quickConfig(sc)); !errors.Is(err, failure.Config) {
+			t.Errorf("%s: err = %v, want a Config failure", sc.Name, err)
+		}
+	}
+}
