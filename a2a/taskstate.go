@@ -269,7 +269,7 @@ func classify(err error, peer, tool, op string) *failure.Error {
 	case errors.Is(err, a2ago.ErrUnauthorized):
 		return mk(failure.PermissionDenied, "the peer refused the request (unauthorized)")
 	case errors.Is(err, a2ago.ErrTaskNotFound):
-		return mk(failure.Rejected, "the peer does not know the task")
+		return mk(failure.NotFound, "the peer does not know the task")
 	case errors.Is(err, a2ago.ErrTaskNotCancelable):
 		return mk(failure.Rejected, "the task can no longer be cancelled")
 	case errors.Is(err, a2ago.ErrUnsupportedContentType), errors.Is(err, a2ago.ErrUnsupportedOperation),

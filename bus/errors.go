@@ -50,9 +50,9 @@ func classify(err error, op string) error {
 		e.Kind, e.Message = failure.Transient, "the bus connection was lost; reconnecting"
 	case errors.Is(err, jetstream.ErrKeyNotFound), errors.Is(err, jetstream.ErrStreamNotFound),
 		errors.Is(err, jetstream.ErrBucketNotFound):
-		e.Kind, e.Message, e.Err = failure.InvalidArgs, "not found", fmt.Errorf("%w: %w", ErrNotFound, err)
+		e.Kind, e.Message, e.Err = failure.NotFound, "not found", fmt.Errorf("%w: %w", ErrNotFound, err)
 	case errors.Is(err, jetstream.ErrKeyExists), errors.Is(err, jetstream.ErrKeyRevisionMismatch):
-		e.Kind, e.Message, e.Err = failure.Rejected, "the key exists or its revision is stale; read it again", fmt.Errorf("%w: %w", ErrConflict, err)
+		e.Kind, e.Message, e.Err = failure.Conflict, "the key exists or its revision is stale; read it again", fmt.Errorf("%w: %w", ErrConflict, err)
 	case errors.Is(err, jetstream.ErrInvalidKey), errors.Is(err, jetstream.ErrInvalidBucketName):
 		e.Kind, e.Message = failure.InvalidArgs, "invalid key or bucket name"
 	case errors.Is(err, jetstream.ErrJetStreamNotEnabled), errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount):

@@ -60,7 +60,7 @@ func TestKV(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = kv.Create(ctx, "task.1", task{State: "again"})
-	wantKind(t, err, failure.Rejected)
+	wantKind(t, err, failure.Conflict)
 	if !errors.Is(err, bus.ErrConflict) {
 		t.Errorf("create of an existing key: %v, want ErrConflict", err)
 	}
@@ -74,7 +74,7 @@ func TestKV(t *testing.T) {
 	}
 	// A stale revision is a typed conflict.
 	_, err = kv.Update(ctx, "task.1", task{State: "lost update"}, rev1)
-	wantKind(t, err, failure.Rejected)
+	wantKind(t, err, failure.Conflict)
 	if !errors.Is(err, bus.ErrConflict) {
 		t.Errorf("stale update: %v, want ErrConflict", err)
 	}
@@ -93,7 +93,7 @@ func TestKV(t *testing.T) {
 	if !errors.Is(err, bus.ErrNotFound) {
 		t.Errorf("Get of a deleted key: %v, want ErrNotFound", err)
 	}
-	wantKind(t, err, failure.InvalidArgs)
+	wantKind(t, err, failure.NotFound)
 	_, err = kv.Get(ctx, "bad key with spaces")
 	wantKind(t, err, failure.InvalidArgs)
 

@@ -75,6 +75,12 @@ const (
 	// Rejected means a remote task was rejected, failed or was canceled by
 	// the remote agent.
 	Rejected
+	// NotFound means what the call named does not exist: a key, a remote
+	// task, a resource.
+	NotFound
+	// Conflict means the call lost a race with another writer: the key
+	// exists already, or its revision is stale.
+	Conflict
 )
 
 var kindNames = [...]string{
@@ -95,6 +101,8 @@ var kindNames = [...]string{
 	Config:           "config",
 	Internal:         "internal",
 	Rejected:         "rejected",
+	NotFound:         "not_found",
+	Conflict:         "conflict",
 }
 
 // String returns the kind's stable snake_case name, as used in logs, events

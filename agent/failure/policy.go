@@ -339,6 +339,10 @@ func ModelText(e *Error) string {
 		return fmt.Sprintf("Error: %s answered with something malformed.", who)
 	case Rejected:
 		return fmt.Sprintf("Error: the remote task behind %s did not complete%s", who, detail)
+	case NotFound:
+		return fmt.Sprintf("Error: what %s was asked for does not exist%s", who, detail)
+	case Conflict:
+		return fmt.Sprintf("Error: %s lost a conflict with another change%s. Read the current state and try again.", who, detail)
 	case Panic:
 		return fmt.Sprintf("Error: %s crashed.", who)
 	case Canceled:
