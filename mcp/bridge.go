@@ -64,6 +64,18 @@ func (s *server) removeInflight(token string) {
 	s.mu.Unlock()
 }
 
+// callOf returns the agent tool call a server request (sampling,
+// elicitation) belongs to. Under protocol 2026-07-28 the request is an
+// input request of the call's own result, fulfilled with the call's
+// context; an older server sends it on its own, and only a server with a
+// single call in flight can be matched.
+func (s *server) callOf(ctx context.Context) *agent.Call {
+	if c, ok := agent.CallFromContext(ctx); ok {
+		return c
+	}
+	return s.soleCall()
+}
+
 // soleCall returns the server's only call in flight, if there is exactly one.
 func (s *server) soleCall() *agent.Call {
 	s.mu.Lock()
@@ -132,7 +144,7 @@ func (s *server) onSample(ctx context.Context, req *gomcp.CreateMessageRequest) 
 	}
 	sr := agent.SamplingRequest{Source: agent.Provenance{Kind: "mcp", Name: s.cfg.Name}, System: p.SystemPrompt,
 		MaxTokens: int(p.MaxTokens), StopWords: p.StopSequences}
-	if c := s.soleCall(); c != nil {
+	if c := s.callOf(ctx); c != nil {
 		sr.Run = c.Run
 	}
 	if sr.MaxTokens <= 0 || sr.MaxTokens > s.m.cfg.MaxSamplingTokens {
@@ -204,7 +216,7 @@ func (s *server) onElicit(ctx context.Context, req *gomcp.ElicitRequest) (*gomcp
 			e.Schema = b
 		}
 	}
-	if c := s.soleCall(); c != nil {
+	if c := s.callOf(ctx); c != nil {
 		e.Run, e.Call = c.Run, c.ID
 		e.Source.Tool = c.Source.Tool
 	}
