@@ -14,6 +14,7 @@ import (
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
+	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
 )
 
@@ -42,6 +43,9 @@ type server struct {
 	hasPrompts bool
 	inprocUsed bool
 	inflight   map[string]*inflight
+	// urlElicits remembers the URL-mode elicitations forwarded, by id, to
+	// place their completion (bounded: see rememberURL).
+	urlElicits map[string]agent.Elicitation
 }
 
 func newServer(m *Manager, cfg ServerConfig) *server {
@@ -103,6 +107,7 @@ func (s *server) clientOptions() *gomcp.ClientOptions {
 	}
 	if s.m.cfg.Elicitor != nil {
 		o.ElicitationHandler = s.onElicit
+		o.ElicitationCompleteHandler = s.onElicitComplete
 		o.Capabilities = &gomcp.ClientCapabilities{
 			RootsV2:     &gomcp.RootCapabilities{ListChanged: true},
 			Elicitation: &gomcp.ElicitationCapabilities{Form: &gomcp.FormElicitationCapabilities{}, URL: &gomcp.URLElicitationCapabilities{}},
@@ -325,6 +330,7 @@ func (s *server) watch(ctx context.Context, sess *gomcp.ClientSession, att *atte
 	ended := make(chan error, 1)
 	go func() { ended <- sess.Wait() }()
 	var endErr error
+	endSeen := false
 loop:
 	for {
 		select {
@@ -332,6 +338,7 @@ loop:
 			s.loadLists(ctx, sess)
 			s.m.listChanged()
 		case endErr = <-ended:
+			endSeen = true
 			break loop
 		case <-ctx.Done():
 			break loop
@@ -352,7 +359,10 @@ loop:
 		}
 	}
 	_ = sess.Close()
-	if ctx.Err() != nil {
+	if ctx.Err() != nil && !endSeen {
+		// The session's end was not seen yet (the manager is closing):
+		// wait for it. If it was seen, the manager may have closed since,
+		// and nothing more will come.
 		<-ended
 	}
 	if att != nil && att.cleanup != nil {

@@ -268,7 +268,8 @@ func (s *server) callErr(ctx context.Context, sess *gomcp.ClientSession, err err
 		default:
 			out.Kind = failure.ToolError
 		}
-	case errors.Is(err, gomcp.ErrConnectionClosed), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+	case errors.Is(err, gomcp.ErrConnectionClosed), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, io.ErrClosedPipe):
 		s.dropSession(sess)
 		out.Kind = failure.Unavailable
 		out.Message = "the connection to the server was lost during the call (it may have crashed); it is being restarted"
