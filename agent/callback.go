@@ -71,6 +71,15 @@ type Elicitor interface {
 	Elicit(ctx context.Context, e Elicitation) (ElicitationResult, error)
 }
 
+// ElicitationCompleter is implemented by elicitors that want to hear when
+// a URL-mode elicitation finished at its source (MCP
+// notifications/elicitation/complete), so that a UI can close the prompt
+// it showed. e is the original question's identity: Kind ElicitURL, ID,
+// Source, and Run and Call when known.
+type ElicitationCompleter interface {
+	ElicitationComplete(ctx context.Context, e Elicitation)
+}
+
 // ElicitorFunc adapts a function to Elicitor.
 type ElicitorFunc func(ctx context.Context, e Elicitation) (ElicitationResult, error)
 

@@ -176,3 +176,16 @@ func TestDecodeSeeds(t *testing.T) {
 		t.Errorf("v2: %v", err)
 	}
 }
+
+func FuzzDecodeElicitationDone(f *testing.F) {
+	for _, s := range []string{`{"v":1,"id":"x","kind":"url","run":"r"}`, `{"v":1}`, `{"v":2,"id":"x"}`, `[]`, ``} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d, err := bus.DecodeElicitationDone(data)
+		checkErr(t, err, false)
+		if err == nil && d.ID == "" {
+			t.Fatalf("accepted a payload without an id: %q", data)
+		}
+	})
+}

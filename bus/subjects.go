@@ -11,6 +11,7 @@ type Subjects struct {
 	progress string // "<prefix>.progress."
 	sampling string // "<prefix>.sampling"
 	elicit   string // "<prefix>.elicit."
+	done     string // "<prefix>.elicit.done."
 	tasks    string // "<prefix>.a2a.tasks."
 	failures string // "<prefix>.failures"
 }
@@ -32,6 +33,7 @@ func NewSubjects(prefix string) Subjects {
 		progress: p + ".progress.",
 		sampling: p + ".sampling",
 		elicit:   p + ".elicit.",
+		done:     p + ".elicit.done.",
 		tasks:    p + ".a2a.tasks.",
 		failures: p + ".failures",
 	}
@@ -51,6 +53,10 @@ func (s Subjects) Sampling() string { return s.sampling }
 
 // Elicit is the subject of a run's questions: <prefix>.elicit.<run>.
 func (s Subjects) Elicit(run string) string { return s.elicit + Token(run) }
+
+// ElicitDone is the subject on which the end of a run's URL-mode
+// elicitation is announced (publish).
+func (s Subjects) ElicitDone(run string) string { return s.done + Token(run) }
 
 // Failures is the subject of handled failures: <prefix>.failures.
 func (s Subjects) Failures() string { return s.failures }

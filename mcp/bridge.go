@@ -220,6 +220,9 @@ func (s *server) onElicit(ctx context.Context, req *gomcp.ElicitRequest) (*gomcp
 		e.Run, e.Call = c.Run, c.ID
 		e.Source.Tool = c.Source.Tool
 	}
+	if e.Kind == agent.ElicitURL && e.ID != "" {
+		s.rememberURL(e)
+	}
 	res, err := s.m.cfg.Elicitor.Elicit(ctx, e)
 	if err != nil {
 		fe := failure.Wrap(failure.From(err).Kind, failure.SourceMCP, err)
@@ -255,4 +258,42 @@ func mcpStopReason(r string) string {
 		return "stopSequence"
 	}
 	return r
+}
+
+// maxURLElicits bounds the URL-mode elicitations remembered while their
+// completion is awaited; past it the oldest are forgotten (their
+// completion is still forwarded, without run and call).
+const maxURLElicits = 256
+
+// rememberURL records a forwarded URL-mode elicitation until its
+// completion.
+func (s *server) rememberURL(e agent.Elicitation) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.urlElicits == nil {
+		s.urlElicits = map[string]agent.Elicitation{}
+	}
+	if len(s.urlElicits) >= maxURLElicits {
+		clear(s.urlElicits)
+	}
+	s.urlElicits[e.ID] = agent.Elicitation{Kind: agent.ElicitURL, ID: e.ID, Run: e.Run, Call: e.Call, Source: e.Source, URL: e.URL}
+}
+
+// onElicitComplete forwards notifications/elicitation/complete to the
+// Elicitor, when it implements agent.ElicitationCompleter, with the
+// identity of the question it ends.
+func (s *server) onElicitComplete(ctx context.Context, req *gomcp.ElicitationCompleteNotificationRequest) {
+	c, ok := s.m.cfg.Elicitor.(agent.ElicitationCompleter)
+	if !ok || req.Params == nil || req.Params.ElicitationID == "" {
+		return
+	}
+	id := req.Params.ElicitationID
+	s.mu.Lock()
+	e, known := s.urlElicits[id]
+	delete(s.urlElicits, id)
+	s.mu.Unlock()
+	if !known {
+		e = agent.Elicitation{Kind: agent.ElicitURL, ID: id, Source: agent.Provenance{Kind: "mcp", Name: s.cfg.Name}}
+	}
+	c.ElicitationComplete(ctx, e)
 }

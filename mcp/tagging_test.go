@@ -91,3 +91,70 @@ func TestSamplingTaggedWithItsRun(t *testing.T) {
 		t.Errorf("%d sampling requests not tagged with a run", tagged[""])
 	}
 }
+
+// completer is an Elicitor that accepts every question and records the
+// questions and the completions it hears of.
+type completer struct {
+	mu   sync.Mutex
+	asks []agent.Elicitation
+	done chan agent.Elicitation
+}
+
+func (c *completer) Elicit(_ context.Context, e agent.Elicitation) (agent.ElicitationResult, error) {
+	c.mu.Lock()
+	c.asks = append(c.asks, e)
+	c.mu.Unlock()
+	return agent.ElicitationResult{Action: agent.ElicitAccept}, nil
+}
+
+func (c *completer) ElicitationComplete(_ context.Context, e agent.Elicitation) { c.done <- e }
+
+// TestElicitationComplete: a server's notifications/elicitation/complete
+// reaches an Elicitor that is an agent.ElicitationCompleter, placed in the
+// run and call of the URL-mode question it ends.
+func TestElicitationComplete(t *testing.T) {
+	srv := gomcp.NewServer(&gomcp.Implementation{Name: "auth", Version: "1"}, nil)
+	gomcp.AddTool(srv, &gomcp.Tool{Name: "login", Description: "Signs in through a browser."},
+		func(ctx context.Context, req *gomcp.CallToolRequest, _ struct{}) (*gomcp.CallToolResult, any, error) {
+			if len(req.Params.InputResponses) == 0 {
+				return &gomcp.CallToolResult{InputRequests: gomcp.InputRequestMap{"u": &gomcp.ElicitParams{
+					Mode: "url", URL: "https://auth.example/login", ElicitationID: "el-1", Message: "Sign in"}}}, nil, nil
+			}
+			_ = req.Session.NotifyElicitationComplete(ctx, &gomcp.ElicitationCompleteParams{ElicitationID: "el-1"})
+			return &gomcp.CallToolResult{Content: []gomcp.Content{&gomcp.TextContent{Text: "signed in"}}}, nil, nil
+		})
+	ct, st := gomcp.NewInMemoryTransports()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ss, err := srv.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	el := &completer{done: make(chan agent.Elicitation, 1)}
+	cfg := quickConfig(ServerConfig{Name: "auth", Transport: ct})
+	cfg.Elicitor = el
+	m := newManager(t, cfg)
+	a, err := agent.New(ctx, agent.Config{Toolsets: []agent.Toolset{m.Toolset()}, Permissions: agent.AllowAll(),
+		Model: llm.NewScripted(llm.Calls(llm.CallTool("c1", "mcp__auth__login", json.RawMessage(`{}`))), llm.Say("done"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ans, err := a.Run(ctx, "sign in")
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-el.done:
+		if got.ID != "el-1" || got.Kind != agent.ElicitURL || got.Run != ans.Run || got.Call != "c1" || got.Source.Name != "auth" {
+			t.Fatalf("completion = %+v (run %s)", got, ans.Run)
+		}
+	case <-ctx.Done():
+		t.Fatal("no completion forwarded")
+	}
+	el.mu.Lock()
+	defer el.mu.Unlock()
+	if len(el.asks) != 1 || el.asks[0].Kind != agent.ElicitURL || el.asks[0].URL != "https://auth.example/login" {
+		t.Fatalf("questions = %+v", el.asks)
+	}
+}

@@ -1,0 +1,55 @@
+package bus_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/bus"
+)
+
+// TestElicitationDone: the bus's Elicitor announces the end of a URL-mode
+// elicitation on its run's subject, and a subscriber of every run gets it.
+func TestElicitationDone(t *testing.T) {
+	b := newBus(t, bus.Config{})
+	cases := []struct {
+		name, follow, run string
+	}{
+		{"one run", "run_1", "run_1"},
+		{"every run", "*", "run_2"},
+		{"no run", "", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			sub, err := b.SubscribeElicitationDone(tc.follow)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sub.Close()
+			if err := b.Flush(ctxT(t, 5*time.Second)); err != nil {
+				t.Fatal(err)
+			}
+			c, ok := b.Elicitor().(agent.ElicitationCompleter)
+			if !ok {
+				t.Fatal("the bus's Elicitor is not an ElicitationCompleter")
+			}
+			c.ElicitationComplete(context.Background(), agent.Elicitation{Kind: agent.ElicitURL, ID: "el-7", Run: tc.run,
+				Source: agent.Provenance{Kind: "mcp", Name: "github"}})
+			got, err := sub.Next(ctxT(t, 5*time.Second))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.ID != "el-7" || got.Run != tc.run || got.Source.Name != "github" || got.Time.IsZero() {
+				t.Fatalf("got %+v", got)
+			}
+		})
+	}
+	for _, bad := range []string{`{"v":2,"id":"x"}`, `{"v":1}`, `nope`} {
+		if _, err := bus.DecodeElicitationDone([]byte(bad)); !errors.Is(err, failure.Protocol) {
+			t.Errorf("%s: %v, want a Protocol failure", bad, err)
+		}
+	}
+}
