@@ -99,3 +99,36 @@ func TestReplicasShareTasks(t *testing.T) {
 		t.Fatalf("tasks after restart = %d", len(l.Tasks))
 	}
 }
+
+// TestReplicasSharePushConfigs: with one push config store over a shared
+// bucket, a config a client sets through one replica is listed by another.
+func TestReplicasSharePushConfigs(t *testing.T) {
+	ctx := ctxT(t)
+	b, err := bus.New(ctx, bus.Config{StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close(context.Background()) })
+	pkv, err := bus.OpenKV[json.RawMessage](ctx, b, bus.KVConfig{Bucket: "a2a_push"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks, pushes := kvStore(t, b), store.NewPushConfigs(store.BusKV(pkv))
+	_, r1 := newWorker(t, ServerConfig{Store: tasks, PushNotifications: true, PushStore: pushes})
+	_, r2 := newWorker(t, ServerConfig{Store: tasks, PushNotifications: true, PushStore: pushes})
+	c1 := clientFor(t, r1.URL, a2ago.TransportProtocolJSONRPC, nil)
+	c2 := clientFor(t, r2.URL, a2ago.TransportProtocolHTTPJSON, nil)
+	res, err := c1.SendMessage(ctx, textMsg("research push"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.(*a2ago.Task).ID
+	pc, err := c1.CreateTaskPushConfig(ctx, &a2ago.PushConfig{TaskID: id, URL: "https://hooks.example/a2a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := c2.ListTaskPushConfigs(ctx, &a2ago.ListTaskPushConfigRequest{TaskID: id})
+	if err != nil || len(l) != 1 || l[0].ID != pc.ID {
+		t.Fatalf("list on the other replica = %+v, %v", l, err)
+	}
+}

@@ -56,6 +56,10 @@ type ServerConfig struct {
 	Auth *Auth
 	// PushNotifications enables push notification configs.
 	PushNotifications bool
+	// PushStore keeps the push notification configs (nil: in memory, per
+	// replica). Give replicas one store.NewPushConfigs over a shared bucket
+	// so that a config set on one replica is used by all.
+	PushStore push.ConfigStore
 	// AllowPrivatePush lets push deliveries reach loopback and private
 	// addresses (refused by default: SSRF).
 	AllowPrivatePush bool
@@ -145,7 +149,11 @@ func newRequestHandler(ex a2asrv.AgentExecutor, caps a2ago.AgentCapabilities, cf
 		opts = append(opts, a2asrv.WithExtendedAgentCard(cfg.ExtendedCard))
 	}
 	if cfg.PushNotifications {
-		opts = append(opts, a2asrv.WithPushNotifications(push.NewInMemoryStore(),
+		ps := cfg.PushStore
+		if ps == nil {
+			ps = push.NewInMemoryStore()
+		}
+		opts = append(opts, a2asrv.WithPushNotifications(ps,
 			push.NewHTTPPushSender(&push.HTTPSenderConfig{Timeout: 10 * time.Second, AllowPrivateNetworks: cfg.AllowPrivatePush})))
 	}
 	return a2asrv.NewHandler(ex, opts...)
