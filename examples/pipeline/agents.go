@@ -78,7 +78,11 @@ func reviewerModel() llm.Model {
 		if len(missing) > 0 {
 			verdict = "Approve once the missing review is done (" + strings.Join(missing, ", ") + ")"
 		}
-		return llm.Say(fmt.Sprintf("%s. Findings from %d specialists: %s", verdict, len(findings), strings.Join(findings, " | ")))
+		who := fmt.Sprintf("%d specialists", len(findings))
+		if len(findings) == 1 {
+			who = "1 specialist"
+		}
+		return llm.Say(fmt.Sprintf("%s. Findings from %s: %s", verdict, who, strings.Join(findings, " | ")))
 	}))
 }
 

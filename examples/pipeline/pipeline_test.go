@@ -122,7 +122,7 @@ func TestWorkerGone(t *testing.T) {
 	if err := Print(ctxT(t), &out, p.Runner.Stream(ctxT(t), "Review PR 43")); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	for _, want := range []string{"! unavailable", "Approve once the missing review is done (performance)", "Findings from 1 specialists"} {
+	for _, want := range []string{"! unavailable", "Approve once the missing review is done (performance)", "Findings from 1 specialist:"} {
 		if !strings.Contains(out.String(), want) {
 			t.Fatalf("output lacks %q:\n%s", want, out.String())
 		}
