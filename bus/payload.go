@@ -189,6 +189,27 @@ func DecodeElicitation(data []byte) (agent.Elicitation, time.Time, error) {
 	return decodeRequest[agent.Elicitation](data, "decode elicitation")
 }
 
+// EncodeElicitation encodes a question as the bus's elicitation request
+// (the payload DecodeElicitation reads), with the asker's deadline (zero:
+// none): for components that route questions over subjects of their own,
+// such as bus/worker.
+func EncodeElicitation(e agent.Elicitation, deadline time.Time) ([]byte, error) {
+	w := requestWire[agent.Elicitation]{V: Version, Request: e}
+	if !deadline.IsZero() {
+		w.DeadlineMS = deadline.UnixMilli()
+	}
+	return json.Marshal(w)
+}
+
+// EncodeElicitationReply encodes an elicitation reply (the payload
+// DecodeElicitationReply reads): the result, or err as a typed failure.
+func EncodeElicitationReply(res agent.ElicitationResult, err error) ([]byte, error) {
+	if err != nil {
+		return json.Marshal(replyWire[agent.ElicitationResult]{V: Version, Error: toWire(err)})
+	}
+	return json.Marshal(replyWire[agent.ElicitationResult]{V: Version, Result: &res})
+}
+
 // DecodeSamplingReply decodes a sampling reply: the result, or the typed
 // failure the responder sent.
 func DecodeSamplingReply(data []byte) (agent.SamplingResult, error) {

@@ -91,7 +91,6 @@ func (h *Handoffs) Stream(ctx context.Context, input string) iter.Seq2[agent.Eve
 		var hist []llm.Message
 		for hop := 0; ; hop++ {
 			s := cur.NewSessionFrom(hist)
-			// A conversation is not retried: the session has moved on.
 			ans, err := w.end(w.runOnce(sessionRunner{cur, s}, hop, in))
 			if err != nil {
 				return "", err
@@ -124,33 +123,12 @@ func (h *Handoffs) Stream(ctx context.Context, input string) iter.Seq2[agent.Eve
 	})
 }
 
-// runOnce runs a step once, outside the policy's retries.
+// runOnce runs a step once, outside the policy's retries (a conversation
+// is not retried: the session has moved on).
 func (w *wrun) runOnce(s agent.Runner, index int, input string) stepResult {
 	start := time.Now()
-	info := agent.StepInfo{Name: s.Name(), Index: index, Attempt: 1}
-	started := info
-	w.emit(agent.Event{Type: agent.EventStepStarted, Text: input, Step: &started})
-	var ans *agent.Answer
-	var err error
-	for ev, e := range s.Stream(agent.WithParent(w.ctx, agent.Parent{Run: w.id, Step: info.Name}), input) {
-		if info.Run == "" {
-			info.Run = ev.Run
-		}
-		if ev.Type != "" {
-			w.emit(agent.Nest(ev))
-		}
-		if e != nil {
-			err = e
-			break
-		}
-		if ev.Type == agent.EventFinal {
-			ans = ev.Answer
-		}
-	}
-	if err == nil && ans == nil {
-		err = &failure.Error{Kind: failure.Internal, Source: failure.SourceAgent, Name: info.Name,
-			Message: "the agent's run ended without an answer"}
-	}
+	info := agent.StepInfo{Name: s.Name(), Index: index}
+	ans, err := w.attempt(w.ctx, s, &info, input, w.emit)
 	info.Elapsed = time.Since(start)
-	return stepResult{ans: ans, err: err, info: info, elapsed: info.Elapsed}
+	return stepResult{ans: ans, err: err, info: info}
 }

@@ -63,10 +63,9 @@ func checkSteps(workflow, what string, steps []Step) ([]Step, error) {
 
 // stepResult is the outcome of one step's run, after the policy's retries.
 type stepResult struct {
-	ans     *agent.Answer
-	err     error
-	info    agent.StepInfo
-	elapsed time.Duration
+	ans  *agent.Answer
+	err  error
+	info agent.StepInfo
 }
 
 // runStep runs a step under the failure policy, passing each of its events
@@ -78,41 +77,49 @@ func (w *wrun) runStep(ctx context.Context, s Step, index int, input string, out
 	key := failure.Key{Source: failure.SourceAgent, Name: w.b.name + "/" + s.Name}
 	var ans *agent.Answer
 	err := w.b.policy.Execute(ctx, key, func(ctx context.Context) error {
-		info.Attempt++
-		started := info
-		out(agent.Event{Type: agent.EventStepStarted, Text: input, Step: &started})
-		ans = nil
-		var runErr error
-		runCtx := agent.WithParent(ctx, agent.Parent{Run: w.id, Step: s.Name})
-		for ev, err := range s.Runner.Stream(runCtx, input) {
-			if info.Run == "" {
-				info.Run = ev.Run
-			}
-			if ev.Type != "" {
-				out(agent.Nest(ev))
-			}
-			if err != nil {
-				runErr = err
-				break
-			}
-			if ev.Type == agent.EventFinal {
-				ans = ev.Answer
-				if ans == nil {
-					ans = &agent.Answer{Run: ev.Run, Text: ev.Text, Handoff: ev.Handoff}
-				}
-			}
-		}
-		if runErr == nil && ans == nil {
-			runErr = &failure.Error{Kind: failure.Internal, Source: failure.SourceAgent, Name: s.Name,
-				Message: "the step's run ended without an answer"}
-		}
-		return runErr
+		var err error
+		ans, err = w.attempt(ctx, s.Runner, &info, input, out)
+		return err
 	})
 	info.Elapsed = time.Since(start)
 	if err != nil {
-		return stepResult{err: stepErr(s.Name, err), info: info, elapsed: info.Elapsed}
+		return stepResult{err: stepErr(s.Name, err), info: info}
 	}
-	return stepResult{ans: ans, info: info, elapsed: info.Elapsed}
+	return stepResult{ans: ans, info: info}
+}
+
+// attempt runs r once as the step info describes: a step_started event,
+// then every event of the run, nested; info.Attempt and info.Run are
+// updated. A run that ends without an answer or an error is an Internal
+// failure.
+func (w *wrun) attempt(ctx context.Context, r agent.Runner, info *agent.StepInfo, input string, out func(agent.Event)) (*agent.Answer, error) {
+	info.Attempt++
+	started := *info
+	out(agent.Event{Type: agent.EventStepStarted, Text: input, Step: &started})
+	var ans *agent.Answer
+	runCtx := agent.WithParent(ctx, agent.Parent{Run: w.id, Step: info.Name})
+	for ev, err := range r.Stream(runCtx, input) {
+		if info.Run == "" {
+			info.Run = ev.Run
+		}
+		if ev.Type != "" {
+			out(agent.Nest(ev))
+		}
+		if err != nil {
+			return nil, err
+		}
+		if ev.Type == agent.EventFinal {
+			ans = ev.Answer
+			if ans == nil {
+				ans = &agent.Answer{Run: ev.Run, Text: ev.Text, Handoff: ev.Handoff}
+			}
+		}
+	}
+	if ans == nil {
+		return nil, &failure.Error{Kind: failure.Internal, Source: failure.SourceAgent, Name: info.Name,
+			Message: "the step's run ended without an answer"}
+	}
+	return ans, nil
 }
 
 // stepErr names the step in a failure that does not name its source.

@@ -2,7 +2,6 @@ package worker
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/nats-io/nats.go"
 
@@ -42,7 +41,7 @@ func (j *job) ask(ctx context.Context, e agent.Elicitation) (agent.ElicitationRe
 		defer cancel()
 	}
 	dl, _ := ctx.Deadline()
-	data, err := json.Marshal(elicitWire{V: bus.Version, DeadlineMS: deadlineMS(dl), Request: e})
+	data, err := bus.EncodeElicitation(e, dl)
 	if err != nil {
 		return agent.ElicitationResult{}, &failure.Error{Kind: failure.InvalidArgs, Source: failure.SourceBus, Name: s.key,
 			Op: "elicit", Err: err, Message: "the question could not be encoded"}
@@ -63,16 +62,11 @@ func (j *job) ask(ctx context.Context, e agent.Elicitation) (agent.ElicitationRe
 // elicitor: the tool call the pool runs in (agent.CallFromContext), else
 // PoolConfig.Elicitor, else a decline. ctx is the caller's.
 func (p *Pool) answerElicitation(ctx context.Context, msg *nats.Msg) {
-	reply := func(res *agent.ElicitationResult, err error) {
-		w := elicitReplyWire{V: bus.Version, Result: res}
-		if err != nil {
-			w.Result, w.Error = nil, bus.NewWireError(err)
-		}
-		data, merr := json.Marshal(w)
+	reply := func(res agent.ElicitationResult, err error) {
+		data, merr := bus.EncodeElicitationReply(res, err)
 		if merr != nil {
-			w = elicitReplyWire{V: bus.Version, Error: bus.NewWireError(&failure.Error{Kind: failure.Internal,
-				Source: failure.SourceBus, Name: p.key.Name, Op: "elicit", Err: merr, Message: "the answer could not be encoded"})}
-			data = mustJSON(w)
+			data, _ = bus.EncodeElicitationReply(agent.ElicitationResult{}, &failure.Error{Kind: failure.Internal,
+				Source: failure.SourceBus, Name: p.key.Name, Op: "elicit", Err: merr, Message: "the answer could not be encoded"})
 		}
 		if msg.Reply == "" {
 			return
@@ -84,7 +78,7 @@ func (p *Pool) answerElicitation(ctx context.Context, msg *nats.Msg) {
 	e, deadline, err := bus.DecodeElicitation(msg.Data)
 	if err != nil {
 		p.policy.Handle(ctx, err)
-		reply(nil, err)
+		reply(agent.ElicitationResult{}, err)
 		return
 	}
 	if !deadline.IsZero() {
@@ -102,8 +96,8 @@ func (p *Pool) answerElicitation(ctx context.Context, msg *nats.Msg) {
 		res = agent.ElicitationResult{Action: agent.ElicitDecline, Reason: "no one is available to answer questions"}
 	}
 	if err != nil {
-		reply(nil, err)
+		reply(agent.ElicitationResult{}, err)
 		return
 	}
-	reply(&res, nil)
+	reply(res, nil)
 }

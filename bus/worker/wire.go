@@ -136,21 +136,6 @@ type infoWire struct {
 	WorkerInfo
 }
 
-// elicitWire and elicitReplyWire are the bus's elicitation payloads
-// (docs/bus.md), decoded with bus.DecodeElicitation and
-// bus.DecodeElicitationReply.
-type elicitWire struct {
-	V          int               `json:"v"`
-	DeadlineMS int64             `json:"deadline_ms,omitempty"`
-	Request    agent.Elicitation `json:"request"`
-}
-
-type elicitReplyWire struct {
-	V      int                      `json:"v"`
-	Result *agent.ElicitationResult `json:"result,omitempty"`
-	Error  *bus.WireError           `json:"error,omitempty"`
-}
-
 // protocolError is a malformed or wrong-version payload.
 func protocolError(op string, err error) *failure.Error {
 	return &failure.Error{Kind: failure.Protocol, Source: failure.SourceBus, Op: op, Err: err,
