@@ -63,6 +63,13 @@ type ServerConfig struct {
 	// the 2026-07-28 discovery probe).
 	ProtocolVersion string `json:"protocolVersion,omitempty"`
 
+	// Server is an in-process go-sdk server (Type inprocess). The manager
+	// connects it over an in-memory pipe for each connection attempt, so
+	// it is reconnected like any other server when its session ends, and
+	// it reads the server's messages with its own decoder (see
+	// docs/performance.md). Exactly one of Server, Transport and
+	// NewTransport is set for an in-process server. Not loaded from JSON.
+	Server *gomcp.Server `json:"-"`
 	// Transport is an in-process server's transport (Type inprocess), for
 	// example one end of mcp.NewInMemoryTransports. A transport serves one
 	// session: when it ends the server is not reconnected. Not loaded from
@@ -343,7 +350,7 @@ func (sc *ServerConfig) normalize() error {
 	switch strings.ToLower(sc.Type) {
 	case "":
 		switch {
-		case sc.Transport != nil || sc.NewTransport != nil:
+		case sc.Server != nil || sc.Transport != nil || sc.NewTransport != nil:
 			sc.Type = TypeInProcess
 		case sc.Command != "":
 			sc.Type = TypeStdio
@@ -397,8 +404,14 @@ func (sc *ServerConfig) normalize() error {
 			return fail("url", "%q must start with %s", sc.URL, strings.Join(schemes, " or "))
 		}
 	case TypeInProcess:
-		if (sc.Transport == nil) == (sc.NewTransport == nil) {
-			return fail("transport", "an inprocess server needs exactly one of Transport and NewTransport")
+		n := 0
+		for _, set := range []bool{sc.Server != nil, sc.Transport != nil, sc.NewTransport != nil} {
+			if set {
+				n++
+			}
+		}
+		if n != 1 {
+			return fail("transport", "an inprocess server needs exactly one of Server, Transport and NewTransport (it has %d)", n)
 		}
 	}
 	for k := range sc.Headers {

@@ -6,7 +6,10 @@
 // with backoff; stderr logged; shutdown closes stdin, then SIGTERM, then
 // SIGKILL, reaching the whole process group), Streamable HTTP (an expired
 // session is re-established), legacy SSE, WebSocket (package wstransport)
-// and in-process go-sdk servers. Servers connect concurrently, each within
+// and in-process go-sdk servers (ServerConfig.Server, reconnected over a
+// fresh pipe). Stdio and in-process servers are spoken to over the
+// Manager's own newline-delimited JSON-RPC connection, whose decoder
+// allocates a small fraction of what go-sdk's does. Servers connect concurrently, each within
 // its startup timeout; a server that ignores the 2026-07-28 server/discover
 // probe is restarted and spoken to with the 2025-11-25 handshake.
 //

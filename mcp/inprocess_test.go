@@ -15,7 +15,7 @@ import (
 
 // TestInProcessReconnect: an in-process server given NewTransport is
 // reconnected when its session ends, like any other server; one given a
-// single Transport is not.
+// single Transport is not; one given as a Server is, over a fresh pipe.
 func TestInProcessReconnect(t *testing.T) {
 	srv := goServer()
 	var mu sync.Mutex
@@ -42,6 +42,7 @@ func TestInProcessReconnect(t *testing.T) {
 	}{
 		{"NewTransport", ServerConfig{Name: "fresh", NewTransport: newT}, true},
 		{"Transport", ServerConfig{Name: "once"}, false},
+		{"Server", ServerConfig{Name: "server", Server: countingServer(&made)}, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -58,9 +59,15 @@ func TestInProcessReconnect(t *testing.T) {
 			if _, err := m.CallTool(ctx, tc.sc.Name, "echo", args); err != nil {
 				t.Fatal(err)
 			}
-			mu.Lock()
-			_ = serverSide.Close() // the server ends the session
-			mu.Unlock()
+			if tc.sc.Server != nil {
+				for ss := range tc.sc.Server.Sessions() { // the Manager's one
+					_ = ss.Close()
+				}
+			} else {
+				mu.Lock()
+				_ = serverSide.Close() // the server ends the session
+				mu.Unlock()
+			}
 			var err error
 			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 				if _, err = m.CallTool(ctx, tc.sc.Name, "echo", args); err == nil && made.Load() >= 2 {
@@ -83,12 +90,28 @@ func TestInProcessReconnect(t *testing.T) {
 	}
 }
 
+// countingServer is goServer counting in n the sessions its echo tool
+// was called in.
+func countingServer(n *atomic.Int32) *gomcp.Server {
+	var seen sync.Map
+	s := gomcp.NewServer(&gomcp.Implementation{Name: "go-test", Version: "1.0.0"}, nil)
+	gomcp.AddTool(s, &gomcp.Tool{Name: "echo", Description: "Echo text."},
+		func(ctx context.Context, req *gomcp.CallToolRequest, in echoArgs) (*gomcp.CallToolResult, any, error) {
+			if _, old := seen.LoadOrStore(req.Session, true); !old {
+				n.Add(1)
+			}
+			return &gomcp.CallToolResult{Content: []gomcp.Content{&gomcp.TextContent{Text: in.Text}}}, nil, nil
+		})
+	return s
+}
+
 func TestInProcessConfig(t *testing.T) {
 	ct, _ := gomcp.NewInMemoryTransports()
 	newT := func(context.Context) (gomcp.Transport, error) { return ct, nil }
 	for _, sc := range []ServerConfig{
 		{Name: "none", Type: TypeInProcess},
 		{Name: "both", Transport: ct, NewTransport: newT},
+		{Name: "server and transport", Server: goServer(), Transport: ct},
 	} {
 		if _, err := New(context.Background(), quickConfig(sc)); !errors.Is(err, failure.Config) {
 			t.Errorf("%s: err = %v, want a Config failure", sc.Name, err)

@@ -278,9 +278,10 @@ func (s *server) supervise(ctx context.Context, firstDone func()) {
 }
 
 // singleUse reports whether the server's transport serves one session only
-// (an in-process server given a Transport rather than NewTransport).
+// (an in-process server given a Transport rather than Server or
+// NewTransport).
 func (s *server) singleUse() bool {
-	return s.cfg.Type == TypeInProcess && s.cfg.NewTransport == nil
+	return s.cfg.Type == TypeInProcess && s.cfg.Transport != nil
 }
 
 // notifyWaiters wakes callers waiting for a session that will not come.

@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -39,7 +40,7 @@ func (s *server) newTransport(ctx context.Context) (*attempt, error) {
 		cmd.Dir = cfg.Cwd
 		cmd.Stderr = &lineLogger{log: s.log, server: cfg.Name}
 		setProcessGroup(cmd)
-		a := &attempt{t: &gomcp.CommandTransport{Command: cmd, TerminateDuration: s.m.cfg.ShutdownGrace}, cmd: cmd}
+		a := &attempt{t: &stdioTransport{cmd: cmd, grace: s.m.cfg.ShutdownGrace, maxFrame: gomcp.DefaultMaxLineLength}, cmd: cmd}
 		a.cleanup = func() { killProcessGroup(cmd) }
 		return a, nil
 	case TypeHTTP:
@@ -53,6 +54,9 @@ func (s *server) newTransport(ctx context.Context) (*attempt, error) {
 		}
 		return &attempt{t: &wstransport.ClientTransport{URL: cfg.URL, Header: h, HTTPClient: s.m.cfg.HTTPClient}}, nil
 	case TypeInProcess:
+		if cfg.Server != nil {
+			return s.pipeToServer(ctx)
+		}
 		if cfg.NewTransport != nil {
 			t, err := cfg.NewTransport(ctx)
 			if err != nil {
@@ -143,3 +147,33 @@ func (l *lineLogger) emit(line []byte) {
 	}
 	l.log.Info().Str("stream", "stderr").Msg(string(line))
 }
+
+// pipeToServer connects the in-process server to one end of an in-memory
+// pipe and returns a transport over the other end. The server's session
+// ends when the client's end closes; cleanup also closes it.
+func (s *server) pipeToServer(ctx context.Context) (*attempt, error) {
+	clientEnd, serverEnd := net.Pipe()
+	maxFrame := gomcp.DefaultMaxLineLength
+	// Both ends read with lineConn. The server's end never sees a batch:
+	// the only client on the pipe is go-sdk's, which sends none.
+	serverT := connTransport{newConn: func() gomcp.Connection { return newLineConn(serverEnd, serverEnd, serverEnd.Close, maxFrame) }}
+	ss, err := s.cfg.Server.Connect(ctx, serverT, nil)
+	if err != nil {
+		_ = clientEnd.Close()
+		_ = serverEnd.Close()
+		return nil, &failure.Error{Kind: failure.Unavailable, Source: failure.SourceMCP, Name: s.cfg.Name, Op: "connect",
+			Message: "the in-process server did not accept a connection", Err: err}
+	}
+	return &attempt{
+		t:       connTransport{newConn: func() gomcp.Connection { return newLineConn(clientEnd, clientEnd, clientEnd.Close, maxFrame) }},
+		cleanup: func() { _ = clientEnd.Close(); _ = ss.Close() },
+	}, nil
+}
+
+// connTransport is a Transport whose Connect returns a connection made
+// by newConn.
+type connTransport struct {
+	newConn func() gomcp.Connection
+}
+
+func (t connTransport) Connect(context.Context) (gomcp.Connection, error) { return t.newConn(), nil }

@@ -16,7 +16,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
 	"github.com/switchboard-dev/switchboard/a2a"
@@ -196,13 +195,7 @@ func (w *world) startMCP(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	serverT, clientT := gomcp.NewInMemoryTransports()
-	sess, err := srv.Connect(ctx, serverT, nil)
-	if err != nil {
-		return err
-	}
-	w.closers = append(w.closers, func() { _ = sess.Close() })
-	servers := []mcp.ServerConfig{{Name: "files", Type: mcp.TypeInProcess, Transport: clientT}}
+	servers := []mcp.ServerConfig{{Name: "files", Server: srv}}
 	if w.o.mcpConfig != "" {
 		more, err := mcp.LoadFile(w.o.mcpConfig, mcp.LoadOptions{})
 		if err != nil {

@@ -2,7 +2,8 @@
 // tests. TESTSERVER_MODE selects a misbehaviour: "" (well behaved),
 // "garbage" (writes non-JSON to stdout), "nohandshake" (reads but never
 // answers), "nodiscover" (ignores server/discover, as legacy servers do),
-// "slowstart" (sleeps TESTSERVER_DELAY before serving). TESTSERVER_MARKER
+// "slowstart" (sleeps TESTSERVER_DELAY before serving), "stubborn"
+// (ignores SIGTERM and outlives its input). TESTSERVER_MARKER
 // names a file the server appends events to ("cancelled <tool>").
 package main
 
@@ -12,7 +13,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -165,6 +168,13 @@ func main() {
 		sc := bufio.NewScanner(os.Stdin)
 		sc.Buffer(make([]byte, 1<<20), 16<<20)
 		t = &mcp.IOTransport{Reader: io.NopCloser(&filterReader{sc: sc, drop: `"server/discover"`}), Writer: os.Stdout}
+	case "stubborn":
+		// Ignores SIGTERM and keeps running after its input closes: only
+		// SIGKILL stops it.
+		signal.Ignore(syscall.SIGTERM)
+		fmt.Fprintln(os.Stderr, "testserver starting")
+		_ = newServer().Run(ctx, t)
+		select {}
 	case "slowstart":
 		d, _ := time.ParseDuration(os.Getenv("TESTSERVER_DELAY"))
 		time.Sleep(d)

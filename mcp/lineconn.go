@@ -1,0 +1,282 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// lineConn is the client's end of a newline-delimited JSON-RPC stream (a
+// stdio server's stdout and stdin, or a pipe to an in-process server). It
+// does what go-sdk's own stream connection does (framing, a bound on one
+// frame's size, JSON-RPC batches, a Close that unblocks Read) but decodes
+// each message with one pass of encoding/json: go-sdk's decoder allocates
+// a fresh 32 KiB buffer for every value it decodes, two or three per
+// message, which made that garbage most of what a tool call allocated.
+type lineConn struct {
+	w       io.Writer
+	closeFn func() error
+
+	incoming chan frame
+	closed   chan struct{}
+
+	closeOnce sync.Once
+	closeErr  error
+
+	writeMu sync.Mutex // Write may be called concurrently
+
+	queue []jsonrpc.Message // the rest of the last batch; Reads are serial
+
+	batchMu sync.Mutex
+	batches map[jsonrpc.ID]*inBatch // requests that came in a batch, by ID
+}
+
+// frame is one JSON value read off the stream, or the error that ended it.
+type frame struct {
+	data json.RawMessage
+	err  error
+}
+
+// inBatch is a batch of requests from the peer: JSON-RPC answers a batch
+// with one array once every request in it has its response.
+type inBatch struct {
+	pending   map[jsonrpc.ID]int
+	responses []*jsonrpc.Response
+}
+
+// newLineConn reads frames from r (at most maxFrame bytes each, no bound
+// if negative) on a goroutine that ends when r fails or the connection is
+// closed, writes to w, and calls closeFn once on Close.
+func newLineConn(r io.Reader, w io.Writer, closeFn func() error, maxFrame int) *lineConn {
+	c := &lineConn{w: w, closeFn: closeFn, incoming: make(chan frame), closed: make(chan struct{})}
+	go c.readLoop(r, maxFrame)
+	return c
+}
+
+// readLoop decodes one JSON value at a time, as go-sdk does: a value may
+// span lines, and what follows it on its line must be its line's end. It
+// stops at the first error, after handing it to Read, or when the
+// connection closes. A Read blocked in r that never returns after Close
+// (a pipe nobody closes) keeps this goroutine, as in go-sdk.
+func (c *lineConn) readLoop(r io.Reader, maxFrame int) {
+	var limiter *frameLimit
+	if maxFrame > 0 {
+		limiter = &frameLimit{r: r, limit: maxFrame}
+		r = limiter
+	}
+	dec := json.NewDecoder(r)
+	for {
+		var raw json.RawMessage
+		err := dec.Decode(&raw)
+		if err == nil {
+			var next [1]byte
+			if n, rerr := dec.Buffered().Read(next[:]); n > 0 {
+				if next[0] != '\n' && next[0] != '\r' {
+					err = errors.New("invalid trailing data after a JSON-RPC message")
+				}
+			} else if rerr != nil && rerr != io.EOF {
+				err = rerr
+			}
+		}
+		if limiter != nil && errors.Is(err, errFrameTooLarge) {
+			err = fmt.Errorf("%w (%d bytes)", errFrameTooLarge, maxFrame)
+		}
+		select {
+		case c.incoming <- frame{data: raw, err: err}:
+		case <-c.closed:
+			return
+		}
+		if err != nil {
+			return
+		}
+		if limiter != nil {
+			limiter.count = 0
+		}
+	}
+}
+
+// Read returns the next message: the rest of a batch first, then the next
+// frame.
+func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if len(c.queue) > 0 {
+		next := c.queue[0]
+		c.queue = c.queue[1:]
+		return next, nil
+	}
+	var data []byte
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case f := <-c.incoming:
+		if f.err != nil {
+			return nil, f.err
+		}
+		data = f.data
+	case <-c.closed:
+		return nil, io.EOF
+	}
+	msgs, batch, err := decodeFrame(data)
+	if err != nil {
+		return nil, err
+	}
+	if batch {
+		if err := c.trackBatch(msgs); err != nil {
+			return nil, err
+		}
+	}
+	c.queue = msgs[1:]
+	return msgs[0], nil
+}
+
+// trackBatch records the requests of an incoming batch, so that their
+// responses go back as one array.
+func (c *lineConn) trackBatch(msgs []jsonrpc.Message) error {
+	var b *inBatch
+	for _, m := range msgs {
+		req, ok := m.(*jsonrpc.Request)
+		if !ok || !req.ID.IsValid() {
+			continue
+		}
+		if b == nil {
+			b = &inBatch{pending: map[jsonrpc.ID]int{}}
+		}
+		if _, dup := b.pending[req.ID]; dup {
+			return fmt.Errorf("a JSON-RPC batch repeats the request ID %v", req.ID.Raw())
+		}
+		b.pending[req.ID] = len(b.responses)
+		b.responses = append(b.responses, nil)
+	}
+	if b == nil {
+		return nil
+	}
+	c.batchMu.Lock()
+	defer c.batchMu.Unlock()
+	for id := range b.pending {
+		if _, dup := c.batches[id]; dup {
+			return fmt.Errorf("a JSON-RPC batch repeats the ID %v of a request still being answered", id.Raw())
+		}
+	}
+	if c.batches == nil {
+		c.batches = map[jsonrpc.ID]*inBatch{}
+	}
+	for id := range b.pending {
+		c.batches[id] = b
+	}
+	return nil
+}
+
+// answerBatch files resp in its batch, if it answers a batched request,
+// and returns the whole batch's responses once the last one is in.
+func (c *lineConn) answerBatch(resp *jsonrpc.Response) (all []*jsonrpc.Response, batched bool) {
+	c.batchMu.Lock()
+	defer c.batchMu.Unlock()
+	b, ok := c.batches[resp.ID]
+	if !ok {
+		return nil, false
+	}
+	b.responses[b.pending[resp.ID]] = resp
+	delete(b.pending, resp.ID)
+	delete(c.batches, resp.ID)
+	if len(b.pending) > 0 {
+		return nil, true
+	}
+	return b.responses, true
+}
+
+// Write sends one message as one line (or, for the last response of an
+// incoming batch, the batch's array of responses).
+func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var data []byte
+	var err error
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		if all, batched := c.answerBatch(resp); batched {
+			if all == nil {
+				return nil
+			}
+			data, err = encodeBatch(all)
+		}
+	}
+	if data == nil && err == nil {
+		data, err = jsonrpc.EncodeMessage(msg)
+	}
+	if err != nil {
+		return fmt.Errorf("encoding a JSON-RPC message: %w", err)
+	}
+	data = append(data, '\n')
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	select {
+	case <-c.closed:
+		return gomcp.ErrConnectionClosed
+	default:
+	}
+	_, err = c.w.Write(data)
+	return err
+}
+
+func encodeBatch(resps []*jsonrpc.Response) ([]byte, error) {
+	var buf bytes.Buffer
+	buf.WriteByte('[')
+	for i, r := range resps {
+		data, err := jsonrpc.EncodeMessage(r)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		buf.Write(data)
+	}
+	buf.WriteByte(']')
+	return buf.Bytes(), nil
+}
+
+// Close closes the stream once (for a stdio server: stdin, then the
+// shutdown sequence) and unblocks Read.
+func (c *lineConn) Close() error {
+	c.closeOnce.Do(func() {
+		close(c.closed)
+		if c.closeFn != nil {
+			c.closeErr = c.closeFn()
+		}
+	})
+	return c.closeErr
+}
+
+// SessionID is empty: a stream has no session ID.
+func (c *lineConn) SessionID() string { return "" }
+
+// errFrameTooLarge is the error of a frame over the size bound.
+var errFrameTooLarge = errors.New("a JSON-RPC message from the server exceeds the size limit")
+
+// frameLimit fails a read once one frame has used up its byte budget.
+type frameLimit struct {
+	r     io.Reader
+	limit int
+	count int
+}
+
+func (f *frameLimit) Read(p []byte) (int, error) {
+	if f.count >= f.limit {
+		return 0, errFrameTooLarge
+	}
+	if len(p) > f.limit-f.count {
+		p = p[:f.limit-f.count]
+	}
+	n, err := f.r.Read(p)
+	f.count += n
+	return n, err
+}

@@ -1,0 +1,86 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+
+	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// stdioTransport starts a server's process and speaks newline-delimited
+// JSON-RPC over its stdin and stdout (a lineConn). It replaces go-sdk's
+// CommandTransport, whose connection decodes each message with go-sdk's
+// allocation-heavy decoder; the shutdown is the same: close stdin, wait,
+// SIGTERM, wait, SIGKILL.
+type stdioTransport struct {
+	cmd      *exec.Cmd
+	grace    time.Duration // each wait of the shutdown
+	maxFrame int           // the bound on one message's size
+}
+
+// Connect starts the process.
+func (t *stdioTransport) Connect(context.Context) (gomcp.Connection, error) {
+	stdout, err := t.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdin, err := t.cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := t.cmd.Start(); err != nil {
+		return nil, err
+	}
+	grace := t.grace
+	if grace <= 0 {
+		grace = 5 * time.Second
+	}
+	stop := func() error {
+		// MCP's stdio shutdown: close the server's input, wait for it to
+		// exit, then SIGTERM, then SIGKILL.
+		_ = stdin.Close()
+		done := make(chan error, 1)
+		go func() { done <- t.cmd.Wait() }()
+		wait := func() (error, bool) {
+			timer := time.NewTimer(grace)
+			defer timer.Stop()
+			select {
+			case err := <-done:
+				return exitErr(err), true
+			case <-timer.C:
+				return nil, false
+			}
+		}
+		if err, ok := wait(); ok {
+			return err
+		}
+		if t.cmd.Process.Signal(syscall.SIGTERM) == nil {
+			if err, ok := wait(); ok {
+				return err
+			}
+		}
+		if err := t.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+			return err
+		}
+		if err, ok := wait(); ok {
+			return err
+		}
+		return fmt.Errorf("the server process %d did not exit after SIGKILL", t.cmd.Process.Pid)
+	}
+	return newLineConn(stdout, stdin, stop, t.maxFrame), nil
+}
+
+// exitErr keeps a server's exit status out of Close's result: a server
+// that exits non-zero when its input closes has still shut down.
+func exitErr(err error) error {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return nil
+	}
+	return err
+}
