@@ -36,6 +36,8 @@ type lineConn struct {
 
 	batchMu sync.Mutex
 	batches map[jsonrpc.ID]*inBatch // requests that came in a batch, by ID
+
+	nudge *nudger // a stdio server's; nil on a pipe
 }
 
 // frame is one JSON value read off the stream, or the error that ended it.
@@ -103,8 +105,17 @@ func (c *lineConn) readLoop(r io.Reader, maxFrame int) {
 }
 
 // Read returns the next message: the rest of a batch first, then the next
-// frame.
+// frame. The answers to a nudger's pings are dropped.
 func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		msg, err := c.read(ctx)
+		if err != nil || c.nudge == nil || !c.nudge.read(msg) {
+			return msg, err
+		}
+	}
+}
+
+func (c *lineConn) read(ctx context.Context) (jsonrpc.Message, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -215,7 +226,14 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return fmt.Errorf("encoding a JSON-RPC message: %w", err)
 	}
-	data = append(data, '\n')
+	if c.nudge != nil {
+		c.nudge.wrote(msg) // before the answer can be read
+	}
+	return c.writeLine(append(data, '\n'))
+}
+
+// writeLine writes one line, unless the connection is closed.
+func (c *lineConn) writeLine(data []byte) error {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
 	select {
@@ -223,7 +241,7 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return gomcp.ErrConnectionClosed
 	default:
 	}
-	_, err = c.w.Write(data)
+	_, err := c.w.Write(data)
 	return err
 }
 
@@ -249,6 +267,9 @@ func encodeBatch(resps []*jsonrpc.Response) ([]byte, error) {
 func (c *lineConn) Close() error {
 	c.closeOnce.Do(func() {
 		close(c.closed)
+		if c.nudge != nil {
+			c.nudge.stop()
+		}
 		if c.closeFn != nil {
 			c.closeErr = c.closeFn()
 		}

@@ -179,6 +179,9 @@ func main() {
 		d, _ := time.ParseDuration(os.Getenv("TESTSERVER_DELAY"))
 		time.Sleep(d)
 	}
+	if _, ok := t.(*mcp.StdioTransport); ok {
+		t = pollableStdio()
+	}
 	fmt.Fprintln(os.Stderr, "testserver starting")
 	if err := newServer().Run(ctx, t); err != nil {
 		fmt.Fprintln(os.Stderr, "testserver:", err)
