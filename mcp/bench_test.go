@@ -15,11 +15,15 @@ import (
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
-// benchPair is a raw go-sdk session and a Manager on the same server.
+// benchPair is a Manager on a server, and two raw go-sdk sessions on the
+// same server: one over go-sdk's own transport (what a go-sdk user gets)
+// and one over the Manager's connection (lineConn), which isolates the
+// cost of the layers above the connection.
 type benchPair struct {
-	raw  *gomcp.ClientSession
-	m    *Manager
-	tool agent.Tool
+	raw     *gomcp.ClientSession
+	rawConn *gomcp.ClientSession
+	m       *Manager
+	tool    agent.Tool
 }
 
 func newBenchPair(b *testing.B, transport string) *benchPair {
@@ -27,104 +31,173 @@ func newBenchPair(b *testing.B, transport string) *benchPair {
 	ctx := context.Background()
 	client := gomcp.NewClient(&gomcp.Implementation{Name: "raw", Version: "1"}, nil)
 	var sc ServerConfig
-	var rawT gomcp.Transport
+	var rawT, connT gomcp.Transport
 	switch transport {
 	case "inmemory":
 		srv := goServer()
-		for _, pair := range []*gomcp.Transport{&rawT, &sc.Transport} {
-			ct, st := gomcp.NewInMemoryTransports()
-			ss, err := srv.Connect(ctx, st, nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { _ = ss.Close() })
-			*pair = ct
+		ct, st := gomcp.NewInMemoryTransports()
+		ss, err := srv.Connect(ctx, st, nil)
+		if err != nil {
+			b.Fatal(err)
 		}
-		sc.Name = "bench"
+		b.Cleanup(func() { _ = ss.Close() })
+		rawT = ct
+		sc = ServerConfig{Name: "bench", Server: srv}
+		att, err := (&server{cfg: sc}).pipeToServer(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(att.cleanup)
+		connT = att.t
 	case "stdio":
 		sc = testServer("bench", "", nil)
 		rawT = &gomcp.CommandTransport{Command: exec.Command(testServerPath()), TerminateDuration: time.Second}
+		connT = &stdioTransport{cmd: exec.Command(testServerPath()), grace: time.Second, maxFrame: gomcp.DefaultMaxLineLength}
 	}
-	raw, err := client.Connect(ctx, rawT, nil)
-	if err != nil {
-		b.Fatal(err)
+	p := &benchPair{}
+	for _, c := range []struct {
+		t    gomcp.Transport
+		sess **gomcp.ClientSession
+	}{{rawT, &p.raw}, {connT, &p.rawConn}} {
+		sess, err := client.Connect(ctx, c.t, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = sess.Close() })
+		*c.sess = sess
 	}
-	b.Cleanup(func() { _ = raw.Close() })
-	m := newManager(b, quickConfig(sc))
-	tools, _ := m.Toolset().Tools(ctx)
-	p := &benchPair{raw: raw, m: m}
+	p.m = newManager(b, quickConfig(sc))
+	tools, _ := p.m.Toolset().Tools(ctx)
 	for _, t := range tools {
 		if t.Spec().Name == "mcp__bench__echo" {
 			p.tool = t
 		}
 	}
 	if p.tool == nil {
-		b.Fatalf("no echo tool: %+v", m.Status())
+		b.Fatalf("no echo tool: %+v", p.m.Status())
 	}
 	return p
 }
 
-// BenchmarkToolCall compares a tool call through the Manager's tool (and
-// through a whole agent run) with go-sdk's ClientSession.CallTool on the
-// same server, interleaving them so both see the same machine load.
+// rawCall times one go-sdk CallTool of the echo tool on sess.
+func rawCall(b *testing.B, sess *gomcp.ClientSession) time.Duration {
+	t0 := time.Now()
+	if _, err := sess.CallTool(context.Background(), &gomcp.CallToolParams{Name: "echo", Arguments: json.RawMessage(`{"text":"hello"}`)}); err != nil {
+		b.Fatal(err)
+	}
+	return time.Since(t0)
+}
+
+// ratios accumulates interleaved timings of several paths and reports one
+// path against another: the ratio of the totals, and the median of the
+// ratios of chunks of 20 rounds ("-med"), which a burst of load from
+// another process skews less, since it hits a chunk of every path alike.
+type ratios struct {
+	total  []time.Duration
+	chunks [][]time.Duration // per chunk of 20 rounds, each path's sum
+	rounds int
+}
+
+func newRatios(paths int) *ratios { return &ratios{total: make([]time.Duration, paths)} }
+
+// add records one round: one timing per path.
+func (r *ratios) add(d ...time.Duration) {
+	if r.rounds%20 == 0 {
+		r.chunks = append(r.chunks, make([]time.Duration, len(d)))
+	}
+	r.rounds++
+	c := r.chunks[len(r.chunks)-1]
+	for i, v := range d {
+		r.total[i] += v
+		c[i] += v
+	}
+}
+
+// report reports path i against path base as unit (and unit-med).
+func (r *ratios) report(b *testing.B, i, base int, unit string) {
+	b.ReportMetric(float64(r.total[i])/float64(r.total[base]), unit)
+	var xs []float64
+	for _, c := range r.chunks[:r.rounds/20] { // the full chunks
+		xs = append(xs, float64(c[i])/float64(c[base]))
+	}
+	if len(xs) > 0 {
+		b.ReportMetric(median(xs), unit+"-med")
+	}
+}
+
+// mean reports path i's mean time per round as unit.
+func (r *ratios) mean(b *testing.B, i int, unit string) {
+	b.ReportMetric(float64(r.total[i].Nanoseconds())/float64(r.rounds), unit)
+}
+
+// interleave runs each path once per round, b.N rounds, starting each
+// round with the next path so that none always runs first (or right after
+// the same one), and records the timings.
+func interleave(b *testing.B, r *ratios, paths ...func() time.Duration) {
+	d := make([]time.Duration, len(paths))
+	for i := 0; i < b.N; i++ {
+		for k := range paths {
+			j := (i + k) % len(paths)
+			d[j] = paths[j]()
+		}
+		r.add(d...)
+	}
+}
+
+// BenchmarkToolCall compares a tool call through the Manager's tool with
+// go-sdk's ClientSession.CallTool on the same server, over go-sdk's own
+// transport ("manager/raw") and over the Manager's connection
+// ("manager/conn": the Manager's own cost), interleaved call by call.
 func BenchmarkToolCall(b *testing.B) {
 	for _, transport := range []string{"inmemory", "stdio"} {
 		b.Run(transport, func(b *testing.B) {
 			p := newBenchPair(b, transport)
 			ctx := context.Background()
 			args := json.RawMessage(`{"text":"hello"}`)
-			rawCall := func() {
-				if _, err := p.raw.CallTool(ctx, &gomcp.CallToolParams{Name: "echo", Arguments: args}); err != nil {
-					b.Fatal(err)
+			paths := []func() time.Duration{
+				func() time.Duration { return rawCall(b, p.raw) },
+				func() time.Duration { return rawCall(b, p.rawConn) },
+				func() time.Duration {
+					t0 := time.Now()
+					if _, err := p.tool.Call(ctx, args); err != nil {
+						b.Fatal(err)
+					}
+					return time.Since(t0)
+				},
+			}
+			for range 50 { // warm up every path
+				for _, f := range paths {
+					f()
 				}
 			}
-			mgrCall := func() {
-				if _, err := p.tool.Call(ctx, args); err != nil {
-					b.Fatal(err)
-				}
-			}
-			for range 50 { // warm up both paths
-				rawCall()
-				mgrCall()
-			}
-			var raw, mgr time.Duration
+			r := newRatios(len(paths))
 			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				// Alternate the order so neither path always runs first.
-				if i%2 == 0 {
-					t0 := time.Now()
-					rawCall()
-					t1 := time.Now()
-					mgrCall()
-					raw += t1.Sub(t0)
-					mgr += time.Since(t1)
-				} else {
-					t0 := time.Now()
-					mgrCall()
-					t1 := time.Now()
-					rawCall()
-					mgr += t1.Sub(t0)
-					raw += time.Since(t1)
-				}
-			}
+			interleave(b, r, paths...)
 			b.StopTimer()
-			n := float64(b.N)
-			b.ReportMetric(float64(raw.Nanoseconds())/n, "raw-ns/call")
-			b.ReportMetric(float64(mgr.Nanoseconds())/n, "manager-ns/call")
-			b.ReportMetric(float64(mgr)/float64(raw), "manager/raw")
+			r.mean(b, 0, "raw-ns/call")
+			r.mean(b, 2, "manager-ns/call")
+			r.report(b, 2, 0, "manager/raw")
+			r.report(b, 2, 1, "manager/conn")
+			r.report(b, 1, 0, "conn/raw")
 		})
 	}
 }
 
 // BenchmarkAgentToolCall runs one agent turn pair (the scripted model asks
-// for the tool, then answers) against a raw CallTool, alternated call by
-// call. It reports two figures: the whole run (model turns and the agent's
-// bookkeeping included: "agent/raw"), and the tool call alone inside the
-// run, from the agent's tool_started event to its tool_finished event (the
-// argument check, permission decision, failure policy and timeout, then the
-// manager and go-sdk: "agent-call/raw"). Each is the mean over the whole
-// benchmark and the median of the ratios of chunks of 20 calls ("-med"): a
-// burst of load from another process hits a chunk of both paths alike.
+// for the tool, then answers) against raw CallTool calls, interleaved. The
+// tool call inside the run is timed from the agent's tool_started event to
+// its tool_finished event (the argument check, permission decision,
+// failure policy and timeout, then the manager and go-sdk):
+//
+//   - agent-call/raw: against go-sdk's CallTool over go-sdk's own
+//     transport (in-memory pipe or CommandTransport), the figure the
+//     project targets (at most 1.05);
+//   - agent-call/conn: against go-sdk's CallTool over the Manager's own
+//     connection (lineConn), which isolates what the agent and the Manager
+//     add above the connection;
+//   - conn/raw: the Manager's connection against go-sdk's;
+//   - agent/raw: the whole run, model turns and the agent's bookkeeping
+//     included.
 func BenchmarkAgentToolCall(b *testing.B) {
 	for _, transport := range []string{"inmemory", "stdio"} {
 		b.Run(transport, func(b *testing.B) {
@@ -136,7 +209,7 @@ func BenchmarkAgentToolCall(b *testing.B) {
 				case agent.EventToolStarted:
 					started = time.Duration(ev.Time.UnixNano())
 				case agent.EventToolFinished:
-					path += time.Duration(ev.Time.UnixNano()) - started
+					path = time.Duration(ev.Time.UnixNano()) - started
 				}
 			})
 			model := llm.NewCyclic(llm.Calls(llm.CallTool("c", "mcp__bench__echo", map[string]any{"text": "hello"})), llm.Say("done"))
@@ -144,61 +217,44 @@ func BenchmarkAgentToolCall(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			args := json.RawMessage(`{"text":"hello"}`)
-			rawCall := func() time.Duration {
-				t0 := time.Now()
-				if _, err := p.raw.CallTool(ctx, &gomcp.CallToolParams{Name: "echo", Arguments: args}); err != nil {
-					b.Fatal(err)
+			var run time.Duration
+			paths := []func() time.Duration{
+				func() time.Duration { return rawCall(b, p.raw) },
+				func() time.Duration { return rawCall(b, p.rawConn) },
+				func() time.Duration {
+					t0 := time.Now()
+					if ans, err := a.Run(ctx, "go"); err != nil || ans.ToolCalls != 1 || ans.Failures != 0 {
+						b.Fatalf("%+v %v", ans, err)
+					}
+					run = time.Since(t0)
+					return path
+				},
+			}
+			for range 50 { // warm up every path
+				for _, f := range paths {
+					f()
 				}
-				return time.Since(t0)
 			}
-			agentRun := func() time.Duration {
-				t0 := time.Now()
-				if ans, err := a.Run(ctx, "go"); err != nil || ans.ToolCalls != 1 || ans.Failures != 0 {
-					b.Fatalf("%+v %v", ans, err)
-				}
-				return time.Since(t0)
-			}
-			for range 50 { // warm up both paths
-				rawCall()
-				agentRun()
-			}
-			path = 0
-			const chunk = 20
-			var raw, run time.Duration
-			var cRaw, cRun, cPath time.Duration
-			var runRatios, pathRatios []float64
+			r := newRatios(len(paths) + 1) // and the whole run, path 3
 			b.ResetTimer()
+			d := make([]time.Duration, len(paths)+1)
 			for i := 0; i < b.N; i++ {
-				// Alternate the order so neither path always runs first.
-				before := path
-				var r, g time.Duration
-				if i%2 == 0 {
-					r = rawCall()
-					g = agentRun()
-				} else {
-					g = agentRun()
-					r = rawCall()
+				// Start each round with the next path, so none always runs
+				// first or right after the same one.
+				for k := range paths {
+					j := (i + k) % len(paths)
+					d[j] = paths[j]()
 				}
-				raw, run = raw+r, run+g
-				cRaw, cRun, cPath = cRaw+r, cRun+g, cPath+path-before
-				if (i+1)%chunk == 0 {
-					runRatios = append(runRatios, float64(cRun)/float64(cRaw))
-					pathRatios = append(pathRatios, float64(cPath)/float64(cRaw))
-					cRaw, cRun, cPath = 0, 0, 0
-				}
+				d[3] = run
+				r.add(d...)
 			}
 			b.StopTimer()
-			n := float64(b.N)
-			b.ReportMetric(float64(raw.Nanoseconds())/n, "raw-ns/call")
-			b.ReportMetric(float64(run.Nanoseconds())/n, "agent-ns/run")
-			b.ReportMetric(float64(run)/float64(raw), "agent/raw")
-			b.ReportMetric(float64(path.Nanoseconds())/n, "agent-call-ns")
-			b.ReportMetric(float64(path)/float64(raw), "agent-call/raw")
-			if len(runRatios) > 0 {
-				b.ReportMetric(median(runRatios), "agent/raw-med")
-				b.ReportMetric(median(pathRatios), "agent-call/raw-med")
-			}
+			r.mean(b, 0, "raw-ns/call")
+			r.mean(b, 2, "agent-call-ns")
+			r.report(b, 2, 0, "agent-call/raw")
+			r.report(b, 2, 1, "agent-call/conn")
+			r.report(b, 1, 0, "conn/raw")
+			r.report(b, 3, 0, "agent/raw")
 		})
 	}
 }
