@@ -20,7 +20,6 @@ import (
 // after its session ends.
 type attempt struct {
 	t       gomcp.Transport
-	cmd     *exec.Cmd
 	cleanup func()
 }
 
@@ -40,7 +39,7 @@ func (s *server) newTransport(ctx context.Context) (*attempt, error) {
 		cmd.Dir = cfg.Cwd
 		cmd.Stderr = &lineLogger{log: s.log, server: cfg.Name}
 		setProcessGroup(cmd)
-		a := &attempt{t: &stdioTransport{cmd: cmd, grace: s.m.cfg.ShutdownGrace, maxFrame: gomcp.DefaultMaxLineLength}, cmd: cmd}
+		a := &attempt{t: &stdioTransport{cmd: cmd, grace: s.m.cfg.ShutdownGrace, maxFrame: gomcp.DefaultMaxLineLength}}
 		a.cleanup = func() { killProcessGroup(cmd) }
 		return a, nil
 	case TypeHTTP:
