@@ -132,15 +132,16 @@ func (r *ratios) mean(b *testing.B, i int, unit string) {
 
 // interleave runs each path once per round, b.N rounds, starting each
 // round with the next path so that none always runs first (or right after
-// the same one), and records the timings.
-func interleave(b *testing.B, r *ratios, paths ...func() time.Duration) {
+// the same one), and passes each round's timings, in path order, to
+// record.
+func interleave(b *testing.B, paths []func() time.Duration, record func(d []time.Duration)) {
 	d := make([]time.Duration, len(paths))
 	for i := 0; i < b.N; i++ {
 		for k := range paths {
 			j := (i + k) % len(paths)
 			d[j] = paths[j]()
 		}
-		r.add(d...)
+		record(d)
 	}
 }
 
@@ -172,7 +173,7 @@ func BenchmarkToolCall(b *testing.B) {
 			}
 			r := newRatios(len(paths))
 			b.ResetTimer()
-			interleave(b, r, paths...)
+			interleave(b, paths, func(d []time.Duration) { r.add(d...) })
 			b.StopTimer()
 			r.mean(b, 0, "raw-ns/call")
 			r.mean(b, 2, "manager-ns/call")
@@ -235,19 +236,9 @@ func BenchmarkAgentToolCall(b *testing.B) {
 					f()
 				}
 			}
-			r := newRatios(len(paths) + 1) // and the whole run, path 3
+			r := newRatios(len(paths) + 1) // and the whole run, as path 3
 			b.ResetTimer()
-			d := make([]time.Duration, len(paths)+1)
-			for i := 0; i < b.N; i++ {
-				// Start each round with the next path, so none always runs
-				// first or right after the same one.
-				for k := range paths {
-					j := (i + k) % len(paths)
-					d[j] = paths[j]()
-				}
-				d[3] = run
-				r.add(d...)
-			}
+			interleave(b, paths, func(d []time.Duration) { r.add(append(d, run)...) })
 			b.StopTimer()
 			r.mean(b, 0, "raw-ns/call")
 			r.mean(b, 2, "agent-call-ns")

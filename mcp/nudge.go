@@ -13,6 +13,13 @@ import (
 // nudgeIDPrefix starts the ID of every ping a nudger sends.
 const nudgeIDPrefix = "switchboard-nudge-"
 
+// A stdio server is first pinged after nudgeFirst with nothing read, then
+// after twice as long each time, up to nudgeMax.
+const (
+	nudgeFirst = time.Second
+	nudgeMax   = 30 * time.Second
+)
+
 // nudger pings a stdio server while a request to it is overdue: after
 // first with nothing read from the server, then after twice as long each
 // time up to max. The ping's answer is dropped.
@@ -37,7 +44,6 @@ type nudger struct {
 	wait     time.Duration
 	timer    *time.Timer
 	seq      int64
-	pings    int // sent, for tests
 }
 
 func newNudger(c *lineConn, first, max time.Duration) *nudger {
@@ -120,7 +126,6 @@ func (n *nudger) fire() {
 	var ping []byte
 	if next <= 0 {
 		n.seq++
-		n.pings++
 		ping = []byte(`{"jsonrpc":"2.0","id":"` + nudgeIDPrefix + strconv.FormatInt(n.seq, 10) + `","method":"ping"}` + "\n")
 		n.wait = min(2*n.wait, n.max)
 		next = n.wait

@@ -21,9 +21,6 @@ type stdioTransport struct {
 	cmd      *exec.Cmd
 	grace    time.Duration // each wait of the shutdown
 	maxFrame int           // the bound on one message's size
-	// nudgeAfter is how long a request may wait with nothing read before
-	// the server is pinged (see nudger): 0 means 1s, negative never.
-	nudgeAfter time.Duration
 }
 
 // Connect starts the process.
@@ -76,13 +73,7 @@ func (t *stdioTransport) Connect(context.Context) (gomcp.Connection, error) {
 		return fmt.Errorf("the server process %d did not exit after SIGKILL", t.cmd.Process.Pid)
 	}
 	c := newLineConn(stdout, stdin, stop, t.maxFrame)
-	if t.nudgeAfter >= 0 {
-		first := t.nudgeAfter
-		if first == 0 {
-			first = time.Second
-		}
-		c.nudge = newNudger(c, first, 30*time.Second)
-	}
+	c.nudge = newNudger(c, nudgeFirst, nudgeMax)
 	return c, nil
 }
 
