@@ -28,7 +28,7 @@ type elicitDoneWire struct {
 // and forget: a failure to publish is logged, not returned.
 func (e busElicitor) ElicitationComplete(_ context.Context, el agent.Elicitation) {
 	b := e.b
-	data, err := json.Marshal(elicitDoneWire{V: Version, ElicitationDone: ElicitationDone{Time: time.Now(), Elicitation: el}})
+	data, err := json.Marshal(elicitDoneWire{V: version, ElicitationDone: ElicitationDone{Time: time.Now(), Elicitation: el}})
 	if err == nil {
 		err = b.nc.Publish(b.subj.ElicitDone(el.Run), data)
 	}
@@ -44,11 +44,11 @@ func (b *Bus) SubscribeElicitationDone(run string) (*Subscription[ElicitationDon
 	if run == "*" {
 		subject = b.subj.done + "*"
 	}
-	return liveSubscription(b, subject, "subscribe elicitation done", DecodeElicitationDone)
+	return liveSubscription(b, subject, "subscribe elicitation done", decodeElicitationDone)
 }
 
-// DecodeElicitationDone decodes an elicitation-done payload.
-func DecodeElicitationDone(data []byte) (ElicitationDone, error) {
+// decodeElicitationDone decodes an elicitation-done payload.
+func decodeElicitationDone(data []byte) (ElicitationDone, error) {
 	var w elicitDoneWire
 	if err := json.Unmarshal(data, &w); err != nil {
 		return ElicitationDone{}, protocolError("decode elicitation done", err)

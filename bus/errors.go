@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/switchboard-dev/switchboard/internal/buswire"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -21,7 +22,7 @@ var ErrConflict = errors.New("bus: revision conflict")
 
 // ErrVersion is the cause of a Protocol failure for a payload whose "v" is
 // not a version this package reads.
-var ErrVersion = errors.New("bus: unsupported payload version")
+var ErrVersion = buswire.ErrVersion
 
 // classify maps an error of nats.go or jetstream to the failure taxonomy.
 // It returns nil for nil, and *failure.Error values unchanged.
@@ -79,10 +80,7 @@ func classify(err error, op string) error {
 }
 
 // protocolError is a malformed or wrong-version payload.
-func protocolError(op string, err error) *failure.Error {
-	return &failure.Error{Kind: failure.Protocol, Source: failure.SourceBus, Op: op, Err: err,
-		Message: "a bus payload was malformed or of an unsupported version"}
-}
+func protocolError(op string, err error) *failure.Error { return buswire.ProtocolError(op, err) }
 
 // fail builds a bus failure.
 func (b *Bus) fail(kind failure.Kind, op string, err error, msg string) *failure.Error {

@@ -127,7 +127,7 @@ func (b *Bus) Emit(ctx context.Context, ev agent.Event) {
 	if b.isClosed.Load() {
 		return
 	}
-	data, err := json.Marshal(eventWire{V: Version, Event: ev})
+	data, err := json.Marshal(eventWire{V: version, Event: ev})
 	if err != nil {
 		b.policy.Handle(ctx, &failure.Error{Kind: failure.Internal, Source: failure.SourceBus, Op: "encode event", Err: err,
 			Message: "an event could not be encoded"})
@@ -139,7 +139,7 @@ func (b *Bus) Emit(ctx context.Context, ev agent.Event) {
 		if ev.Call != nil {
 			pu.Call = ev.Call.ID
 		}
-		if data, err := json.Marshal(progressWire{V: Version, ProgressUpdate: pu}); err == nil {
+		if data, err := json.Marshal(progressWire{V: version, ProgressUpdate: pu}); err == nil {
 			b.events.enqueue(outMsg{subject: b.subj.Progress(ev.Run), data: data})
 		}
 	}
@@ -150,7 +150,7 @@ var _ agent.EventSink = (*Bus)(nil)
 // SubscribeEvents replays a run's events from the start of the stream and
 // then follows new ones. The subscription is established when it returns.
 func (b *Bus) SubscribeEvents(ctx context.Context, run string) (*Subscription[agent.Event], error) {
-	return replaySubscription(ctx, b, b.subj.Events(run), "subscribe events", DecodeEvent)
+	return replaySubscription(ctx, b, b.subj.Events(run), "subscribe events", decodeEvent)
 }
 
 // Subscribe yields a run's events from its start, then follows it until

@@ -37,7 +37,7 @@ func (b *Bus) ReportFailure(_ context.Context, o failure.Outcome) {
 	if o.Err == nil {
 		return
 	}
-	data, err := json.Marshal(failureWire{V: Version, FailureReport: FailureReport{Time: time.Now(), FailureInfo: *agent.NewFailureInfo(o)}})
+	data, err := json.Marshal(failureWire{V: version, FailureReport: FailureReport{Time: time.Now(), FailureInfo: *agent.NewFailureInfo(o)}})
 	if err == nil {
 		err = b.nc.Publish(b.subj.Failures(), data)
 	}
@@ -49,11 +49,11 @@ func (b *Bus) ReportFailure(_ context.Context, o failure.Outcome) {
 // SubscribeFailures follows <prefix>.failures live. Close the subscription
 // when done.
 func (b *Bus) SubscribeFailures() (*Subscription[FailureReport], error) {
-	return liveSubscription(b, b.subj.Failures(), "subscribe failures", DecodeFailure)
+	return liveSubscription(b, b.subj.Failures(), "subscribe failures", decodeFailure)
 }
 
-// DecodeFailure decodes a failure report payload.
-func DecodeFailure(data []byte) (FailureReport, error) {
+// decodeFailure decodes a failure report payload.
+func decodeFailure(data []byte) (FailureReport, error) {
 	var w failureWire
 	if err := json.Unmarshal(data, &w); err != nil {
 		return FailureReport{}, protocolError("decode failure", err)

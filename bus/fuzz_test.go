@@ -1,4 +1,4 @@
-package bus_test
+package bus
 
 import (
 	"encoding/json"
@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/agent/failure"
-	"github.com/switchboard-dev/switchboard/bus"
 )
 
 // seeds adds every testdata payload and a few broken ones to f.
@@ -49,7 +48,7 @@ func checkErr(t *testing.T, err error, replies bool) {
 func FuzzDecodeEvent(f *testing.F) {
 	seeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		ev, err := bus.DecodeEvent(data)
+		ev, err := decodeEvent(data)
 		checkErr(t, err, false)
 		if err == nil {
 			// What decodes re-encodes and decodes to the same type.
@@ -57,7 +56,7 @@ func FuzzDecodeEvent(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ev2, err := bus.DecodeEvent(again)
+			ev2, err := decodeEvent(again)
 			if err != nil || ev2.Type != ev.Type || ev2.Seq != ev.Seq {
 				t.Fatalf("round trip: %+v vs %+v (%v)", ev, ev2, err)
 			}
@@ -68,7 +67,7 @@ func FuzzDecodeEvent(f *testing.F) {
 func FuzzDecodeProgress(f *testing.F) {
 	seeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, err := bus.DecodeProgress(data)
+		_, err := decodeProgress(data)
 		checkErr(t, err, false)
 	})
 }
@@ -77,7 +76,7 @@ func FuzzDecodeFailure(f *testing.F) {
 	seeds(f)
 	f.Add([]byte(`{"v":1,"time":"2026-11-29T17:00:00Z","kind":"transient","source":"mcp","name":"files","action":"report","message":"reset"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, err := bus.DecodeFailure(data)
+		_, err := decodeFailure(data)
 		checkErr(t, err, false)
 	})
 }
@@ -85,9 +84,9 @@ func FuzzDecodeFailure(f *testing.F) {
 func FuzzDecodeTaskUpdate(f *testing.F) {
 	seeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		u, err := bus.DecodeTaskUpdate(data)
+		u, err := decodeTaskUpdate(data)
 		checkErr(t, err, false)
-		if err == nil && (u.Task == "" || (u.Kind != bus.TaskStatus && u.Kind != bus.TaskArtifact)) {
+		if err == nil && (u.Task == "" || (u.Kind != TaskStatus && u.Kind != TaskArtifact)) {
 			t.Fatalf("accepted an invalid update: %+v", u)
 		}
 	})
@@ -96,9 +95,9 @@ func FuzzDecodeTaskUpdate(f *testing.F) {
 func FuzzDecodeRequests(f *testing.F) {
 	seeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, _, err := bus.DecodeSamplingRequest(data)
+		_, _, err := decodeSamplingRequest(data)
 		checkErr(t, err, false)
-		_, _, err = bus.DecodeElicitation(data)
+		_, _, err = decodeElicitation(data)
 		checkErr(t, err, false)
 	})
 }
@@ -106,9 +105,9 @@ func FuzzDecodeRequests(f *testing.F) {
 func FuzzDecodeReplies(f *testing.F) {
 	seeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, err := bus.DecodeSamplingReply(data)
+		_, err := decodeSamplingReply(data)
 		checkErr(t, err, true)
-		r, err := bus.DecodeElicitationReply(data)
+		r, err := decodeElicitationReply(data)
 		checkErr(t, err, true)
 		if err == nil && r.Action != "accept" && r.Action != "decline" && r.Action != "cancel" {
 			t.Fatalf("accepted action %q", r.Action)
@@ -119,7 +118,7 @@ func FuzzDecodeReplies(f *testing.F) {
 func FuzzDecodeKVValue(f *testing.F) {
 	seeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, err := bus.DecodeKVValue[task](data)
+		_, err := decodeKVValue[kvTask](data)
 		checkErr(t, err, false)
 	})
 }
@@ -134,45 +133,45 @@ func TestDecodeSeeds(t *testing.T) {
 		}
 		return data
 	}
-	ev, err := bus.DecodeEvent(read("event.json"))
+	ev, err := decodeEvent(read("event.json"))
 	if err != nil || ev.Type != "tool_finished" || ev.Call.Tool != "search" || ev.Result.Text() != "found" {
 		t.Errorf("event: %+v, %v", ev, err)
 	}
-	p, err := bus.DecodeProgress(read("progress.json"))
+	p, err := decodeProgress(read("progress.json"))
 	if err != nil || p.Token != "tok-1" || p.Total != 10 {
 		t.Errorf("progress: %+v, %v", p, err)
 	}
-	sr, dl, err := bus.DecodeSamplingRequest(read("sampling_request.json"))
+	sr, dl, err := decodeSamplingRequest(read("sampling_request.json"))
 	if err != nil || sr.MaxTokens != 200 || sr.Preferences.Hints[0] != "claude-3-sonnet" || dl.IsZero() || *sr.Temperature != 0.2 {
 		t.Errorf("sampling request: %+v, %v", sr, err)
 	}
-	res, err := bus.DecodeSamplingReply(read("sampling_reply.json"))
+	res, err := decodeSamplingReply(read("sampling_reply.json"))
 	if err != nil || res.Usage.OutputTokens != 4 {
 		t.Errorf("sampling reply: %+v, %v", res, err)
 	}
-	_, err = bus.DecodeSamplingReply(read("sampling_error.json"))
+	_, err = decodeSamplingReply(read("sampling_error.json"))
 	if !errors.Is(err, failure.Declined) {
 		t.Errorf("sampling error reply: %v, want Declined", err)
 	}
-	el, _, err := bus.DecodeElicitation(read("elicitation.json"))
+	el, _, err := decodeElicitation(read("elicitation.json"))
 	if err != nil || el.Kind != "permission" || el.Tool != "mcp__files__delete" {
 		t.Errorf("elicitation: %+v, %v", el, err)
 	}
-	er, err := bus.DecodeElicitationReply(read("elicitation_reply.json"))
+	er, err := decodeElicitationReply(read("elicitation_reply.json"))
 	if err != nil || er.Content["name"] != "Ada" {
 		t.Errorf("elicitation reply: %+v, %v", er, err)
 	}
-	u, err := bus.DecodeTaskUpdate(read("task.json"))
+	u, err := decodeTaskUpdate(read("task.json"))
 	if err != nil || u.State != "input-required" {
 		t.Errorf("task: %+v, %v", u, err)
 	}
-	v, err := bus.DecodeKVValue[task](read("kv.json"))
+	v, err := decodeKVValue[kvTask](read("kv.json"))
 	if err != nil || v.State != "working" {
 		t.Errorf("kv: %+v, %v", v, err)
 	}
 	// Wrong version: a typed Protocol failure wrapping ErrVersion.
-	_, err = bus.DecodeProgress([]byte(`{"v":2,"run":"r"}`))
-	if !errors.Is(err, failure.Protocol) || !errors.Is(err, bus.ErrVersion) {
+	_, err = decodeProgress([]byte(`{"v":2,"run":"r"}`))
+	if !errors.Is(err, failure.Protocol) || !errors.Is(err, ErrVersion) {
 		t.Errorf("v2: %v", err)
 	}
 }
@@ -182,10 +181,29 @@ func FuzzDecodeElicitationDone(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		d, err := bus.DecodeElicitationDone(data)
+		d, err := decodeElicitationDone(data)
 		checkErr(t, err, false)
 		if err == nil && d.ID == "" {
 			t.Fatalf("accepted a payload without an id: %q", data)
 		}
 	})
+}
+
+// TestDecodeRefusals: payloads of another version or with missing fields
+// are Protocol failures.
+func TestDecodeRefusals(t *testing.T) {
+	for _, bad := range []string{`{"v":2,"id":"x"}`, `{"v":1}`, `nope`} {
+		if _, err := decodeElicitationDone([]byte(bad)); !errors.Is(err, failure.Protocol) {
+			t.Errorf("elicitation done %s: %v, want a Protocol failure", bad, err)
+		}
+	}
+	if _, err := decodeFailure([]byte(`{"v":2,"kind":"timeout"}`)); !errors.Is(err, failure.Protocol) {
+		t.Fatalf("failure of the wrong version: %v", err)
+	}
+}
+
+// kvTask is the value type of the KV fixtures.
+type kvTask struct {
+	State   string   `json:"state"`
+	History []string `json:"history,omitempty"`
 }

@@ -98,7 +98,7 @@ func decodeEntry[T any](e jetstream.KeyValueEntry) (Entry[T], error) {
 		out.Deleted = true
 		return out, nil
 	}
-	v, err := DecodeKVValue[T](e.Value())
+	v, err := decodeKVValue[T](e.Value())
 	if err != nil {
 		return out, err
 	}
@@ -106,8 +106,8 @@ func decodeEntry[T any](e jetstream.KeyValueEntry) (Entry[T], error) {
 	return out, nil
 }
 
-// DecodeKVValue decodes a KV value payload.
-func DecodeKVValue[T any](data []byte) (T, error) {
+// decodeKVValue decodes a KV value payload.
+func decodeKVValue[T any](data []byte) (T, error) {
 	var w kvWire[T]
 	var zero T
 	if err := json.Unmarshal(data, &w); err != nil {
@@ -120,7 +120,7 @@ func DecodeKVValue[T any](data []byte) (T, error) {
 }
 
 func encodeKV[T any](v T) ([]byte, error) {
-	data, err := json.Marshal(kvWire[T]{V: Version, Value: v})
+	data, err := json.Marshal(kvWire[T]{V: version, Value: v})
 	if err != nil {
 		return nil, &failure.Error{Kind: failure.InvalidArgs, Source: failure.SourceBus, Op: "kv encode", Err: err,
 			Message: "the value could not be encoded"}

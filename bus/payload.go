@@ -7,13 +7,8 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/agent"
-	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/buswire"
 )
-
-// Version is the payload version this package writes and reads: every
-// payload carries "v": 1. A payload with another version (or none) is a
-// Protocol failure.
-const Version = 1
 
 // ProgressUpdate is a progress report on <prefix>.progress.<run>: of a tool
 // call (Call) or a remote task (Token, as the source named it).
@@ -52,43 +47,11 @@ type TaskUpdate struct {
 	Time    time.Time       `json:"time"`
 }
 
-// WireError is a typed failure carried in a reply.
-type WireError struct {
-	Kind      failure.Kind   `json:"kind"`
-	Message   string         `json:"message"`
-	Source    failure.Source `json:"source,omitempty"`
-	Name      string         `json:"name,omitempty"`
-	Retryable bool           `json:"retryable,omitempty"`
-}
+// wireError is a typed failure carried in a reply.
+type wireError = buswire.WireError
 
-// toWire summarises a failure for the wire: its kind, source and
-// model-safe message (never the raw cause).
-func toWire(err error) *WireError {
-	fe := failure.From(err)
-	msg := fe.Message
-	if msg == "" {
-		msg = failure.ModelText(fe)
-	}
-	return &WireError{Kind: fe.Kind, Message: failure.Redact(msg), Source: fe.Source, Name: fe.Name, Retryable: fe.Retryable}
-}
-
-// NewWireError summarises a failure for a reply payload, as the bus's
-// responders do: its kind, source, name and model-safe message (redacted,
-// never the raw cause).
-func NewWireError(err error) *WireError { return toWire(err) }
-
-// Failure turns a wire error received in a reply back into a typed failure
-// of Source bus (the responder's source is named in the cause), for op.
-func (w *WireError) Failure(op string) *failure.Error { return w.failureOf(op) }
-
-// remoteError is the cause of a failure a responder replied with.
-var errRemote = errors.New("the responder replied with a failure")
-
-// failureOf turns a wire error back into a failure.
-func (w *WireError) failureOf(op string) *failure.Error {
-	return &failure.Error{Kind: w.Kind, Source: failure.SourceBus, Name: w.Name, Op: op, Message: w.Message,
-		Retryable: w.Retryable, Err: fmt.Errorf("%w (from %s)", errRemote, w.Source)}
-}
+// toWire summarises a failure for the wire.
+func toWire(err error) *wireError { return buswire.NewWireError(err) }
 
 type eventWire struct {
 	V     int         `json:"v"`
@@ -105,34 +68,25 @@ type taskWire struct {
 	TaskUpdate
 }
 
-type requestWire[T any] struct {
-	V int `json:"v"`
-	// DeadlineMS is the requester's deadline in Unix milliseconds.
-	DeadlineMS int64 `json:"deadline_ms,omitempty"`
-	Request    T     `json:"request"`
-}
-
-type replyWire[T any] struct {
-	V      int        `json:"v"`
-	Result *T         `json:"result,omitempty"`
-	Error  *WireError `json:"error,omitempty"`
-}
+// requestWire and replyWire are the envelopes of request-reply subjects.
+type (
+	requestWire[T any] = buswire.Request[T]
+	replyWire[T any]   = buswire.Reply[T]
+)
 
 type kvWire[T any] struct {
 	V     int `json:"v"`
 	Value T   `json:"value"`
 }
 
-func checkVersion(op string, v int) error {
-	if v != Version {
-		return protocolError(op, fmt.Errorf("%w: got v=%d, want v=%d", ErrVersion, v, Version))
-	}
-	return nil
-}
+// version is the payload version; errVersion wraps into every refusal of
+// another version.
+const version = buswire.Version
 
-// DecodeEvent decodes an events payload. A malformed payload or another
-// version is a Protocol failure.
-func DecodeEvent(data []byte) (agent.Event, error) {
+func checkVersion(op string, v int) error { return buswire.CheckVersion(op, v) }
+
+// decodeEvent decodes a run event published on <prefix>.events.<run>.
+func decodeEvent(data []byte) (agent.Event, error) {
 	var w eventWire
 	if err := json.Unmarshal(data, &w); err != nil {
 		return agent.Event{}, protocolError("decode event", err)
@@ -146,8 +100,8 @@ func DecodeEvent(data []byte) (agent.Event, error) {
 	return w.Event, nil
 }
 
-// DecodeProgress decodes a progress payload.
-func DecodeProgress(data []byte) (ProgressUpdate, error) {
+// decodeProgress decodes a progress update.
+func decodeProgress(data []byte) (ProgressUpdate, error) {
 	var w progressWire
 	if err := json.Unmarshal(data, &w); err != nil {
 		return ProgressUpdate{}, protocolError("decode progress", err)
@@ -158,8 +112,8 @@ func DecodeProgress(data []byte) (ProgressUpdate, error) {
 	return w.ProgressUpdate, nil
 }
 
-// DecodeTaskUpdate decodes an A2A task update payload.
-func DecodeTaskUpdate(data []byte) (TaskUpdate, error) {
+// decodeTaskUpdate decodes an A2A task update.
+func decodeTaskUpdate(data []byte) (TaskUpdate, error) {
 	var w taskWire
 	if err := json.Unmarshal(data, &w); err != nil {
 		return TaskUpdate{}, protocolError("decode task update", err)
@@ -178,87 +132,25 @@ func DecodeTaskUpdate(data []byte) (TaskUpdate, error) {
 	return w.TaskUpdate, nil
 }
 
-// DecodeSamplingRequest decodes a sampling request payload and its
-// deadline (zero when the requester sent none).
-func DecodeSamplingRequest(data []byte) (agent.SamplingRequest, time.Time, error) {
-	return decodeRequest[agent.SamplingRequest](data, "decode sampling request")
+// decodeSamplingRequest decodes a sampling request and its deadline.
+func decodeSamplingRequest(data []byte) (agent.SamplingRequest, time.Time, error) {
+	return buswire.DecodeRequest[agent.SamplingRequest](data, "decode sampling request")
 }
 
-// DecodeElicitation decodes an elicitation request payload and its deadline.
-func DecodeElicitation(data []byte) (agent.Elicitation, time.Time, error) {
-	return decodeRequest[agent.Elicitation](data, "decode elicitation")
+// decodeElicitation decodes an elicitation and its deadline.
+func decodeElicitation(data []byte) (agent.Elicitation, time.Time, error) {
+	return buswire.DecodeRequest[agent.Elicitation](data, "decode elicitation")
 }
 
-// EncodeElicitation encodes a question as the bus's elicitation request
-// (the payload DecodeElicitation reads), with the asker's deadline (zero:
-// none): for components that route questions over subjects of their own,
-// such as bus/worker.
-func EncodeElicitation(e agent.Elicitation, deadline time.Time) ([]byte, error) {
-	w := requestWire[agent.Elicitation]{V: Version, Request: e}
-	if !deadline.IsZero() {
-		w.DeadlineMS = deadline.UnixMilli()
-	}
-	return json.Marshal(w)
+// decodeSamplingReply decodes the reply to a sampling request.
+func decodeSamplingReply(data []byte) (agent.SamplingResult, error) {
+	return buswire.DecodeReply[agent.SamplingResult](data, "decode sampling reply")
 }
 
-// EncodeElicitationReply encodes an elicitation reply (the payload
-// DecodeElicitationReply reads): the result, or err as a typed failure.
-func EncodeElicitationReply(res agent.ElicitationResult, err error) ([]byte, error) {
-	if err != nil {
-		return json.Marshal(replyWire[agent.ElicitationResult]{V: Version, Error: toWire(err)})
-	}
-	return json.Marshal(replyWire[agent.ElicitationResult]{V: Version, Result: &res})
+// decodeElicitationReply decodes the reply to an elicitation.
+func decodeElicitationReply(data []byte) (agent.ElicitationResult, error) {
+	return buswire.DecodeElicitationReply(data)
 }
 
-// DecodeSamplingReply decodes a sampling reply: the result, or the typed
-// failure the responder sent.
-func DecodeSamplingReply(data []byte) (agent.SamplingResult, error) {
-	return decodeReply[agent.SamplingResult](data, "decode sampling reply")
-}
-
-// DecodeElicitationReply decodes an elicitation reply.
-func DecodeElicitationReply(data []byte) (agent.ElicitationResult, error) {
-	r, err := decodeReply[agent.ElicitationResult](data, "decode elicitation reply")
-	if err != nil {
-		return r, err
-	}
-	switch r.Action {
-	case agent.ElicitAccept, agent.ElicitDecline, agent.ElicitCancel:
-		return r, nil
-	}
-	return agent.ElicitationResult{}, protocolError("decode elicitation reply", fmt.Errorf("unknown action %q", r.Action))
-}
-
-func decodeRequest[T any](data []byte, op string) (T, time.Time, error) {
-	var w requestWire[T]
-	var zero T
-	if err := json.Unmarshal(data, &w); err != nil {
-		return zero, time.Time{}, protocolError(op, err)
-	}
-	if err := checkVersion(op, w.V); err != nil {
-		return zero, time.Time{}, err
-	}
-	var deadline time.Time
-	if w.DeadlineMS > 0 {
-		deadline = time.UnixMilli(w.DeadlineMS)
-	}
-	return w.Request, deadline, nil
-}
-
-func decodeReply[T any](data []byte, op string) (T, error) {
-	var w replyWire[T]
-	var zero T
-	if err := json.Unmarshal(data, &w); err != nil {
-		return zero, protocolError(op, err)
-	}
-	if err := checkVersion(op, w.V); err != nil {
-		return zero, err
-	}
-	switch {
-	case w.Error != nil:
-		return zero, w.Error.failureOf(op)
-	case w.Result == nil:
-		return zero, protocolError(op, errors.New("reply has neither result nor error"))
-	}
-	return *w.Result, nil
-}
+// decodeReply decodes a reply of any result type.
+func decodeReply[T any](data []byte, op string) (T, error) { return buswire.DecodeReply[T](data, op) }

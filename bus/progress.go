@@ -32,7 +32,7 @@ func (b *Bus) ProgressPublisher(run string) *ProgressPublisher {
 // PublishProgress does.
 func (pp *ProgressPublisher) Publish(ctx context.Context, p ProgressUpdate) error {
 	p.Run = pp.run
-	data, err := json.Marshal(progressWire{V: Version, ProgressUpdate: p})
+	data, err := json.Marshal(progressWire{V: version, ProgressUpdate: p})
 	if err != nil {
 		return &failure.Error{Kind: failure.Internal, Source: failure.SourceBus, Op: "publish progress", Err: err,
 			Message: "a progress report could not be encoded"}
@@ -59,7 +59,7 @@ func (b *Bus) SubscribeProgress(ctx context.Context, run string, opts ProgressOp
 		subject = b.subj.Progress(run)
 	}
 	if opts.Replay {
-		return replaySubscription(ctx, b, subject, "subscribe progress", DecodeProgress)
+		return replaySubscription(ctx, b, subject, "subscribe progress", decodeProgress)
 	}
-	return liveSubscription(b, subject, "subscribe progress", DecodeProgress)
+	return liveSubscription(b, subject, "subscribe progress", decodeProgress)
 }

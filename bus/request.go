@@ -28,7 +28,7 @@ func request[Req, Res any](ctx context.Context, b *Bus, key failure.Key, subject
 		defer cancel()
 	}
 	dl, _ := ctx.Deadline()
-	data, err := json.Marshal(requestWire[Req]{V: Version, DeadlineMS: dl.UnixMilli(), Request: payload})
+	data, err := json.Marshal(requestWire[Req]{V: version, DeadlineMS: dl.UnixMilli(), Request: payload})
 	if err != nil {
 		return res, &failure.Error{Kind: failure.InvalidArgs, Source: failure.SourceBus, Op: op, Err: err,
 			Message: "the request could not be encoded"}
@@ -74,7 +74,7 @@ func decodeSamplingReplyOp(data []byte, op string) (agent.SamplingResult, error)
 }
 
 func decodeElicitReplyOp(data []byte, _ string) (agent.ElicitationResult, error) {
-	return DecodeElicitationReply(data)
+	return decodeElicitationReply(data)
 }
 
 // Sampler returns an agent.Sampler that sends sampling requests to

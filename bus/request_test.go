@@ -14,6 +14,7 @@ import (
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/internal/buswire"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -320,7 +321,7 @@ func TestResponderRejectsMalformedRequest(t *testing.T) {
 		if msg.Header.Get("Nats-Service-Error-Code") != "protocol" {
 			t.Errorf("%s: error code header = %q", payload, msg.Header.Get("Nats-Service-Error-Code"))
 		}
-		_, err = bus.DecodeSamplingReply(msg.Data)
+		_, err = buswire.DecodeReply[agent.SamplingResult](msg.Data, "decode sampling reply")
 		if !errorsIs(err, failure.Protocol) {
 			t.Errorf("%s: reply decodes to %v, want a Protocol failure", payload, err)
 		}

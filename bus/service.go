@@ -126,7 +126,7 @@ func (s *Service) end() {
 
 // respond sends a reply; a failed send is handled by the policy (the
 // requester will time out).
-func (s *Service) respond(req micro.Request, reply string, data []byte, fe *WireError) {
+func (s *Service) respond(req micro.Request, reply string, data []byte, fe *wireError) {
 	if reply == "" {
 		return
 	}
@@ -179,7 +179,7 @@ func serve[Req, Res any](ctx context.Context, b *Bus, opts ServeOptions, name, e
 		defer s.end()
 		defer func() { <-s.sem }()
 		var out []byte
-		var wireErr *WireError
+		var wireErr *wireError
 		func() {
 			defer func() {
 				if v := recover(); v != nil {
@@ -206,14 +206,14 @@ func serve[Req, Res any](ctx context.Context, b *Bus, opts ServeOptions, name, e
 				wireErr = toWire(err)
 				return
 			}
-			out, err = json.Marshal(replyWire[Res]{V: Version, Result: &res})
+			out, err = json.Marshal(replyWire[Res]{V: version, Result: &res})
 			if err != nil {
 				wireErr = toWire(&failure.Error{Kind: failure.Internal, Source: failure.SourceBus, Op: op, Err: err,
 					Message: "the responder's answer could not be encoded"})
 			}
 		}()
 		if wireErr != nil {
-			out, _ = json.Marshal(replyWire[Res]{V: Version, Error: wireErr})
+			out, _ = json.Marshal(replyWire[Res]{V: version, Error: wireErr})
 		}
 		s.respond(req, reply, out, wireErr)
 	}
@@ -229,7 +229,7 @@ func serve[Req, Res any](ctx context.Context, b *Bus, opts ServeOptions, name, e
 				data, reply := r.Data(), r.Reply()
 				stopping := func() {
 					fe := toWire(b.fail(failure.Unavailable, op, nil, "the responder is stopping"))
-					out, _ := json.Marshal(replyWire[Res]{V: Version, Error: fe})
+					out, _ := json.Marshal(replyWire[Res]{V: version, Error: fe})
 					s.respond(nil, reply, out, fe)
 				}
 				if !s.begin() {
@@ -276,7 +276,7 @@ func (b *Bus) ServeSampling(ctx context.Context, sampler agent.Sampler, opts Ser
 		return nil, b.fail(failure.Config, "serve sampling", nil, "a sampler is required")
 	}
 	return serve(ctx, b, opts, "switchboard-sampling", "sampling", b.subj.sampling, "serve sampling",
-		b.cfg.SamplingTimeout, DecodeSamplingRequest, sampler.Sample)
+		b.cfg.SamplingTimeout, decodeSamplingRequest, sampler.Sample)
 }
 
 // ServeElicitation answers questions on <prefix>.elicit.* (or one run's,
@@ -291,5 +291,5 @@ func (b *Bus) ServeElicitation(ctx context.Context, elicitor agent.Elicitor, opt
 		subject = b.subj.Elicit(opts.Run)
 	}
 	return serve(ctx, b, opts, "switchboard-elicit", "elicitation", subject, "serve elicitation",
-		b.cfg.ElicitTimeout, DecodeElicitation, elicitor.Elicit)
+		b.cfg.ElicitTimeout, decodeElicitation, elicitor.Elicit)
 }

@@ -1,6 +1,10 @@
 package bus
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/switchboard-dev/switchboard/internal/buswire"
+)
 
 // Subjects is the subject scheme under one prefix. Its methods sanitize the
 // tokens they are given (Token), so that a run or task id can never add
@@ -24,7 +28,7 @@ func NewSubjects(prefix string) Subjects {
 	}
 	parts := strings.Split(prefix, ".")
 	for i, p := range parts {
-		parts[i] = Token(p)
+		parts[i] = buswire.Token(p)
 	}
 	p := strings.Join(parts, ".")
 	return Subjects{
@@ -43,62 +47,23 @@ func NewSubjects(prefix string) Subjects {
 func (s Subjects) Prefix() string { return s.prefix }
 
 // Events is the subject of a run's events: <prefix>.events.<run>.
-func (s Subjects) Events(run string) string { return s.events + Token(run) }
+func (s Subjects) Events(run string) string { return s.events + buswire.Token(run) }
 
 // Progress is the subject of a run's progress: <prefix>.progress.<run>.
-func (s Subjects) Progress(run string) string { return s.progress + Token(run) }
+func (s Subjects) Progress(run string) string { return s.progress + buswire.Token(run) }
 
 // Sampling is the sampling request subject: <prefix>.sampling.
 func (s Subjects) Sampling() string { return s.sampling }
 
 // Elicit is the subject of a run's questions: <prefix>.elicit.<run>.
-func (s Subjects) Elicit(run string) string { return s.elicit + Token(run) }
+func (s Subjects) Elicit(run string) string { return s.elicit + buswire.Token(run) }
 
 // ElicitDone is the subject on which the end of a run's URL-mode
 // elicitation is announced (publish).
-func (s Subjects) ElicitDone(run string) string { return s.done + Token(run) }
+func (s Subjects) ElicitDone(run string) string { return s.done + buswire.Token(run) }
 
 // Failures is the subject of handled failures: <prefix>.failures.
 func (s Subjects) Failures() string { return s.failures }
 
 // Task is the subject of an A2A task's updates: <prefix>.a2a.tasks.<task>.
-func (s Subjects) Task(task string) string { return s.tasks + Token(task) }
-
-// maxToken bounds a subject token's length.
-const maxToken = 128
-
-// Token makes s usable as one subject token: characters other than ASCII
-// letters, digits, '-' and '_' become '_', an empty string becomes "_", and
-// it is cut at 128 bytes. A token that is already clean is returned without
-// allocating.
-func Token(s string) string {
-	if s == "" {
-		return "_"
-	}
-	clean := len(s) <= maxToken
-	if clean {
-		for i := 0; i < len(s); i++ {
-			if !tokenByte(s[i]) {
-				clean = false
-				break
-			}
-		}
-	}
-	if clean {
-		return s
-	}
-	if len(s) > maxToken {
-		s = s[:maxToken]
-	}
-	b := []byte(s)
-	for i, c := range b {
-		if !tokenByte(c) {
-			b[i] = '_'
-		}
-	}
-	return string(b)
-}
-
-func tokenByte(c byte) bool {
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_'
-}
+func (s Subjects) Task(task string) string { return s.tasks + buswire.Token(task) }

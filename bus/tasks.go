@@ -24,7 +24,7 @@ func (b *Bus) PublishTask(ctx context.Context, u TaskUpdate) error {
 	if u.Time.IsZero() {
 		u.Time = time.Now().UTC()
 	}
-	data, err := json.Marshal(taskWire{V: Version, TaskUpdate: u})
+	data, err := json.Marshal(taskWire{V: version, TaskUpdate: u})
 	if err != nil {
 		return &failure.Error{Kind: failure.InvalidArgs, Source: failure.SourceBus, Op: "publish task", Err: err,
 			Message: "the task update could not be encoded"}
@@ -40,7 +40,7 @@ func (b *Bus) PublishTask(ctx context.Context, u TaskUpdate) error {
 // until the update marked Final (yielded last) or until ctx is done.
 func (b *Bus) SubscribeTask(ctx context.Context, task string) iter.Seq2[TaskUpdate, error] {
 	return func(yield func(TaskUpdate, error) bool) {
-		sub, err := replaySubscription(ctx, b, b.subj.Task(task), "subscribe task", DecodeTaskUpdate)
+		sub, err := replaySubscription(ctx, b, b.subj.Task(task), "subscribe task", decodeTaskUpdate)
 		if err != nil {
 			yield(TaskUpdate{}, err)
 			return

@@ -1,4 +1,4 @@
-package worker_test
+package worker
 
 import (
 	"encoding/json"
@@ -9,8 +9,7 @@ import (
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/agent/failure"
-	"github.com/switchboard-dev/switchboard/bus"
-	"github.com/switchboard-dev/switchboard/bus/worker"
+	"github.com/switchboard-dev/switchboard/internal/buswire"
 )
 
 // decoderFor is the decoder of a payload kind; the testdata file names
@@ -18,15 +17,15 @@ import (
 func decoderFor(kind string) func([]byte) (any, error) {
 	switch kind {
 	case "start":
-		return func(d []byte) (any, error) { return worker.DecodeStart(d) }
+		return func(d []byte) (any, error) { return decodeStart(d) }
 	case "ack":
-		return func(d []byte) (any, error) { return worker.DecodeAck(d) }
+		return func(d []byte) (any, error) { return decodeAck(d) }
 	case "job":
-		return func(d []byte) (any, error) { return worker.DecodeJobMessage(d) }
+		return func(d []byte) (any, error) { return decodeJobMessage(d) }
 	case "control":
-		return func(d []byte) (any, error) { return worker.DecodeControl(d) }
+		return func(d []byte) (any, error) { return decodeControl(d) }
 	case "info":
-		return func(d []byte) (any, error) { return worker.DecodeWorkerInfo(d) }
+		return func(d []byte) (any, error) { return decodeWorkerInfo(d) }
 	}
 	return nil
 }
@@ -55,8 +54,8 @@ func TestPayloadExamples(t *testing.T) {
 		})
 	}
 	// Other versions are refused as Protocol failures wrapping ErrVersion.
-	_, err := worker.DecodeStart([]byte(`{"v":2,"job":"j"}`))
-	if !errors.Is(err, failure.Protocol) || !errors.Is(err, bus.ErrVersion) {
+	_, err := decodeStart([]byte(`{"v":2,"job":"j"}`))
+	if !errors.Is(err, failure.Protocol) || !errors.Is(err, buswire.ErrVersion) {
 		t.Errorf("v2 start request: %v", err)
 	}
 }
@@ -100,7 +99,7 @@ func fuzzDecoder[T any](f *testing.F, decode func([]byte) (T, error)) {
 		if err := json.Unmarshal(enc, &obj); err != nil {
 			t.Fatal(err)
 		}
-		obj["v"] = bus.Version
+		obj["v"] = buswire.Version
 		again, _ := json.Marshal(obj)
 		if _, err := decode(again); err != nil {
 			t.Fatalf("re-encoded payload %s does not decode: %v", again, err)
@@ -108,8 +107,8 @@ func fuzzDecoder[T any](f *testing.F, decode func([]byte) (T, error)) {
 	})
 }
 
-func FuzzDecodeStart(f *testing.F)      { fuzzDecoder(f, worker.DecodeStart) }
-func FuzzDecodeAck(f *testing.F)        { fuzzDecoder(f, worker.DecodeAck) }
-func FuzzDecodeJobMessage(f *testing.F) { fuzzDecoder(f, worker.DecodeJobMessage) }
-func FuzzDecodeControl(f *testing.F)    { fuzzDecoder(f, worker.DecodeControl) }
-func FuzzDecodeWorkerInfo(f *testing.F) { fuzzDecoder(f, worker.DecodeWorkerInfo) }
+func FuzzDecodeStart(f *testing.F)      { fuzzDecoder(f, decodeStart) }
+func FuzzDecodeAck(f *testing.F)        { fuzzDecoder(f, decodeAck) }
+func FuzzDecodeJobMessage(f *testing.F) { fuzzDecoder(f, decodeJobMessage) }
+func FuzzDecodeControl(f *testing.F)    { fuzzDecoder(f, decodeControl) }
+func FuzzDecodeWorkerInfo(f *testing.F) { fuzzDecoder(f, decodeWorkerInfo) }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
-	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/internal/buswire"
 )
 
 // Heartbeat bounds: a request's interval is clamped to them.
@@ -56,7 +56,7 @@ type job struct {
 // newJob builds the job of a start request: its context carries Serve's
 // values, the caller's deadline (ending the run with a Timeout), the
 // caller's place (agent.WithParent) and the job (for Elicitor).
-func (s *Server) newJob(req StartRequest) *job {
+func (s *Server) newJob(req startRequest) *job {
 	j := &job{s: s, id: req.Job, input: req.Input, parent: req.Parent, interval: defaultHeartbeat, missed: defaultMissed,
 		out: s.subj.out(req.Job), elicit: s.subj.elicit(req.Job), cancelT: func() {}}
 	if req.HeartbeatMS > 0 {
@@ -113,7 +113,7 @@ func (s *Server) run(j *job) {
 			case ev.Type == agent.EventFinal || ev.Type == agent.EventRunFailed:
 				j.sendTerminal(ev)
 			default:
-				j.send(JobMessage{Type: MessageEvent, Event: &ev})
+				j.send(jobMessage{Type: messageEvent, Event: &ev})
 			}
 		}
 		if !j.terminal {
@@ -142,7 +142,7 @@ func (j *job) finish(err error) {
 func (j *job) sendTerminal(ev agent.Event) {
 	j.terminal = true
 	handover := ev.Type == agent.EventRunFailed && context.Cause(j.ctx) == error(j.s.stopCause)
-	j.send(JobMessage{Type: MessageEvent, Event: &ev, Handover: handover})
+	j.send(jobMessage{Type: messageEvent, Event: &ev, Handover: handover})
 	// The last event should leave before the job's subjects are dropped.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
@@ -150,7 +150,7 @@ func (j *job) sendTerminal(ev agent.Event) {
 }
 
 // send publishes a job message with the next seq.
-func (j *job) send(m JobMessage) {
+func (j *job) send(m jobMessage) {
 	if m.Event != nil {
 		j.lastRun, j.lastSeq = m.Event.Run, m.Event.Seq
 	}
@@ -158,14 +158,14 @@ func (j *job) send(m JobMessage) {
 	defer j.mu.Unlock()
 	j.seq++
 	m.Seq = j.seq
-	data, err := json.Marshal(jobWire{V: bus.Version, JobMessage: m})
+	data, err := json.Marshal(jobWire{V: buswire.Version, jobMessage: m})
 	if m.Event != nil && (err != nil || int64(len(data)) > j.s.nc.MaxPayload()) {
 		// An event that does not encode (a tool's invalid raw JSON) or is
 		// larger than the server takes: send it cut down.
 		j.s.log.Warn().Str("job", j.id).Str("event", string(m.Event.Type)).Int("bytes", len(data)).
 			Msg("an event did not encode or was too large; it is sent cut down")
 		m.Event = shrink(m.Event)
-		data, err = json.Marshal(jobWire{V: bus.Version, JobMessage: m})
+		data, err = json.Marshal(jobWire{V: buswire.Version, jobMessage: m})
 	}
 	if err == nil {
 		err = j.s.nc.Publish(j.out, data)
@@ -190,7 +190,7 @@ func (j *job) beat(stop <-chan struct{}, done chan<- struct{}) {
 		case <-stop:
 			return
 		case <-t.C:
-			j.send(JobMessage{Type: MessageHeartbeat})
+			j.send(jobMessage{Type: messageHeartbeat})
 			silent := time.Since(time.Unix(0, j.lastPing.Load()))
 			if silent > limit && j.ctx.Err() == nil {
 				err := &failure.Error{Kind: failure.Canceled, Source: failure.SourceBus, Name: j.s.key, Op: "run",
@@ -205,12 +205,12 @@ func (j *job) beat(stop <-chan struct{}, done chan<- struct{}) {
 // onControl handles the caller's pings and cancellation.
 func (j *job) onControl(msg *nats.Msg) {
 	j.lastPing.Store(time.Now().UnixNano())
-	c, err := DecodeControl(msg.Data)
+	c, err := decodeControl(msg.Data)
 	if err != nil {
 		j.s.policy.Handle(context.WithoutCancel(j.ctx), err)
 		return
 	}
-	if c.Op != ControlCancel {
+	if c.Op != controlCancel {
 		return
 	}
 	kind := c.Kind

@@ -12,6 +12,7 @@ import (
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/internal/buswire"
 )
 
 // PoolConfig configures a Pool. The zero value means defaults.
@@ -133,7 +134,7 @@ const workersWait = 250 * time.Millisecond
 // Workers asks the workers serving the pool's name to describe themselves
 // and returns the answers that arrive within 250ms (or before ctx ends),
 // sorted by id. No worker is an empty list, not an error.
-func (p *Pool) Workers(ctx context.Context) ([]WorkerInfo, error) {
+func (p *Pool) Workers(ctx context.Context) ([]workerInfo, error) {
 	ctx, cancel := context.WithTimeout(ctx, workersWait)
 	defer cancel()
 	inbox := p.nc.NewRespInbox()
@@ -144,16 +145,16 @@ func (p *Pool) Workers(ctx context.Context) ([]WorkerInfo, error) {
 	defer func() { _ = sub.Unsubscribe() }()
 	if err := p.nc.PublishRequest(p.subj.info, inbox, mustJSON(struct {
 		V int `json:"v"`
-	}{bus.Version})); err != nil {
+	}{buswire.Version})); err != nil {
 		return nil, p.b.Classify(err, "workers")
 	}
-	var out []WorkerInfo
+	var out []workerInfo
 	for {
 		msg, err := sub.NextMsgWithContext(ctx)
 		if err != nil {
 			break
 		}
-		if info, err := DecodeWorkerInfo(msg.Data); err == nil {
+		if info, err := decodeWorkerInfo(msg.Data); err == nil {
 			out = append(out, info)
 		} else {
 			p.policy.Handle(ctx, err)

@@ -17,6 +17,7 @@ import (
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/internal/buswire"
 )
 
 // ServeConfig configures a worker. The zero value means defaults.
@@ -109,7 +110,7 @@ func Serve(ctx context.Context, b *bus.Bus, r agent.Runner, cfg ServeConfig) (*S
 	}
 	if cfg.ID == "" {
 		host, _ := os.Hostname()
-		cfg.ID = fmt.Sprintf("%s-%d-%s", bus.Token(host), os.Getpid(), strings.ToLower(rand.Text()[:6]))
+		cfg.ID = fmt.Sprintf("%s-%d-%s", buswire.Token(host), os.Getpid(), strings.ToLower(rand.Text()[:6]))
 	}
 	if cfg.QueueGroup == "" {
 		cfg.QueueGroup = bus.DefaultQueueGroup
@@ -235,11 +236,11 @@ func (s *Server) closeIdleLocked() {
 
 // respond answers a start request; a failed answer is handled (the pool
 // times out and tries another worker).
-func (s *Server) respond(msg *nats.Msg, a Ack) {
+func (s *Server) respond(msg *nats.Msg, a ack) {
 	if msg.Reply == "" {
 		return
 	}
-	if err := msg.Respond(mustJSON(ackWire{V: bus.Version, Ack: a})); err != nil {
+	if err := msg.Respond(mustJSON(ackWire{V: buswire.Version, ack: a})); err != nil {
 		s.policy.Handle(s.base, &failure.Error{Kind: failure.KindOf(s.b.Classify(err, "ack")), Source: failure.SourceBus,
 			Name: s.key, Op: "ack", Err: err, Message: "an answer to a start request could not be sent"})
 	}
@@ -248,32 +249,32 @@ func (s *Server) respond(msg *nats.Msg, a Ack) {
 // onStart takes or refuses a start request (on the subscription's
 // goroutine: it only decides and subscribes, the run has its own).
 func (s *Server) onStart(msg *nats.Msg) {
-	req, err := DecodeStart(msg.Data)
+	req, err := decodeStart(msg.Data)
 	if err != nil {
 		s.policy.Handle(s.base, err)
-		s.respond(msg, Ack{Worker: s.cfg.ID, Error: bus.NewWireError(err)})
+		s.respond(msg, ack{Worker: s.cfg.ID, Error: buswire.NewWireError(err)})
 		return
 	}
 	s.mu.Lock()
-	var refusal Refusal
+	var refusal refusal
 	var why string
 	switch {
 	case s.stopping:
-		refusal, why = RefusedStopping, "the worker is stopping"
+		refusal, why = refusedStopping, "the worker is stopping"
 	case len(s.jobs) >= s.cfg.MaxConcurrent:
-		refusal, why = RefusedBusy, fmt.Sprintf("the worker runs %d jobs, its maximum", s.cfg.MaxConcurrent)
+		refusal, why = refusedBusy, fmt.Sprintf("the worker runs %d jobs, its maximum", s.cfg.MaxConcurrent)
 	case s.jobs[req.Job] != nil:
 		s.mu.Unlock()
 		fe := &failure.Error{Kind: failure.Rejected, Source: failure.SourceBus, Name: s.key, Op: "start",
 			Message: "the job is already running on this worker"}
-		s.respond(msg, Ack{Worker: s.cfg.ID, Job: req.Job, Error: bus.NewWireError(fe)})
+		s.respond(msg, ack{Worker: s.cfg.ID, Job: req.Job, Error: buswire.NewWireError(fe)})
 		return
 	}
 	if refusal != "" {
 		s.mu.Unlock()
 		s.refused.Add(1)
 		fe := &failure.Error{Kind: failure.Unavailable, Source: failure.SourceBus, Name: s.key, Op: "start", Message: why}
-		s.respond(msg, Ack{Worker: s.cfg.ID, Job: req.Job, Refused: refusal, Error: bus.NewWireError(fe)})
+		s.respond(msg, ack{Worker: s.cfg.ID, Job: req.Job, Refused: refusal, Error: buswire.NewWireError(fe)})
 		return
 	}
 	j := s.newJob(req)
@@ -285,11 +286,11 @@ func (s *Server) onStart(msg *nats.Msg) {
 	if j.ctl, err = s.nc.Subscribe(s.subj.ctl(j.id), j.onControl); err != nil {
 		fe := failure.From(s.b.Classify(err, "start"))
 		s.end(j)
-		s.respond(msg, Ack{Worker: s.cfg.ID, Job: req.Job, Error: bus.NewWireError(fe)})
+		s.respond(msg, ack{Worker: s.cfg.ID, Job: req.Job, Error: buswire.NewWireError(fe)})
 		return
 	}
 	s.accepted.Add(1)
-	s.respond(msg, Ack{Worker: s.cfg.ID, Job: j.id})
+	s.respond(msg, ack{Worker: s.cfg.ID, Job: j.id})
 	s.log.Debug().Str("job", j.id).Msg("job accepted")
 	go s.run(j)
 }
@@ -310,10 +311,10 @@ func (s *Server) end(j *job) {
 // onInfo answers a pool's Workers question.
 func (s *Server) onInfo(msg *nats.Msg) {
 	s.mu.Lock()
-	info := WorkerInfo{ID: s.cfg.ID, Name: s.cfg.Name, Running: len(s.jobs), MaxConcurrent: s.cfg.MaxConcurrent, Stopping: s.stopping}
+	info := workerInfo{ID: s.cfg.ID, Name: s.cfg.Name, Running: len(s.jobs), MaxConcurrent: s.cfg.MaxConcurrent, Stopping: s.stopping}
 	s.mu.Unlock()
 	if msg.Reply != "" {
-		if err := msg.Respond(mustJSON(infoWire{V: bus.Version, WorkerInfo: info})); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+		if err := msg.Respond(mustJSON(infoWire{V: buswire.Version, workerInfo: info})); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
 			s.log.Debug().Err(err).Msg("info answer not sent")
 		}
 	}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
-	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/internal/buswire"
 )
 
 // stream is one Pool.Stream call: attempts under the policy until a remote
@@ -220,12 +220,12 @@ func (a *attempt) onElicit(msg *nats.Msg) {
 // CapacityWait.
 func (a *attempt) start(ctx context.Context) error {
 	st, p := a.st, a.st.p
-	req := StartRequest{Job: a.job, Input: st.input, HeartbeatMS: p.cfg.Heartbeat.Milliseconds(),
+	req := startRequest{Job: a.job, Input: st.input, HeartbeatMS: p.cfg.Heartbeat.Milliseconds(),
 		Missed: p.cfg.MissedHeartbeats, Parent: st.parent}
 	if dl, ok := ctx.Deadline(); ok {
 		req.DeadlineMS = deadlineMS(dl)
 	}
-	data := mustJSON(startWire{V: bus.Version, StartRequest: req})
+	data := mustJSON(startWire{V: buswire.Version, startRequest: req})
 	capacity := time.Now().Add(p.cfg.CapacityWait)
 	for refusals := 0; ; {
 		rctx, cancel := context.WithTimeout(ctx, p.cfg.AckTimeout)
@@ -249,7 +249,7 @@ func (a *attempt) start(ctx context.Context) error {
 			}
 			return &fe
 		}
-		ack, err := DecodeAck(msg.Data)
+		ack, err := decodeAck(msg.Data)
 		switch {
 		case err != nil:
 			return err
@@ -293,7 +293,7 @@ func (a *attempt) ping() {
 	p := a.st.p
 	t := time.NewTicker(p.cfg.Heartbeat)
 	defer t.Stop()
-	data := mustJSON(controlWire{V: bus.Version, Control: Control{Op: ControlPing}})
+	data := mustJSON(controlWire{V: buswire.Version, control: control{Op: controlPing}})
 	subject := p.subj.ctl(a.job)
 	for {
 		select {
@@ -311,7 +311,7 @@ func (a *attempt) ping() {
 // that misses it cancels once the pings stop).
 func (a *attempt) cancelRemote(kind failure.Kind, reason string) {
 	p := a.st.p
-	data := mustJSON(controlWire{V: bus.Version, Control: Control{Op: ControlCancel, Kind: kind, Reason: reason}})
+	data := mustJSON(controlWire{V: buswire.Version, control: control{Op: controlCancel, Kind: kind, Reason: reason}})
 	if err := p.nc.Publish(p.subj.ctl(a.job), data); err != nil {
 		p.log.Debug().Err(err).Str("job", a.job).Msg("cancel not sent")
 	}
@@ -319,14 +319,14 @@ func (a *attempt) cancelRemote(kind failure.Kind, reason string) {
 
 // next waits up to wait for the job's next message. It returns nil, nil
 // for a message to skip (repeated, or malformed: handled).
-func (a *attempt) next(ctx context.Context, wait time.Duration) (*JobMessage, error) {
+func (a *attempt) next(ctx context.Context, wait time.Duration) (*jobMessage, error) {
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	msg, err := a.out.NextMsgWithContext(wctx)
 	cancel()
 	if err != nil {
 		return nil, err
 	}
-	m, err := DecodeJobMessage(msg.Data)
+	m, err := decodeJobMessage(msg.Data)
 	if err != nil {
 		a.st.handle(err)
 		return nil, nil
@@ -365,7 +365,7 @@ func (a *attempt) follow(ctx context.Context) (*terminal, error) {
 				Message: fmt.Sprintf("worker %s stopped answering (no heartbeat for %s)", a.worker, limit)}
 		case err != nil:
 			return nil, p.b.Classify(err, "follow")
-		case m == nil || m.Type == MessageHeartbeat:
+		case m == nil || m.Type == messageHeartbeat:
 			continue
 		}
 		if t, err := a.deliver(m); t != nil || err != nil || st.stopped {
@@ -375,7 +375,7 @@ func (a *attempt) follow(ctx context.Context) (*terminal, error) {
 }
 
 // deliver yields an event message, or returns the run's last one.
-func (a *attempt) deliver(m *JobMessage) (*terminal, error) {
+func (a *attempt) deliver(m *jobMessage) (*terminal, error) {
 	st, ev := a.st, *m.Event
 	switch {
 	case ev.Type == agent.EventRunFailed && m.Handover:
@@ -409,7 +409,7 @@ func (a *attempt) cancelled(ctx context.Context) *terminal {
 		switch {
 		case err != nil:
 			return st.cancelled(ctx)
-		case m == nil || m.Type == MessageHeartbeat:
+		case m == nil || m.Type == messageHeartbeat:
 			continue
 		}
 		t, _ := a.deliver(m)

@@ -1,6 +1,9 @@
 package worker
 
-import "github.com/switchboard-dev/switchboard/bus"
+import (
+	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/internal/buswire"
+)
 
 // subjects is the subject scheme of one pool name under the bus's prefix.
 // Every subject of a pool is under <prefix>.work.<name>, so NATS
@@ -12,15 +15,15 @@ type subjects struct {
 }
 
 func newSubjects(b *bus.Bus, name string) subjects {
-	base := b.Subjects().Prefix() + ".work." + bus.Token(name)
+	base := b.Subjects().Prefix() + ".work." + buswire.Token(name)
 	return subjects{start: base, info: base + ".info", job: base + ".job."}
 }
 
 // out carries a job's events and heartbeats, worker to pool.
-func (s subjects) out(job string) string { return s.job + bus.Token(job) + ".out" }
+func (s subjects) out(job string) string { return s.job + buswire.Token(job) + ".out" }
 
 // ctl carries a job's pings and cancellation, pool to worker.
-func (s subjects) ctl(job string) string { return s.job + bus.Token(job) + ".ctl" }
+func (s subjects) ctl(job string) string { return s.job + buswire.Token(job) + ".ctl" }
 
 // elicit carries a job's questions, worker to pool (request-reply).
-func (s subjects) elicit(job string) string { return s.job + bus.Token(job) + ".elicit" }
+func (s subjects) elicit(job string) string { return s.job + buswire.Token(job) + ".elicit" }

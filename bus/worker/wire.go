@@ -8,16 +8,16 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
-	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/internal/buswire"
 )
 
 // The payloads of a pool's subjects. Every payload is a JSON object with
-// "v": bus.Version (1); a reader refuses other versions with a Protocol
-// failure wrapping bus.ErrVersion, and ignores fields it does not know.
+// "v": buswire.Version (1); a reader refuses other versions with a Protocol
+// failure wrapping buswire.ErrVersion, and ignores fields it does not know.
 
-// StartRequest asks a worker to run one input: the payload of
+// startRequest asks a worker to run one input: the payload of
 // <prefix>.work.<name> (request-reply, queue group).
-type StartRequest struct {
+type startRequest struct {
 	// Job is the id the pool chose for this attempt; it names the job's
 	// subjects.
 	Job string `json:"job"`
@@ -35,75 +35,75 @@ type StartRequest struct {
 	Parent *agent.Parent `json:"parent,omitempty"`
 }
 
-// Refusal says why a worker did not take a job; the pool offers it to
+// refusal says why a worker did not take a job; the pool offers it to
 // another worker.
-type Refusal string
+type refusal string
 
 // Refusals.
 const (
-	// RefusedBusy: the worker runs MaxConcurrent jobs already.
-	RefusedBusy Refusal = "busy"
-	// RefusedStopping: the worker is stopping.
-	RefusedStopping Refusal = "stopping"
+	// refusedBusy: the worker runs MaxConcurrent jobs already.
+	refusedBusy refusal = "busy"
+	// refusedStopping: the worker is stopping.
+	refusedStopping refusal = "stopping"
 )
 
-// Ack is a worker's answer to a StartRequest: it took the job (Worker and
+// ack is a worker's answer to a StartRequest: it took the job (Worker and
 // Job are set), refused it (Refused), or failed (Error: a malformed
 // request).
-type Ack struct {
-	Worker  string         `json:"worker,omitempty"`
-	Job     string         `json:"job,omitempty"`
-	Refused Refusal        `json:"refused,omitempty"`
-	Error   *bus.WireError `json:"error,omitempty"`
+type ack struct {
+	Worker  string             `json:"worker,omitempty"`
+	Job     string             `json:"job,omitempty"`
+	Refused refusal            `json:"refused,omitempty"`
+	Error   *buswire.WireError `json:"error,omitempty"`
 }
 
-// MessageType says what a JobMessage carries.
-type MessageType string
+// messageType says what a JobMessage carries.
+type messageType string
 
 // Job message types.
 const (
-	// MessageEvent carries one event of the remote run.
-	MessageEvent MessageType = "event"
-	// MessageHeartbeat says the worker is alive.
-	MessageHeartbeat MessageType = "heartbeat"
+	// messageEvent carries one event of the remote run.
+	messageEvent messageType = "event"
+	// messageHeartbeat says the worker is alive.
+	messageHeartbeat messageType = "heartbeat"
 )
 
-// JobMessage is what a worker publishes about a job on
+// jobMessage is what a worker publishes about a job on
 // <prefix>.work.<name>.job.<job>.out: the remote run's events, in order,
 // and heartbeats. Seq numbers every message of the job from 1, so the
 // pool detects lost and repeated ones.
-type JobMessage struct {
+type jobMessage struct {
 	Seq   int64        `json:"seq"`
-	Type  MessageType  `json:"type"`
+	Type  messageType  `json:"type"`
 	Event *agent.Event `json:"event,omitempty"`
 	// Handover marks the EventRunFailed of a run the worker gave up
 	// because it is stopping: the pool runs the input again elsewhere.
 	Handover bool `json:"handover,omitempty"`
 }
 
-// ControlOp says what a Control message asks.
-type ControlOp string
+// controlOp says what a Control message asks.
+type controlOp string
 
 // Control operations.
 const (
-	// ControlPing says the caller is alive.
-	ControlPing ControlOp = "ping"
-	// ControlCancel cancels the job's run.
-	ControlCancel ControlOp = "cancel"
+	// controlPing says the caller is alive.
+	controlPing controlOp = "ping"
+	// controlCancel cancels the job's run.
+	controlCancel controlOp = "cancel"
 )
 
-// Control is what the pool publishes about a job on
+// control is what the pool publishes about a job on
 // <prefix>.work.<name>.job.<job>.ctl.
-type Control struct {
-	Op ControlOp `json:"op"`
+type control struct {
+	Op controlOp `json:"op"`
 	// Kind is the failure the cancelled run ends with (canceled or timeout).
 	Kind failure.Kind `json:"kind,omitempty"`
 	// Reason words the cancellation, model-safe.
 	Reason string `json:"reason,omitempty"`
 }
 
-// WorkerInfo is a worker's answer on <prefix>.work.<name>.info.
-type WorkerInfo struct {
+// workerInfo is a worker's answer on <prefix>.work.<name>.info.
+type workerInfo struct {
 	ID            string `json:"id"`
 	Name          string `json:"name"`
 	Running       int    `json:"running"`
@@ -113,27 +113,27 @@ type WorkerInfo struct {
 
 type startWire struct {
 	V int `json:"v"`
-	StartRequest
+	startRequest
 }
 
 type ackWire struct {
 	V int `json:"v"`
-	Ack
+	ack
 }
 
 type jobWire struct {
 	V int `json:"v"`
-	JobMessage
+	jobMessage
 }
 
 type controlWire struct {
 	V int `json:"v"`
-	Control
+	control
 }
 
 type infoWire struct {
 	V int `json:"v"`
-	WorkerInfo
+	workerInfo
 }
 
 // protocolError is a malformed or wrong-version payload.
@@ -146,93 +146,93 @@ func decode[T any](data []byte, op string, v *int, into *T) error {
 	if err := json.Unmarshal(data, into); err != nil {
 		return protocolError(op, err)
 	}
-	if *v != bus.Version {
-		return protocolError(op, fmt.Errorf("%w: got v=%d, want v=%d", bus.ErrVersion, *v, bus.Version))
+	if *v != buswire.Version {
+		return protocolError(op, fmt.Errorf("%w: got v=%d, want v=%d", buswire.ErrVersion, *v, buswire.Version))
 	}
 	return nil
 }
 
-// DecodeStart decodes a start request. A malformed payload, another
+// decodeStart decodes a start request. A malformed payload, another
 // version, or a request without a job id is a Protocol failure.
-func DecodeStart(data []byte) (StartRequest, error) {
+func decodeStart(data []byte) (startRequest, error) {
 	var w startWire
 	if err := decode(data, "decode start request", &w.V, &w); err != nil {
-		return StartRequest{}, err
+		return startRequest{}, err
 	}
 	switch {
 	case w.Job == "":
-		return StartRequest{}, protocolError("decode start request", errors.New("the request has no job id"))
+		return startRequest{}, protocolError("decode start request", errors.New("the request has no job id"))
 	case w.HeartbeatMS < 0 || w.Missed < 0 || w.DeadlineMS < 0:
-		return StartRequest{}, protocolError("decode start request", errors.New("negative deadline or heartbeat"))
+		return startRequest{}, protocolError("decode start request", errors.New("negative deadline or heartbeat"))
 	}
-	return w.StartRequest, nil
+	return w.startRequest, nil
 }
 
-// DecodeAck decodes a worker's answer to a start request. An ack that
+// decodeAck decodes a worker's answer to a start request. An ack that
 // neither takes the job (worker and job set) nor refuses it nor carries an
 // error, or that names an unknown refusal, is a Protocol failure.
-func DecodeAck(data []byte) (Ack, error) {
+func decodeAck(data []byte) (ack, error) {
 	var w ackWire
 	if err := decode(data, "decode ack", &w.V, &w); err != nil {
-		return Ack{}, err
+		return ack{}, err
 	}
 	switch w.Refused {
-	case "", RefusedBusy, RefusedStopping:
+	case "", refusedBusy, refusedStopping:
 	default:
-		return Ack{}, protocolError("decode ack", fmt.Errorf("unknown refusal %q", w.Refused))
+		return ack{}, protocolError("decode ack", fmt.Errorf("unknown refusal %q", w.Refused))
 	}
 	if w.Refused == "" && w.Error == nil && (w.Worker == "" || w.Job == "") {
-		return Ack{}, protocolError("decode ack", errors.New("the ack names no worker or job"))
+		return ack{}, protocolError("decode ack", errors.New("the ack names no worker or job"))
 	}
-	return w.Ack, nil
+	return w.ack, nil
 }
 
-// DecodeJobMessage decodes a job message: a positive seq, a known type,
+// decodeJobMessage decodes a job message: a positive seq, a known type,
 // and an event (with a type) for MessageEvent.
-func DecodeJobMessage(data []byte) (JobMessage, error) {
+func decodeJobMessage(data []byte) (jobMessage, error) {
 	var w jobWire
 	if err := decode(data, "decode job message", &w.V, &w); err != nil {
-		return JobMessage{}, err
+		return jobMessage{}, err
 	}
 	if w.Seq <= 0 {
-		return JobMessage{}, protocolError("decode job message", fmt.Errorf("seq %d is not positive", w.Seq))
+		return jobMessage{}, protocolError("decode job message", fmt.Errorf("seq %d is not positive", w.Seq))
 	}
 	switch w.Type {
-	case MessageHeartbeat:
-	case MessageEvent:
+	case messageHeartbeat:
+	case messageEvent:
 		if w.Event == nil || w.Event.Type == "" {
-			return JobMessage{}, protocolError("decode job message", errors.New("an event message has no event"))
+			return jobMessage{}, protocolError("decode job message", errors.New("an event message has no event"))
 		}
 	default:
-		return JobMessage{}, protocolError("decode job message", fmt.Errorf("unknown type %q", w.Type))
+		return jobMessage{}, protocolError("decode job message", fmt.Errorf("unknown type %q", w.Type))
 	}
-	return w.JobMessage, nil
+	return w.jobMessage, nil
 }
 
-// DecodeControl decodes a control message.
-func DecodeControl(data []byte) (Control, error) {
+// decodeControl decodes a control message.
+func decodeControl(data []byte) (control, error) {
 	var w controlWire
 	if err := decode(data, "decode control", &w.V, &w); err != nil {
-		return Control{}, err
+		return control{}, err
 	}
 	switch w.Op {
-	case ControlPing, ControlCancel:
+	case controlPing, controlCancel:
 	default:
-		return Control{}, protocolError("decode control", fmt.Errorf("unknown op %q", w.Op))
+		return control{}, protocolError("decode control", fmt.Errorf("unknown op %q", w.Op))
 	}
-	return w.Control, nil
+	return w.control, nil
 }
 
-// DecodeWorkerInfo decodes a worker's info answer.
-func DecodeWorkerInfo(data []byte) (WorkerInfo, error) {
+// decodeWorkerInfo decodes a worker's info answer.
+func decodeWorkerInfo(data []byte) (workerInfo, error) {
 	var w infoWire
 	if err := decode(data, "decode worker info", &w.V, &w); err != nil {
-		return WorkerInfo{}, err
+		return workerInfo{}, err
 	}
 	if w.ID == "" {
-		return WorkerInfo{}, protocolError("decode worker info", errors.New("the worker has no id"))
+		return workerInfo{}, protocolError("decode worker info", errors.New("the worker has no id"))
 	}
-	return w.WorkerInfo, nil
+	return w.workerInfo, nil
 }
 
 // deadlineMS encodes a deadline (zero: none).
