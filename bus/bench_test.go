@@ -102,10 +102,10 @@ func BenchmarkProgressPublishToDelivery(b *testing.B) {
 			}
 		}
 	}
-	pub := bb.ProgressPublisher("bench_bus")
+	pub := bus.ProgressPublisher(bb, "bench_bus")
 	viaBus := func(n int) {
 		for i := 0; i < n; i++ {
-			if err := pub.Publish(ctx, bus.ProgressUpdate{Token: "t", Progress: float64(i), Total: 100, Message: "step"}); err != nil {
+			if err := pub(ctx, bus.ProgressUpdate{Token: "t", Progress: float64(i), Total: 100, Message: "step"}); err != nil {
 				b.Fatal(err)
 			}
 			if _, err := busSub.Next(ctx); err != nil {

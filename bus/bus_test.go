@@ -84,7 +84,7 @@ func TestNewEmbeddedAndClose(t *testing.T) {
 				t.Fatal(err)
 			}
 			// A round trip under this configuration's prefix.
-			if err := b.PublishProgress(ctx, bus.ProgressUpdate{Run: "r0", Progress: 7}); err != nil {
+			if err := bus.PublishProgress(ctx, b, bus.ProgressUpdate{Run: "r0", Progress: 7}); err != nil {
 				t.Fatal(err)
 			}
 			sub, err := b.SubscribeProgress(ctx, "r0", bus.ProgressOptions{Replay: true})
@@ -112,7 +112,7 @@ func TestNewEmbeddedAndClose(t *testing.T) {
 				if err != nil {
 					t.Fatalf("joining with the token: %v", err)
 				}
-				if err := other.PublishProgress(ctx, bus.ProgressUpdate{Run: "r1", Progress: 1}); err != nil {
+				if err := bus.PublishProgress(ctx, other, bus.ProgressUpdate{Run: "r1", Progress: 1}); err != nil {
 					t.Fatal(err)
 				}
 				if err := other.Close(ctx); err != nil {
@@ -130,7 +130,7 @@ func TestNewEmbeddedAndClose(t *testing.T) {
 			if tt.tempDir && (len(during) != len(before)+1 || len(after) != len(before)) {
 				t.Errorf("temp store dirs: before %d, during %d, after %d; want n, n+1, n", len(before), len(during), len(after))
 			}
-			if err := b.PublishProgress(ctx, bus.ProgressUpdate{Run: "r1"}); err == nil {
+			if err := bus.PublishProgress(ctx, b, bus.ProgressUpdate{Run: "r1"}); err == nil {
 				t.Error("publish after Close succeeded")
 			} else {
 				wantKind(t, err, failure.Unavailable)

@@ -7,30 +7,26 @@ import (
 	"github.com/switchboard-dev/switchboard/agent/failure"
 )
 
-// PublishProgress publishes a progress report on <prefix>.progress.<run>.
-// It is synchronous but does not wait for the server (NATS buffers the
-// write); the stream keeps the report for late subscribers.
-func (b *Bus) PublishProgress(ctx context.Context, p ProgressUpdate) error {
-	pp := ProgressPublisher{b: b, run: p.Run, subject: b.subj.Progress(p.Run)}
-	return pp.Publish(ctx, p)
+// publishProgress publishes a progress report on <prefix>.progress.<run>
+// (tests publish progress this way; runs publish it through Emit).
+func (b *Bus) publishProgress(ctx context.Context, p ProgressUpdate) error {
+	return b.progressPublisher(p.Run).publish(ctx, p)
 }
 
-// ProgressPublisher publishes one run's progress on a pre-built subject
-// (the lean path for frequent reports).
-type ProgressPublisher struct {
+// progressPublisher publishes one run's progress on a pre-built subject.
+type progressPublisher struct {
 	b       *Bus
 	run     string
 	subject string
 }
 
-// ProgressPublisher returns a publisher of run's progress.
-func (b *Bus) ProgressPublisher(run string) *ProgressPublisher {
-	return &ProgressPublisher{b: b, run: run, subject: b.subj.Progress(run)}
+// progressPublisher returns a publisher of run's progress.
+func (b *Bus) progressPublisher(run string) *progressPublisher {
+	return &progressPublisher{b: b, run: run, subject: b.subj.Progress(run)}
 }
 
-// Publish publishes p (its Run is set to the publisher's run) as
-// PublishProgress does.
-func (pp *ProgressPublisher) Publish(ctx context.Context, p ProgressUpdate) error {
+// publish publishes p with its Run set to the publisher's run.
+func (pp *progressPublisher) publish(_ context.Context, p ProgressUpdate) error {
 	p.Run = pp.run
 	data, err := json.Marshal(progressWire{V: version, ProgressUpdate: p})
 	if err != nil {

@@ -1,6 +1,7 @@
 package bus_test
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 	"time"
@@ -27,14 +28,14 @@ func TestProgressRoundTrip(t *testing.T) {
 		{Run: "run_p", Call: "c9", Progress: 2, Total: 3},
 		{Run: "run_p", Token: "tok-1", Progress: 3, Total: 3, Message: "done"},
 	}
-	if err := b.PublishProgress(ctx, bus.ProgressUpdate{Run: "run_q", Progress: 0.5}); err != nil {
+	if err := bus.PublishProgress(ctx, b, bus.ProgressUpdate{Run: "run_q", Progress: 0.5}); err != nil {
 		t.Fatal(err)
 	}
-	pub := b.ProgressPublisher("run_p")
+	pub := bus.ProgressPublisher(b, "run_p")
 	for i, p := range sent {
-		publish := b.PublishProgress
+		publish := func(ctx context.Context, p bus.ProgressUpdate) error { return bus.PublishProgress(ctx, b, p) }
 		if i%2 == 1 {
-			publish = pub.Publish
+			publish = pub
 		}
 		if err := publish(ctx, p); err != nil {
 			t.Fatal(err)
@@ -74,7 +75,7 @@ func TestProgressRoundTrip(t *testing.T) {
 	// A malformed payload on the subject is a Protocol error; the
 	// subscription goes on.
 	b.Conn().Publish(b.Subjects().Progress("run_p"), []byte(`{"v":2}`))
-	b.PublishProgress(ctx, bus.ProgressUpdate{Run: "run_p", Progress: 4})
+	bus.PublishProgress(ctx, b, bus.ProgressUpdate{Run: "run_p", Progress: 4})
 	if _, err := live.Next(ctx); !errorsIs(err, failure.Protocol) {
 		t.Errorf("malformed: %v, want Protocol", err)
 	}
