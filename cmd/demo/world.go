@@ -23,6 +23,7 @@ import (
 	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/bus"
 	"github.com/switchboard-dev/switchboard/llm"
+	"github.com/switchboard-dev/switchboard/llm/provider"
 	"github.com/switchboard-dev/switchboard/mcp"
 	"github.com/switchboard-dev/switchboard/skills"
 )
@@ -167,7 +168,7 @@ func chooseModel(ctx context.Context, which string) (llm.Model, error) {
 	case "", "scripted":
 		return nil, nil
 	case "env":
-		return llm.FromEnv()
+		return provider.FromEnv()
 	}
 	return nil, fmt.Errorf("-model %q: want scripted or env", which)
 }

@@ -26,6 +26,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/llm"
+	"github.com/switchboard-dev/switchboard/llm/provider"
 )
 
 func main() {
@@ -34,7 +35,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 
-	model, err := llm.FromEnv()
+	model, err := provider.FromEnv()
 	if err != nil {
 		log.Printf("no provider configured (%v); using the scripted model", err)
 		model = scriptedClock()

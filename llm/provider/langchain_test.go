@@ -1,12 +1,14 @@
-package llm
+package provider
 
 import (
 	"encoding/json"
 	"testing"
 
-	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/anthropic"
+
+	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/llm"
 )
 
 // TestLangChainOverAnthropicProvider runs the generic adapter over
@@ -22,11 +24,11 @@ func TestLangChainOverAnthropicProvider(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := NewLangChain(t.Context(), LangChainConfig{Model: lc, Name: "langchaingo-anthropic", Secrets: []string{testAnthropicKey}})
+	m, err := NewLangChain(LangChainConfig{Model: lc, Name: "langchaingo-anthropic", Secrets: []string{testAnthropicKey}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := &Request{Tools: weatherTools(), MaxTokens: 100, Messages: []Message{{Role: RoleUser, Text: "weather?"}}}
+	req := &llm.Request{Tools: weatherTools(), MaxTokens: 100, Messages: []llm.Message{{Role: llm.RoleUser, Text: "weather?"}}}
 	resp, err := m.Generate(t.Context(), req)
 	if err != nil {
 		t.Fatal(err)
@@ -38,23 +40,23 @@ func TestLangChainOverAnthropicProvider(t *testing.T) {
 		t.Fatalf("calls = %+v", resp.Message.ToolCalls)
 	}
 	jsonEqual(t, "args", resp.Message.ToolCalls[1].Args, `{"city":"Oslo","unit":"celsius"}`)
-	if resp.Usage != (Usage{InputTokens: 472, OutputTokens: 91}) {
+	if resp.Usage != (llm.Usage{InputTokens: 472, OutputTokens: 91}) {
 		t.Errorf("usage = %+v (counted once per turn, not per block)", resp.Usage)
 	}
 	if r := p.requests()[0]; path(r.body, "tools", 0, "input_schema", "required", 0) != "city" || path(r.body, "max_tokens") != float64(100) {
 		t.Errorf("request = %s", r.raw)
 	}
-	_, err = m.Generate(t.Context(), &Request{Messages: []Message{{Role: RoleUser, Text: "again"}}})
+	_, err = m.Generate(t.Context(), &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Text: "again"}}})
 	checkFailure(t, err, failure.Transient, true, "langchaingo-anthropic", testAnthropicKey)
 }
 
 func TestToLangChain(t *testing.T) {
 	temp := 0.2
-	req := &Request{System: "sys", Temperature: &temp, Messages: []Message{
-		{Role: RoleUser, Text: "q"},
-		{Role: RoleAssistant, Text: "thinking", ToolCalls: []ToolCall{{ID: "1", Name: "a", Args: json.RawMessage(`{"x":1}`)}, {ID: "2", Name: "b"}}},
-		{Role: RoleTool, ToolResults: []ToolResult{{CallID: "1", Name: "a", Content: "r1"}, {CallID: "2", Name: "b", Content: "r2", IsError: true}}},
-		{Role: RoleAssistant},
+	req := &llm.Request{System: "sys", Temperature: &temp, Messages: []llm.Message{
+		{Role: llm.RoleUser, Text: "q"},
+		{Role: llm.RoleAssistant, Text: "thinking", ToolCalls: []llm.ToolCall{{ID: "1", Name: "a", Args: json.RawMessage(`{"x":1}`)}, {ID: "2", Name: "b"}}},
+		{Role: llm.RoleTool, ToolResults: []llm.ToolResult{{CallID: "1", Name: "a", Content: "r1"}, {CallID: "2", Name: "b", Content: "r2", IsError: true}}},
+		{Role: llm.RoleAssistant},
 	}}
 	msgs := toLangChain(req)
 	roles := []llms.ChatMessageType{llms.ChatMessageTypeSystem, llms.ChatMessageTypeHuman, llms.ChatMessageTypeAI,
@@ -77,7 +79,7 @@ func TestToLangChain(t *testing.T) {
 	if tr, ok := msgs[4].Parts[0].(llms.ToolCallResponse); !ok || tr.ToolCallID != "2" || tr.Content != "r2" {
 		t.Errorf("second result = %+v", msgs[4].Parts[0])
 	}
-	if tools := toolsToLangChain([]ToolDef{{Name: "n"}}); string(tools[0].Function.Parameters.(json.RawMessage)) != `{"type":"object","properties":{}}` {
+	if tools := toolsToLangChain([]llm.ToolDef{{Name: "n"}}); string(tools[0].Function.Parameters.(json.RawMessage)) != `{"type":"object","properties":{}}` {
 		t.Errorf("schema of a tool without one = %v", tools[0].Function.Parameters)
 	}
 }
@@ -94,16 +96,16 @@ func TestLangChainAnthropicDropsParts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := NewLangChain(t.Context(), LangChainConfig{Model: lc})
+	m, err := NewLangChain(LangChainConfig{Model: lc})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = m.Generate(t.Context(), &Request{Messages: []Message{
-		{Role: RoleUser, Text: "weather?"},
-		{Role: RoleAssistant, Text: "Checking both.", ToolCalls: []ToolCall{
+	_, err = m.Generate(t.Context(), &llm.Request{Messages: []llm.Message{
+		{Role: llm.RoleUser, Text: "weather?"},
+		{Role: llm.RoleAssistant, Text: "Checking both.", ToolCalls: []llm.ToolCall{
 			{ID: "toolu_paris", Name: "get_weather", Args: json.RawMessage(`{"city":"Paris"}`)},
 			{ID: "toolu_oslo", Name: "get_weather", Args: json.RawMessage(`{"city":"Oslo"}`)}}},
-		{Role: RoleTool, ToolResults: []ToolResult{{CallID: "toolu_paris", Content: "18°C"}, {CallID: "toolu_oslo", Content: "9°C"}}},
+		{Role: llm.RoleTool, ToolResults: []llm.ToolResult{{CallID: "toolu_paris", Content: "18°C"}, {CallID: "toolu_oslo", Content: "9°C"}}},
 	}})
 	if err != nil {
 		t.Fatal(err)

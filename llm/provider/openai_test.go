@@ -1,4 +1,4 @@
-package llm
+package provider
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/llm"
 )
 
 const testOpenAIKey = "sk-test-0123456789abcdefSECRETKEY"
@@ -20,9 +21,9 @@ const openAIFinal = `{"id":"chatcmpl-F1","object":"chat.completion","created":17
 "choices":[{"index":0,"message":{"role":"assistant","content":"Paris is 18°C; Oslo is unknown."},"finish_reason":"stop"}],
 "usage":{"prompt_tokens":150,"completion_tokens":9,"total_tokens":159}}`
 
-func newTestOpenAI(t *testing.T, p *provider) Model {
+func newTestOpenAI(t *testing.T, p *provider) llm.Model {
 	t.Helper()
-	m, err := NewOpenAI(t.Context(), Config{APIKey: testOpenAIKey, BaseURL: p.URL + "/v1", Model: "gpt-4o-mini", HTTPClient: p.Client()})
+	m, err := NewOpenAI(Config{APIKey: testOpenAIKey, BaseURL: p.URL + "/v1", Model: "gpt-4o-mini", HTTPClient: p.Client()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,8 +44,8 @@ func TestOpenAIToolCallsRoundTrip(t *testing.T) {
 			p := newProvider(t, tt.first, reply{200, "application/json", []byte(openAIFinal)})
 			m := newTestOpenAI(t, p)
 			var deltas []string
-			req := &Request{System: "You are terse.", Tools: weatherTools(),
-				Messages: []Message{{Role: RoleUser, Text: "Weather in Paris and Oslo?"}}}
+			req := &llm.Request{System: "You are terse.", Tools: weatherTools(),
+				Messages: []llm.Message{{Role: llm.RoleUser, Text: "Weather in Paris and Oslo?"}}}
 			if tt.stream {
 				req.OnText = func(d string) { deltas = append(deltas, d) }
 			}
@@ -73,7 +74,7 @@ func TestOpenAIToolCallsRoundTrip(t *testing.T) {
 			} else {
 				jsonEqual(t, "args[1]", calls[1].Args, `{"city":"Oslo","unit":"celsius"}`)
 			}
-			if resp.Usage != (Usage{InputTokens: 82, OutputTokens: 41}) {
+			if resp.Usage != (llm.Usage{InputTokens: 82, OutputTokens: 41}) {
 				t.Errorf("usage = %+v", resp.Usage)
 			}
 			if resp.StopReason != "tool_calls" {
@@ -81,9 +82,9 @@ func TestOpenAIToolCallsRoundTrip(t *testing.T) {
 			}
 
 			// Second turn: the assistant message and both results go back.
-			req2 := &Request{System: req.System, Tools: req.Tools, Messages: []Message{
+			req2 := &llm.Request{System: req.System, Tools: req.Tools, Messages: []llm.Message{
 				req.Messages[0], resp.Message,
-				{Role: RoleTool, ToolResults: []ToolResult{
+				{Role: llm.RoleTool, ToolResults: []llm.ToolResult{
 					{CallID: "call_paris", Name: "get_weather", Content: "18°C"},
 					{CallID: "call_oslo", Name: "get_weather", Content: "Error: station offline", IsError: true}}},
 			}}
@@ -174,7 +175,7 @@ func TestOpenAIErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := newProvider(t, tt.rep)
 			m := newTestOpenAI(t, p)
-			req := &Request{Messages: []Message{{Role: RoleUser, Text: "hi"}}}
+			req := &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Text: "hi"}}}
 			if tt.stream {
 				req.OnText = func(string) {}
 			}
@@ -234,7 +235,7 @@ func TestOpenAITransportErrors(t *testing.T) {
 			if tt.down {
 				p.Close()
 			}
-			_, err := m.Generate(tt.ctx(t), &Request{Messages: []Message{{Role: RoleUser, Text: "hi"}}})
+			_, err := m.Generate(tt.ctx(t), &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Text: "hi"}}})
 			checkFailure(t, err, tt.kind, tt.kind == failure.Transient, "openai/gpt-4o-mini", testOpenAIKey)
 		})
 	}
@@ -262,18 +263,18 @@ func TestPolicyRetriesTransientFailures(t *testing.T) {
 		provider string
 		ok       reply
 	}{
-		{ProviderOpenAI, reply{200, "application/json", []byte(openAIFinal)}},
-		{ProviderAnthropic, reply{200, "application/json", []byte(anthropicFinal)}},
+		{NameOpenAI, reply{200, "application/json", []byte(openAIFinal)}},
+		{NameAnthropic, reply{200, "application/json", []byte(anthropicFinal)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.provider, func(t *testing.T) {
 			p := newProvider(t, busy, down, tt.ok)
 			pol := failure.NewPolicy(failure.PolicyConfig{MaxAttempts: 3, InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
 			base := p.URL
-			if tt.provider == ProviderOpenAI {
+			if tt.provider == NameOpenAI {
 				base += "/v1"
 			}
-			m, err := New(t.Context(), Config{Provider: tt.provider, APIKey: "k-0123456789", BaseURL: base, HTTPClient: p.Client(), Policy: pol})
+			m, err := New(Config{Provider: tt.provider, APIKey: "k-0123456789", BaseURL: base, HTTPClient: p.Client(), Policy: pol})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -306,10 +307,10 @@ func TestAnthropicTransportErrors(t *testing.T) {
 // (TestMain runs goleak).
 func TestStreamCancelledMidway(t *testing.T) {
 	first := map[string]string{
-		ProviderOpenAI:    "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n",
-		ProviderAnthropic: "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}}\n\nevent: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\nevent: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hel\"}}\n\n",
+		NameOpenAI:    "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n",
+		NameAnthropic: "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}}\n\nevent: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\nevent: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hel\"}}\n\n",
 	}
-	for _, prov := range []string{ProviderOpenAI, ProviderAnthropic} {
+	for _, prov := range []string{NameOpenAI, NameAnthropic} {
 		t.Run(prov, func(t *testing.T) {
 			p := &provider{}
 			p.Server = httptestServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -321,10 +322,10 @@ func TestStreamCancelledMidway(t *testing.T) {
 			}))
 			t.Cleanup(p.Close)
 			base := p.URL
-			if prov == ProviderOpenAI {
+			if prov == NameOpenAI {
 				base += "/v1"
 			}
-			m, err := New(t.Context(), Config{Provider: prov, APIKey: "k-0123456789", BaseURL: base, HTTPClient: p.Client()})
+			m, err := New(Config{Provider: prov, APIKey: "k-0123456789", BaseURL: base, HTTPClient: p.Client()})
 			if err != nil {
 				t.Fatal(err)
 			}

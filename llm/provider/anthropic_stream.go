@@ -1,4 +1,4 @@
-package llm
+package provider
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/llm"
 )
 
 // anthropicEvent is one event of a Messages API stream: message_start,
@@ -135,7 +136,7 @@ func (s *anthropicStream) event(ev sseEvent) {
 }
 
 // response returns the assembled answer.
-func (s *anthropicStream) response() *Response {
+func (s *anthropicStream) response() *llm.Response {
 	blocks := make([]anthropicBlock, 0, len(s.blocks))
 	for _, b := range s.blocks {
 		blk := b.block
@@ -153,7 +154,7 @@ func (s *anthropicStream) response() *Response {
 }
 
 // readStream reads a Messages API event stream to its end.
-func (a *Anthropic) readStream(ctx context.Context, body io.Reader, onText func(string)) (*Response, error) {
+func (a *Anthropic) readStream(ctx context.Context, body io.Reader, onText func(string)) (*llm.Response, error) {
 	s := newAnthropicStream(onText)
 	buf := make([]byte, 32<<10)
 	for {

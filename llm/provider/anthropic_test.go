@@ -1,4 +1,4 @@
-package llm
+package provider
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/llm"
 )
 
 const testAnthropicKey = "sk-ant-api03-test0123456789SECRETKEY"
@@ -15,9 +16,9 @@ const anthropicFinal = `{"id":"msg_final","type":"message","role":"assistant","m
 "content":[{"type":"text","text":"Paris is 18°C; Oslo is unknown."}],"stop_reason":"end_turn","stop_sequence":null,
 "usage":{"input_tokens":610,"output_tokens":12}}`
 
-func newTestAnthropic(t *testing.T, p *provider) Model {
+func newTestAnthropic(t *testing.T, p *provider) llm.Model {
 	t.Helper()
-	m, err := NewAnthropic(t.Context(), Config{APIKey: testAnthropicKey, BaseURL: p.URL, Model: "claude-sonnet-4-5", HTTPClient: p.Client()})
+	m, err := NewAnthropic(Config{APIKey: testAnthropicKey, BaseURL: p.URL, Model: "claude-sonnet-4-5", HTTPClient: p.Client()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,20 +32,20 @@ func TestAnthropicToolCallsRoundTrip(t *testing.T) {
 		first     reply
 		wantText  string
 		wantOslo  string
-		wantUsage Usage
+		wantUsage llm.Usage
 	}{
 		{"json", false, reply{200, "application/json", fixture(t, "anthropic_messages_tools.json")},
-			"Let me check both cities.", `{"city":"Oslo","unit":"celsius"}`, Usage{InputTokens: 492, OutputTokens: 91}},
+			"Let me check both cities.", `{"city":"Oslo","unit":"celsius"}`, llm.Usage{InputTokens: 492, OutputTokens: 91}},
 		{"sse", true, reply{200, "text/event-stream", fixture(t, "anthropic_stream_tools.sse")},
-			"Checking both.", `{"city":"Oslo"}`, Usage{InputTokens: 472, OutputTokens: 89}},
+			"Checking both.", `{"city":"Oslo"}`, llm.Usage{InputTokens: 472, OutputTokens: 89}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := newProvider(t, tt.first, reply{200, "application/json", []byte(anthropicFinal)})
 			m := newTestAnthropic(t, p)
 			var deltas []string
-			req := &Request{System: "You are terse.", Tools: weatherTools(),
-				Messages: []Message{{Role: RoleUser, Text: "Weather in Paris and Oslo?"}}}
+			req := &llm.Request{System: "You are terse.", Tools: weatherTools(),
+				Messages: []llm.Message{{Role: llm.RoleUser, Text: "Weather in Paris and Oslo?"}}}
 			if tt.stream {
 				req.OnText = func(d string) { deltas = append(deltas, d) }
 			}
@@ -71,9 +72,9 @@ func TestAnthropicToolCallsRoundTrip(t *testing.T) {
 				t.Errorf("stop reason = %q", resp.StopReason)
 			}
 
-			req2 := &Request{System: req.System, Tools: req.Tools, Messages: []Message{
+			req2 := &llm.Request{System: req.System, Tools: req.Tools, Messages: []llm.Message{
 				req.Messages[0], resp.Message,
-				{Role: RoleTool, ToolResults: []ToolResult{
+				{Role: llm.RoleTool, ToolResults: []llm.ToolResult{
 					{CallID: "toolu_paris", Name: "get_weather", Content: "18°C"},
 					{CallID: "toolu_oslo", Name: "get_weather", Content: "Error: station offline", IsError: true}}},
 			}}
@@ -93,7 +94,7 @@ func TestAnthropicToolCallsRoundTrip(t *testing.T) {
 				if r.path != "/v1/messages" {
 					t.Errorf("path = %q", r.path)
 				}
-				if r.header.Get("x-api-key") != testAnthropicKey || r.header.Get("anthropic-version") != AnthropicVersion {
+				if r.header.Get("x-api-key") != testAnthropicKey || r.header.Get("anthropic-version") != anthropicVersion {
 					t.Errorf("headers = %v", r.header)
 				}
 				if r.header.Get("Authorization") != "" {
@@ -141,20 +142,20 @@ func TestAnthropicToolCallsRoundTrip(t *testing.T) {
 func TestAnthropicMessages(t *testing.T) {
 	tests := []struct {
 		name string
-		in   []Message
+		in   []llm.Message
 		want string
 	}{
-		{"consecutive users merge", []Message{{Role: RoleUser, Text: "a"}, {Role: RoleUser, Text: "b"}},
+		{"consecutive users merge", []llm.Message{{Role: llm.RoleUser, Text: "a"}, {Role: llm.RoleUser, Text: "b"}},
 			`[{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}]`},
 		{"results then a user note stay one message, results first",
-			[]Message{{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "t1", Name: "x", Args: []byte(`{}`)}}},
-				{Role: RoleTool, ToolResults: []ToolResult{{CallID: "t1", Content: "ok"}}}, {Role: RoleUser, Text: "go on"}},
+			[]llm.Message{{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "t1", Name: "x", Args: []byte(`{}`)}}},
+				{Role: llm.RoleTool, ToolResults: []llm.ToolResult{{CallID: "t1", Content: "ok"}}}, {Role: llm.RoleUser, Text: "go on"}},
 			`[{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"x","input":{}}]},
 			  {"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"ok"},{"type":"text","text":"go on"}]}]`},
-		{"malformed args go back as an empty object", []Message{{Role: RoleAssistant, Text: "t",
-			ToolCalls: []ToolCall{{ID: "t1", Name: "x", Args: []byte(`{"a":`)}, {ID: "t2", Name: "y", Args: []byte(`[1]`)}}}},
+		{"malformed args go back as an empty object", []llm.Message{{Role: llm.RoleAssistant, Text: "t",
+			ToolCalls: []llm.ToolCall{{ID: "t1", Name: "x", Args: []byte(`{"a":`)}, {ID: "t2", Name: "y", Args: []byte(`[1]`)}}}},
 			`[{"role":"assistant","content":[{"type":"text","text":"t"},{"type":"tool_use","id":"t1","name":"x","input":{}},{"type":"tool_use","id":"t2","name":"y","input":{}}]}]`},
-		{"empty messages are dropped", []Message{{Role: RoleUser, Text: ""}, {Role: RoleAssistant}, {Role: RoleUser, Text: "q"}},
+		{"empty messages are dropped", []llm.Message{{Role: llm.RoleUser, Text: ""}, {Role: llm.RoleAssistant}, {Role: llm.RoleUser, Text: "q"}},
 			`[{"role":"user","content":[{"type":"text","text":"q"}]}]`},
 	}
 	for _, tt := range tests {
@@ -190,7 +191,7 @@ func TestAnthropicErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := newProvider(t, tt.rep)
 			m := newTestAnthropic(t, p)
-			req := &Request{Messages: []Message{{Role: RoleUser, Text: "hi"}}}
+			req := &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Text: "hi"}}}
 			if tt.stream {
 				req.OnText = func(string) {}
 			}

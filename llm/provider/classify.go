@@ -1,4 +1,4 @@
-package llm
+package provider
 
 import (
 	"context"
@@ -10,8 +10,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/tmc/langchaingo/llms"
+
+	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/llm"
 )
 
 // scrubber removes the provider's credentials from text before it reaches
@@ -240,12 +242,12 @@ func statusInText(s string) int {
 
 // generateUnder runs gen for req, through policy.Execute when a policy is
 // set (keyed by the model's name).
-func generateUnder(ctx context.Context, policy failure.Policy, name string, req *Request,
-	gen func(context.Context, *Request) (*Response, error)) (*Response, error) {
+func generateUnder(ctx context.Context, policy failure.Policy, name string, req *llm.Request,
+	gen func(context.Context, *llm.Request) (*llm.Response, error)) (*llm.Response, error) {
 	if policy == nil {
 		return gen(ctx, req)
 	}
-	var resp *Response
+	var resp *llm.Response
 	err := policy.Execute(ctx, failure.Key{Source: failure.SourceModel, Name: name}, func(ctx context.Context) error {
 		var err error
 		resp, err = gen(ctx, req)

@@ -1,4 +1,4 @@
-package llm
+package provider
 
 import (
 	"context"
@@ -7,8 +7,10 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/tmc/langchaingo/llms/openai"
+
+	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/llm"
 )
 
 // Defaults of the OpenAI provider.
@@ -36,7 +38,7 @@ const (
 // delta, corrupt the calls), and it reduces HTTP failures to text without
 // the status. Here OnText receives only text, streamed tool calls are
 // assembled by index, and failures are classified from the real status.
-func NewOpenAI(ctx context.Context, cfg Config) (*LangChain, error) {
+func NewOpenAI(cfg Config) (*OpenAI, error) {
 	key := cfg.APIKey
 	if key == "" {
 		if cfg.BaseURL == "" {
@@ -67,13 +69,25 @@ func NewOpenAI(ctx context.Context, cfg Config) (*LangChain, error) {
 	if key != keylessPlaceholder {
 		secrets = append(secrets, key)
 	}
-	a, err := NewLangChain(ctx, LangChainConfig{Model: m, Name: "openai/" + model, Secrets: secrets,
+	a, err := NewLangChain(LangChainConfig{Model: m, Name: "openai/" + model, Secrets: secrets,
 		Policy: cfg.Policy, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}
 	a.tapped = true
-	return a, nil
+	return &OpenAI{lc: a}, nil
+}
+
+// OpenAI is a Model that speaks the OpenAI chat completions API, built by
+// NewOpenAI.
+type OpenAI struct{ lc *LangChain }
+
+// Name returns "openai/<model>".
+func (o *OpenAI) Name() string { return o.lc.Name() }
+
+// Generate runs one model turn; with req.OnText set, the answer streams.
+func (o *OpenAI) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	return o.lc.Generate(ctx, req)
 }
 
 // openAIChunk is one chunk of an OpenAI chat completions stream.
@@ -123,7 +137,7 @@ type openAIStream struct {
 	calls   []*streamCall
 	byIndex map[int]*streamCall
 	stop    string
-	usage   Usage
+	usage   llm.Usage
 	gotUse  bool
 	seen    bool
 	done    bool
@@ -186,7 +200,7 @@ func (s *openAIStream) chunk(c *openAIChunk) {
 		}
 	}
 	if c.Usage != nil {
-		s.usage = Usage{InputTokens: c.Usage.PromptTokens, OutputTokens: c.Usage.CompletionTokens}
+		s.usage = llm.Usage{InputTokens: c.Usage.PromptTokens, OutputTokens: c.Usage.CompletionTokens}
 		s.gotUse = true
 	}
 	for _, ch := range c.Choices {
@@ -237,7 +251,7 @@ func (s *openAIStream) chunk(c *openAIChunk) {
 
 // apply replaces the parts of out that the stream carries, if a stream
 // was seen, and reports whether it was.
-func (s *openAIStream) apply(out *Response) bool {
+func (s *openAIStream) apply(out *llm.Response) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.seen {
@@ -254,13 +268,13 @@ func (s *openAIStream) apply(out *Response) bool {
 	return true
 }
 
-func (s *openAIStream) toolCalls() []ToolCall {
-	var calls []ToolCall
+func (s *openAIStream) toolCalls() []llm.ToolCall {
+	var calls []llm.ToolCall
 	for _, c := range s.calls {
 		if c.name == "" && c.id == "" && c.args.Len() == 0 {
 			continue
 		}
-		calls = append(calls, ToolCall{ID: c.id, Name: c.name, Args: normalizeArgs(c.args.String())})
+		calls = append(calls, llm.ToolCall{ID: c.id, Name: c.name, Args: normalizeArgs(c.args.String())})
 	}
 	return calls
 }

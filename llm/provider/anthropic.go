@@ -1,4 +1,4 @@
-package llm
+package provider
 
 import (
 	"bytes"
@@ -11,7 +11,9 @@ import (
 	"strings"
 
 	"github.com/rs/zerolog"
+
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/llm"
 )
 
 // Defaults of the Anthropic provider.
@@ -20,9 +22,9 @@ const (
 	DefaultAnthropicModel = "claude-sonnet-4-5"
 	// DefaultAnthropicBaseURL is the Anthropic API's base URL.
 	DefaultAnthropicBaseURL = "https://api.anthropic.com"
-	// AnthropicVersion is the anthropic-version header sent with every
+	// anthropicVersion is the anthropic-version header sent with every
 	// request.
-	AnthropicVersion = "2023-06-01"
+	anthropicVersion = "2023-06-01"
 	// defaultMaxTokens is the answer cap when neither the request nor the
 	// Config sets one (the Messages API requires max_tokens).
 	defaultMaxTokens = 4096
@@ -62,7 +64,7 @@ type Anthropic struct {
 
 // NewAnthropic returns a model for Anthropic's Messages API. cfg.APIKey is
 // required.
-func NewAnthropic(_ context.Context, cfg Config) (*Anthropic, error) {
+func NewAnthropic(cfg Config) (*Anthropic, error) {
 	if cfg.APIKey == "" {
 		return nil, failure.New(failure.Config, failure.SourceModel, "the Anthropic provider needs an API key (set ANTHROPIC_API_KEY)")
 	}
@@ -94,7 +96,7 @@ func NewAnthropic(_ context.Context, cfg Config) (*Anthropic, error) {
 func (a *Anthropic) Name() string { return a.name }
 
 // Generate runs one model turn; with req.OnText set, the answer streams.
-func (a *Anthropic) Generate(ctx context.Context, req *Request) (*Response, error) {
+func (a *Anthropic) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 	return generateUnder(ctx, a.policy, a.name, req, a.generate)
 }
 
@@ -142,8 +144,8 @@ type anthropicUsage struct {
 }
 
 // usage counts cached input as input: it is part of what the turn read.
-func (u anthropicUsage) usage() Usage {
-	return Usage{InputTokens: u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens, OutputTokens: u.OutputTokens}
+func (u anthropicUsage) usage() llm.Usage {
+	return llm.Usage{InputTokens: u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens, OutputTokens: u.OutputTokens}
 }
 
 type anthropicResponse struct {
@@ -154,7 +156,7 @@ type anthropicResponse struct {
 }
 
 // toAnthropic builds the request body.
-func (a *Anthropic) toAnthropic(req *Request) anthropicRequest {
+func (a *Anthropic) toAnthropic(req *llm.Request) anthropicRequest {
 	out := anthropicRequest{Model: a.model, MaxTokens: req.MaxTokens, System: req.System,
 		Temperature: req.Temperature, Stop: req.StopSequences, Stream: req.OnText != nil}
 	if out.MaxTokens <= 0 {
@@ -169,7 +171,7 @@ func (a *Anthropic) toAnthropic(req *Request) anthropicRequest {
 
 // anthropicMessages converts the conversation, keeping every block of
 // every message and merging consecutive messages of the same role.
-func anthropicMessages(msgs []Message) []anthropicMessage {
+func anthropicMessages(msgs []llm.Message) []anthropicMessage {
 	out := make([]anthropicMessage, 0, len(msgs))
 	add := func(role string, blocks []anthropicBlock) {
 		if len(blocks) == 0 {
@@ -184,7 +186,7 @@ func anthropicMessages(msgs []Message) []anthropicMessage {
 	for _, m := range msgs {
 		var blocks []anthropicBlock
 		switch m.Role {
-		case RoleAssistant:
+		case llm.RoleAssistant:
 			if m.Text != "" {
 				blocks = append(blocks, anthropicBlock{Type: "text", Text: m.Text})
 			}
@@ -192,7 +194,7 @@ func anthropicMessages(msgs []Message) []anthropicMessage {
 				blocks = append(blocks, anthropicBlock{Type: "tool_use", ID: c.ID, Name: c.Name, Input: objectOrEmpty(c.Args)})
 			}
 			add("assistant", blocks)
-		case RoleTool:
+		case llm.RoleTool:
 			for _, r := range m.ToolResults {
 				blocks = append(blocks, anthropicBlock{Type: "tool_result", ToolUseID: r.CallID, Content: r.Content, IsError: r.IsError})
 			}
@@ -222,7 +224,7 @@ func objectOrEmpty(args json.RawMessage) json.RawMessage {
 	return buf.Bytes()
 }
 
-func (a *Anthropic) generate(ctx context.Context, req *Request) (*Response, error) {
+func (a *Anthropic) generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, a.cls.err(ctx, err)
 	}
@@ -238,7 +240,7 @@ func (a *Anthropic) generate(ctx context.Context, req *Request) (*Response, erro
 	}
 	hreq.Header.Set("content-type", "application/json")
 	hreq.Header.Set("x-api-key", a.key)
-	hreq.Header.Set("anthropic-version", AnthropicVersion)
+	hreq.Header.Set("anthropic-version", anthropicVersion)
 	if req.OnText != nil {
 		hreq.Header.Set("accept", "text/event-stream")
 	}
@@ -252,7 +254,7 @@ func (a *Anthropic) generate(ctx context.Context, req *Request) (*Response, erro
 		msg, typ := parseErrorBody(b)
 		return nil, a.cls.status(httpFailure{status: resp.StatusCode, message: msg, errType: typ})
 	}
-	var out *Response
+	var out *llm.Response
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("content-type")); mt == "text/event-stream" {
 		out, err = a.readStream(ctx, resp.Body, req.OnText)
 	} else {
@@ -269,7 +271,7 @@ func (a *Anthropic) generate(ctx context.Context, req *Request) (*Response, erro
 	return out, nil
 }
 
-func (a *Anthropic) readJSON(ctx context.Context, r io.Reader) (*Response, error) {
+func (a *Anthropic) readJSON(ctx context.Context, r io.Reader) (*llm.Response, error) {
 	var res anthropicResponse
 	if err := json.NewDecoder(r).Decode(&res); err != nil {
 		if ctx.Err() != nil || !isSyntaxError(err) {
@@ -290,8 +292,8 @@ func isSyntaxError(err error) bool {
 // responseFromBlocks builds a Response from the content blocks of an
 // answer: text blocks are joined, tool_use blocks become tool calls in
 // order, other blocks (thinking, ...) are skipped.
-func responseFromBlocks(blocks []anthropicBlock, stop string, u Usage) *Response {
-	out := &Response{Message: Message{Role: RoleAssistant}, StopReason: stop, Usage: u}
+func responseFromBlocks(blocks []anthropicBlock, stop string, u llm.Usage) *llm.Response {
+	out := &llm.Response{Message: llm.Message{Role: llm.RoleAssistant}, StopReason: stop, Usage: u}
 	var text strings.Builder
 	for _, b := range blocks {
 		switch b.Type {
@@ -302,7 +304,7 @@ func responseFromBlocks(blocks []anthropicBlock, stop string, u Usage) *Response
 			if len(bytes.TrimSpace(args)) == 0 {
 				args = json.RawMessage("{}")
 			}
-			out.Message.ToolCalls = append(out.Message.ToolCalls, ToolCall{ID: b.ID, Name: b.Name, Args: args})
+			out.Message.ToolCalls = append(out.Message.ToolCalls, llm.ToolCall{ID: b.ID, Name: b.Name, Args: args})
 		}
 	}
 	out.Message.Text = text.String()

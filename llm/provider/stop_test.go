@@ -1,7 +1,9 @@
-package llm
+package provider
 
 import (
 	"testing"
+
+	"github.com/switchboard-dev/switchboard/llm"
 )
 
 // TestStopSequences: each provider sends the request's stop sequences in
@@ -10,7 +12,7 @@ func TestStopSequences(t *testing.T) {
 	cases := []struct {
 		name  string
 		final string
-		model func(*testing.T, *provider) Model
+		model func(*testing.T, *provider) llm.Model
 		field string
 	}{
 		{"openai", openAIFinal, newTestOpenAI, "stop"},
@@ -21,7 +23,7 @@ func TestStopSequences(t *testing.T) {
 			for _, stops := range [][]string{{"\n\nHuman:", "END"}, nil} {
 				p := newProvider(t, reply{200, "application/json", []byte(tc.final)})
 				m := tc.model(t, p)
-				if _, err := m.Generate(t.Context(), &Request{Messages: []Message{{Role: RoleUser, Text: "hi"}},
+				if _, err := m.Generate(t.Context(), &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Text: "hi"}},
 					StopSequences: stops}); err != nil {
 					t.Fatal(err)
 				}

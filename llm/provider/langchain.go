@@ -1,4 +1,4 @@
-package llm
+package provider
 
 import (
 	"context"
@@ -6,8 +6,10 @@ import (
 	"strings"
 
 	"github.com/rs/zerolog"
-	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/tmc/langchaingo/llms"
+
+	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/llm"
 )
 
 // LangChainConfig configures an adapter over a langchaingo model. The zero
@@ -57,9 +59,9 @@ type LangChain struct {
 }
 
 // NewLangChain returns an adapter over cfg.Model.
-func NewLangChain(_ context.Context, cfg LangChainConfig) (*LangChain, error) {
+func NewLangChain(cfg LangChainConfig) (*LangChain, error) {
 	if cfg.Model == nil {
-		return nil, failure.New(failure.Config, failure.SourceModel, "llm.NewLangChain: Model is required")
+		return nil, failure.New(failure.Config, failure.SourceModel, "provider.NewLangChain: Model is required")
 	}
 	if cfg.Name == "" {
 		cfg.Name = "langchaingo"
@@ -76,11 +78,11 @@ func NewLangChain(_ context.Context, cfg LangChainConfig) (*LangChain, error) {
 func (a *LangChain) Name() string { return a.name }
 
 // Generate runs one model turn.
-func (a *LangChain) Generate(ctx context.Context, req *Request) (*Response, error) {
+func (a *LangChain) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 	return generateUnder(ctx, a.policy, a.name, req, a.generate)
 }
 
-func (a *LangChain) generate(ctx context.Context, req *Request) (*Response, error) {
+func (a *LangChain) generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, a.cls.err(ctx, err)
 	}
@@ -158,14 +160,14 @@ func (a *LangChain) generate(ctx context.Context, req *Request) (*Response, erro
 // toLangChain converts a request to langchaingo messages: tool results go
 // one per tool message, since langchaingo's providers take exactly one
 // ToolCallResponse per message.
-func toLangChain(req *Request) []llms.MessageContent {
+func toLangChain(req *llm.Request) []llms.MessageContent {
 	msgs := make([]llms.MessageContent, 0, len(req.Messages)+1)
 	if req.System != "" {
 		msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeSystem, req.System))
 	}
 	for _, m := range req.Messages {
 		switch m.Role {
-		case RoleAssistant:
+		case llm.RoleAssistant:
 			var parts []llms.ContentPart
 			if m.Text != "" || len(m.ToolCalls) == 0 {
 				parts = append(parts, llms.TextContent{Text: m.Text})
@@ -179,7 +181,7 @@ func toLangChain(req *Request) []llms.MessageContent {
 					FunctionCall: &llms.FunctionCall{Name: c.Name, Arguments: args}})
 			}
 			msgs = append(msgs, llms.MessageContent{Role: llms.ChatMessageTypeAI, Parts: parts})
-		case RoleTool:
+		case llm.RoleTool:
 			for _, r := range m.ToolResults {
 				msgs = append(msgs, llms.MessageContent{Role: llms.ChatMessageTypeTool, Parts: []llms.ContentPart{
 					llms.ToolCallResponse{ToolCallID: r.CallID, Name: r.Name, Content: r.Content}}})
@@ -200,7 +202,7 @@ func toolSchema(s json.RawMessage) json.RawMessage {
 	return s
 }
 
-func toolsToLangChain(defs []ToolDef) []llms.Tool {
+func toolsToLangChain(defs []llm.ToolDef) []llms.Tool {
 	tools := make([]llms.Tool, len(defs))
 	for i, d := range defs {
 		tools[i] = llms.Tool{Type: "function", Function: &llms.FunctionDefinition{
@@ -214,11 +216,11 @@ func toolsToLangChain(defs []ToolDef) []llms.Tool {
 // and tool calls; langchaingo's Anthropic: one choice per content block), so
 // the text of all choices is joined and all tool calls are kept; usage is
 // taken once (Anthropic repeats it in every choice).
-func fromLangChain(res *llms.ContentResponse) (*Response, error) {
+func fromLangChain(res *llms.ContentResponse) (*llm.Response, error) {
 	if res == nil || len(res.Choices) == 0 {
 		return nil, failure.New(failure.Model, failure.SourceModel, "the model provider returned no choices")
 	}
-	out := &Response{Message: Message{Role: RoleAssistant}}
+	out := &llm.Response{Message: llm.Message{Role: llm.RoleAssistant}}
 	var text strings.Builder
 	gotUsage := false
 	for _, c := range res.Choices {
@@ -234,7 +236,7 @@ func fromLangChain(res *llms.ContentResponse) (*Response, error) {
 			if tc.FunctionCall == nil {
 				continue
 			}
-			out.Message.ToolCalls = append(out.Message.ToolCalls, ToolCall{ID: tc.ID, Name: tc.FunctionCall.Name,
+			out.Message.ToolCalls = append(out.Message.ToolCalls, llm.ToolCall{ID: tc.ID, Name: tc.FunctionCall.Name,
 				Args: normalizeArgs(tc.FunctionCall.Arguments)})
 		}
 		if out.StopReason == "" {
@@ -260,7 +262,7 @@ func normalizeArgs(s string) json.RawMessage {
 
 // usageOf reads the provider-reported usage from GenerationInfo, under the
 // keys langchaingo's providers use.
-func usageOf(info map[string]any) (Usage, bool) {
+func usageOf(info map[string]any) (llm.Usage, bool) {
 	keys := [...][2]string{
 		{"PromptTokens", "CompletionTokens"}, // openai, mistral
 		{"InputTokens", "OutputTokens"},      // anthropic, bedrock
@@ -271,10 +273,10 @@ func usageOf(info map[string]any) (Usage, bool) {
 		in, ok1 := intOf(info[k[0]])
 		out, ok2 := intOf(info[k[1]])
 		if ok1 || ok2 {
-			return Usage{InputTokens: in, OutputTokens: out}, true
+			return llm.Usage{InputTokens: in, OutputTokens: out}, true
 		}
 	}
-	return Usage{}, false
+	return llm.Usage{}, false
 }
 
 func intOf(v any) (int, bool) {

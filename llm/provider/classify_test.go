@@ -1,4 +1,4 @@
-package llm
+package provider
 
 import (
 	"context"
@@ -7,8 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/tmc/langchaingo/llms"
+
+	"github.com/switchboard-dev/switchboard/agent/failure"
 )
 
 func TestScrub(t *testing.T) {

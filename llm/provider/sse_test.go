@@ -1,4 +1,4 @@
-package llm
+package provider
 
 import (
 	"bufio"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchboard-dev/switchboard/llm"
 )
 
 func parseAll(chunks ...string) []sseEvent {
@@ -89,7 +91,7 @@ func FuzzOpenAIStream(f *testing.F) {
 		s := newOpenAIStream(func(d string) { streamed.WriteString(d) })
 		s.feed(in)
 		s.close()
-		out := &Response{}
+		out := &llm.Response{}
 		s.apply(out)
 		if out.Message.Text != streamed.String() {
 			t.Fatalf("kept %q, streamed %q", out.Message.Text, streamed.String())
@@ -203,7 +205,7 @@ func BenchmarkOpenAIStreamAssembly(b *testing.B) {
 		s := newOpenAIStream(func(string) {})
 		s.feed(stream)
 		s.close()
-		out := &Response{}
+		out := &llm.Response{}
 		s.apply(out)
 		if len(out.Message.ToolCalls) != 2 {
 			b.Fatal(fmt.Sprint(out.Message.ToolCalls))

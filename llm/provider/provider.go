@@ -1,14 +1,15 @@
-package llm
+package provider
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"os"
 	"strings"
 
 	"github.com/rs/zerolog"
+
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/llm"
 )
 
 // Provider names, as accepted by Config.Provider and SWITCHBOARD_PROVIDER.
@@ -16,31 +17,31 @@ import (
 // Google Gemini is not offered: langchaingo's googleai package pulls in
 // Google's generative-ai-go and API client libraries (gRPC, protobuf,
 // OpenTelemetry). Measured with Go 1.26 on linux/amd64, a small program
-// calling llm.FromEnv builds to 8.3 MB; the same program also calling
+// calling provider.FromEnv builds to 8.3 MB; the same program also calling
 // googleai.New builds to 34.7 MB (4.2 times as big). Gemini's
-// OpenAI-compatible endpoint works through ProviderOpenAI instead
+// OpenAI-compatible endpoint works through NameOpenAI instead
 // (OPENAI_BASE_URL=https://generativelanguage.googleapis.com/v1beta/openai,
 // OPENAI_API_KEY=<Gemini key>, OPENAI_MODEL=gemini-2.5-flash).
 const (
-	ProviderOpenAI    = "openai"
-	ProviderAnthropic = "anthropic"
+	NameOpenAI    = "openai"
+	NameAnthropic = "anthropic"
 )
 
 // Environment variables read by FromEnv.
 const (
-	EnvProvider         = "SWITCHBOARD_PROVIDER"
-	EnvOpenAIKey        = "OPENAI_API_KEY"
-	EnvOpenAIBaseURL    = "OPENAI_BASE_URL"
-	EnvOpenAIModel      = "OPENAI_MODEL"
-	EnvAnthropicKey     = "ANTHROPIC_API_KEY"
-	EnvAnthropicBaseURL = "ANTHROPIC_BASE_URL"
-	EnvAnthropicModel   = "ANTHROPIC_MODEL"
+	envProvider         = "SWITCHBOARD_PROVIDER"
+	envOpenAIKey        = "OPENAI_API_KEY"
+	envOpenAIBaseURL    = "OPENAI_BASE_URL"
+	envOpenAIModel      = "OPENAI_MODEL"
+	envAnthropicKey     = "ANTHROPIC_API_KEY"
+	envAnthropicBaseURL = "ANTHROPIC_BASE_URL"
+	envAnthropicModel   = "ANTHROPIC_MODEL"
 )
 
 // Config configures a provider model. The zero value of every field but
 // Provider (and APIKey, for the hosted APIs) means its default.
 type Config struct {
-	// Provider is ProviderOpenAI or ProviderAnthropic.
+	// Provider is NameOpenAI or NameAnthropic.
 	Provider string
 	// APIKey authenticates to the provider. It is never written to an
 	// error, a log line or a name.
@@ -65,24 +66,24 @@ type Config struct {
 }
 
 // New returns the model cfg describes.
-func New(ctx context.Context, cfg Config) (Model, error) {
+func New(cfg Config) (llm.Model, error) {
 	switch strings.ToLower(cfg.Provider) {
-	case ProviderOpenAI:
-		return NewOpenAI(ctx, cfg)
-	case ProviderAnthropic:
-		return NewAnthropic(ctx, cfg)
+	case NameOpenAI:
+		return NewOpenAI(cfg)
+	case NameAnthropic:
+		return NewAnthropic(cfg)
 	}
 	return nil, failure.New(failure.Config, failure.SourceModel,
-		fmt.Sprintf("unknown model provider %q: use %q or %q", cfg.Provider, ProviderOpenAI, ProviderAnthropic))
+		fmt.Sprintf("unknown model provider %q: use %q or %q", cfg.Provider, NameOpenAI, NameAnthropic))
 }
 
 // FromEnv returns the model the environment configures; see ConfigFromEnv.
-func FromEnv() (Model, error) {
+func FromEnv() (llm.Model, error) {
 	cfg, err := ConfigFromEnv(os.LookupEnv)
 	if err != nil {
 		return nil, err
 	}
-	return New(context.Background(), cfg)
+	return New(cfg)
 }
 
 // ConfigFromEnv reads a Config through lookup (os.LookupEnv, or a map's
@@ -102,16 +103,16 @@ func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 		v, _ := lookup(k)
 		return strings.TrimSpace(v)
 	}
-	openai := Config{Provider: ProviderOpenAI, APIKey: get(EnvOpenAIKey), BaseURL: get(EnvOpenAIBaseURL), Model: get(EnvOpenAIModel)}
-	anthropic := Config{Provider: ProviderAnthropic, APIKey: get(EnvAnthropicKey), BaseURL: get(EnvAnthropicBaseURL), Model: get(EnvAnthropicModel)}
-	switch p := strings.ToLower(get(EnvProvider)); p {
-	case ProviderOpenAI:
+	openai := Config{Provider: NameOpenAI, APIKey: get(envOpenAIKey), BaseURL: get(envOpenAIBaseURL), Model: get(envOpenAIModel)}
+	anthropic := Config{Provider: NameAnthropic, APIKey: get(envAnthropicKey), BaseURL: get(envAnthropicBaseURL), Model: get(envAnthropicModel)}
+	switch p := strings.ToLower(get(envProvider)); p {
+	case NameOpenAI:
 		if openai.APIKey == "" && openai.BaseURL == "" {
 			return Config{}, failure.New(failure.Config, failure.SourceModel,
 				"SWITCHBOARD_PROVIDER=openai but neither OPENAI_API_KEY nor OPENAI_BASE_URL is set")
 		}
 		return openai, nil
-	case ProviderAnthropic:
+	case NameAnthropic:
 		if anthropic.APIKey == "" {
 			return Config{}, failure.New(failure.Config, failure.SourceModel,
 				"SWITCHBOARD_PROVIDER=anthropic but ANTHROPIC_API_KEY is not set")
@@ -120,7 +121,7 @@ func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 	case "":
 	default:
 		return Config{}, failure.New(failure.Config, failure.SourceModel,
-			fmt.Sprintf("SWITCHBOARD_PROVIDER=%q is not a provider: use %q or %q", p, ProviderOpenAI, ProviderAnthropic))
+			fmt.Sprintf("SWITCHBOARD_PROVIDER=%q is not a provider: use %q or %q", p, NameOpenAI, NameAnthropic))
 	}
 	switch {
 	case openai.APIKey != "":
