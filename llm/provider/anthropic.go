@@ -18,10 +18,10 @@ import (
 
 // Defaults of the Anthropic provider.
 const (
-	// DefaultAnthropicModel is the model used when none is configured.
-	DefaultAnthropicModel = "claude-sonnet-4-5"
-	// DefaultAnthropicBaseURL is the Anthropic API's base URL.
-	DefaultAnthropicBaseURL = "https://api.anthropic.com"
+	// defaultAnthropicModel is the model used when none is configured.
+	defaultAnthropicModel = "claude-sonnet-4-5"
+	// defaultAnthropicBaseURL is the Anthropic API's base URL.
+	defaultAnthropicBaseURL = "https://api.anthropic.com"
 	// anthropicVersion is the anthropic-version header sent with every
 	// request.
 	anthropicVersion = "2023-06-01"
@@ -69,11 +69,11 @@ func NewAnthropic(cfg Config) (*Anthropic, error) {
 		return nil, failure.New(failure.Config, failure.SourceModel, "the Anthropic provider needs an API key (set ANTHROPIC_API_KEY)")
 	}
 	if cfg.Model == "" {
-		cfg.Model = DefaultAnthropicModel
+		cfg.Model = defaultAnthropicModel
 	}
 	base := strings.TrimRight(cfg.BaseURL, "/")
 	if base == "" {
-		base = DefaultAnthropicBaseURL
+		base = defaultAnthropicBaseURL
 	}
 	base = strings.TrimSuffix(base, "/v1")
 	if cfg.MaxTokens <= 0 {

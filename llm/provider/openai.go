@@ -15,10 +15,10 @@ import (
 
 // Defaults of the OpenAI provider.
 const (
-	// DefaultOpenAIModel is the model used when none is configured.
-	DefaultOpenAIModel = "gpt-4o-mini"
-	// DefaultOpenAIBaseURL is the OpenAI API's base URL.
-	DefaultOpenAIBaseURL = "https://api.openai.com/v1"
+	// defaultOpenAIModel is the model used when none is configured.
+	defaultOpenAIModel = "gpt-4o-mini"
+	// defaultOpenAIBaseURL is the OpenAI API's base URL.
+	defaultOpenAIBaseURL = "https://api.openai.com/v1"
 	// keylessPlaceholder is sent as the bearer token to an OpenAI-compatible
 	// server configured without a key (Ollama, llama.cpp, vLLM ignore it).
 	keylessPlaceholder = "no-key"
@@ -49,11 +49,11 @@ func NewOpenAI(cfg Config) (*OpenAI, error) {
 	}
 	model := cfg.Model
 	if model == "" {
-		model = DefaultOpenAIModel
+		model = defaultOpenAIModel
 	}
 	base := strings.TrimRight(cfg.BaseURL, "/")
 	if base == "" {
-		base = DefaultOpenAIBaseURL
+		base = defaultOpenAIBaseURL
 	}
 	hc := cfg.HTTPClient
 	if hc == nil {

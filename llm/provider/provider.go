@@ -49,8 +49,8 @@ type Config struct {
 	// BaseURL overrides the provider's API base URL (OpenAI: up to and
 	// including "/v1"; Anthropic: without "/v1").
 	BaseURL string
-	// Model is the provider's model name (defaults: DefaultOpenAIModel,
-	// DefaultAnthropicModel).
+	// Model is the provider's model name (defaults: "gpt-4o-mini" for OpenAI,
+	// "claude-sonnet-4-5" for Anthropic).
 	Model string
 	// MaxTokens is the answer cap used when a Request sets none (Anthropic
 	// requires one; default 4096). OpenAI leaves it to the server.

@@ -64,9 +64,9 @@ func TestFromEnvNames(t *testing.T) {
 		env  map[string]string
 		name string
 	}{
-		{map[string]string{envOpenAIKey: "sk-o"}, "openai/" + DefaultOpenAIModel},
+		{map[string]string{envOpenAIKey: "sk-o"}, "openai/" + defaultOpenAIModel},
 		{map[string]string{envOpenAIBaseURL: "http://127.0.0.1:1/v1", envOpenAIModel: "llama3.2"}, "openai/llama3.2"},
-		{map[string]string{envAnthropicKey: "sk-a"}, "anthropic/" + DefaultAnthropicModel},
+		{map[string]string{envAnthropicKey: "sk-a"}, "anthropic/" + defaultAnthropicModel},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
