@@ -13,6 +13,7 @@ import (
 	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/bus"
 	"github.com/switchboard-dev/switchboard/internal/buswire"
+	"github.com/switchboard-dev/switchboard/internal/testkit"
 )
 
 func TestMain(m *testing.M) {
@@ -37,12 +38,6 @@ func newBus(t testing.TB, cfg bus.Config) *bus.Bus {
 		}
 	})
 	return b
-}
-
-func ctxT(t testing.TB, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
 }
 
 func wantKind(t *testing.T, err error, kind failure.Kind) {
@@ -207,3 +202,5 @@ func TestStreamLimits(t *testing.T) {
 		t.Errorf("stream subjects = %v, want %v", c.Subjects, want)
 	}
 }
+
+var ctxT = testkit.Ctx

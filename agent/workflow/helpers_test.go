@@ -12,26 +12,11 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// fastPolicy retries quickly, and opens no breaker during a test.
-func fastPolicy() *failure.DefaultPolicy {
-	return failure.NewPolicy(failure.PolicyConfig{InitialBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond,
-		BreakerFailures: 100, BreakerCooldown: time.Minute})
-}
-
-// lastUser is the text of the request's last user message.
-func lastUser(req *llm.Request) string {
-	for i := len(req.Messages) - 1; i >= 0; i-- {
-		if req.Messages[i].Role == llm.RoleUser {
-			return req.Messages[i].Text
-		}
-	}
-	return ""
-}
 
 // echoAgent answers "<name>(<input>)" in one turn.
 func echoAgent(t testing.TB, name string) *agent.Agent {
@@ -135,3 +120,10 @@ func mustContain(t testing.TB, s string, subs ...string) {
 		}
 	}
 }
+
+// fastPolicy retries quickly, and opens no breaker during a test.
+func fastPolicy() *failure.DefaultPolicy {
+	return testkit.FastPolicy(failure.PolicyConfig{MaxBackoff: 2 * time.Millisecond, BreakerFailures: 100, BreakerCooldown: time.Minute})
+}
+
+var lastUser = testkit.LastUser

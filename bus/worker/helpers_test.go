@@ -17,6 +17,7 @@ import (
 	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/bus"
 	"github.com/switchboard-dev/switchboard/bus/worker"
+	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -34,11 +35,6 @@ const (
 	testHeartbeat = 100 * time.Millisecond
 	testMissed    = 4
 )
-
-// fastPolicy retries quickly.
-func fastPolicy() *failure.DefaultPolicy {
-	return failure.NewPolicy(failure.PolicyConfig{InitialBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond})
-}
 
 // newBus starts a bus (an embedded server listening on loopback when cfg
 // has no URLs), closed with the test.
@@ -74,12 +70,6 @@ func newCluster(t testing.TB) *cluster {
 
 func (c *cluster) client(name string) *bus.Bus {
 	return newBus(c.t, bus.Config{URLs: []string{c.host.ClientURL()}, Name: name})
-}
-
-func ctxT(t testing.TB, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
 }
 
 // serve starts a worker, stopped with the test (before its bus closes).
@@ -172,16 +162,6 @@ func stepTools(pr *probe) []agent.Tool {
 			return agent.TextResult(strings.Repeat("x", 2<<20)), nil
 		})
 	return []agent.Tool{work, block, ask, big}
-}
-
-// lastUser is the text of the request's last user message.
-func lastUser(req *llm.Request) string {
-	for i := len(req.Messages) - 1; i >= 0; i-- {
-		if req.Messages[i].Role == llm.RoleUser {
-			return req.Messages[i].Text
-		}
-	}
-	return ""
 }
 
 // body strips a tool result's envelope.
@@ -363,3 +343,13 @@ func firstN(s string, n int) string {
 	}
 	return s
 }
+
+// fastPolicy retries quickly.
+func fastPolicy() *failure.DefaultPolicy {
+	return testkit.FastPolicy(failure.PolicyConfig{InitialBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond})
+}
+
+var (
+	ctxT     = testkit.Ctx
+	lastUser = testkit.LastUser
+)

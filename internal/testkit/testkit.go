@@ -1,0 +1,43 @@
+// Package testkit holds the helpers Switchboard's tests share: a failure
+// policy that retries quickly, contexts bounded by the test, and readers of
+// model requests. Only tests import it.
+package testkit
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/llm"
+)
+
+// FastPolicy is the default policy with test-sized backoffs: the fields of
+// cfg that are zero become InitialBackoff 1 ms and MaxBackoff 5 ms (the
+// breaker keeps the policy's defaults unless cfg sets it).
+func FastPolicy(cfg failure.PolicyConfig) *failure.DefaultPolicy {
+	if cfg.InitialBackoff == 0 {
+		cfg.InitialBackoff = time.Millisecond
+	}
+	if cfg.MaxBackoff == 0 {
+		cfg.MaxBackoff = 5 * time.Millisecond
+	}
+	return failure.NewPolicy(cfg)
+}
+
+// Ctx is a context that ends after d or with the test, whichever is first.
+func Ctx(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// LastUser is the text of the request's last user message ("" if none).
+func LastUser(req *llm.Request) string {
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if req.Messages[i].Role == llm.RoleUser {
+			return req.Messages[i].Text
+		}
+	}
+	return ""
+}
