@@ -71,14 +71,14 @@ func TestReplicasShareTasks(t *testing.T) {
 	// and a new replica find every task.
 	r1.Close()
 	r2.Close()
-	if err := b1.Close(ctx); err != nil {
+	if err := b1.Close(); err != nil {
 		t.Fatal(err)
 	}
 	b2, err := bus.New(ctx, bus.Config{StoreDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = b2.Close(context.Background()) })
+	t.Cleanup(func() { _ = b2.Close() })
 	_, r3 := newWorker(t, ServerConfig{Store: kvStore(t, b2)})
 	c3 := clientFor(t, r3.URL, a2ago.TransportProtocolJSONRPC, nil)
 	for _, id := range ids {
@@ -108,7 +108,7 @@ func TestReplicasSharePushConfigs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = b.Close(context.Background()) })
+	t.Cleanup(func() { _ = b.Close() })
 	pkv, err := bus.OpenKV[json.RawMessage](ctx, b, bus.KVConfig{Bucket: "a2a_push"})
 	if err != nil {
 		t.Fatal(err)

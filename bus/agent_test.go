@@ -39,7 +39,7 @@ func TestAgentPermissionAskOverBus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer svc.Stop(ctx)
+	defer svc.Close()
 
 	tests := []struct {
 		name    string

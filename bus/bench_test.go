@@ -181,7 +181,7 @@ func benchSampling(b *testing.B, concurrent bool, maxConcurrent int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer svc.Stop(ctx)
+	defer svc.Close()
 	nc.Flush()
 	req := samplingRequest("hello")
 	sampler := bb.Sampler()

@@ -397,17 +397,15 @@ func (b *Bus) ClientURL() string {
 // Close stops the services this Bus serves (in-flight handlers are
 // cancelled and awaited), flushes buffered events, drains the connection's
 // subscriptions and the connection, then shuts the embedded server down and
-// removes a temporary store directory. It is bounded by ctx (and by 30s
-// when ctx has no deadline).
-func (b *Bus) Close(ctx context.Context) error {
+// removes a temporary store directory. It takes at most closeTimeout
+// (30s) whatever the server and the responders' handlers do; later calls
+// return nil at once.
+func (b *Bus) Close() error {
 	if !b.isClosed.CompareAndSwap(false, true) {
 		return nil
 	}
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, 30*time.Second)
-		defer cancel()
-	}
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	defer cancel()
 	var errs []error
 	b.mu.Lock()
 	svcs := b.services
@@ -433,6 +431,9 @@ func (b *Bus) Close(ctx context.Context) error {
 	b.shutdownServer()
 	return errors.Join(errs...)
 }
+
+// closeTimeout bounds Close.
+const closeTimeout = 30 * time.Second
 
 // abort closes a half-built Bus.
 func (b *Bus) abort() {

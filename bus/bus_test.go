@@ -33,7 +33,7 @@ func newBus(t testing.TB, cfg bus.Config) *bus.Bus {
 		t.Fatalf("bus.New: %v", err)
 	}
 	t.Cleanup(func() {
-		if err := b.Close(context.Background()); err != nil {
+		if err := b.Close(); err != nil {
 			t.Errorf("Close: %v", err)
 		}
 	})
@@ -98,7 +98,7 @@ func TestNewEmbeddedAndClose(t *testing.T) {
 				cfg := bus.Config{URLs: []string{b.ClientURL()}}
 				other, err := bus.New(ctx, bus.Config{URLs: []string{b.ClientURL()}})
 				if err == nil {
-					other.Close(ctx)
+					other.Close()
 					t.Fatal("joining without the token succeeded")
 				}
 				wantKind(t, err, failure.Unavailable)
@@ -110,15 +110,15 @@ func TestNewEmbeddedAndClose(t *testing.T) {
 				if err := bus.PublishProgress(ctx, other, bus.ProgressUpdate{Run: "r1", Progress: 1}); err != nil {
 					t.Fatal(err)
 				}
-				if err := other.Close(ctx); err != nil {
+				if err := other.Close(); err != nil {
 					t.Fatal(err)
 				}
 			}
 			during, _ := filepath.Glob(filepath.Join(os.TempDir(), "switchboard-nats-*"))
-			if err := b.Close(ctx); err != nil {
+			if err := b.Close(); err != nil {
 				t.Fatal(err)
 			}
-			if err := b.Close(ctx); err != nil {
+			if err := b.Close(); err != nil {
 				t.Fatalf("second Close: %v", err)
 			}
 			after, _ := filepath.Glob(filepath.Join(os.TempDir(), "switchboard-nats-*"))
@@ -150,7 +150,7 @@ func TestNewBadConfig(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			b, err := bus.New(ctx, tt.cfg)
 			if err == nil {
-				b.Close(ctx)
+				b.Close()
 				t.Fatal("New succeeded")
 			}
 			wantKind(t, err, tt.kind)

@@ -95,7 +95,7 @@ func connect(t *testing.T, ctx context.Context, nodes []*server.Server, i int) *
 			Stream: bus.StreamConfig{Replicas: 3, MaxAge: time.Hour},
 			Policy: failure.NewPolicy(failure.PolicyConfig{InitialBackoff: 50 * time.Millisecond, BreakerFailures: 1000})})
 		if err == nil {
-			t.Cleanup(func() { b.Close(context.Background()) })
+			t.Cleanup(func() { b.Close() })
 			return b
 		}
 		if ctx.Err() != nil {

@@ -17,7 +17,7 @@ func TestLostConnection(t *testing.T) {
 	pol := &countingPolicy{Policy: failure.NewPolicy(failure.PolicyConfig{InitialBackoff: 10 * time.Millisecond})}
 	client := newBus(t, bus.Config{URLs: []string{host.ClientURL()}, ReconnectWait: 50 * time.Millisecond, Policy: pol})
 	ctx := ctxT(t, 20*time.Second)
-	if err := host.Close(ctx); err != nil {
+	if err := host.Close(); err != nil {
 		t.Fatal(err)
 	}
 	// Wait for the client to notice.

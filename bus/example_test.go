@@ -18,7 +18,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	defer b.Close(ctx)
+	defer b.Close()
 
 	sampler, _ := bus.NewModelSampler(bus.ModelSamplerConfig{
 		Model:  llm.NewCyclic(llm.Say("Paris.")),
@@ -29,7 +29,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	defer svc.Stop(ctx)
+	defer svc.Close()
 
 	res, err := b.Sampler().Sample(ctx, agent.SamplingRequest{
 		Source:    agent.Provenance{Kind: "mcp", Name: "geo"},
@@ -46,14 +46,14 @@ func Example() {
 func ExampleBus_ServeElicitation() {
 	ctx := context.Background()
 	b, _ := bus.New(ctx, bus.Config{})
-	defer b.Close(ctx)
+	defer b.Close()
 
 	handlers := bus.NewElicitHandlers()
 	handlers.Handle(agent.ElicitPermission, agent.ElicitorFunc(func(_ context.Context, e agent.Elicitation) (agent.ElicitationResult, error) {
 		return agent.ElicitationResult{Action: agent.ElicitAccept}, nil // a console would ask a person here
 	}))
 	svc, _ := b.ServeElicitation(ctx, handlers, bus.ServeOptions{})
-	defer svc.Stop(ctx)
+	defer svc.Close()
 
 	ans, _ := b.Elicitor().Elicit(ctx, agent.Elicitation{Kind: agent.ElicitPermission, Run: "run_1", Tool: "delete_file"})
 	fmt.Println(ans.Action)
@@ -68,7 +68,7 @@ func ExampleBus_ServeElicitation() {
 func ExampleBus_Subscribe() {
 	ctx := context.Background()
 	b, _ := bus.New(ctx, bus.Config{})
-	defer b.Close(ctx)
+	defer b.Close()
 
 	b.Emit(ctx, agent.Event{Type: agent.EventRunStarted, Run: "run_1", Seq: 1, Text: "hi"})
 	b.Emit(ctx, agent.Event{Type: agent.EventFinal, Run: "run_1", Seq: 2, Text: "hello"})
@@ -86,7 +86,7 @@ func ExampleBus_Subscribe() {
 func ExampleOpenKV() {
 	ctx := context.Background()
 	b, _ := bus.New(ctx, bus.Config{})
-	defer b.Close(ctx)
+	defer b.Close()
 
 	type state struct{ Status string }
 	kv, _ := bus.OpenKV[state](ctx, b, bus.KVConfig{Bucket: "tasks"})

@@ -84,7 +84,7 @@ func TestSamplingRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer svc.Stop(ctx)
+			defer svc.Close()
 			res, err := b.Sampler().Sample(ctx, tt.req)
 			// micro counts a request after its handler returns, which is
 			// after the reply went out.
@@ -147,7 +147,7 @@ func TestElicitationRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer svc.Stop(ctx)
+	defer svc.Close()
 	el := b.Elicitor()
 	form := agent.Elicitation{Kind: agent.ElicitForm, Run: "run_e", Message: "Your name?", Schema: json.RawMessage(`{"type":"object"}`)}
 
@@ -220,7 +220,7 @@ func TestQueueGroupSharesLoad(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer svc.Stop(ctx)
+		defer svc.Close()
 	}
 	const n = 200
 	var wg sync.WaitGroup
@@ -312,7 +312,7 @@ func TestResponderRejectsMalformedRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer svc.Stop(ctx)
+	defer svc.Close()
 	for _, payload := range []string{`not json`, `{"v":9,"request":{}}`} {
 		msg, err := b.Conn().RequestWithContext(ctx, b.Subjects().Sampling(), []byte(payload))
 		if err != nil {
@@ -351,8 +351,8 @@ func TestResponderHonoursRequestDeadline(t *testing.T) {
 	if d := <-sawDeadline; d > time.Second {
 		t.Errorf("responder's deadline is %s away, want the requester's (<=500ms)", d)
 	}
-	// Stop waits for the handler, which ends at the propagated deadline.
-	if err := svc.Stop(ctx); err != nil {
+	// Close waits for the handler, which ends at the propagated deadline.
+	if err := svc.Close(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -375,11 +375,9 @@ func TestServiceStop(t *testing.T) {
 		errc <- err
 	}()
 	<-started
-	// Stop with a short grace: the in-flight handler is cancelled, and its
+	// Close gives the in-flight handler its grace, then cancels it, and its
 	// requester gets a typed answer instead of waiting for its deadline.
-	sctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
-	defer cancel()
-	if err := svc.Stop(sctx); err != nil {
+	if err := svc.Close(); err != nil {
 		t.Fatal(err)
 	}
 	wantKind(t, <-errc, failure.Canceled)

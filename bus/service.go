@@ -69,11 +69,14 @@ func (s *Service) Info() micro.Info { return s.svc.Info() }
 // asynchronously, so processing time counts the hand-off only.
 func (s *Service) Stats() micro.Stats { return s.svc.Stats() }
 
-// Stop stops taking requests, waits for in-flight ones until ctx is done,
+// Close stops taking requests, lets in-flight ones finish for up to 5s,
 // then cancels them and waits for them to return (at most 5s more: a
-// handler that ignores cancellation is abandoned, and reported).
-func (s *Service) Stop(ctx context.Context) error {
+// handler that ignores cancellation is abandoned, and reported). Closing
+// the Bus closes its services.
+func (s *Service) Close() error {
 	s.b.unregister(s)
+	ctx, cancel := context.WithTimeout(context.Background(), stopGrace)
+	defer cancel()
 	return s.stop(ctx)
 }
 

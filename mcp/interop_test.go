@@ -79,7 +79,7 @@ func newTestBus(t *testing.T, rec *recorder) *bus.Bus {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = b.Close(context.Background()) })
+	t.Cleanup(func() { _ = b.Close() })
 	model := llm.NewCyclic(llm.React(func(req *llm.Request) llm.Step {
 		return llm.Say("bus model says: " + req.Messages[len(req.Messages)-1].Text)
 	}))

@@ -22,7 +22,7 @@ func pushStores(t *testing.T) (*PushConfigs, *PushConfigs) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = b.Close(context.Background()) })
+	t.Cleanup(func() { _ = b.Close() })
 	kv, err := bus.OpenKV[json.RawMessage](context.Background(), b, bus.KVConfig{Bucket: "push_" + fmt.Sprint(time.Now().UnixNano())})
 	if err != nil {
 		t.Fatal(err)

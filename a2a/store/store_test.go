@@ -39,7 +39,7 @@ func stores(t *testing.T) map[string]taskstore.Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = b.Close(context.Background()) })
+	t.Cleanup(func() { _ = b.Close() })
 	kv, err := bus.OpenKV[json.RawMessage](context.Background(), b, bus.KVConfig{Bucket: "tasks_" + fmt.Sprint(time.Now().UnixNano())})
 	if err != nil {
 		t.Fatal(err)

@@ -44,7 +44,7 @@ func workerProcess() int {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		return 1
 	}
-	defer b.Close(context.Background())
+	defer b.Close()
 	a, err := agent.New(ctx, agent.Config{Name: "step", Model: stepModel(), Tools: processTools(b, id),
 		Permissions: agent.AllowAll(), Elicitor: worker.Elicitor(nil), Budget: agent.Budget{MaxTurns: 3}})
 	if err != nil {

@@ -22,7 +22,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	defer b.Close(ctx)
+	defer b.Close()
 
 	// The worker side.
 	summarizer, _ := agent.New(ctx, agent.Config{Name: "summarize", Model: llm.NewCyclic(llm.Say("A short summary.")),
@@ -32,7 +32,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	defer srv.Stop(ctx)
+	defer srv.Close()
 
 	// The caller's side.
 	pool, _ := worker.NewPool(b, "summarize", worker.PoolConfig{})

@@ -50,7 +50,7 @@ func newBus(t testing.TB, cfg bus.Config) *bus.Bus {
 		t.Fatalf("bus.New: %v", err)
 	}
 	t.Cleanup(func() {
-		if err := b.Close(context.Background()); err != nil {
+		if err := b.Close(); err != nil {
 			t.Errorf("Close: %v", err)
 		}
 	})
@@ -80,10 +80,8 @@ func serve(t testing.TB, b *bus.Bus, r agent.Runner, cfg worker.ServeConfig) *wo
 		t.Fatalf("Serve: %v", err)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := srv.Stop(ctx); err != nil {
-			t.Errorf("Stop: %v", err)
+		if err := srv.Close(); err != nil {
+			t.Errorf("Close: %v", err)
 		}
 	})
 	return srv

@@ -56,7 +56,7 @@ type Stats struct {
 	Accepted, Refused, Completed int64
 }
 
-// stopGrace is how long Stop waits for cancelled runs to return.
+// stopGrace is how long Close waits for cancelled runs to return.
 const stopGrace = 5 * time.Second
 
 // Server is a running worker: it takes start requests for one pool name
@@ -155,7 +155,7 @@ func Serve(ctx context.Context, b *bus.Bus, r agent.Runner, cfg ServeConfig) (*S
 	s.afterStop = context.AfterFunc(ctx, func() {
 		gctx, cancel := context.WithTimeout(context.Background(), s.cfg.Grace)
 		defer cancel()
-		_ = s.Stop(gctx)
+		_ = s.shutdown(gctx)
 	})
 	s.log.Debug().Int("max_concurrent", cfg.MaxConcurrent).Msg("worker serving")
 	return s, nil
@@ -175,13 +175,20 @@ func (s *Server) Stats() Stats {
 	return Stats{Running: running, Accepted: s.accepted.Load(), Refused: s.refused.Load(), Completed: s.completed.Load()}
 }
 
-// Stop stops taking start requests (those already delivered are refused,
-// so their pools try another worker), lets running runs finish until ctx
-// is done, then cancels them (their pools run them again elsewhere) and
-// waits for them to return, at most 5s more: a run that ignores
-// cancellation is abandoned, and reported. Stop is idempotent; later
-// calls wait for the first.
-func (s *Server) Stop(ctx context.Context) error {
+// Close stops taking start requests (those already delivered are refused,
+// so their pools try another worker), lets running runs finish for
+// ServeConfig.Grace (and also when the ctx given to Serve ends), then cancels them (their pools run them again
+// elsewhere) and waits for them to return, at most 5s more: a run that
+// ignores cancellation is abandoned, and reported. Close is idempotent;
+// later calls wait for the first.
+func (s *Server) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.Grace)
+	defer cancel()
+	return s.shutdown(ctx)
+}
+
+// shutdown is Close with the running runs' grace bounded by ctx.
+func (s *Server) shutdown(ctx context.Context) error {
 	s.afterStop()
 	s.stopOnce.Do(func() {
 		defer close(s.done)

@@ -251,7 +251,7 @@ func TestStop(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() { _ = s1.Stop(context.Background()) })
+			t.Cleanup(func() { _ = s1.Close() })
 			asked := make(chan struct{})
 			release := make(chan struct{})
 			pool := newPool(t, c.host, "step", worker.PoolConfig{Elicitor: agent.ElicitorFunc(

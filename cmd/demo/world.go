@@ -94,7 +94,7 @@ func newWorld(ctx context.Context, o options, stdout io.Writer, stdin io.Reader,
 	if err != nil {
 		return nil, fmt.Errorf("starting the bus: %w", err)
 	}
-	w.closers = append(w.closers, func() { _ = w.bus.Close(context.Background()) })
+	w.closers = append(w.closers, func() { _ = w.bus.Close() })
 	reporter.Store(w.bus)
 	w.tr.step("bus: embedded NATS server running in-process (JetStream on), subjects under %q", w.bus.Subjects().Prefix())
 
@@ -104,7 +104,7 @@ func newWorld(ctx context.Context, o options, stdout io.Writer, stdin io.Reader,
 	if err != nil {
 		return nil, err
 	}
-	w.closers = append(w.closers, func() { _ = elicit.Stop(context.Background()) })
+	w.closers = append(w.closers, func() { _ = elicit.Close() })
 	sampler, err := bus.NewModelSampler(bus.ModelSamplerConfig{Model: w.scriptOr([]llm.Step{llm.Say("(scripted sample)")}), Policy: bus.SampleAllow, MaxTokens: 1024})
 	if err != nil {
 		return nil, err
@@ -113,7 +113,7 @@ func newWorld(ctx context.Context, o options, stdout io.Writer, stdin io.Reader,
 	if err != nil {
 		return nil, err
 	}
-	w.closers = append(w.closers, func() { _ = sampling.Stop(context.Background()) })
+	w.closers = append(w.closers, func() { _ = sampling.Close() })
 	w.tr.step("bus: elicitation responder (permission asks: %s) and sampling responder ready", w.askMode())
 
 	// 2. MCP: the demo's file server (Go, in-process) and any configured.

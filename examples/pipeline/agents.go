@@ -23,7 +23,7 @@ func RunWorker(ctx context.Context, url, token string, out *os.File) error {
 	if err != nil {
 		return err
 	}
-	defer b.Close(context.Background())
+	defer b.Close()
 	perf, err := agent.New(ctx, agent.Config{Name: "performance", Description: "Reviews a change for performance.",
 		Model: specialistModel(fmt.Sprintf("Performance (worker process %d)", os.Getpid()), "profile"),
 		Tools: []agent.Tool{profileTool()}, Permissions: agent.AllowAll(), Events: b,

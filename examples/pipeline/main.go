@@ -48,7 +48,7 @@ func main() {
 	fmt.Printf("pipeline %q: planner → [security | performance (worker process %d)] → reviewer\n\n", p.Runner.Name(), p.WorkerPID)
 	if err := Print(ctx, os.Stdout, p.Runner.Stream(ctx, task)); err != nil {
 		fmt.Fprintln(os.Stderr, "run failed:", err)
-		p.Close()
+		_ = p.Close()
 		os.Exit(1)
 	}
 }

@@ -57,7 +57,7 @@ func Start(ctx context.Context, opts Options) (p *Pipeline, err error) {
 	p = &Pipeline{}
 	defer func() {
 		if err != nil {
-			p.Close()
+			_ = p.Close()
 		}
 	}()
 	token := rand.Text()
@@ -156,7 +156,8 @@ func (p *Pipeline) startWorker(ctx context.Context, opts Options, token string) 
 
 // Close stops the worker process (it drains: running work goes back to the
 // pool) and the bus.
-func (p *Pipeline) Close() {
+func (p *Pipeline) Close() error {
+	var err error
 	if p.cmd != nil && p.cmd.Process != nil && p.waited != nil {
 		_ = p.cmd.Process.Signal(os.Interrupt)
 		select {
@@ -168,7 +169,8 @@ func (p *Pipeline) Close() {
 		p.cmd = nil
 	}
 	if p.Bus != nil {
-		_ = p.Bus.Close(context.Background())
+		err = p.Bus.Close()
 		p.Bus = nil
 	}
+	return err
 }

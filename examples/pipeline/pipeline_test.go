@@ -47,7 +47,7 @@ func start(t *testing.T) *Pipeline {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(p.Close)
+	t.Cleanup(func() { _ = p.Close() })
 	return p
 }
 

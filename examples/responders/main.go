@@ -60,7 +60,7 @@ func serveResponders(ctx context.Context, url, token string, out io.Writer) erro
 	if err != nil {
 		return err
 	}
-	defer b.Close(context.Background())
+	defer b.Close()
 	sampler, err := bus.NewModelSampler(bus.ModelSamplerConfig{
 		Model:  llm.NewCyclic(llm.Say("A haiku from the responder process: quiet bus at night / messages cross the queue group / answers find their way")),
 		Policy: bus.SampleAllow, MaxTokens: 256})
@@ -71,7 +71,7 @@ func serveResponders(ctx context.Context, url, token string, out io.Writer) erro
 	if err != nil {
 		return err
 	}
-	defer s1.Stop(context.Background())
+	defer s1.Close()
 	s2, err := b.ServeElicitation(ctx, agent.ElicitorFunc(func(_ context.Context, e agent.Elicitation) (agent.ElicitationResult, error) {
 		if e.Kind == agent.ElicitPermission && strings.HasPrefix(e.Tool, "publish") {
 			fmt.Fprintf(out, "responder (pid %d): approving %s\n", os.Getpid(), e.Tool)
@@ -83,7 +83,7 @@ func serveResponders(ctx context.Context, url, token string, out io.Writer) erro
 	if err != nil {
 		return err
 	}
-	defer s2.Stop(context.Background())
+	defer s2.Close()
 	fctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := b.Flush(fctx); err != nil {
@@ -102,7 +102,7 @@ func runAgent(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer b.Close(context.Background())
+	defer b.Close()
 	fmt.Fprintf(out, "bus listening at %s\n", b.ClientURL())
 
 	self, err := os.Executable()
