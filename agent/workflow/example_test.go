@@ -7,6 +7,8 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/workflow"
+	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/bus/worker"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -112,4 +114,36 @@ func ExampleNewLoop() {
 	fmt.Println(ans.Text, err)
 	// Output:
 	// draft 2 <nil>
+}
+
+// A fan-out with a merge step: one branch is a pool of worker processes on
+// the bus (here a worker in the same process), and a branch that fails is
+// dropped with a note instead of failing the review.
+func ExampleNewParallel() {
+	ctx := context.Background()
+	b, err := bus.New(ctx, bus.Config{})
+	if err != nil {
+		panic(err)
+	}
+	defer b.Close()
+	srv, err := worker.Serve(ctx, b, scriptedAgent("performance", "cache the lookups"), worker.ServeConfig{})
+	if err != nil {
+		panic(err)
+	}
+	defer srv.Close()
+	perfPool, err := worker.NewPool(b, "performance", worker.PoolConfig{})
+	if err != nil {
+		panic(err)
+	}
+	security, reviewer := scriptedAgent("security", "no secrets in logs"), scriptedAgent("reviewer", "2 findings")
+
+	// readme:begin parallel
+	review, _ := workflow.NewParallel(workflow.ParallelConfig{Common: workflow.Common{Name: "review"},
+		Branches: []workflow.Step{{Runner: security}, {Runner: perfPool}}, // perfPool: worker.NewPool(b, "performance", …)
+		Merge:    &workflow.Step{Runner: reviewer}, OnFailure: workflow.DropBranch})
+	ans, err := agent.Run(ctx, review, "Review PR 42")
+	// readme:end
+
+	fmt.Println(ans.Text, err)
+	// Output: 2 findings <nil>
 }

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/internal/testkit"
+)
+
+// TestNewAgent runs the README's wiring against a local OpenAI-compatible
+// server, in a project folder with an .mcp.json and a skill.
+func TestNewAgent(t *testing.T) {
+	var requests int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests++
+		body, _ := io.ReadAll(r.Body)
+		if !strings.Contains(string(body), `"stream":true`) {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"All quiet."},"finish_reason":"stop"}],
+				"usage":{"prompt_tokens":12,"completion_tokens":3}}`)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"All quiet.\"}}]}\n\n"+
+			"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"+
+			"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":3}}\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	skill := filepath.Join(dir, ".agents", "skills", "triage")
+	if err := os.MkdirAll(skill, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	must(t, os.WriteFile(filepath.Join(skill, "SKILL.md"), []byte("---\nname: triage\ndescription: Sorts issues by urgency.\n---\nSort them.\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, ".mcp.json"), []byte(`{"mcpServers":{}}`), 0o644))
+	t.Chdir(dir)
+	t.Setenv("HOME", dir)
+	for _, k := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "SWITCHBOARD_PROVIDER", "OPENAI_MODEL"} {
+		t.Setenv(k, "")
+	}
+	t.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
+
+	ctx := testkit.Ctx(t, 30*time.Second)
+	a, closeAll, err := newAgent(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ans, err := a.Run(ctx, "Summarise the open issues")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ans.Text != "All quiet." || requests != 1 {
+		t.Errorf("answer %q after %d model requests, want %q after 1", ans.Text, requests, "All quiet.")
+	}
+	if err := closeAll(); err != nil {
+		t.Fatalf("closeAll: %v", err)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
