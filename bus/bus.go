@@ -166,7 +166,7 @@ func New(ctx context.Context, cfg Config) (*Bus, error) {
 	if s.Replicas <= 0 {
 		s.Replicas = 1
 	}
-	b := &Bus{cfg: cfg, log: zerolog.Nop(), subj: NewSubjects(cfg.Prefix), stream: s.Name, closed: make(chan struct{})}
+	b := &Bus{cfg: cfg, log: zerolog.Nop(), subj: newSubjects(cfg.Prefix), stream: s.Name, closed: make(chan struct{})}
 	if cfg.Logger != nil {
 		b.log = *cfg.Logger
 	}

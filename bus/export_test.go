@@ -11,3 +11,6 @@ func PublishProgress(ctx context.Context, b *Bus, p ProgressUpdate) error {
 func ProgressPublisher(b *Bus, run string) func(context.Context, ProgressUpdate) error {
 	return b.progressPublisher(run).publish
 }
+
+// NewSubjects is the subject scheme under prefix, for the external tests.
+var NewSubjects = newSubjects

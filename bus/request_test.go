@@ -199,7 +199,7 @@ func TestElicitationRoundTrip(t *testing.T) {
 			}
 		})
 	}
-	if st := svc.Stats(); len(st.Endpoints) != 1 || st.Endpoints[0].NumRequests != 4 || st.Endpoints[0].QueueGroup != bus.DefaultQueueGroup {
+	if st := svc.Stats(); len(st.Endpoints) != 1 || st.Endpoints[0].NumRequests != 4 || st.Endpoints[0].QueueGroup != buswire.QueueGroup {
 		t.Errorf("micro stats = %+v", st.Endpoints[0])
 	}
 }
@@ -276,7 +276,7 @@ func TestRequestFailuresAreTyped(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.reply != nil {
-				sub, err := nc.QueueSubscribe(subj.Sampling(), bus.DefaultQueueGroup, tt.reply)
+				sub, err := nc.QueueSubscribe(subj.Sampling(), buswire.QueueGroup, tt.reply)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -13,15 +13,16 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/buswire"
 )
 
-// DefaultQueueGroup is the queue group responders join unless told
+// defaultQueueGroup is the queue group responders join unless told
 // otherwise: each request goes to one member of the group.
-const DefaultQueueGroup = "switchboard"
+const defaultQueueGroup = buswire.QueueGroup
 
 // ServeOptions configures a responder. The zero value means defaults.
 type ServeOptions struct {
-	// QueueGroup the responder joins (default DefaultQueueGroup). Responders
+	// QueueGroup the responder joins (default defaultQueueGroup). Responders
 	// in the same group share the requests; each group gets every request.
 	QueueGroup string
 	// MaxConcurrent bounds the requests handled at once (default 32); more
@@ -161,7 +162,7 @@ func serve[Req, Res any](ctx context.Context, b *Bus, opts ServeOptions, name, e
 		return nil, b.fail(failure.Unavailable, op, nil, "the bus is closed")
 	}
 	if opts.QueueGroup == "" {
-		opts.QueueGroup = DefaultQueueGroup
+		opts.QueueGroup = defaultQueueGroup
 	}
 	if opts.MaxConcurrent <= 0 {
 		opts.MaxConcurrent = 32

@@ -20,9 +20,9 @@ type Subjects struct {
 	failures string // "<prefix>.failures"
 }
 
-// NewSubjects returns the scheme under prefix (default "switchboard"). The
+// newSubjects returns the scheme under prefix (default "switchboard"). The
 // prefix may have several levels ("acme.prod"); each level is sanitized.
-func NewSubjects(prefix string) Subjects {
+func newSubjects(prefix string) Subjects {
 	if prefix == "" {
 		prefix = "switchboard"
 	}

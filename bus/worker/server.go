@@ -27,7 +27,7 @@ type ServeConfig struct {
 	// ID names this worker in acks, logs and Pool.Workers (default: the
 	// host name, the process id and a random suffix).
 	ID string
-	// QueueGroup the worker joins (default bus.DefaultQueueGroup): each
+	// QueueGroup the worker joins (default buswire.QueueGroup): each
 	// start request goes to one member.
 	QueueGroup string
 	// MaxConcurrent bounds the runs at once (default 8). A start request
@@ -113,7 +113,7 @@ func Serve(ctx context.Context, b *bus.Bus, r agent.Runner, cfg ServeConfig) (*S
 		cfg.ID = fmt.Sprintf("%s-%d-%s", buswire.Token(host), os.Getpid(), strings.ToLower(rand.Text()[:6]))
 	}
 	if cfg.QueueGroup == "" {
-		cfg.QueueGroup = bus.DefaultQueueGroup
+		cfg.QueueGroup = buswire.QueueGroup
 	}
 	if cfg.MaxConcurrent <= 0 {
 		cfg.MaxConcurrent = 8

@@ -37,3 +37,6 @@ func Token(s string) string {
 func tokenByte(c byte) bool {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_'
 }
+
+// QueueGroup is the queue group responders and workers join by default.
+const QueueGroup = "switchboard"
