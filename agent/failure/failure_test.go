@@ -114,7 +114,7 @@ func TestDefaultActions(t *testing.T) {
 		failure.Timeout: failure.Report, failure.Unavailable: failure.Report,
 		failure.Budget: failure.Abort, failure.Panic: failure.Abort, failure.Canceled: failure.Abort, failure.Model: failure.Abort,
 	} {
-		if got := failure.DefaultAction(k); got != want {
+		if got := failure.NewPolicy(failure.PolicyConfig{}).Handle(context.Background(), failure.New(k, failure.SourceTool, "x")).Action; got != want {
 			t.Errorf("%s: %s, want %s", k, got, want)
 		}
 	}

@@ -280,7 +280,7 @@ func finalError(key Key, err error, retried bool) error {
 // Handle classifies err, decides, logs and reports.
 func (p *DefaultPolicy) Handle(ctx context.Context, err error) Outcome {
 	fe := From(err)
-	o := Outcome{Err: fe, Action: DefaultAction(fe.Kind), ModelText: ModelText(fe)}
+	o := Outcome{Err: fe, Action: defaultAction(fe.Kind), ModelText: ModelText(fe)}
 	ev := p.log.Warn()
 	if o.Action == Abort {
 		ev = p.log.Error()
@@ -293,10 +293,10 @@ func (p *DefaultPolicy) Handle(ctx context.Context, err error) Outcome {
 	return o
 }
 
-// DefaultAction is the default policy's decision table: budgets, panics,
+// defaultAction is the default policy's decision table: budgets, panics,
 // model failures, configuration errors and cancellation end the run;
 // everything the model can act on is reported to it.
-func DefaultAction(k Kind) Action {
+func defaultAction(k Kind) Action {
 	switch k {
 	case Budget, Panic, Model, Config, Canceled:
 		return Abort
