@@ -146,29 +146,36 @@ func (d *delegation) cancelRemote(ctx context.Context) {
 
 // send sends msg (streaming when the peer streams) and applies what comes
 // back. A stream that breaks after the task is known is not an error here:
-// settle resumes it.
+// settle resumes it. The message is sent again only when the peer cannot
+// have acted on it (see resendable): a resend would otherwise start a second
+// remote task, or answer a question twice.
 func (d *delegation) send(ctx context.Context, msg *a2ago.Message) error {
 	req := &a2ago.SendMessageRequest{Message: msg}
 	if !d.r.streaming {
 		return d.r.ts.cfg.Policy.Execute(ctx, d.r.key, func(ctx context.Context) error {
+			ctx, dl := withDelivery(ctx)
 			res, err := d.r.client.SendMessage(ctx, req)
 			if err != nil {
-				return classifyErr(err, d.r.peer.Name, d.tool, "send")
+				return d.sendFailed(ctx, dl, classify(err, d.r.peer.Name, d.tool, "send"))
 			}
 			return d.apply(res)
 		})
 	}
 	d.st.dropped = false
 	return d.r.ts.cfg.Policy.Execute(ctx, d.r.key, func(ctx context.Context) error {
+		ctx, dl := withDelivery(ctx)
 		before := d.st.events
 		for ev, err := range d.r.client.SendStreamingMessage(ctx, req) {
 			if err != nil {
-				if d.st.id != "" && ctx.Err() == nil && !isA2AError(err) {
+				fe := classify(err, d.r.peer.Name, d.tool, "stream")
+				if d.st.id != "" && d.st.events > before && ctx.Err() == nil && (!isA2AError(err) || fe.Kind == failure.Transient) {
+					// The task is known from this stream: resume it, never
+					// resend.
 					d.st.dropped = true
 					d.r.ts.log.Debug().Err(err).Str("peer", d.r.peer.Name).Msg("stream dropped; resuming")
 					return nil
 				}
-				return classifyErr(err, d.r.peer.Name, d.tool, "stream")
+				return d.sendFailed(ctx, dl, fe)
 			}
 			if err := d.apply(ev); err != nil {
 				return err
@@ -187,6 +194,33 @@ func (d *delegation) send(ctx context.Context, msg *a2ago.Message) error {
 		}
 		return nil
 	})
+}
+
+// sendFailed decides whether a failed send may be retried by the policy:
+// only when the peer cannot have acted on the message (dl.unprocessed).
+// Otherwise the outcome is in doubt: the peer may have created the task (or
+// taken the answer) before the error, so the failure is reported, not
+// retried, and not retryable by the caller either.
+func (d *delegation) sendFailed(ctx context.Context, dl *delivery, fe *failure.Error) error {
+	if fe.Tool == "" {
+		c := *fe
+		c.Tool, c.Op = d.tool, "send"
+		fe = &c
+	}
+	if ctx.Err() != nil || !(fe.Retryable || fe.Kind.Retryable()) || dl.unprocessed() {
+		return fe
+	}
+	what := "it may have started a remote task"
+	if d.st.id != "" {
+		what = fmt.Sprintf("it may have reached the remote task %s", d.st.id)
+	}
+	detail := fe.Message
+	if detail == "" {
+		detail = fe.Kind.String()
+	}
+	return &failure.Error{Kind: failure.Unavailable, Source: failure.SourceA2A, Name: d.r.peer.Name, Tool: d.tool,
+		Op: fe.Op, Err: fe, Message: fmt.Sprintf("the peer failed while handling the message (%s); %s, "+
+			"so it was not sent again: the outcome is unknown", detail, what)}
 }
 
 // settle brings the task to a terminal or interrupted state: resume a
