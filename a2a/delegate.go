@@ -61,7 +61,16 @@ type delegation struct {
 	st   *taskState
 	call *agent.Call // nil outside an agent run
 	ctx  context.Context
+	// stale is set while a message answering an interrupted state
+	// (input-required, auth-required) has had no status from the peer yet:
+	// that state is the one answered, not a new question. Artifact updates
+	// carry no state, so they do not clear it.
+	stale bool
 }
+
+// settled reports whether the task needs nothing more from the peer for
+// now (see taskState.settled), not counting a stale interrupted state.
+func (d *delegation) settled() bool { return d.st.settled() && !d.stale }
 
 func (d *delegation) fail(kind failure.Kind, op, msg string, err error) *failure.Error {
 	return &failure.Error{Kind: kind, Source: failure.SourceA2A, Name: d.r.peer.Name, Tool: d.tool, Op: op,
@@ -151,6 +160,7 @@ func (d *delegation) cancelRemote(ctx context.Context) {
 // remote task, or answer a question twice.
 func (d *delegation) send(ctx context.Context, msg *a2ago.Message) error {
 	req := &a2ago.SendMessageRequest{Message: msg}
+	d.stale = d.st.id != "" && !d.st.state.Terminal() && d.st.settled() && d.st.reply == nil
 	if !d.r.streaming {
 		return d.r.ts.cfg.Policy.Execute(ctx, d.r.key, func(ctx context.Context) error {
 			ctx, dl := withDelivery(ctx)
@@ -180,7 +190,7 @@ func (d *delegation) send(ctx context.Context, msg *a2ago.Message) error {
 			if err := d.apply(ev); err != nil {
 				return err
 			}
-			if d.st.settled() {
+			if d.settled() {
 				// Done, or the peer needs an answer (it may keep the stream
 				// open through auth-required): stop reading.
 				return nil
@@ -189,7 +199,7 @@ func (d *delegation) send(ctx context.Context, msg *a2ago.Message) error {
 		if d.st.events == before {
 			return d.fail(failure.Protocol, "stream", "the peer ended the stream without sending any event", nil)
 		}
-		if d.st.id != "" && !d.st.settled() {
+		if d.st.id != "" && !d.settled() {
 			d.st.dropped = true // the stream ended early
 		}
 		return nil
@@ -227,7 +237,7 @@ func (d *delegation) sendFailed(ctx context.Context, dl *delivery, fe *failure.E
 // dropped stream with SubscribeToTask, and poll GetTask when the peer does
 // not stream or cannot resubscribe.
 func (d *delegation) settle(ctx context.Context) error {
-	if d.st.settled() {
+	if d.settled() {
 		return nil
 	}
 	if d.st.id == "" {
@@ -243,11 +253,11 @@ func (d *delegation) settle(ctx context.Context) error {
 				if err := d.apply(ev); err != nil {
 					return err
 				}
-				if d.st.settled() {
+				if d.settled() {
 					return nil
 				}
 			}
-			if !d.st.settled() {
+			if !d.settled() {
 				return d.fail(failure.Transient, "resubscribe", "the resumed stream ended before the task did", nil)
 			}
 			return nil
@@ -274,7 +284,7 @@ func (d *delegation) poll(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if d.st.settled() {
+		if d.settled() {
 			return nil
 		}
 		select {
@@ -347,6 +357,9 @@ func (d *delegation) apply(ev a2ago.Event) error {
 	}
 	if id := ev.TaskInfo().TaskID; id != "" && d.st.id != "" && id != d.st.id {
 		return d.fail(failure.Protocol, "stream", fmt.Sprintf("the peer sent an event of another task (%s)", id), nil)
+	}
+	if _, ok := ev.(*a2ago.TaskArtifactUpdateEvent); !ok {
+		d.stale = false
 	}
 	if p := d.st.apply(ev); p != nil {
 		d.call.ReportProgress(*p) // nil-safe outside a run

@@ -111,6 +111,9 @@ func (t *peerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 			r.Header[k] = v
 		}
 	}
+	if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/pushNotificationConfigs") {
+		r = unionPushConfigBody(r)
+	}
 	dl, _ := r.Context().Value(deliveryKey{}).(*delivery)
 	if dl != nil {
 		r = r.WithContext(httptrace.WithClientTrace(r.Context(), &httptrace.ClientTrace{
@@ -151,6 +154,46 @@ func (t *peerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 func isJSONType(ct string) bool {
 	return strings.HasPrefix(ct, "application/json") || strings.HasPrefix(ct, "application/a2a+json") ||
 		strings.HasPrefix(ct, "application/problem+json")
+}
+
+// unionPushConfigBody repairs a 0.3 REST create-push-config request:
+// a2a-go sends the whole request message ({"parent", "configId",
+// "config": {"name", "pushNotificationConfig"}}), which the JS SDK 0.3
+// requires, while the 0.3 proto's HTTP rule (body: "config") and the JS SDK
+// 1.x's 0.3 layer want the config alone. The config's fields are copied to
+// the top level so that both read it. Any other request is returned as is.
+func unionPushConfigBody(r *http.Request) *http.Request {
+	if r.Body == nil || r.GetBody == nil || r.ContentLength <= 0 || r.ContentLength > maxErrorBody {
+		return r
+	}
+	body, err := r.GetBody()
+	if err != nil {
+		return r
+	}
+	b, err := io.ReadAll(io.LimitReader(body, maxErrorBody))
+	body.Close()
+	var req map[string]json.RawMessage
+	if err != nil || json.Unmarshal(b, &req) != nil || req["parent"] == nil || req["config"] == nil {
+		return r
+	}
+	var cfg map[string]json.RawMessage
+	if json.Unmarshal(req["config"], &cfg) != nil || cfg["pushNotificationConfig"] == nil {
+		return r
+	}
+	for k, v := range cfg {
+		if _, taken := req[k]; !taken {
+			req[k] = v
+		}
+	}
+	out, err := json.Marshal(req)
+	if err != nil {
+		return r
+	}
+	r = r.Clone(r.Context())
+	r.Body = io.NopCloser(bytes.NewReader(out))
+	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(out)), nil }
+	r.ContentLength = int64(len(out))
+	return r
 }
 
 // maxErrorBody bounds the error body read to normalise it.

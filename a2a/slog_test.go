@@ -90,7 +90,10 @@ type closeFails struct{}
 
 type failingClose struct{ io.ReadCloser }
 
-func (f failingClose) Close() error { _ = f.ReadCloser.Close(); return errors.New("close refused by the test") }
+func (f failingClose) Close() error {
+	_ = f.ReadCloser.Close()
+	return errors.New("close refused by the test")
+}
 
 func (closeFails) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := http.DefaultTransport.RoundTrip(r)
