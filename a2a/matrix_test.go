@@ -280,52 +280,49 @@ func slowTask(t *testing.T, ctx context.Context, c *a2aclient.Client) a2ago.Task
 
 // cancelAndSubscribe runs the cancel and subscribe cells on one slow task.
 func cancelAndSubscribe(t *testing.T, ctx context.Context, c *a2aclient.Client, cell func(string, func(*testing.T))) {
-	var id a2ago.TaskID
-	var events []a2ago.Event
-	var subErr error
 	cell("subscribe", func(t *testing.T) {
-		id = slowTask(t, ctx, c)
-		started := make(chan struct{})
-		ended := make(chan struct{})
+		id := slowTask(t, ctx, c)
+		first := make(chan a2ago.Event, 1)
+		type outcome struct {
+			events []a2ago.Event
+			err    error
+		}
+		ended := make(chan outcome, 1)
 		go func() {
-			defer close(ended)
-			first := true
+			var o outcome
 			for ev, err := range c.SubscribeToTask(ctx, &a2ago.SubscribeToTaskRequest{ID: id}) {
 				if err != nil {
-					subErr = err
+					o.err = err
 					break
 				}
-				events = append(events, ev)
-				if first {
-					first = false
-					close(started)
+				if len(o.events) == 0 {
+					first <- ev
 				}
+				o.events = append(o.events, ev)
 			}
-			if first {
-				close(started)
-			}
+			close(first)
+			ended <- o
 		}()
-		<-started
-		if subErr != nil {
-			<-ended
-			t.Fatal(subErr)
+		ev, ok := <-first
+		if !ok {
+			o := <-ended
+			t.Fatalf("the subscription yielded nothing: %v", o.err)
 		}
-		if _, ok := events[0].(*a2ago.Task); !ok {
-			t.Errorf("first subscribed event is %T", events[0])
+		if _, ok := ev.(*a2ago.Task); !ok {
+			t.Errorf("first subscribed event is %T", ev)
 		}
-		ct, err := c.CancelTask(ctx, &a2ago.CancelTaskRequest{ID: id})
-		if err != nil {
+		if _, err := c.CancelTask(ctx, &a2ago.CancelTaskRequest{ID: id}); err != nil {
 			t.Fatal(err)
 		}
-		_ = ct
+		var o outcome
 		select {
-		case <-ended:
+		case o = <-ended:
 		case <-time.After(20 * time.Second):
 			t.Fatal("the subscription did not end with the task")
 		}
-		last, ok := events[len(events)-1].(*a2ago.TaskStatusUpdateEvent)
+		last, ok := o.events[len(o.events)-1].(*a2ago.TaskStatusUpdateEvent)
 		if !ok || last.Status.State != a2ago.TaskStateCanceled {
-			t.Fatalf("last subscribed event %#v (err %v)", events[len(events)-1], subErr)
+			t.Fatalf("last subscribed event %#v (err %v)", o.events[len(o.events)-1], o.err)
 		}
 	})
 	cell("cancel", func(t *testing.T) {

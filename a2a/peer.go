@@ -141,6 +141,7 @@ func (t *peerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		resp.Body = io.NopCloser(strings.NewReader("{}"))
 		resp.ContentLength = 2
 		resp.Header.Set("Content-Type", "application/json")
+		resp.Header.Del("Content-Length")
 	case resp.StatusCode >= 400 && isJSONType(ct):
 		normalizeRESTError(resp)
 	}

@@ -150,4 +150,3 @@ func FuzzLegacyErrorBody(f *testing.F) {
 		}
 	})
 }
-

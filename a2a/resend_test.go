@@ -2,9 +2,12 @@ package a2a
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
+	"iter"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -13,7 +16,9 @@ import (
 	"testing"
 
 	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
+	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
 )
 
@@ -150,5 +155,70 @@ func TestSendNeverCreatesASecondTask(t *testing.T) {
 				t.Fatalf("remote tasks = %d, sends = %d; want 1 task and %d sends", len(l.Tasks), sends, wantSends)
 			}
 		})
+	}
+}
+
+// answersWithoutStatus is an a2a-go executor that asks a question and,
+// given the answer, sends the artifact before any status (as the JS SDK
+// 0.3 peers do): the answered task is still input-required until the
+// closing status.
+type answersWithoutStatus struct{}
+
+func (answersWithoutStatus) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2ago.Event, error] {
+	return func(yield func(a2ago.Event, error) bool) {
+		text, _ := InputText(ec.Message)
+		if ec.StoredTask == nil {
+			if !yield(a2ago.NewSubmittedTask(ec, ec.Message), nil) {
+				return
+			}
+			q := a2ago.NewMessageForTask(a2ago.MessageRoleAgent, ec, a2ago.NewTextPart("Which colour?"))
+			yield(a2ago.NewStatusUpdateEvent(ec, a2ago.TaskStateInputRequired, q), nil)
+			return
+		}
+		art := a2ago.NewArtifactEvent(ec, a2ago.NewTextPart("answer: "+text))
+		art.LastChunk = true
+		if !yield(art, nil) {
+			return
+		}
+		yield(a2ago.NewStatusUpdateEvent(ec, a2ago.TaskStateCompleted, nil), nil)
+	}
+}
+
+func (answersWithoutStatus) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2ago.Event, error] {
+	return func(yield func(a2ago.Event, error) bool) {
+		yield(a2ago.NewStatusUpdateEvent(ec, a2ago.TaskStateCanceled, nil), nil)
+	}
+}
+
+// TestAnswerReadUntilStatus: after answering a question, an artifact that
+// comes before any status does not make the client take the answered
+// input-required state for a new question: it reads on to completion, and
+// the person is asked once.
+func TestAnswerReadUntilStatus(t *testing.T) {
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	hs := httptest.NewServer(a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(answersWithoutStatus{}, a2asrv.WithLogger(quiet))))
+	defer hs.Close()
+	card := &a2ago.AgentCard{Name: "asker", Description: "asks", Version: "1",
+		Capabilities:        a2ago.AgentCapabilities{Streaming: true},
+		SupportedInterfaces: []*a2ago.AgentInterface{a2ago.NewAgentInterface(hs.URL, a2ago.TransportProtocolJSONRPC)}}
+	for _, stream := range []bool{true, false} {
+		ctx := ctxT(t)
+		ts, err := NewToolset(ctx, ToolsetConfig{Peers: []Peer{{Name: "w", Card: card, NoStreaming: !stream}}, Policy: fastPolicy()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var asked []string
+		el := agent.ElicitorFunc(func(ctx context.Context, e agent.Elicitation) (agent.ElicitationResult, error) {
+			asked = append(asked, e.Message)
+			return agent.ElicitationResult{Action: agent.ElicitAccept, Content: map[string]any{"text": "teal"}}, nil
+		})
+		ans, err := delegator(t, ts, el).Run(ctx, "ask me")
+		_ = ts.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(ans.Text, "answer: teal") || len(asked) != 1 {
+			t.Fatalf("stream=%v: answer %q, questions %v", stream, ans.Text, asked)
+		}
 	}
 }
