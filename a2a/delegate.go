@@ -156,7 +156,7 @@ func (d *delegation) cancelRemote(ctx context.Context) {
 // send sends msg (streaming when the peer streams) and applies what comes
 // back. A stream that breaks after the task is known is not an error here:
 // settle resumes it. The message is sent again only when the peer cannot
-// have acted on it (see resendable): a resend would otherwise start a second
+// have acted on it (see sendFailed): a resend would otherwise start a second
 // remote task, or answer a question twice.
 func (d *delegation) send(ctx context.Context, msg *a2ago.Message) error {
 	req := &a2ago.SendMessageRequest{Message: msg}
