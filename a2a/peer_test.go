@@ -2,6 +2,7 @@ package a2a
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +10,8 @@ import (
 	"testing"
 
 	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/switchboard-dev/switchboard/agent/failure"
 )
 
 // TestPeerTransportRepairsAnswers: what the peer transport hands a2a-go
@@ -149,4 +152,49 @@ func FuzzLegacyErrorBody(f *testing.F) {
 			t.Fatalf("%s -> %s: %v", body, out, err)
 		}
 	})
+}
+
+// TestLegacyRESTAnswersThroughClient: a2a-go's 0.3 REST client, through the
+// peer transport, against a peer answering as the JS SDK 0.3 does: 201 for
+// message:send and 404 {"code": -32001} for an unknown task. The send
+// succeeds and the unknown task is NotFound, not a retried internal error.
+func TestLegacyRESTAnswersThroughClient(t *testing.T) {
+	var base string
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		switch {
+		case r.URL.Path == CardPath:
+			_, _ = io.WriteString(w, `{"name":"old","description":"d","version":"1","protocolVersion":"0.3.0","url":"`+base+`/rest",`+
+				`"preferredTransport":"HTTP+JSON","capabilities":{"streaming":false},"defaultInputModes":["text/plain"],`+
+				`"defaultOutputModes":["text/plain"],"skills":[]}`)
+		case strings.HasSuffix(r.URL.Path, "/v1/message:send"):
+			w.WriteHeader(http.StatusCreated)
+			_, _ = io.WriteString(w, `{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED"}}}`)
+		case strings.HasPrefix(r.URL.Path, "/rest/v1/tasks/"):
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = io.WriteString(w, `{"code":-32001,"message":"Task not found: nope"}`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer hs.Close()
+	base = hs.URL
+	ctx := ctxT(t)
+	ts, err := NewToolset(ctx, ToolsetConfig{Peers: []Peer{{Name: "old", URL: base, PreferREST: true}}, Policy: fastPolicy()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ts.Close()
+	c, _ := ts.Client("old")
+	res, err := c.SendMessage(ctx, textMsg("hi"))
+	if task, ok := res.(*a2ago.Task); err != nil || !ok || task.ID != "t1" {
+		t.Fatalf("send = %#v, %v", res, err)
+	}
+	_, err = c.GetTask(ctx, &a2ago.GetTaskRequest{ID: "nope"})
+	if !errors.Is(err, a2ago.ErrTaskNotFound) {
+		t.Fatalf("err = %v", err)
+	}
+	if fe := classify(err, "old", "", "get task"); fe.Kind != failure.NotFound || fe.Retryable {
+		t.Fatalf("classified %v (retryable %v)", fe.Kind, fe.Retryable)
+	}
 }
