@@ -61,7 +61,16 @@ type delegation struct {
 	st   *taskState
 	call *agent.Call // nil outside an agent run
 	ctx  context.Context
+	// stale is set while a message answering an interrupted state
+	// (input-required, auth-required) has had no status from the peer yet:
+	// that state is the one answered, not a new question. Artifact updates
+	// carry no state, so they do not clear it.
+	stale bool
 }
+
+// settled reports whether the task needs nothing more from the peer for
+// now (see taskState.settled), not counting a stale interrupted state.
+func (d *delegation) settled() bool { return d.st.settled() && !d.stale }
 
 func (d *delegation) fail(kind failure.Kind, op, msg string, err error) *failure.Error {
 	return &failure.Error{Kind: kind, Source: failure.SourceA2A, Name: d.r.peer.Name, Tool: d.tool, Op: op,
@@ -146,34 +155,42 @@ func (d *delegation) cancelRemote(ctx context.Context) {
 
 // send sends msg (streaming when the peer streams) and applies what comes
 // back. A stream that breaks after the task is known is not an error here:
-// settle resumes it.
+// settle resumes it. The message is sent again only when the peer cannot
+// have acted on it (see sendFailed): a resend would otherwise start a second
+// remote task, or answer a question twice.
 func (d *delegation) send(ctx context.Context, msg *a2ago.Message) error {
 	req := &a2ago.SendMessageRequest{Message: msg}
+	d.stale = d.st.id != "" && !d.st.state.Terminal() && d.st.settled() && d.st.reply == nil
 	if !d.r.streaming {
 		return d.r.ts.cfg.Policy.Execute(ctx, d.r.key, func(ctx context.Context) error {
+			ctx, dl := withDelivery(ctx)
 			res, err := d.r.client.SendMessage(ctx, req)
 			if err != nil {
-				return classifyErr(err, d.r.peer.Name, d.tool, "send")
+				return d.sendFailed(ctx, dl, classify(err, d.r.peer.Name, d.tool, "send"))
 			}
 			return d.apply(res)
 		})
 	}
 	d.st.dropped = false
 	return d.r.ts.cfg.Policy.Execute(ctx, d.r.key, func(ctx context.Context) error {
+		ctx, dl := withDelivery(ctx)
 		before := d.st.events
 		for ev, err := range d.r.client.SendStreamingMessage(ctx, req) {
 			if err != nil {
-				if d.st.id != "" && ctx.Err() == nil && !isA2AError(err) {
+				fe := classify(err, d.r.peer.Name, d.tool, "stream")
+				if d.st.id != "" && d.st.events > before && ctx.Err() == nil && (!isA2AError(err) || fe.Kind == failure.Transient) {
+					// The task is known from this stream: resume it, never
+					// resend.
 					d.st.dropped = true
 					d.r.ts.log.Debug().Err(err).Str("peer", d.r.peer.Name).Msg("stream dropped; resuming")
 					return nil
 				}
-				return classifyErr(err, d.r.peer.Name, d.tool, "stream")
+				return d.sendFailed(ctx, dl, fe)
 			}
 			if err := d.apply(ev); err != nil {
 				return err
 			}
-			if d.st.settled() {
+			if d.settled() {
 				// Done, or the peer needs an answer (it may keep the stream
 				// open through auth-required): stop reading.
 				return nil
@@ -182,18 +199,45 @@ func (d *delegation) send(ctx context.Context, msg *a2ago.Message) error {
 		if d.st.events == before {
 			return d.fail(failure.Protocol, "stream", "the peer ended the stream without sending any event", nil)
 		}
-		if d.st.id != "" && !d.st.settled() {
+		if d.st.id != "" && !d.settled() {
 			d.st.dropped = true // the stream ended early
 		}
 		return nil
 	})
 }
 
+// sendFailed decides whether a failed send may be retried by the policy:
+// only when the peer cannot have acted on the message (dl.unprocessed).
+// Otherwise the outcome is in doubt: the peer may have created the task (or
+// taken the answer) before the error, so the failure is reported, not
+// retried, and not retryable by the caller either.
+func (d *delegation) sendFailed(ctx context.Context, dl *delivery, fe *failure.Error) error {
+	if fe.Tool == "" {
+		c := *fe
+		c.Tool, c.Op = d.tool, "send"
+		fe = &c
+	}
+	if ctx.Err() != nil || !(fe.Retryable || fe.Kind.Retryable()) || dl.unprocessed() {
+		return fe
+	}
+	what := "it may have started a remote task"
+	if d.st.id != "" {
+		what = fmt.Sprintf("it may have reached the remote task %s", d.st.id)
+	}
+	detail := fe.Message
+	if detail == "" {
+		detail = fe.Kind.String()
+	}
+	return &failure.Error{Kind: failure.Unavailable, Source: failure.SourceA2A, Name: d.r.peer.Name, Tool: d.tool,
+		Op: fe.Op, Err: fe, Message: fmt.Sprintf("the peer failed while handling the message (%s); %s, "+
+			"so it was not sent again: the outcome is unknown", detail, what)}
+}
+
 // settle brings the task to a terminal or interrupted state: resume a
 // dropped stream with SubscribeToTask, and poll GetTask when the peer does
 // not stream or cannot resubscribe.
 func (d *delegation) settle(ctx context.Context) error {
-	if d.st.settled() {
+	if d.settled() {
 		return nil
 	}
 	if d.st.id == "" {
@@ -209,11 +253,11 @@ func (d *delegation) settle(ctx context.Context) error {
 				if err := d.apply(ev); err != nil {
 					return err
 				}
-				if d.st.settled() {
+				if d.settled() {
 					return nil
 				}
 			}
-			if !d.st.settled() {
+			if !d.settled() {
 				return d.fail(failure.Transient, "resubscribe", "the resumed stream ended before the task did", nil)
 			}
 			return nil
@@ -240,7 +284,7 @@ func (d *delegation) poll(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if d.st.settled() {
+		if d.settled() {
 			return nil
 		}
 		select {
@@ -313,6 +357,9 @@ func (d *delegation) apply(ev a2ago.Event) error {
 	}
 	if id := ev.TaskInfo().TaskID; id != "" && d.st.id != "" && id != d.st.id {
 		return d.fail(failure.Protocol, "stream", fmt.Sprintf("the peer sent an event of another task (%s)", id), nil)
+	}
+	if _, ok := ev.(*a2ago.TaskArtifactUpdateEvent); !ok {
+		d.stale = false
 	}
 	if p := d.st.apply(ev); p != nil {
 		d.call.ReportProgress(*p) // nil-safe outside a run

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -55,6 +56,7 @@ type ToolsetConfig struct {
 type Toolset struct {
 	cfg     ToolsetConfig
 	log     zerolog.Logger
+	slog    *slog.Logger // a2a-go's logs, into log
 	changed chan struct{}
 	stop    context.CancelFunc
 	wg      sync.WaitGroup
@@ -98,6 +100,7 @@ func NewToolset(ctx context.Context, cfg ToolsetConfig) (*Toolset, error) {
 	if cfg.Logger != nil {
 		ts.log = *cfg.Logger
 	}
+	ts.slog = newSlogger(&ts.log, slog.LevelInfo)
 	if ts.cfg.Policy == nil {
 		ts.cfg.Policy = failure.NewPolicy(failure.PolicyConfig{Logger: &ts.log})
 	}
@@ -276,6 +279,7 @@ func (ts *Toolset) connect(ctx context.Context, p Peer) (*remote, error) {
 	}
 	client, err := a2aclient.NewFromCard(ctx, card,
 		a2aclient.WithConfig(a2aclient.Config{PreferredTransports: prefs}),
+		a2aclient.WithCallInterceptors(slogInterceptor{log: ts.slog}),
 		a2aclient.WithJSONRPCTransport(hc),
 		a2aclient.WithRESTTransport(hc),
 		a2aclient.WithCompatTransport(a2av0.Version, a2ago.TransportProtocolJSONRPC,

@@ -1,12 +1,15 @@
 // A2A 1.0 peer built with @a2a-js/sdk 1.3.0 for Switchboard's interop tests.
-// Usage: node a2a-js-server.mjs  -> prints "LISTENING <port>" on stdout.
+// Usage: node a2a-js-server.mjs [compat] -> prints "LISTENING <port>" on
+// stdout. With "compat" the SDK's v0.3 compatibility layer is enabled on the
+// card, JSON-RPC and REST handlers, and the card lists 0.3 interfaces too.
+// Push notification configs are kept in memory (pushNotifications: true).
 // Behaviour by the first word of the user's text:
 //   chunks <n>  streams one artifact in n chunks (append, lastChunk), completes
 //   slow        works until cancelled
 //   ask         input-required; the next message completes with "answer: <text>"
 //   anything    completes with an artifact "echo: <text>"
 import express from 'express';
-import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore } from '@a2a-js/sdk/server';
+import { AgentEvent, DefaultRequestHandler, InMemoryPushNotificationStore, InMemoryTaskStore } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler, restHandler, UserBuilder } from '@a2a-js/sdk/server/express';
 import { TaskState, Role } from '@a2a-js/sdk';
 
@@ -70,6 +73,7 @@ const executor = {
   },
 };
 
+const compat = process.argv.includes('compat');
 const app = express();
 const server = app.listen(0, '127.0.0.1', () => {
   const port = server.address().port;
@@ -79,16 +83,21 @@ const server = app.listen(0, '127.0.0.1', () => {
     supportedInterfaces: [
       { url: `${base}/a2a/jsonrpc`, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '1.0' },
       { url: `${base}/a2a/rest`, protocolBinding: 'HTTP+JSON', tenant: '', protocolVersion: '1.0' },
+      ...(compat ? [
+        { url: `${base}/a2a/jsonrpc`, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '0.3' },
+        { url: `${base}/a2a/rest`, protocolBinding: 'HTTP+JSON', tenant: '', protocolVersion: '0.3' },
+      ] : []),
     ],
-    provider: undefined, capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
+    provider: undefined, capabilities: { streaming: true, pushNotifications: true, extensions: [], extendedAgentCard: false },
     securitySchemes: {}, securityRequirements: [], defaultInputModes: ['text/plain'], defaultOutputModes: ['text/plain'],
     skills: [{ id: 'echo', name: 'echo', description: 'Echoes, streams chunks, asks.', tags: ['test'], examples: ['chunks 3'], inputModes: [], outputModes: [], securityRequirements: [] }],
     signatures: [],
   };
-  const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
-  app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: async () => card }));
-  app.use('/a2a/jsonrpc', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
-  app.use('/a2a/rest', restHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
+  const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor, undefined, new InMemoryPushNotificationStore());
+  const legacyCompat = compat ? { enabled: true } : undefined;
+  app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: async () => card, legacyCompat }));
+  app.use('/a2a/jsonrpc', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication, legacyCompat }));
+  app.use('/a2a/rest', restHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication, legacyCompat }));
   process.stdout.write(`LISTENING ${port}\n`);
 });
 process.stdin.on('end', () => process.exit(0)); // exit with the parent
