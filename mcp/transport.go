@@ -39,7 +39,8 @@ func (s *server) newTransport(ctx context.Context) (*attempt, error) {
 		cmd.Dir = cfg.Cwd
 		cmd.Stderr = &lineLogger{log: s.log, server: cfg.Name}
 		setProcessGroup(cmd)
-		a := &attempt{t: &stdioTransport{cmd: cmd, grace: s.m.cfg.ShutdownGrace, maxFrame: gomcp.DefaultMaxLineLength}}
+		a := &attempt{t: &stdioTransport{cmd: cmd, grace: s.m.cfg.ShutdownGrace, maxFrame: gomcp.DefaultMaxLineLength,
+			notes: s.onNote, log: s.log}}
 		a.cleanup = func() { killProcessGroup(cmd) }
 		return a, nil
 	case TypeHTTP:
@@ -164,7 +165,11 @@ func (s *server) pipeToServer(ctx context.Context) (*attempt, error) {
 			Message: "the in-process server did not accept a connection", Err: err}
 	}
 	return &attempt{
-		t:       connTransport{newConn: func() gomcp.Connection { return newLineConn(clientEnd, clientEnd, clientEnd.Close, maxFrame) }},
+		t: connTransport{newConn: func() gomcp.Connection {
+			c := newLineConn(clientEnd, clientEnd, clientEnd.Close, maxFrame)
+			c.notes = newNoteQueue(s.log, s.onNote)
+			return c
+		}},
 		cleanup: func() { _ = clientEnd.Close(); _ = ss.Close() },
 	}, nil
 }
