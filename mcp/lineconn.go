@@ -50,8 +50,9 @@ type lineConn struct {
 
 	queue []jsonrpc.Message // the rest of the last batch; Reads are serial
 
-	batchMu sync.Mutex
-	batches map[jsonrpc.ID]*inBatch // requests that came in a batch, by ID
+	batchMu   sync.Mutex
+	batches   map[jsonrpc.ID]*inBatch // requests that came in a batch, by ID
+	batchNote bool                    // a batch held a notification (see trackBatch)
 
 	nudge *nudger // a stdio server's; nil on a pipe
 }
@@ -185,11 +186,25 @@ func (c *lineConn) read(ctx context.Context) (jsonrpc.Message, error) {
 
 // trackBatch records the requests of an incoming batch, so that their
 // responses go back as one array.
+//
+// It refuses what go-sdk's stream connection refuses: a batch repeating a
+// request ID, or one still being answered; and, because go-sdk files a
+// notification in a batch under the zero ID and never drops it, a batch
+// holding two notifications, and any batch holding one after the first
+// such batch. Unlike go-sdk, it still answers the calls of a batch that
+// holds a notification (go-sdk waits for the notification's answer).
 func (c *lineConn) trackBatch(msgs []jsonrpc.Message) error {
 	var b *inBatch
+	notes := 0
 	for _, m := range msgs {
 		req, ok := m.(*jsonrpc.Request)
-		if !ok || !req.ID.IsValid() {
+		if !ok {
+			continue
+		}
+		if !req.ID.IsValid() {
+			if notes++; notes > 1 {
+				return errors.New("a JSON-RPC batch holds more than one notification (go-sdk takes them for a repeated ID)")
+			}
 			continue
 		}
 		if b == nil {
@@ -201,15 +216,24 @@ func (c *lineConn) trackBatch(msgs []jsonrpc.Message) error {
 		b.pending[req.ID] = len(b.responses)
 		b.responses = append(b.responses, nil)
 	}
-	if b == nil {
+	if b == nil && notes == 0 {
 		return nil
 	}
 	c.batchMu.Lock()
 	defer c.batchMu.Unlock()
-	for id := range b.pending {
-		if _, dup := c.batches[id]; dup {
-			return fmt.Errorf("a JSON-RPC batch repeats the ID %v of a request still being answered", id.Raw())
+	if notes > 0 && c.batchNote {
+		return errors.New("a JSON-RPC batch holds a notification after an earlier batch did (go-sdk takes it for a repeated ID)")
+	}
+	if b != nil {
+		for id := range b.pending {
+			if _, dup := c.batches[id]; dup {
+				return fmt.Errorf("a JSON-RPC batch repeats the ID %v of a request still being answered", id.Raw())
+			}
 		}
+	}
+	c.batchNote = c.batchNote || notes > 0
+	if b == nil {
+		return nil
 	}
 	if c.batches == nil {
 		c.batches = map[jsonrpc.ID]*inBatch{}
