@@ -17,7 +17,9 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/llm"
 )
 
 // within runs f and fails the test if it has not returned after limit.
@@ -220,5 +222,58 @@ func TestBrokenFrameMidCall(t *testing.T) {
 				t.Fatalf("after the restart: %v", err)
 			}
 		})
+	}
+}
+
+// TestRunWithServerThatStopsReading: an agent run whose MCP tool call
+// goes to a server that stopped reading ends within the agent's
+// ToolTimeout (the Manager sets no timeout of its own), with the call's
+// failure given to the model, and the next run's call succeeds on the
+// restarted server.
+func TestRunWithServerThatStopsReading(t *testing.T) {
+	m := newManager(t, quickConfig(testServer("deaf", "", nil)))
+	ctx := context.Background()
+	if _, err := m.CallTool(ctx, "deaf", "deafen", nil); err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("x", 1<<20)
+	model := llm.NewScripted(
+		llm.Calls(llm.CallTool("c1", "mcp__deaf__echo", map[string]any{"text": big})),
+		llm.SummarizeResults("done"),
+		llm.Calls(llm.CallTool("c2", "mcp__deaf__echo", map[string]any{"text": "small"})),
+		llm.SummarizeResults("done"),
+	)
+	a, err := agent.New(ctx, agent.Config{Model: model, Toolsets: []agent.Toolset{m.Toolset()}, ToolTimeout: time.Second,
+		Elicitor: agent.ElicitorFunc(func(context.Context, agent.Elicitation) (agent.ElicitationResult, error) {
+			return agent.ElicitationResult{Action: agent.ElicitAccept}, nil
+		})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := a.NewSession()
+	t0 := time.Now()
+	ans := within(t, 15*time.Second, "Session.Run", func() *agent.Answer {
+		ans, err := s.Run(ctx, "go")
+		if err != nil {
+			t.Errorf("run: %v", err)
+		}
+		return ans
+	})
+	if took := time.Since(t0); took > 4*time.Second {
+		t.Errorf("the run took %s with a 1s tool timeout", took)
+	}
+	if ans == nil || !strings.Contains(strings.ToLower(ans.Text), "time") {
+		t.Fatalf("answer %+v, want the timeout reported to the model", ans)
+	}
+	waitFor(t, "the server's restart", func() bool { return m.Status()[0].Connects >= 2 })
+	ans = within(t, 20*time.Second, "the second Session.Run", func() *agent.Answer {
+		ans, err := s.Run(ctx, "again")
+		if err != nil {
+			t.Errorf("second run: %v", err)
+		}
+		return ans
+	})
+	if ans == nil || !strings.Contains(ans.Text, "small") {
+		t.Fatalf("second answer %+v", ans)
 	}
 }

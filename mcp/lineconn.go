@@ -164,7 +164,7 @@ func (c *lineConn) read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		data = f.data
 	case <-c.closed:
-		return nil, io.EOF
+		return nil, c.endErr(io.EOF)
 	case <-c.broken:
 		return nil, c.brokeErr
 	}

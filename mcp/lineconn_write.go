@@ -43,14 +43,14 @@ func (c *lineConn) writeLine(ctx context.Context, data []byte) error {
 	case <-ctx.Done():
 		return fmt.Errorf("writing to the server: %w", ctx.Err())
 	case <-c.closed:
-		return gomcp.ErrConnectionClosed
+		return c.endErr(gomcp.ErrConnectionClosed)
 	case <-c.broken:
 		return c.brokeErr
 	}
 	defer func() { <-c.writeSem }()
 	select {
 	case <-c.closed:
-		return gomcp.ErrConnectionClosed
+		return c.endErr(gomcp.ErrConnectionClosed)
 	case <-c.broken:
 		return c.brokeErr
 	default:
@@ -65,7 +65,7 @@ func (c *lineConn) writeLine(ctx context.Context, data []byte) error {
 	}
 	select {
 	case <-c.closed:
-		return gomcp.ErrConnectionClosed
+		return c.endErr(gomcp.ErrConnectionClosed)
 	default:
 	}
 	switch {
@@ -144,4 +144,23 @@ func (c *lineConn) breakConn(err error) {
 			_ = c.Close() // a pipe: closing it does not block
 		}
 	})
+}
+
+// isBroken reports whether a write broke the connection.
+func (c *lineConn) isBroken() bool {
+	select {
+	case <-c.broken:
+		return true
+	default:
+		return false
+	}
+}
+
+// endErr is the error of a closed connection: why it broke, if it did,
+// or else closed.
+func (c *lineConn) endErr(closed error) error {
+	if c.isBroken() {
+		return c.brokeErr
+	}
+	return closed
 }

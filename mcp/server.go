@@ -33,6 +33,7 @@ type server struct {
 
 	mu         sync.Mutex
 	sess       *gomcp.ClientSession
+	conn       *lineConn     // sess's connection, when it is ours
 	ready      chan struct{} // closed while sess is set
 	state      State
 	lastErr    error
@@ -151,6 +152,11 @@ func (s *server) status() Status {
 // timeout) for a restarting server to come back.
 func (s *server) session(ctx context.Context, wait time.Duration) (*gomcp.ClientSession, error) {
 	s.mu.Lock()
+	if s.sess != nil && s.conn != nil && s.conn.isBroken() {
+		// The server stopped reading or its input holds half a message:
+		// it is being killed; wait for its successor.
+		s.dropLocked()
+	}
 	sess, ready, st, lastErr := s.sess, s.ready, s.state, s.lastErr
 	s.mu.Unlock()
 	if sess != nil {
@@ -188,10 +194,14 @@ func (s *server) dropSession(sess *gomcp.ClientSession) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.sess == sess && sess != nil {
-		s.sess = nil
-		s.ready = make(chan struct{})
-		s.state = StateRestarting
+		s.dropLocked()
 	}
+}
+
+func (s *server) dropLocked() {
+	s.sess, s.conn = nil, nil
+	s.ready = make(chan struct{})
+	s.state = StateRestarting
 }
 
 // sessionAfter waits for a session other than old.
@@ -259,7 +269,7 @@ func (s *server) supervise(ctx context.Context, firstDone func()) {
 		}
 		failures = 0
 		bo.Reset()
-		s.up(ctx, sess)
+		s.up(ctx, sess, att)
 		first()
 		s.watch(ctx, sess, att)
 		if ctx.Err() != nil {
@@ -307,10 +317,13 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 }
 
 // up installs a new session and loads its lists.
-func (s *server) up(ctx context.Context, sess *gomcp.ClientSession) {
+func (s *server) up(ctx context.Context, sess *gomcp.ClientSession, att *attempt) {
 	s.loadLists(ctx, sess)
 	s.mu.Lock()
 	s.sess = sess
+	if att != nil {
+		s.conn = att.conn
+	}
 	s.connects++
 	s.state = StateReady
 	s.lastErr = nil

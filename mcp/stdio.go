@@ -28,6 +28,8 @@ type stdioTransport struct {
 	// (see noteQueue); log gets the queue's drop reports.
 	notes func(method string, params json.RawMessage)
 	log   zerolog.Logger
+	// onConn, if set, is given the connection Connect made.
+	onConn func(*lineConn)
 }
 
 // Connect starts the process.
@@ -95,6 +97,9 @@ func (t *stdioTransport) Connect(context.Context) (gomcp.Connection, error) {
 	c.nudge = newNudger(c, nudgeFirst, nudgeMax)
 	if t.notes != nil {
 		c.notes = newNoteQueue(t.log, t.notes)
+	}
+	if t.onConn != nil {
+		t.onConn(c)
 	}
 	return c, nil
 }
