@@ -277,3 +277,39 @@ func TestRunWithServerThatStopsReading(t *testing.T) {
 		t.Fatalf("second answer %+v", ans)
 	}
 }
+
+// TestUpdateFlood: a flood of resources/updated notifications for three
+// URIs to a slow OnResourceUpdated is coalesced while one per URI waits
+// in go-sdk's queue: each URI is still reported, far fewer times than
+// sent, and Close is prompt.
+func TestUpdateFlood(t *testing.T) {
+	const n = 30_000
+	cfg := quickConfig(testServer("upd", "", nil))
+	var mu sync.Mutex
+	seen := map[string]int{}
+	cfg.OnResourceUpdated = func(_ context.Context, _, uri string) {
+		mu.Lock()
+		seen[uri]++
+		mu.Unlock()
+		time.Sleep(200 * time.Microsecond)
+	}
+	m, err := New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.CallTool(context.Background(), "upd", "updateflood", json.RawMessage(fmt.Sprintf(`{"n":%d}`, n))); err != nil {
+		_ = m.Close()
+		t.Fatal(err)
+	}
+	within(t, 5*time.Second, "Manager.Close after the flood", func() error { return m.Close() })
+	mu.Lock()
+	defer mu.Unlock()
+	total := 0
+	for _, c := range seen {
+		total += c
+	}
+	t.Logf("%d updates sent, %d handled: %v", n, total, seen)
+	if len(seen) != 3 || total > n/2 {
+		t.Errorf("updates handled per URI: %v, want all three URIs and far fewer than %d", seen, n)
+	}
+}

@@ -47,6 +47,9 @@ type lineConn struct {
 
 	gate  versionGate // refuses batches from 2025-06-18 on
 	notes *noteQueue  // the client's log and progress notifications; nil: go-sdk's queue
+	// coalesce drops change notifications like one still in go-sdk's
+	// queue; nil: none dropped.
+	coalesce *coalescer
 
 	queue []jsonrpc.Message // the rest of the last batch; Reads are serial
 
@@ -139,6 +142,9 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		c.gate.sawRead(msg)
 		if c.notes != nil && c.notes.offer(msg) {
+			continue
+		}
+		if c.coalesce != nil && c.coalesce.drop(msg) {
 			continue
 		}
 		return msg, nil

@@ -105,3 +105,98 @@ func (q *noteQueue) report() {
 func (q *noteQueue) stop() {
 	q.stopOnce.Do(func() { close(q.stopped) })
 }
+
+// Notifications that go-sdk must see (they invalidate its caches) but
+// that mean the same however often they come: while one is waiting in
+// go-sdk's queue, another like it (for resources/updated: for the same
+// URI) is dropped. At most maxPendingKeys wait; beyond that new ones are
+// dropped and the drops logged (at most once per dropReportEvery). One
+// pending for longer than coalesceFor (go-sdk refused its parameters, say)
+// no longer holds the next back, so at most one per key and coalesceFor
+// reaches go-sdk's queue whatever happens to them.
+const (
+	maxPendingKeys = 1024
+	coalesceFor    = 5 * time.Second
+)
+
+var coalescedMethods = map[string]bool{
+	"notifications/tools/list_changed":     true,
+	"notifications/prompts/list_changed":   true,
+	"notifications/resources/list_changed": true,
+	"notifications/resources/updated":      true,
+}
+
+// coalescer tracks the coalesced notifications handed to go-sdk and not
+// yet handled. One serves a server across its sessions; reset forgets
+// what an ended session left pending.
+type coalescer struct {
+	log     zerolog.Logger
+	mu      sync.Mutex
+	pending map[string]time.Time // since when
+	dropped int
+	lastLog time.Time
+}
+
+func noteKey(method string, params json.RawMessage) string {
+	if method != "notifications/resources/updated" {
+		return method
+	}
+	var p struct {
+		URI string `json:"uri"`
+	}
+	_ = json.Unmarshal(params, &p)
+	return method + " " + p.URI
+}
+
+// drop reports whether msg is a coalesced notification to drop; if it is
+// one to pass on, it is recorded as pending.
+func (k *coalescer) drop(msg jsonrpc.Message) bool {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || req.ID.IsValid() || !coalescedMethods[req.Method] {
+		return false
+	}
+	key := noteKey(req.Method, req.Params)
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	now := time.Now()
+	if since, ok := k.pending[key]; ok {
+		if now.Sub(since) < coalesceFor {
+			return true
+		}
+		k.pending[key] = now
+		return false
+	}
+	if len(k.pending) >= maxPendingKeys {
+		k.dropped++
+		if time.Since(k.lastLog) > dropReportEvery {
+			k.log.Warn().Int("dropped", k.dropped).Int("pending_bound", maxPendingKeys).
+				Msg("the server sent more distinct change notifications than could be handled; dropped some")
+			k.dropped, k.lastLog = 0, time.Now()
+		}
+		return true
+	}
+	if k.pending == nil {
+		k.pending = map[string]time.Time{}
+	}
+	k.pending[key] = now
+	return false
+}
+
+// handled records that go-sdk handed a coalesced notification to its
+// handler: the next one like it is passed on.
+func (k *coalescer) handled(method, uri string) {
+	key := method
+	if uri != "" || method == "notifications/resources/updated" {
+		key = method + " " + uri
+	}
+	k.mu.Lock()
+	delete(k.pending, key)
+	k.mu.Unlock()
+}
+
+// reset forgets what is pending (a new session).
+func (k *coalescer) reset() {
+	k.mu.Lock()
+	k.pending = nil
+	k.mu.Unlock()
+}

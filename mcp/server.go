@@ -30,6 +30,7 @@ type server struct {
 	client *gomcp.Client
 
 	refresh chan struct{}
+	notes   coalescer // change notifications pending in go-sdk's queue
 
 	mu         sync.Mutex
 	sess       *gomcp.ClientSession
@@ -54,6 +55,7 @@ func newServer(m *Manager, cfg ServerConfig) *server {
 		log: m.log.With().Str("server", cfg.Name).Logger(), refresh: make(chan struct{}, 1),
 		ready: make(chan struct{}), state: StateConnecting, protocol: cfg.ProtocolVersion,
 		inflight: map[string]*inflight{}}
+	s.notes.log = s.log
 	if s.protocol == "" && cfg.Type == TypeSSE {
 		s.protocol = legacyProtocol // the legacy SSE transport predates server/discover
 	}
@@ -83,12 +85,24 @@ func rootOf(r string) *gomcp.Root {
 
 func (s *server) clientOptions() *gomcp.ClientOptions {
 	o := &gomcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *gomcp.ToolListChangedRequest) { s.scheduleRefresh() },
-		PromptListChangedHandler: func(context.Context, *gomcp.PromptListChangedRequest) {
+		ToolListChangedHandler: func(context.Context, *gomcp.ToolListChangedRequest) {
+			s.notes.handled("notifications/tools/list_changed", "")
 			s.scheduleRefresh()
 		},
-		ResourceListChangedHandler: func(context.Context, *gomcp.ResourceListChangedRequest) { s.scheduleRefresh() },
+		PromptListChangedHandler: func(context.Context, *gomcp.PromptListChangedRequest) {
+			s.notes.handled("notifications/prompts/list_changed", "")
+			s.scheduleRefresh()
+		},
+		ResourceListChangedHandler: func(context.Context, *gomcp.ResourceListChangedRequest) {
+			s.notes.handled("notifications/resources/list_changed", "")
+			s.scheduleRefresh()
+		},
 		ResourceUpdatedHandler: func(ctx context.Context, req *gomcp.ResourceUpdatedNotificationRequest) {
+			uri := ""
+			if req.Params != nil {
+				uri = req.Params.URI
+			}
+			s.notes.handled("notifications/resources/updated", uri)
 			if f := s.m.cfg.OnResourceUpdated; f != nil && req.Params != nil {
 				f(ctx, s.cfg.Name, req.Params.URI)
 			}
@@ -319,6 +333,7 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 // up installs a new session and loads its lists.
 func (s *server) up(ctx context.Context, sess *gomcp.ClientSession, att *attempt) {
 	s.loadLists(ctx, sess)
+	s.notes.reset() // what the last session left pending will not be handled
 	s.mu.Lock()
 	s.sess = sess
 	if att != nil {

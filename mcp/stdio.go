@@ -26,8 +26,9 @@ type stdioTransport struct {
 	stall    time.Duration // lineConn.stall (0: writeStall)
 	// notes, if set, handles the server's log and progress notifications
 	// (see noteQueue); log gets the queue's drop reports.
-	notes func(method string, params json.RawMessage)
-	log   zerolog.Logger
+	notes    func(method string, params json.RawMessage)
+	log      zerolog.Logger
+	coalesce *coalescer // lineConn.coalesce
 	// onConn, if set, is given the connection Connect made.
 	onConn func(*lineConn)
 }
@@ -98,6 +99,7 @@ func (t *stdioTransport) Connect(context.Context) (gomcp.Connection, error) {
 	if t.notes != nil {
 		c.notes = newNoteQueue(t.log, t.notes)
 	}
+	c.coalesce = t.coalesce
 	if t.onConn != nil {
 		t.onConn(c)
 	}

@@ -42,7 +42,7 @@ func (s *server) newTransport(ctx context.Context) (*attempt, error) {
 		setProcessGroup(cmd)
 		a := &attempt{}
 		a.t = &stdioTransport{cmd: cmd, grace: s.m.cfg.ShutdownGrace, maxFrame: gomcp.DefaultMaxLineLength,
-			notes: s.onNote, log: s.log, onConn: func(c *lineConn) { a.conn = c }}
+			notes: s.onNote, log: s.log, coalesce: &s.notes, onConn: func(c *lineConn) { a.conn = c }}
 		a.cleanup = func() { killProcessGroup(cmd) }
 		return a, nil
 	case TypeHTTP:
@@ -170,6 +170,7 @@ func (s *server) pipeToServer(ctx context.Context) (*attempt, error) {
 	a.t = connTransport{newConn: func() gomcp.Connection {
 		c := newLineConn(clientEnd, clientEnd, clientEnd.Close, maxFrame)
 		c.notes = newNoteQueue(s.log, s.onNote)
+		c.coalesce = &s.notes
 		a.conn = c
 		return c
 	}}

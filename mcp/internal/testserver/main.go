@@ -8,7 +8,8 @@
 //
 // On Unix, where stdout is written through one locked writer, the tools
 // deafen (stop reading stdin for good), logflood (write n log
-// notifications as fast as the pipe takes them), garbage (write a line
+// notifications as fast as the pipe takes them), updateflood (n
+// resources/updated notifications for three URIs), garbage (write a line
 // that is not JSON, then never answer) and oversize (write one line of
 // bytes bytes, then never answer) misbehave mid-session.
 package main
@@ -103,6 +104,16 @@ func addRawTools(s *mcp.Server) {
 			}
 			mark("flooded")
 			return text(fmt.Sprintf("sent %d log messages", in.N)), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "updateflood", Description: "Write n resources/updated notifications for test://r<i mod 3>."},
+		func(ctx context.Context, req *mcp.CallToolRequest, in rawIn) (*mcp.CallToolResult, any, error) {
+			for i := 0; i < in.N; i++ {
+				line := fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"test://r%d"}}`+"\n", i%3)
+				if _, err := out.Write([]byte(line)); err != nil {
+					return nil, nil, err
+				}
+			}
+			return text(fmt.Sprintf("sent %d updates", in.N)), nil, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "garbage", Description: "Write a line that is not JSON, then hang."},
 		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
