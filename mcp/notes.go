@@ -167,6 +167,13 @@ func (k *coalescer) drop(msg jsonrpc.Message) bool {
 		return false
 	}
 	if len(k.pending) >= maxPendingKeys {
+		for key, since := range k.pending {
+			if now.Sub(since) >= coalesceFor {
+				delete(k.pending, key) // never handled: no longer pending
+			}
+		}
+	}
+	if len(k.pending) >= maxPendingKeys {
 		k.dropped++
 		if time.Since(k.lastLog) > dropReportEvery {
 			k.log.Warn().Int("dropped", k.dropped).Int("pending_bound", maxPendingKeys).
