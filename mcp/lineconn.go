@@ -22,6 +22,13 @@ import (
 // each message with one pass of encoding/json: go-sdk's decoder allocates
 // a fresh 32 KiB buffer for every value it decodes, two or three per
 // message, which made that garbage most of what a tool call allocated.
+//
+// Unlike go-sdk's, every write is bounded (see writeLine) and a write cut
+// short breaks the connection and kills the peer; a client's log and
+// progress notifications go to a bounded queue of its own (noteQueue) and
+// its change notifications are coalesced (coalescer), ahead of go-sdk's
+// unbounded queue; and batches are refused from protocol revision
+// 2025-06-18 on (versionGate).
 type lineConn struct {
 	w       io.Writer
 	dl      writeDeadliner // w's deadlines; nil if it has none
