@@ -135,7 +135,7 @@ func TestLogFlood(t *testing.T) {
 	var handled atomic.Int64
 	cfg.OnLog = func(context.Context, LogMessage) {
 		handled.Add(1)
-		time.Sleep(100 * time.Microsecond) // a slow consumer
+		time.Sleep(time.Millisecond) // a slow consumer
 	}
 	m, err := New(context.Background(), cfg)
 	if err != nil {
@@ -291,7 +291,7 @@ func TestUpdateFlood(t *testing.T) {
 		mu.Lock()
 		seen[uri]++
 		mu.Unlock()
-		time.Sleep(200 * time.Microsecond)
+		time.Sleep(time.Millisecond)
 	}
 	m, err := New(context.Background(), cfg)
 	if err != nil {
