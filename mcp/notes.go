@@ -79,6 +79,12 @@ func (q *noteQueue) run() {
 	lastReport := time.Now()
 	for {
 		select {
+		case <-q.stopped:
+			q.report()
+			return
+		default:
+		}
+		select {
 		case req := <-q.ch:
 			q.bytes.Add(-int64(len(req.Params)))
 			q.handle(req.Method, req.Params)
@@ -101,10 +107,23 @@ func (q *noteQueue) report() {
 	}
 }
 
-// stop ends the goroutine; what is still queued is dropped uncounted.
+// stop ends the goroutine, waiting at most noteStopWait for the handler
+// it is in; what is still queued is dropped uncounted. The drops are
+// reported before it returns.
 func (q *noteQueue) stop() {
 	q.stopOnce.Do(func() { close(q.stopped) })
+	t := time.NewTimer(noteStopWait)
+	defer t.Stop()
+	select {
+	case <-q.done:
+	case <-t.C:
+		q.report() // the handler is slow; report now, it ends on its own
+	}
 }
+
+// noteStopWait bounds how long closing a connection waits for a log or
+// progress handler (OnLog must not block; this holds if it does).
+const noteStopWait = time.Second
 
 // Notifications that go-sdk must see (they invalidate its caches) but
 // that mean the same however often they come: while one is waiting in
