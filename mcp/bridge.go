@@ -104,6 +104,24 @@ func (s *server) onProgress(_ context.Context, req *gomcp.ProgressNotificationCl
 	c.report(agent.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
 }
 
+// onNote handles a log or progress notification taken off the
+// connection by its noteQueue, as go-sdk would have: parameters that do
+// not decode are dropped.
+func (s *server) onNote(method string, params json.RawMessage) {
+	switch method {
+	case methodLog:
+		var p gomcp.LoggingMessageParams
+		if json.Unmarshal(params, &p) == nil {
+			s.onLog(s.m.ctx, &gomcp.LoggingMessageRequest{Params: &p})
+		}
+	case methodProgress:
+		var p gomcp.ProgressNotificationParams
+		if json.Unmarshal(params, &p) == nil {
+			s.onProgress(s.m.ctx, &gomcp.ProgressNotificationClientRequest{Params: &p})
+		}
+	}
+}
+
 func (s *server) onLog(ctx context.Context, req *gomcp.LoggingMessageRequest) {
 	p := req.Params
 	if p == nil {

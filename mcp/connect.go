@@ -125,7 +125,7 @@ func (s *server) connectErr(ctx context.Context, err error, timedOut bool, timeo
 		strings.Contains(err.Error(), http.StatusText(http.StatusUnauthorized)), strings.Contains(err.Error(), http.StatusText(http.StatusForbidden)):
 		fe.Kind = failure.PermissionDenied
 		fe.Message = "the server refused the credentials (check the headers of its configuration)"
-	case errors.As(err, &se), strings.Contains(err.Error(), "invalid character"), strings.Contains(err.Error(), "unsupported protocol version"):
+	case errors.Is(err, failure.Protocol), errors.As(err, &se), strings.Contains(err.Error(), "invalid character"), strings.Contains(err.Error(), "unsupported protocol version"):
 		fe.Kind = failure.Protocol
 		fe.Message = "the server broke the MCP protocol during the handshake"
 	default:

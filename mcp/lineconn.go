@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-dev/switchboard/agent/failure"
 )
 
 // lineConn is the client's end of a newline-delimited JSON-RPC stream (a
@@ -20,9 +22,23 @@ import (
 // each message with one pass of encoding/json: go-sdk's decoder allocates
 // a fresh 32 KiB buffer for every value it decodes, two or three per
 // message, which made that garbage most of what a tool call allocated.
+//
+// Unlike go-sdk's, every write is bounded (see writeLine) and a write cut
+// short breaks the connection and kills the peer; a client's log and
+// progress notifications go to a bounded queue of its own (noteQueue) and
+// its change notifications are coalesced (coalescer), ahead of go-sdk's
+// unbounded queue; and batches are refused from protocol revision
+// 2025-06-18 on (versionGate).
 type lineConn struct {
 	w       io.Writer
+	dl      writeDeadliner // w's deadlines; nil if it has none
 	closeFn func() error
+	// kill ends the peer at once (a stdio server: SIGKILL to its process
+	// group) when the stream broke; nil: closeFn is used.
+	kill func()
+	// stall bounds how long one write may make no progress (default
+	// writeStall).
+	stall time.Duration
 
 	incoming chan frame
 	closed   chan struct{}
@@ -30,12 +46,23 @@ type lineConn struct {
 	closeOnce sync.Once
 	closeErr  error
 
-	writeMu sync.Mutex // Write may be called concurrently
+	writeSem chan struct{} // one writer at a time; waiting ends with ctx
+
+	brokeOnce sync.Once
+	broken    chan struct{} // closed once a write failed part way or stalled
+	brokeErr  error
+
+	gate  versionGate // refuses batches from 2025-06-18 on
+	notes *noteQueue  // the client's log and progress notifications; nil: go-sdk's queue
+	// coalesce drops change notifications like one still in go-sdk's
+	// queue; nil: none dropped.
+	coalesce *coalescer
 
 	queue []jsonrpc.Message // the rest of the last batch; Reads are serial
 
-	batchMu sync.Mutex
-	batches map[jsonrpc.ID]*inBatch // requests that came in a batch, by ID
+	batchMu   sync.Mutex
+	batches   map[jsonrpc.ID]*inBatch // requests that came in a batch, by ID
+	batchNote bool                    // a batch held a notification (see trackBatch)
 
 	nudge *nudger // a stdio server's; nil on a pipe
 }
@@ -57,7 +84,9 @@ type inBatch struct {
 // if negative) on a goroutine that ends when r fails or the connection is
 // closed, writes to w, and calls closeFn once on Close.
 func newLineConn(r io.Reader, w io.Writer, closeFn func() error, maxFrame int) *lineConn {
-	c := &lineConn{w: w, closeFn: closeFn, incoming: make(chan frame), closed: make(chan struct{})}
+	c := &lineConn{w: w, closeFn: closeFn, incoming: make(chan frame), closed: make(chan struct{}),
+		writeSem: make(chan struct{}, 1), broken: make(chan struct{}), stall: writeStall}
+	c.dl, _ = w.(writeDeadliner)
 	go c.readLoop(r, maxFrame)
 	return c
 }
@@ -81,14 +110,16 @@ func (c *lineConn) readLoop(r io.Reader, maxFrame int) {
 			var next [1]byte
 			if n, rerr := dec.Buffered().Read(next[:]); n > 0 {
 				if next[0] != '\n' && next[0] != '\r' {
-					err = errors.New("invalid trailing data after a JSON-RPC message")
+					err = errTrailingData
 				}
 			} else if rerr != nil && rerr != io.EOF {
 				err = rerr
 			}
 		}
 		if limiter != nil && errors.Is(err, errFrameTooLarge) {
-			err = fmt.Errorf("%w (%d bytes)", errFrameTooLarge, maxFrame)
+			err = protocolErr(fmt.Errorf("%w (%d bytes)", errFrameTooLarge, maxFrame))
+		} else if err != nil && isProtocolBreak(err) {
+			err = protocolErr(err) // not JSON, or trailing data
 		}
 		select {
 		case c.incoming <- frame{data: raw, err: err}:
@@ -105,13 +136,25 @@ func (c *lineConn) readLoop(r io.Reader, maxFrame int) {
 }
 
 // Read returns the next message: the rest of a batch first, then the next
-// frame. The answers to a nudger's pings are dropped.
+// frame. The answers to a nudger's pings are dropped, and log and progress
+// notifications go to the connection's own bounded queue when it has one.
 func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	for {
 		msg, err := c.read(ctx)
-		if err != nil || c.nudge == nil || !c.nudge.read(msg) {
-			return msg, err
+		if err != nil {
+			return nil, err
 		}
+		if c.nudge != nil && c.nudge.read(msg) {
+			continue
+		}
+		c.gate.sawRead(msg)
+		if c.notes != nil && c.notes.offer(msg) {
+			continue
+		}
+		if c.coalesce != nil && c.coalesce.drop(msg) {
+			continue
+		}
+		return msg, nil
 	}
 }
 
@@ -134,15 +177,20 @@ func (c *lineConn) read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		data = f.data
 	case <-c.closed:
-		return nil, io.EOF
+		return nil, c.endErr(io.EOF)
+	case <-c.broken:
+		return nil, c.brokeErr
 	}
 	msgs, batch, err := decodeFrame(data)
 	if err != nil {
-		return nil, err
+		return nil, protocolErr(err)
 	}
 	if batch {
+		if err := c.gate.allowBatch(); err != nil {
+			return nil, protocolErr(err)
+		}
 		if err := c.trackBatch(msgs); err != nil {
-			return nil, err
+			return nil, protocolErr(err)
 		}
 	}
 	c.queue = msgs[1:]
@@ -151,11 +199,25 @@ func (c *lineConn) read(ctx context.Context) (jsonrpc.Message, error) {
 
 // trackBatch records the requests of an incoming batch, so that their
 // responses go back as one array.
+//
+// It refuses what go-sdk's stream connection refuses: a batch repeating a
+// request ID, or one still being answered; and, because go-sdk files a
+// notification in a batch under the zero ID and never drops it, a batch
+// holding two notifications, and any batch holding one after the first
+// such batch. Unlike go-sdk, it still answers the calls of a batch that
+// holds a notification (go-sdk waits for the notification's answer).
 func (c *lineConn) trackBatch(msgs []jsonrpc.Message) error {
 	var b *inBatch
+	notes := 0
 	for _, m := range msgs {
 		req, ok := m.(*jsonrpc.Request)
-		if !ok || !req.ID.IsValid() {
+		if !ok {
+			continue
+		}
+		if !req.ID.IsValid() {
+			if notes++; notes > 1 {
+				return errors.New("a JSON-RPC batch holds more than one notification (go-sdk takes them for a repeated ID)")
+			}
 			continue
 		}
 		if b == nil {
@@ -167,15 +229,24 @@ func (c *lineConn) trackBatch(msgs []jsonrpc.Message) error {
 		b.pending[req.ID] = len(b.responses)
 		b.responses = append(b.responses, nil)
 	}
-	if b == nil {
+	if b == nil && notes == 0 {
 		return nil
 	}
 	c.batchMu.Lock()
 	defer c.batchMu.Unlock()
-	for id := range b.pending {
-		if _, dup := c.batches[id]; dup {
-			return fmt.Errorf("a JSON-RPC batch repeats the ID %v of a request still being answered", id.Raw())
+	if notes > 0 && c.batchNote {
+		return errors.New("a JSON-RPC batch holds a notification after an earlier batch did (go-sdk takes it for a repeated ID)")
+	}
+	if b != nil {
+		for id := range b.pending {
+			if _, dup := c.batches[id]; dup {
+				return fmt.Errorf("a JSON-RPC batch repeats the ID %v of a request still being answered", id.Raw())
+			}
 		}
+	}
+	c.batchNote = c.batchNote || notes > 0
+	if b == nil {
+		return nil
 	}
 	if c.batches == nil {
 		c.batches = map[jsonrpc.ID]*inBatch{}
@@ -229,20 +300,8 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if c.nudge != nil {
 		c.nudge.wrote(msg) // before the answer can be read
 	}
-	return c.writeLine(append(data, '\n'))
-}
-
-// writeLine writes one line, unless the connection is closed.
-func (c *lineConn) writeLine(data []byte) error {
-	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
-	select {
-	case <-c.closed:
-		return gomcp.ErrConnectionClosed
-	default:
-	}
-	_, err := c.w.Write(data)
-	return err
+	c.gate.sawWrite(msg)
+	return c.writeLine(ctx, append(data, '\n'))
 }
 
 func encodeBatch(resps []*jsonrpc.Response) ([]byte, error) {
@@ -267,8 +326,15 @@ func encodeBatch(resps []*jsonrpc.Response) ([]byte, error) {
 func (c *lineConn) Close() error {
 	c.closeOnce.Do(func() {
 		close(c.closed)
+		if c.dl != nil {
+			// A write blocked on a peer that stopped reading ends now.
+			_ = c.dl.SetWriteDeadline(aLongTimeAgo)
+		}
 		if c.nudge != nil {
 			c.nudge.stop()
+		}
+		if c.notes != nil {
+			c.notes.stop()
 		}
 		if c.closeFn != nil {
 			c.closeErr = c.closeFn()
@@ -279,6 +345,29 @@ func (c *lineConn) Close() error {
 
 // SessionID is empty: a stream has no session ID.
 func (c *lineConn) SessionID() string { return "" }
+
+// isProtocolBreak reports whether a read error means the peer broke the
+// framing (not JSON, or more after a message on its line) rather than the
+// stream ending or failing.
+func isProtocolBreak(err error) bool {
+	var se *json.SyntaxError
+	return errors.As(err, &se) || errors.Is(err, errTrailingData)
+}
+
+// errTrailingData is the error of a message followed by more on its line.
+var errTrailingData = errors.New("invalid trailing data after a JSON-RPC message")
+
+// protocolErr marks err as the peer breaking the protocol (a frame that is
+// not JSON-RPC, too large, or a batch where none is allowed): the
+// connection ends, and a call in flight fails with kind Protocol.
+func protocolErr(err error) error {
+	var fe *failure.Error
+	if errors.As(err, &fe) {
+		return err
+	}
+	return &failure.Error{Kind: failure.Protocol, Source: failure.SourceMCP, Op: "read",
+		Message: "the server wrote something that is not a valid MCP message; the connection is being restarted", Err: err}
+}
 
 // errFrameTooLarge is the error of a frame over the size bound.
 var errFrameTooLarge = errors.New("a JSON-RPC message from the server exceeds the size limit")

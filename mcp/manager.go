@@ -81,8 +81,13 @@ type Config struct {
 	// (default 64 KiB).
 	MaxResultBytes int
 	// ResultDir is where large results are written (default: a directory
-	// under os.TempDir() removed by Close).
+	// under os.TempDir() removed by Close). In a directory given here only
+	// the files the Manager wrote are removed.
 	ResultDir string
+	// ResultTTL is how long a saved result is kept (default 1h; negative:
+	// until Close). At most 256 results and 512 MiB are kept: beyond that
+	// the oldest are removed first. Close removes them all.
+	ResultTTL time.Duration
 	// DisableResourceTools hides the mcp_list_resources, mcp_read_resource
 	// and mcp_get_prompt tools from the model.
 	DisableResourceTools bool
@@ -201,7 +206,7 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 		}
 		dir, owned = d, true
 	}
-	m.results = newResultStore(dir, owned)
+	m.results = newResultStore(dir, owned, cfg.ResultTTL)
 	m.ctx, m.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	var first sync.WaitGroup
 	for _, s := range m.servers {

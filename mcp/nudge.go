@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -133,7 +134,7 @@ func (n *nudger) fire() {
 	n.timer = time.AfterFunc(next, n.fire)
 	n.mu.Unlock()
 	if ping != nil {
-		_ = n.c.writeLine(ping)
+		_ = n.c.writeLine(context.Background(), ping) // bounded by the stall bound
 	}
 }
 

@@ -30,9 +30,11 @@ type server struct {
 	client *gomcp.Client
 
 	refresh chan struct{}
+	notes   coalescer // change notifications pending in go-sdk's queue
 
 	mu         sync.Mutex
 	sess       *gomcp.ClientSession
+	conn       *lineConn     // sess's connection, when it is ours
 	ready      chan struct{} // closed while sess is set
 	state      State
 	lastErr    error
@@ -53,6 +55,7 @@ func newServer(m *Manager, cfg ServerConfig) *server {
 		log: m.log.With().Str("server", cfg.Name).Logger(), refresh: make(chan struct{}, 1),
 		ready: make(chan struct{}), state: StateConnecting, protocol: cfg.ProtocolVersion,
 		inflight: map[string]*inflight{}}
+	s.notes.log = s.log
 	if s.protocol == "" && cfg.Type == TypeSSE {
 		s.protocol = legacyProtocol // the legacy SSE transport predates server/discover
 	}
@@ -82,12 +85,24 @@ func rootOf(r string) *gomcp.Root {
 
 func (s *server) clientOptions() *gomcp.ClientOptions {
 	o := &gomcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *gomcp.ToolListChangedRequest) { s.scheduleRefresh() },
-		PromptListChangedHandler: func(context.Context, *gomcp.PromptListChangedRequest) {
+		ToolListChangedHandler: func(context.Context, *gomcp.ToolListChangedRequest) {
+			s.notes.handled("notifications/tools/list_changed", "")
 			s.scheduleRefresh()
 		},
-		ResourceListChangedHandler: func(context.Context, *gomcp.ResourceListChangedRequest) { s.scheduleRefresh() },
+		PromptListChangedHandler: func(context.Context, *gomcp.PromptListChangedRequest) {
+			s.notes.handled("notifications/prompts/list_changed", "")
+			s.scheduleRefresh()
+		},
+		ResourceListChangedHandler: func(context.Context, *gomcp.ResourceListChangedRequest) {
+			s.notes.handled("notifications/resources/list_changed", "")
+			s.scheduleRefresh()
+		},
 		ResourceUpdatedHandler: func(ctx context.Context, req *gomcp.ResourceUpdatedNotificationRequest) {
+			uri := ""
+			if req.Params != nil {
+				uri = req.Params.URI
+			}
+			s.notes.handled("notifications/resources/updated", uri)
 			if f := s.m.cfg.OnResourceUpdated; f != nil && req.Params != nil {
 				f(ctx, s.cfg.Name, req.Params.URI)
 			}
@@ -151,6 +166,11 @@ func (s *server) status() Status {
 // timeout) for a restarting server to come back.
 func (s *server) session(ctx context.Context, wait time.Duration) (*gomcp.ClientSession, error) {
 	s.mu.Lock()
+	if s.sess != nil && s.conn != nil && s.conn.isBroken() {
+		// The server stopped reading or its input holds half a message:
+		// it is being killed; wait for its successor.
+		s.dropLocked()
+	}
 	sess, ready, st, lastErr := s.sess, s.ready, s.state, s.lastErr
 	s.mu.Unlock()
 	if sess != nil {
@@ -188,10 +208,14 @@ func (s *server) dropSession(sess *gomcp.ClientSession) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.sess == sess && sess != nil {
-		s.sess = nil
-		s.ready = make(chan struct{})
-		s.state = StateRestarting
+		s.dropLocked()
 	}
+}
+
+func (s *server) dropLocked() {
+	s.sess, s.conn = nil, nil
+	s.ready = make(chan struct{})
+	s.state = StateRestarting
 }
 
 // sessionAfter waits for a session other than old.
@@ -259,7 +283,7 @@ func (s *server) supervise(ctx context.Context, firstDone func()) {
 		}
 		failures = 0
 		bo.Reset()
-		s.up(ctx, sess)
+		s.up(ctx, sess, att)
 		first()
 		s.watch(ctx, sess, att)
 		if ctx.Err() != nil {
@@ -307,10 +331,14 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 }
 
 // up installs a new session and loads its lists.
-func (s *server) up(ctx context.Context, sess *gomcp.ClientSession) {
+func (s *server) up(ctx context.Context, sess *gomcp.ClientSession, att *attempt) {
 	s.loadLists(ctx, sess)
+	s.notes.reset() // what the last session left pending will not be handled
 	s.mu.Lock()
 	s.sess = sess
+	if att != nil {
+		s.conn = att.conn
+	}
 	s.connects++
 	s.state = StateReady
 	s.lastErr = nil

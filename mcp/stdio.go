@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
 )
 
 // stdioTransport starts a server's process and speaks newline-delimited
@@ -21,6 +23,14 @@ type stdioTransport struct {
 	cmd      *exec.Cmd
 	grace    time.Duration // each wait of the shutdown
 	maxFrame int           // the bound on one message's size
+	stall    time.Duration // lineConn.stall (0: writeStall)
+	// notes, if set, handles the server's log and progress notifications
+	// (see noteQueue); log gets the queue's drop reports.
+	notes    func(method string, params json.RawMessage)
+	log      zerolog.Logger
+	coalesce *coalescer // lineConn.coalesce
+	// onConn, if set, is given the connection Connect made.
+	onConn func(*lineConn)
 }
 
 // Connect starts the process.
@@ -33,12 +43,15 @@ func (t *stdioTransport) Connect(context.Context) (gomcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := t.cmd.Start(); err != nil {
-		return nil, err
-	}
 	grace := t.grace
 	if grace <= 0 {
 		grace = 5 * time.Second
+	}
+	// Wait also waits for stderr to be copied to the log; a grandchild
+	// that keeps stderr open must not hold it past the grace.
+	t.cmd.WaitDelay = grace
+	if err := t.cmd.Start(); err != nil {
+		return nil, err
 	}
 	stop := func() error {
 		// MCP's stdio shutdown: close the server's input, wait for it to
@@ -73,7 +86,23 @@ func (t *stdioTransport) Connect(context.Context) (gomcp.Connection, error) {
 		return fmt.Errorf("the server process %d did not exit after SIGKILL", t.cmd.Process.Pid)
 	}
 	c := newLineConn(stdout, stdin, stop, t.maxFrame)
+	if t.stall > 0 {
+		c.stall = t.stall
+	}
+	c.kill = func() {
+		// A server that stopped reading, or whose input holds half a
+		// message: kill it (and its group) at once; Close reaps it.
+		_ = t.cmd.Process.Kill()
+		killProcessGroup(t.cmd)
+	}
 	c.nudge = newNudger(c, nudgeFirst, nudgeMax)
+	if t.notes != nil {
+		c.notes = newNoteQueue(t.log, t.notes)
+	}
+	c.coalesce = t.coalesce
+	if t.onConn != nil {
+		t.onConn(c)
+	}
 	return c, nil
 }
 

@@ -253,6 +253,14 @@ func (s *server) callErr(ctx context.Context, sess *gomcp.ClientSession, err err
 	if errors.As(err, &fe) {
 		c := *fe
 		c.Tool = tool
+		if c.Name == "" {
+			c.Name = s.cfg.Name
+		}
+		if c.Source == failure.SourceMCP && (c.Op == "read" || c.Op == "write") {
+			// The connection broke (the server wrote garbage or stopped
+			// reading): callers wait for the restarted server.
+			s.dropSession(sess)
+		}
 		return &c
 	}
 	out := &failure.Error{Source: failure.SourceMCP, Name: s.cfg.Name, Tool: tool, Op: "call", Err: err}

@@ -21,6 +21,7 @@ import (
 type attempt struct {
 	t       gomcp.Transport
 	cleanup func()
+	conn    *lineConn // the client's connection, when it is ours (set by Connect)
 }
 
 // newTransport builds a fresh transport for one connection attempt.
@@ -39,7 +40,9 @@ func (s *server) newTransport(ctx context.Context) (*attempt, error) {
 		cmd.Dir = cfg.Cwd
 		cmd.Stderr = &lineLogger{log: s.log, server: cfg.Name}
 		setProcessGroup(cmd)
-		a := &attempt{t: &stdioTransport{cmd: cmd, grace: s.m.cfg.ShutdownGrace, maxFrame: gomcp.DefaultMaxLineLength}}
+		a := &attempt{}
+		a.t = &stdioTransport{cmd: cmd, grace: s.m.cfg.ShutdownGrace, maxFrame: gomcp.DefaultMaxLineLength,
+			notes: s.onNote, log: s.log, coalesce: &s.notes, onConn: func(c *lineConn) { a.conn = c }}
 		a.cleanup = func() { killProcessGroup(cmd) }
 		return a, nil
 	case TypeHTTP:
@@ -163,10 +166,15 @@ func (s *server) pipeToServer(ctx context.Context) (*attempt, error) {
 		return nil, &failure.Error{Kind: failure.Unavailable, Source: failure.SourceMCP, Name: s.cfg.Name, Op: "connect",
 			Message: "the in-process server did not accept a connection", Err: err}
 	}
-	return &attempt{
-		t:       connTransport{newConn: func() gomcp.Connection { return newLineConn(clientEnd, clientEnd, clientEnd.Close, maxFrame) }},
-		cleanup: func() { _ = clientEnd.Close(); _ = ss.Close() },
-	}, nil
+	a := &attempt{cleanup: func() { _ = clientEnd.Close(); _ = ss.Close() }}
+	a.t = connTransport{newConn: func() gomcp.Connection {
+		c := newLineConn(clientEnd, clientEnd, clientEnd.Close, maxFrame)
+		c.notes = newNoteQueue(s.log, s.onNote)
+		c.coalesce = &s.notes
+		a.conn = c
+		return c
+	}}
+	return a, nil
 }
 
 // connTransport is a Transport whose Connect returns a connection made

@@ -5,6 +5,13 @@
 // "slowstart" (sleeps TESTSERVER_DELAY before serving), "stubborn"
 // (ignores SIGTERM and outlives its input). TESTSERVER_MARKER
 // names a file the server appends events to ("cancelled <tool>").
+//
+// On Unix, where stdout is written through one locked writer, the tools
+// deafen (stop reading stdin for good), logflood (write n log
+// notifications as fast as the pipe takes them), updateflood (n
+// resources/updated notifications for three URIs), garbage (write a line
+// that is not JSON, then never answer) and oversize (write one line of
+// bytes bytes, then never answer) misbehave mid-session.
 package main
 
 import (
@@ -15,6 +22,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -60,6 +68,98 @@ func text(s string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
 }
 
+// out is stdout as the transport writes it, when the raw tools may write
+// to it too (nil: they are not offered).
+var out *lockedWriter
+
+// deaf, once closed, makes every read of stdin block for good.
+var deaf = make(chan struct{})
+
+type rawIn struct {
+	N     int `json:"n,omitempty"`
+	Bytes int `json:"bytes,omitempty"`
+}
+
+// addRawTools adds the tools that write to stdout behind the transport's
+// back.
+func addRawTools(s *mcp.Server) {
+	mcp.AddTool(s, &mcp.Tool{Name: "deafen", Description: "Stop reading stdin (after answering)."},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			mark("deaf")
+			select {
+			case <-deaf:
+			default:
+				close(deaf)
+			}
+			return text("no longer reading"), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "logflood", Description: "Write n log notifications."},
+		func(ctx context.Context, req *mcp.CallToolRequest, in rawIn) (*mcp.CallToolResult, any, error) {
+			pad := strings.Repeat("x", 400)
+			for i := 0; i < in.N; i++ {
+				line := fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","logger":"flood","data":"message %d %s"}}`+"\n", i, pad)
+				if _, err := out.Write([]byte(line)); err != nil {
+					return nil, nil, err
+				}
+			}
+			mark("flooded")
+			return text(fmt.Sprintf("sent %d log messages", in.N)), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "updateflood", Description: "Write n resources/updated notifications for test://r<i mod 3>."},
+		func(ctx context.Context, req *mcp.CallToolRequest, in rawIn) (*mcp.CallToolResult, any, error) {
+			for i := 0; i < in.N; i++ {
+				line := fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"test://r%d"}}`+"\n", i%3)
+				if _, err := out.Write([]byte(line)); err != nil {
+					return nil, nil, err
+				}
+			}
+			return text(fmt.Sprintf("sent %d updates", in.N)), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "garbage", Description: "Write a line that is not JSON, then hang."},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			_, _ = out.Write([]byte("panic: something went wrong in the server\n"))
+			<-ctx.Done()
+			return nil, nil, ctx.Err()
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "oversize", Description: "Write one line of bytes bytes, then hang."},
+		func(ctx context.Context, req *mcp.CallToolRequest, in rawIn) (*mcp.CallToolResult, any, error) {
+			line := []byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"` + strings.Repeat("y", in.Bytes) + `"}}` + "\n")
+			_, _ = out.Write(line)
+			<-ctx.Done()
+			return nil, nil, ctx.Err()
+		})
+}
+
+// lockedWriter writes each message whole, whoever writes it.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// deafReader reads r until deaf is closed, then blocks for good.
+type deafReader struct{ r io.Reader }
+
+func (d deafReader) Read(p []byte) (int, error) {
+	select {
+	case <-deaf:
+		select {}
+	default:
+	}
+	n, err := d.r.Read(p)
+	select {
+	case <-deaf:
+		select {}
+	default:
+	}
+	return n, err
+}
+
 func newServer() *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "testserver", Version: "1.0.0"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo text.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
@@ -103,6 +203,15 @@ func newServer() *mcp.Server {
 			}
 			return text(b.String()[:in.Bytes]), nil, nil
 		})
+	mcp.AddTool(s, &mcp.Tool{Name: "image", Description: "Return a text and an image of bytes bytes (byte i is i*7 mod 251)."},
+		func(ctx context.Context, req *mcp.CallToolRequest, in hugeIn) (*mcp.CallToolResult, any, error) {
+			data := make([]byte, in.Bytes)
+			for i := range data {
+				data[i] = byte(i * 7 % 251)
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "a chart"},
+				&mcp.ImageContent{Data: data, MIMEType: "image/png"}}}, nil, nil
+		})
 	mcp.AddTool(s, &mcp.Tool{Name: "weather", Description: "Structured output."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, weather, error) {
 			return nil, weather{City: in.Text, TempC: 21.5}, nil
@@ -125,6 +234,9 @@ func newServer() *mcp.Server {
 			}
 			return text(fmt.Sprintf("added %d tools", in.N)), nil, nil
 		})
+	if out != nil {
+		addRawTools(s)
+	}
 	return s
 }
 

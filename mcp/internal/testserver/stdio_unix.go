@@ -3,6 +3,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"syscall"
 
@@ -24,5 +25,10 @@ func pollableStdio() mcp.Transport {
 	if syscall.SetNonblock(0, true) != nil || syscall.SetNonblock(1, true) != nil {
 		return &mcp.StdioTransport{}
 	}
-	return &mcp.IOTransport{Reader: os.NewFile(0, "stdin"), Writer: os.NewFile(1, "stdout")}
+	out = &lockedWriter{w: os.NewFile(1, "stdout")}
+	return &mcp.IOTransport{Reader: io.NopCloser(deafReader{r: os.NewFile(0, "stdin")}), Writer: nopWriteCloser{out}}
 }
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

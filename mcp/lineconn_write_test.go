@@ -1,0 +1,71 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/switchboard-dev/switchboard/agent/failure"
+)
+
+// TestWriteIsBounded: a write to a peer that does not read ends with its
+// context, at its deadline, or after the stall bound; one that ended part
+// way or stalled breaks the connection (Read and later Writes fail at
+// once), one that wrote nothing leaves it usable.
+func TestWriteIsBounded(t *testing.T) {
+	big := &jsonrpc.Request{ID: intID(1), Method: "tools/call", Params: []byte(`{"text":"` + strings.Repeat("x", 1<<20) + `"}`)}
+	tests := []struct {
+		name       string
+		peerReads  int64 // bytes the peer reads before it stops
+		ctx        func() (context.Context, context.CancelFunc)
+		wantKind   failure.Kind
+		wantBroken bool
+	}{
+		{"stall", 0, func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) }, failure.Unavailable, true},
+		{"cancel, nothing written", 0, func() (context.Context, context.CancelFunc) {
+			ctx, cancel := context.WithCancel(context.Background())
+			time.AfterFunc(100*time.Millisecond, cancel)
+			return ctx, cancel
+		}, failure.Canceled, false},
+		{"deadline, part written", 100, func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), 200*time.Millisecond)
+		}, failure.Timeout, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, peer, _ := newTestLineConn(t, 0)
+			c.stall = 300 * time.Millisecond
+			if tt.peerReads > 0 {
+				go func() { _, _ = io.CopyN(io.Discard, peer, tt.peerReads) }()
+			}
+			ctx, cancel := tt.ctx()
+			defer cancel()
+			t0 := time.Now()
+			err := c.Write(ctx, big)
+			if took := time.Since(t0); took > 3*time.Second {
+				t.Fatalf("the write took %s", took)
+			}
+			if failure.KindOf(err) != tt.wantKind {
+				t.Fatalf("err = %v (kind %v), want kind %v", err, failure.KindOf(err), tt.wantKind)
+			}
+			if c.isBroken() != tt.wantBroken {
+				t.Fatalf("broken = %v, want %v", c.isBroken(), tt.wantBroken)
+			}
+			if !tt.wantBroken {
+				return
+			}
+			t0 = time.Now()
+			if err := c.Write(context.Background(), &jsonrpc.Request{Method: "ping"}); !errors.Is(err, failure.Unavailable) || time.Since(t0) > time.Second {
+				t.Fatalf("a write after the break: %v after %s", err, time.Since(t0))
+			}
+			if _, err := readTimeout(t, c); !errors.Is(err, failure.Unavailable) {
+				t.Fatalf("a read after the break: %v", err)
+			}
+		})
+	}
+}
