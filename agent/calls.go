@@ -6,9 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"runtime/debug"
-	"strconv"
 	"sync"
 	"time"
 
@@ -266,7 +264,8 @@ func (r *run) execCall(bctx context.Context, c llm.ToolCall, tool Tool, spec Too
 	cctx = context.WithValue(cctx, nestKey{}, call)
 
 	var res *Result
-	err := r.a.policy.Execute(cctx, sourceKey(spec), func(ctx context.Context) error {
+	key := sourceKey(spec)
+	err := r.a.policy.Execute(cctx, key, func(ctx context.Context) error {
 		var err error
 		if cs.direct {
 			res, err = callDirect(ctx, tool, info.Args)
@@ -300,8 +299,8 @@ func (r *run) execCall(bctx context.Context, c llm.ToolCall, tool Tool, spec Too
 		res.Source.Tool = spec.Source.Tool
 	}
 	if res.IsError {
-		return res, &failure.Outcome{Err: &failure.Error{Kind: failure.ToolError, Source: failure.Source(spec.Source.Kind),
-			Name: spec.Source.Name, Tool: c.Name, Message: "the tool reported an error"}}
+		return res, &failure.Outcome{Err: &failure.Error{Kind: failure.ToolError, Source: key.Source,
+			Name: key.Name, Tool: c.Name, Message: "the tool reported an error"}}
 	}
 	return res, nil
 }
@@ -423,31 +422,7 @@ func (r *run) permit(ctx context.Context, call *Call, spec ToolSpec, args json.R
 	return nil
 }
 
-var closeTag = regexp.MustCompile(`(?i)</?tool_result`)
-
-// containsFold reports whether s contains the lower-case ASCII word w in
-// any case, without allocating.
-func containsFold(s, w string) bool {
-	for i := 0; i+len(w) <= len(s); i++ {
-		j := 0
-		for ; j < len(w); j++ {
-			c := s[i+j]
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			if c != w[j] {
-				break
-			}
-		}
-		if j == len(w) {
-			return true
-		}
-	}
-	return false
-}
-
-// toolResult renders a call's result for the model: delimited, attributed
-// to its source, capped, and with any delimiter inside it defused.
+// toolResult renders a call's result for the model (see envelope).
 func (r *run) toolResult(c llm.ToolCall, info *CallInfo, res *Result, o *failure.Outcome) llm.ToolResult {
 	var text string
 	isErr := false
@@ -462,21 +437,10 @@ func (r *run) toolResult(c llm.ToolCall, info *CallInfo, res *Result, o *failure
 	if o != nil && res != nil && o.Err.Kind != failure.ToolError {
 		text, isErr = o.ModelText, true
 	}
-	if max := r.a.cfg.MaxResultBytes; len(text) > max {
-		text = fmt.Sprintf("%s\n[truncated: %d of %d bytes shown]", text[:max], max, len(text))
-	}
-	if containsFold(text, "tool_result") {
-		text = closeTag.ReplaceAllStringFunc(text, func(s string) string { return "&lt;" + s[1:] })
-	}
-	errAttr := ""
-	if isErr {
-		errAttr = ` error="true"`
-	}
 	src := info.Source
 	if res != nil && res.Source.Kind != "" {
 		src = res.Source
 	}
-	content := "<tool_result tool=" + strconv.Quote(c.Name) + " source=" + strconv.Quote(src.String()) + errAttr + ">\n" +
-		text + "\n</tool_result>"
+	content := envelope(c.Name, src.String(), text, isErr, r.a.cfg.MaxResultBytes)
 	return llm.ToolResult{CallID: c.ID, Name: c.Name, Content: content, IsError: isErr}
 }
