@@ -8,18 +8,12 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/internal/schema"
 	"github.com/switchboard-dev/switchboard/llm"
 )
-
-// stopGrace is how long a cancelled tool may take to return before the
-// agent stops waiting for it and reports it as timed out (a variable for
-// tests).
-var stopGrace = 2 * time.Second
 
 // callMsg is what a call's worker tells the run's goroutine.
 type callMsg struct {
@@ -317,92 +311,6 @@ func (r *run) outcomeOf(ctx context.Context, tool string, cause error) *failure.
 		cp.Message = "the call was cancelled because the run ended"
 	}
 	return &failure.Outcome{Err: &cp}
-}
-
-// callTool runs the tool on a goroutine of its own, recovering a panic,
-// and stops waiting for a tool that ignores its cancelled context after
-// stopGrace, whatever the tool says of itself: the call then fails, and
-// the tool's goroutine, counted in Agent.strays, ends when the tool
-// returns, its result discarded. While it waits it emits the progress
-// arriving on live (a call run on the run's goroutine).
-func (r *run) callTool(ctx context.Context, tool Tool, args json.RawMessage, cs *callState) (*Result, error) {
-	g := &guard{a: r.a, ch: make(chan guardOut, 1), start: time.Now()}
-	go g.call(ctx, tool, args)
-wait:
-	for {
-		select {
-		case o := <-g.ch:
-			return o.res, o.err
-		case m := <-cs.live: // nil unless the call runs on the run's goroutine
-			cs.emitLive(m)
-		case <-ctx.Done():
-			break wait
-		}
-	}
-	t := time.NewTimer(stopGrace)
-	defer t.Stop()
-	select {
-	case o := <-g.ch:
-		return finishedLate(ctx, o)
-	case <-t.C:
-	}
-	if !g.state.CompareAndSwap(guardRunning, guardAbandoned) {
-		return finishedLate(ctx, <-g.ch) // it returned just now
-	}
-	r.a.strays.Add(1)
-	name := tool.Spec().Name
-	r.a.log.Warn().Str("tool", name).Str("run", r.id).Dur("grace", stopGrace).
-		Msg("tool ignored cancellation; the call is abandoned and its result will be discarded")
-	return nil, fmt.Errorf("tool %q ignored cancellation for %s: %w", name, stopGrace, context.Cause(ctx))
-}
-
-// finishedLate is the outcome of a call that returned after its context
-// was done: a success still counts as cancelled.
-func finishedLate(ctx context.Context, o guardOut) (*Result, error) {
-	if o.err == nil {
-		return nil, context.Cause(ctx)
-	}
-	return o.res, o.err
-}
-
-// guard states: the tool is running, it returned, or the agent stopped
-// waiting for it.
-const (
-	guardRunning int32 = iota
-	guardReturned
-	guardAbandoned
-)
-
-// guard is one tool call on its own goroutine.
-type guard struct {
-	a     *Agent
-	ch    chan guardOut // buffered: the call never blocks on it
-	state atomic.Int32
-	start time.Time
-}
-
-type guardOut struct {
-	res *Result
-	err error
-}
-
-// call runs the tool and delivers its outcome; if the agent abandoned the
-// call meanwhile, it accounts for the stray goroutine's end.
-func (g *guard) call(ctx context.Context, tool Tool, args json.RawMessage) {
-	var o guardOut
-	defer func() {
-		if v := recover(); v != nil {
-			o = guardOut{err: &failure.Error{Kind: failure.Panic, Source: failure.SourceTool, Tool: tool.Spec().Name,
-				Message: "the tool crashed", Err: panicError(v)}}
-		}
-		g.ch <- o
-		if !g.state.CompareAndSwap(guardRunning, guardReturned) {
-			g.a.strays.Add(-1)
-			g.a.log.Info().Str("tool", tool.Spec().Name).Dur("after", time.Since(g.start)).
-				Msg("an abandoned tool call returned; its result is discarded")
-		}
-	}()
-	o.res, o.err = tool.Call(ctx, args)
 }
 
 func panicError(v any) *failure.PanicError {
