@@ -98,23 +98,26 @@ type guardOut struct {
 	err error
 }
 
-// do runs the tool and delivers its outcome; if the agent abandoned the
-// call meanwhile, it accounts for the end of the stray call.
-func (g *guardCall) do() {
-	var o guardOut
+// do runs the tool, recovering a panic.
+func (g *guardCall) do() (o guardOut) {
 	defer func() {
 		if v := recover(); v != nil {
 			o = guardOut{err: &failure.Error{Kind: failure.Panic, Source: failure.SourceTool, Tool: g.tool.Spec().Name,
 				Message: "the tool crashed", Err: panicError(v)}}
 		}
-		g.ch <- o
-		if !g.state.CompareAndSwap(guardRunning, guardReturned) {
-			g.a.strays.Add(-1)
-			g.a.log.Info().Str("tool", g.tool.Spec().Name).Dur("after", time.Since(g.start)).
-				Msg("an abandoned tool call returned; its result is discarded")
-		}
 	}()
 	o.res, o.err = g.tool.Call(g.ctx, g.args)
+	return o
+}
+
+// returned marks the call returned; if the agent abandoned it meanwhile,
+// it accounts for the end of the stray call.
+func (g *guardCall) returned() {
+	if !g.state.CompareAndSwap(guardRunning, guardReturned) {
+		g.a.strays.Add(-1)
+		g.a.log.Info().Str("tool", g.tool.Spec().Name).Dur("after", time.Since(g.start)).
+			Msg("an abandoned tool call returned; its result is discarded")
+	}
 }
 
 // guards is the process's pool of idle guard workers.
@@ -162,12 +165,16 @@ func (w *guardWorker) loop(g *guardCall) {
 	idle := time.NewTimer(idleFor)
 	defer idle.Stop()
 	for {
-		g.do()
-		g = nil // the call's references go with it
+		o := g.do()
+		g.returned()
+		// Back in the pool before the result goes out: the caller, woken
+		// by it, runs next, and its next call finds this worker idle.
 		w.pool.mu.Lock()
 		w.pool.idle = append(w.pool.idle, w)
 		w.pool.mu.Unlock()
 		idle.Reset(idleFor)
+		g.ch <- o // buffered: never blocks, even for an abandoned call
+		g = nil   // the call's references go with it
 		select {
 		case g = <-w.calls:
 			continue
