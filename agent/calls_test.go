@@ -233,8 +233,8 @@ func TestCooperativeToolIgnoringCancellation(t *testing.T) {
 				<-done
 				t.Fatal("the run waited for a tool that ignored its cancellation")
 			}
-			if min, max := tc.deadline+grace, tc.deadline+grace+2*time.Second; res.elapsed < min || res.elapsed > max {
-				t.Errorf("the run took %s, want between %s and %s", res.elapsed, min, max)
+			if lo, hi := tc.deadline+grace, tc.deadline+grace+2*time.Second; res.elapsed < lo || res.elapsed > hi {
+				t.Errorf("the run took %s, want between %s and %s", res.elapsed, lo, hi)
 			}
 			if tc.runErr == failure.Unknown && res.err != nil {
 				t.Fatalf("run failed: %v", res.err)
