@@ -107,6 +107,9 @@ type Agent struct {
 	// timeoutErr is the cause of a call that exceeds Config.ToolTimeout
 	// (shared: failures are copied before they are changed).
 	timeoutErr *failure.Error
+	// strays counts the goroutines of abandoned tool calls (tools that
+	// ignored their cancellation) still running.
+	strays atomic.Int64
 }
 
 // New validates cfg and returns an Agent. It lists every toolset once to
@@ -255,8 +258,8 @@ var ErrBusy = errors.New("agent: session is already running")
 
 // Run continues the conversation with input and returns the final answer.
 // Its events go to the configured EventSink only: as nobody waits for them,
-// a turn's single call of a Cooperative tool runs on the run's own
-// goroutine, with its progress published to the sink as it comes.
+// the progress of a turn's single call is published to the sink as it
+// comes.
 func (s *Session) Run(ctx context.Context, input string) (*Answer, error) {
 	var ans *Answer
 	var err error

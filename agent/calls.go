@@ -6,9 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"runtime/debug"
-	"strconv"
 	"sync"
 	"time"
 
@@ -16,10 +14,6 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/schema"
 	"github.com/switchboard-dev/switchboard/llm"
 )
-
-// stopGrace is how long a cancelled tool may take to return before the
-// agent stops waiting for it and reports it as timed out.
-const stopGrace = 2 * time.Second
 
 // callMsg is what a call's worker tells the run's goroutine.
 type callMsg struct {
@@ -205,12 +199,6 @@ func (r *run) publishCallMsg(turn int, info *CallInfo, m callMsg) {
 	r.publish(callEvent(turn, info, m))
 }
 
-// cooperative reports whether t returns promptly once cancelled.
-func cooperative(t Tool) bool {
-	c, ok := t.(Cooperative)
-	return ok && c.HonoursCancellation()
-}
-
 // checkArgs normalises and validates a call's arguments: absent or null
 // arguments become {}, anything but a JSON object is refused, and the
 // object is validated against the tool's input schema.
@@ -266,13 +254,10 @@ func (r *run) execCall(bctx context.Context, c llm.ToolCall, tool Tool, spec Too
 	cctx = context.WithValue(cctx, nestKey{}, call)
 
 	var res *Result
-	err := r.a.policy.Execute(cctx, sourceKey(spec), func(ctx context.Context) error {
+	key := sourceKey(spec)
+	err := r.a.policy.Execute(cctx, key, func(ctx context.Context) error {
 		var err error
-		if cs.direct {
-			res, err = callDirect(ctx, tool, info.Args)
-		} else {
-			res, err = callTool(ctx, tool, info.Args, cs)
-		}
+		res, err = r.callTool(ctx, tool, info.Args, cs)
 		if err == nil && res == nil {
 			res = &Result{}
 		}
@@ -300,8 +285,8 @@ func (r *run) execCall(bctx context.Context, c llm.ToolCall, tool Tool, spec Too
 		res.Source.Tool = spec.Source.Tool
 	}
 	if res.IsError {
-		return res, &failure.Outcome{Err: &failure.Error{Kind: failure.ToolError, Source: failure.Source(spec.Source.Kind),
-			Name: spec.Source.Name, Tool: c.Name, Message: "the tool reported an error"}}
+		return res, &failure.Outcome{Err: &failure.Error{Kind: failure.ToolError, Source: key.Source,
+			Name: key.Name, Tool: c.Name, Message: "the tool reported an error"}}
 	}
 	return res, nil
 }
@@ -326,67 +311,6 @@ func (r *run) outcomeOf(ctx context.Context, tool string, cause error) *failure.
 		cp.Message = "the call was cancelled because the run ended"
 	}
 	return &failure.Outcome{Err: &cp}
-}
-
-// callTool runs the tool, recovering a panic, and stops waiting for a tool
-// that ignores its cancelled context after stopGrace. While it waits it
-// emits the progress arriving on live (a call run on the run's goroutine).
-func callTool(ctx context.Context, tool Tool, args json.RawMessage, cs *callState) (*Result, error) {
-	type out struct {
-		res *Result
-		err error
-	}
-	ch := make(chan out, 1)
-	go func() {
-		defer func() {
-			if v := recover(); v != nil {
-				ch <- out{err: &failure.Error{Kind: failure.Panic, Source: failure.SourceTool, Tool: tool.Spec().Name,
-					Message: "the tool crashed", Err: panicError(v)}}
-			}
-		}()
-		res, err := tool.Call(ctx, args)
-		ch <- out{res, err}
-	}()
-wait:
-	for {
-		select {
-		case o := <-ch:
-			return o.res, o.err
-		case m := <-cs.live: // nil unless the call runs on the run's goroutine
-			cs.emitLive(m)
-		case <-ctx.Done():
-			break wait
-		}
-	}
-	select {
-	case o := <-ch:
-		if o.err == nil {
-			// The tool finished anyway; its context is done, so the call
-			// still counts as cancelled.
-			return nil, context.Cause(ctx)
-		}
-		return o.res, o.err
-	case <-time.After(stopGrace):
-		return nil, fmt.Errorf("tool %q ignored cancellation for %s: %w", tool.Spec().Name, stopGrace, context.Cause(ctx))
-	}
-}
-
-// callDirect runs a cooperative tool on the calling goroutine, recovering a
-// panic.
-func callDirect(ctx context.Context, tool Tool, args json.RawMessage) (res *Result, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			res, err = nil, &failure.Error{Kind: failure.Panic, Source: failure.SourceTool, Tool: tool.Spec().Name,
-				Message: "the tool crashed", Err: panicError(v)}
-		}
-	}()
-	res, err = tool.Call(ctx, args)
-	if err == nil && ctx.Err() != nil {
-		// Finished after its context was done: the call still counts as
-		// cancelled, as with a guarded call.
-		return nil, context.Cause(ctx)
-	}
-	return res, err
 }
 
 func panicError(v any) *failure.PanicError {
@@ -423,31 +347,7 @@ func (r *run) permit(ctx context.Context, call *Call, spec ToolSpec, args json.R
 	return nil
 }
 
-var closeTag = regexp.MustCompile(`(?i)</?tool_result`)
-
-// containsFold reports whether s contains the lower-case ASCII word w in
-// any case, without allocating.
-func containsFold(s, w string) bool {
-	for i := 0; i+len(w) <= len(s); i++ {
-		j := 0
-		for ; j < len(w); j++ {
-			c := s[i+j]
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			if c != w[j] {
-				break
-			}
-		}
-		if j == len(w) {
-			return true
-		}
-	}
-	return false
-}
-
-// toolResult renders a call's result for the model: delimited, attributed
-// to its source, capped, and with any delimiter inside it defused.
+// toolResult renders a call's result for the model (see envelope).
 func (r *run) toolResult(c llm.ToolCall, info *CallInfo, res *Result, o *failure.Outcome) llm.ToolResult {
 	var text string
 	isErr := false
@@ -462,21 +362,10 @@ func (r *run) toolResult(c llm.ToolCall, info *CallInfo, res *Result, o *failure
 	if o != nil && res != nil && o.Err.Kind != failure.ToolError {
 		text, isErr = o.ModelText, true
 	}
-	if max := r.a.cfg.MaxResultBytes; len(text) > max {
-		text = fmt.Sprintf("%s\n[truncated: %d of %d bytes shown]", text[:max], max, len(text))
-	}
-	if containsFold(text, "tool_result") {
-		text = closeTag.ReplaceAllStringFunc(text, func(s string) string { return "&lt;" + s[1:] })
-	}
-	errAttr := ""
-	if isErr {
-		errAttr = ` error="true"`
-	}
 	src := info.Source
 	if res != nil && res.Source.Kind != "" {
 		src = res.Source
 	}
-	content := "<tool_result tool=" + strconv.Quote(c.Name) + " source=" + strconv.Quote(src.String()) + errAttr + ">\n" +
-		text + "\n</tool_result>"
+	content := envelope(c.Name, src.String(), text, isErr, r.a.cfg.MaxResultBytes)
 	return llm.ToolResult{CallID: c.ID, Name: c.Name, Content: content, IsError: isErr}
 }

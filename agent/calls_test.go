@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"runtime"
+	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"go.uber.org/goleak"
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
@@ -79,10 +82,11 @@ func TestSourceValidatedArgs(t *testing.T) {
 	}
 }
 
-// TestCooperativeInline checks the detached path: in Session.Run a single
-// call of a cooperative tool runs on the run's goroutine; its progress
-// reaches the sink in order, and a panic is still recovered.
-func TestCooperativeInline(t *testing.T) {
+// TestDetachedSingleCall checks the detached path: in Session.Run the
+// progress of a turn's single call reaches the sink in order, as it comes,
+// a panic is recovered, and a call that finishes after its cancellation
+// counts as cancelled.
+func TestDetachedSingleCall(t *testing.T) {
 	cases := []struct {
 		name     string
 		fn       func(ctx context.Context) (*agent.Result, error)
@@ -114,27 +118,19 @@ func TestCooperativeInline(t *testing.T) {
 				evs = append(evs, ev)
 				mu.Unlock()
 			})
-			var runG, toolG []byte
 			tl := &coopTool{spec: agent.ToolSpec{Name: "work", Description: "d", ReadOnly: true}}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			tl.fn = func(ctx context.Context) (*agent.Result, error) {
-				toolG = goroutineID()
 				if tc.wantKind == failure.Canceled {
 					cancel()
 				}
 				return tc.fn(ctx)
 			}
 			a := newAgent(t, agent.Config{Name: "a", Tools: []agent.Tool{tl}, Events: sink,
-				Model: llm.NewScripted(llm.React(func(*llm.Request) llm.Step {
-					runG = goroutineID()
-					return llm.Calls(llm.CallTool("c", "work", map[string]any{}))
-				}), llm.Say("ok"))})
+				Model: llm.NewScripted(llm.Calls(llm.CallTool("c", "work", map[string]any{})), llm.Say("ok"))})
 			s := a.NewSession()
 			_, err := s.Run(ctx, "go")
-			if string(runG) != string(toolG) {
-				t.Fatalf("the tool ran on goroutine %s, the run on %s", toolG, runG)
-			}
 			checkOneResultPerCall(t, s.History())
 			mu.Lock()
 			defer mu.Unlock()
@@ -163,15 +159,114 @@ func TestCooperativeInline(t *testing.T) {
 	}
 }
 
-// goroutineID returns the current goroutine's id, from its stack header.
-func goroutineID() []byte {
-	buf := make([]byte, 64)
-	buf = buf[:runtime.Stack(buf, false)]
-	buf = buf[len("goroutine "):]
-	for i, c := range buf {
-		if c == ' ' {
-			return buf[:i]
-		}
+// TestCooperativeToolIgnoringCancellation: a tool that says it honours
+// cancellation (agent.Cooperative) but does not cannot hold a run past its
+// deadlines, in Session.Run as in Stream: the call ends at ToolTimeout
+// (plus the grace a cancelled tool gets) with a timeout the model sees, the
+// run at MaxDuration with a budget failure; the abandoned call's goroutine
+// is counted, and ends when the tool finally returns.
+func TestCooperativeToolIgnoringCancellation(t *testing.T) {
+	const grace = 100 * time.Millisecond
+	defer agent.SetStopGrace(grace)()
+	cases := []struct {
+		name     string
+		stream   bool
+		cfg      agent.Config
+		deadline time.Duration // from the run's start, before the grace
+		wantKind failure.Kind  // of the call's handled failure
+		runErr   failure.Kind  // of the run's error; Unknown: none
+	}{
+		{name: "ToolTimeout, Run", cfg: agent.Config{ToolTimeout: 50 * time.Millisecond},
+			deadline: 50 * time.Millisecond, wantKind: failure.Timeout},
+		{name: "ToolTimeout, Stream", stream: true, cfg: agent.Config{ToolTimeout: 50 * time.Millisecond},
+			deadline: 50 * time.Millisecond, wantKind: failure.Timeout},
+		{name: "MaxDuration, Run", cfg: agent.Config{Budget: agent.Budget{MaxDuration: 150 * time.Millisecond}},
+			deadline: 150 * time.Millisecond, wantKind: failure.Budget, runErr: failure.Budget},
+		{name: "MaxDuration, Stream", stream: true, cfg: agent.Config{Budget: agent.Budget{MaxDuration: 150 * time.Millisecond}},
+			deadline: 150 * time.Millisecond, wantKind: failure.Budget, runErr: failure.Budget},
 	}
-	return buf
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			release := make(chan struct{})
+			returned := make(chan struct{})
+			liar := &coopTool{spec: agent.ToolSpec{Name: "liar", Description: "d", ReadOnly: true},
+				fn: func(context.Context) (*agent.Result, error) {
+					defer close(returned)
+					<-release // ignores its context
+					return agent.TextResult("too late"), nil
+				}}
+			var mu sync.Mutex
+			var fails []failure.Kind
+			cfg := tc.cfg
+			cfg.Tools = []agent.Tool{liar}
+			cfg.Events = agent.EventSinkFunc(func(_ context.Context, ev agent.Event) {
+				if ev.Type == agent.EventFailure && ev.Call != nil {
+					mu.Lock()
+					fails = append(fails, ev.Failure.Kind)
+					mu.Unlock()
+				}
+			})
+			cfg.Model = llm.NewScripted(llm.Calls(llm.CallTool("1", "liar", nil)), llm.SummarizeResults("done"))
+			a := newAgent(t, cfg)
+			s := a.NewSession()
+
+			type result struct {
+				err     error
+				elapsed time.Duration
+			}
+			done := make(chan result, 1)
+			start := time.Now()
+			go func() {
+				var err error
+				if tc.stream {
+					_, err = collect(t, s.Stream(context.Background(), "go"))
+				} else {
+					_, err = s.Run(context.Background(), "go")
+				}
+				done <- result{err, time.Since(start)}
+			}()
+			var res result
+			select {
+			case res = <-done:
+			case <-time.After(tc.deadline + grace + 5*time.Second):
+				close(release)
+				<-done
+				t.Fatal("the run waited for a tool that ignored its cancellation")
+			}
+			if lo, hi := tc.deadline+grace, tc.deadline+grace+2*time.Second; res.elapsed < lo || res.elapsed > hi {
+				t.Errorf("the run took %s, want between %s and %s", res.elapsed, lo, hi)
+			}
+			if tc.runErr == failure.Unknown && res.err != nil {
+				t.Fatalf("run failed: %v", res.err)
+			}
+			if tc.runErr != failure.Unknown && kindOf(t, res.err) != tc.runErr {
+				t.Fatalf("run error %v, want kind %s", res.err, tc.runErr)
+			}
+			mu.Lock()
+			if len(fails) != 1 || fails[0] != tc.wantKind {
+				t.Errorf("call failures %v, want [%s]", fails, tc.wantKind)
+			}
+			mu.Unlock()
+			checkOneResultPerCall(t, s.History())
+			if r := lastResults(s.History()); len(r) != 1 || !r[0].IsError || strings.Contains(r[0].Content, "too late") {
+				t.Errorf("results %+v", r)
+			}
+
+			// The abandoned call is accounted for until the tool returns.
+			if n := agent.StrayCalls(a); n != 1 {
+				t.Fatalf("%d stray calls, want 1", n)
+			}
+			close(release)
+			<-returned
+			for wait := time.Now(); agent.StrayCalls(a) != 0; time.Sleep(time.Millisecond) {
+				if time.Since(wait) > 5*time.Second {
+					t.Fatalf("%d stray calls after the tool returned", agent.StrayCalls(a))
+				}
+			}
+			goleak.VerifyNone(t)
+			if r := lastResults(s.History()); strings.Contains(r[0].Content, "too late") {
+				t.Errorf("the late result reached the history: %q", r[0].Content)
+			}
+		})
+	}
 }

@@ -12,8 +12,9 @@ type callState struct {
 	turn int
 	i    int
 	info *CallInfo
-	// direct: the call runs on the run's goroutine of a detached run, so
-	// reports are published to the sink by the reporting goroutine.
+	// direct: the single call of a turn of a detached run, whose reports
+	// are published to the sink by the reporting goroutine (nobody
+	// iterates the run's events, and the run's goroutine only waits).
 	direct bool
 	// ch receives reports: live (a call on the run's goroutine, which
 	// emits them while it waits) or the batch's channel.
@@ -28,7 +29,7 @@ type callState struct {
 
 func newCallState(r *run, turn int, j callJob, msgs chan callMsg, inline bool) *callState {
 	cs := &callState{r: r, turn: turn, i: j.i, info: j.info, ch: msgs,
-		direct: inline && r.detached && cooperative(j.tool)}
+		direct: inline && r.detached}
 	if !cs.direct {
 		cs.closing = make(chan struct{})
 	}
@@ -50,7 +51,7 @@ func (cs *callState) send(m callMsg, block bool) bool {
 		return false
 	}
 	if cs.direct {
-		// The run's goroutine is inside the call and nobody iterates:
+		// The run's goroutine waits for the call and nobody iterates:
 		// publish to the sink from here, under mu.
 		cs.r.publishCallMsg(cs.turn, cs.info, m)
 		return true

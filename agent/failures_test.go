@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -381,5 +382,74 @@ func TestToolIgnoringCancellation(t *testing.T) {
 	}
 	if !strings.Contains(ans.Text, "1 errors") {
 		t.Fatalf("answer %q", ans.Text)
+	}
+}
+
+// TestSkillFailuresHaveOneSource: a skill tool's failures, whether the
+// tool names its source as the skills package does, leaves it to the
+// agent, or returns an error result, are all reported under
+// failure.SourceSkill, and they count against one circuit, keyed by it.
+func TestSkillFailuresHaveOneSource(t *testing.T) {
+	cases := []struct {
+		name     string
+		result   func() (*agent.Result, error)
+		wantOpen bool // the failures open the circuit
+	}{
+		{name: "named by the skills package", wantOpen: true, result: func() (*agent.Result, error) {
+			return nil, &failure.Error{Kind: failure.Internal, Source: failure.SourceSkill, Name: "skills", Message: "broken"}
+		}},
+		{name: "named by the agent", wantOpen: true, result: func() (*agent.Result, error) {
+			return nil, &failure.Error{Kind: failure.Internal, Message: "broken"}
+		}},
+		{name: "error result", result: func() (*agent.Result, error) { return agent.ErrorResult("no such page"), nil }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var sources []failure.Source
+			var opened []failure.Key
+			policy := failure.NewPolicy(failure.PolicyConfig{MaxAttempts: 1, BreakerFailures: 2, BreakerCooldown: time.Minute,
+				OnFailure: func(_ context.Context, o failure.Outcome) {
+					mu.Lock()
+					defer mu.Unlock()
+					sources = append(sources, o.Err.Source)
+				},
+				OnStateChange: func(k failure.Key, _, to string) {
+					mu.Lock()
+					defer mu.Unlock()
+					if to == "open" {
+						opened = append(opened, k)
+					}
+				}})
+			sk := agent.NewFuncTool(agent.ToolSpec{Name: "read_skill_file", ReadOnly: true,
+				Source: agent.Provenance{Kind: "skill", Name: "skills", Tool: "read_skill_file"}},
+				func(context.Context, json.RawMessage) (*agent.Result, error) { return tc.result() })
+			call := llm.Calls(llm.CallTool("c", "read_skill_file", nil))
+			a := newAgent(t, agent.Config{Tools: []agent.Tool{sk}, Policy: policy,
+				Model: llm.NewScripted(call, call, call, llm.Say("done"))})
+			if _, err := a.Run(context.Background(), "go"); err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(sources) != 3 {
+				t.Fatalf("%d failures handled, want 3", len(sources))
+			}
+			for i, s := range sources {
+				if s != failure.SourceSkill {
+					t.Errorf("failure %d has source %q, want %q", i, s, failure.SourceSkill)
+				}
+			}
+			want := failure.Key{Source: failure.SourceSkill, Name: "skills"}
+			if tc.wantOpen && (len(opened) != 1 || opened[0] != want) {
+				t.Errorf("circuits opened: %v, want one: %v", opened, want)
+			}
+			if !tc.wantOpen && len(opened) != 0 {
+				t.Errorf("error results opened circuits %v", opened)
+			}
+			if got := policy.Available(want); got == tc.wantOpen {
+				t.Errorf("Available(%v) = %v", want, got)
+			}
+		})
 	}
 }

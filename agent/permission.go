@@ -161,18 +161,58 @@ func nameWords(name string) []string {
 
 // DefaultClassifier mirrors the common host practice: tools that execute
 // commands are denied, tools that write or delete ask, tools that only read
-// are allowed, and anything unclassifiable asks. It uses the tool's
-// annotations first (Executes, Destructive, ReadOnly), then the words of its
-// source name.
+// are allowed, and anything unclassifiable asks. It looks at the tool's
+// hints (Executes, Destructive, ReadOnly) and at the words of its source
+// name.
+//
+// Hints are believed as given when Go code in this process set them (the
+// provenance kinds "local", "agent", "handoff" and "skill"). Hints from
+// anywhere else (an MCP server's annotations, an A2A peer, a toolset of
+// another or no kind) may raise the friction but lower it only where
+// nothing else says danger: a read-only hint allows a tool whose name says
+// nothing, never one whose name says it executes (denied) or writes
+// (asks).
 func DefaultClassifier(spec ToolSpec) Permission {
-	switch {
-	case spec.Executes:
+	if spec.Executes {
 		return Deny
-	case spec.Destructive:
-		return Ask
-	case spec.ReadOnly:
-		return Allow
 	}
+	byName := classifyName(spec)
+	if trustsHints(spec.Source.Kind) {
+		switch {
+		case spec.Destructive:
+			return Ask
+		case spec.ReadOnly:
+			return Allow
+		}
+	} else {
+		switch {
+		case spec.Destructive:
+			return stricter(Ask, byName)
+		case spec.ReadOnly && byName == "":
+			return Allow
+		}
+	}
+	if byName == "" {
+		return Ask
+	}
+	return byName
+}
+
+// trustsHints reports whether the hints of tools of a provenance kind are
+// set by Go code in this process rather than by a server or peer.
+func trustsHints(kind string) bool {
+	switch kind {
+	case "local", "agent", "handoff", "skill":
+		return true
+	}
+	return false
+}
+
+// classifyName is the name rule: Deny for a name with a word that says it
+// executes, Ask for one that says it writes or deletes, Allow for one that
+// says it reads, and "" for a name that says none of these. The name is the
+// tool's own at its source when known.
+func classifyName(spec ToolSpec) Permission {
 	name := spec.Source.Tool
 	if name == "" {
 		name = spec.Name
@@ -193,12 +233,12 @@ func DefaultClassifier(spec ToolSpec) Permission {
 			return Allow
 		}
 	}
-	return Ask
+	return ""
 }
 
 // classKey is what DefaultClassifier looks at.
 type classKey struct {
-	name, sourceTool                string
+	name, sourceTool, kind          string
 	readOnly, destructive, executes bool
 }
 
@@ -210,7 +250,7 @@ type classCache struct {
 }
 
 func (c *classCache) classify(spec ToolSpec) Permission {
-	k := classKey{spec.Name, spec.Source.Tool, spec.ReadOnly, spec.Destructive, spec.Executes}
+	k := classKey{spec.Name, spec.Source.Tool, spec.Source.Kind, spec.ReadOnly, spec.Destructive, spec.Executes}
 	c.mu.Lock()
 	p, ok := c.m[k]
 	c.mu.Unlock()

@@ -35,6 +35,81 @@ func TestDefaultClassifier(t *testing.T) {
 	}
 }
 
+// TestHintsFromServersCannotLowerDanger: the hints of a remote source (an
+// MCP server's annotations, an A2A peer's) raise friction, but lower it
+// only where the tool's name says nothing; hints set by Go code in this
+// process are believed.
+func TestHintsFromServersCannotLowerDanger(t *testing.T) {
+	mcpTool := func(tool string) agent.ToolSpec {
+		return agent.ToolSpec{Name: "mcp__srv__" + tool, Source: agent.Provenance{Kind: "mcp", Name: "srv", Tool: tool}}
+	}
+	with := func(spec agent.ToolSpec, readOnly, destructive, executes bool) agent.ToolSpec {
+		spec.ReadOnly, spec.Destructive, spec.Executes = readOnly, destructive, executes
+		return spec
+	}
+	local := func(name string) agent.ToolSpec {
+		return agent.ToolSpec{Name: name, Source: agent.Provenance{Kind: "local", Tool: name}}
+	}
+	cases := []struct {
+		name string
+		spec agent.ToolSpec
+		want agent.Permission
+	}{
+		{"read-only hint on an executing name", with(mcpTool("run_shell_command"), true, false, false), agent.Deny},
+		{"destructive hint on an executing name", with(mcpTool("run_shell_command"), false, true, false), agent.Deny},
+		{"no hint on an executing name", mcpTool("run_shell_command"), agent.Deny},
+		{"read-only hint on a writing name", with(mcpTool("write_file"), true, false, false), agent.Ask},
+		{"read-only hint on a deleting name", with(mcpTool("deleteRecord"), true, false, false), agent.Ask},
+		{"read-only hint on a reading name", with(mcpTool("read_file"), true, false, false), agent.Allow},
+		{"read-only hint on a name that says nothing", with(mcpTool("frobnicate"), true, false, false), agent.Allow},
+		{"no hint on a name that says nothing", mcpTool("frobnicate"), agent.Ask},
+		{"destructive hint on a reading name", with(mcpTool("read_file"), false, true, false), agent.Ask},
+		{"executes hint on a reading name", with(mcpTool("get_thing"), true, false, true), agent.Deny},
+		{"A2A peer", with(agent.ToolSpec{Name: "a2a__peer__exec_task", Source: agent.Provenance{Kind: "a2a", Name: "peer", Tool: "exec_task"}}, true, false, false), agent.Deny},
+		{"no provenance", with(agent.ToolSpec{Name: "bash"}, true, false, false), agent.Deny},
+		{"local tool: its hint is believed", with(local("run_shell_command"), true, false, false), agent.Allow},
+		{"local tool: destructive", with(local("run_shell_command"), false, true, false), agent.Ask},
+		{"agent as a tool", with(agent.ToolSpec{Name: "deployer", Source: agent.Provenance{Kind: "agent", Name: "deploy_bot", Tool: "deploy_bot"}}, true, false, false), agent.Allow},
+		{"skill script", with(agent.ToolSpec{Name: "run_skill_script", Source: agent.Provenance{Kind: "skill", Name: "skills", Tool: "run_skill_script"}}, false, false, true), agent.Deny},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := agent.DefaultClassifier(tc.spec); got != tc.want {
+				t.Errorf("DefaultClassifier(%+v) = %s, want %s", tc.spec, got, tc.want)
+			}
+			// Permissions.Decide, with no rule, agrees.
+			if got := (&agent.Permissions{}).Decide(tc.spec, nil); got != tc.want {
+				t.Errorf("Decide = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestReadOnlyHintDoesNotRunAShell: an MCP-like tool named
+// run_shell_command with a read-only hint, under the default permissions,
+// does not run.
+func TestReadOnlyHintDoesNotRunAShell(t *testing.T) {
+	ran := false
+	shell := agent.NewFuncTool(agent.ToolSpec{Name: "mcp__box__run_shell_command", ReadOnly: true,
+		Source: agent.Provenance{Kind: "mcp", Name: "box", Tool: "run_shell_command"}},
+		func(context.Context, json.RawMessage) (*agent.Result, error) {
+			ran = true
+			return agent.TextResult("ran"), nil
+		})
+	a := newAgent(t, agent.Config{Tools: []agent.Tool{shell}, Permissions: &agent.Permissions{},
+		Model: llm.NewScripted(llm.Calls(llm.CallTool("1", "mcp__box__run_shell_command", map[string]any{"cmd": "id"})), llm.Say("done"))})
+	s := a.NewSession()
+	if _, err := s.Run(context.Background(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	if ran {
+		t.Fatal("the tool ran under the default permissions")
+	}
+	if r := lastResults(s.History()); len(r) != 1 || !r[0].IsError || !strings.Contains(r[0].Content, "permission_denied") {
+		t.Fatalf("results %+v", r)
+	}
+}
+
 func TestPermissionRules(t *testing.T) {
 	p := &agent.Permissions{Rules: []agent.Rule{
 		{Tool: "mcp__files__*", Permission: agent.Allow},

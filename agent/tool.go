@@ -129,14 +129,14 @@ type Part struct {
 }
 
 // Cooperative is implemented by tools that return promptly once their
-// context is done: the MCP, A2A and agent tools do, as go-sdk and a2a-go
-// calls end (and cancel at the source) when their context is cancelled.
+// context is done: the MCP, A2A and agent tools say so, as go-sdk and
+// a2a-go calls end (and cancel at the source) when their context is
+// cancelled.
 //
-// The agent normally runs each call on a goroutine of its own so that it
-// can stop waiting for a tool that ignores cancellation. When nobody
-// iterates the run's events (Session.Run) it calls the single call of a
-// turn of a cooperative tool on the run's own goroutine instead, saving two
-// goroutine hand-offs per call; panics are recovered either way.
+// Deprecated: the agent no longer trusts the promise, which a tool (or the
+// server behind it) can break: every call runs on a goroutine of its own,
+// so that a run's ToolTimeout and MaxDuration hold whatever the tool does.
+// HonoursCancellation is not consulted.
 type Cooperative interface {
 	Tool
 	// HonoursCancellation reports whether Call returns promptly once its
