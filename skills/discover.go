@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"runtime/debug"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -16,20 +17,27 @@ import (
 	"github.com/switchboard-dev/switchboard/agent/failure"
 )
 
-// skillFile is the name of a skill's main file.
-const skillFile = "SKILL.md"
+// skillFile is the name of a skill's main file; skillFileLower the
+// lower-case spelling the specification's reference validator also
+// accepts (read when there is no SKILL.md).
+const (
+	skillFile      = "SKILL.md"
+	skillFileLower = "skill.md"
+)
 
-// errNotRegular: a SKILL.md that is not a regular file (a folder, a device).
+// errNotRegular: a SKILL.md that is not a regular file (a folder, a device,
+// a named pipe).
 var errNotRegular = errors.New("not a regular file")
 
 // errSymlink: a SKILL.md that is a symbolic link.
 var errSymlink = errors.New("SKILL.md is a symbolic link")
 
 // cacheEntry is what is known of one SKILL.md, valid while its
-// modification time and size are unchanged.
+// modification time, size and plugin are unchanged.
 type cacheEntry struct {
 	modTime time.Time
 	size    int64
+	plugin  string
 	skill   *Skill
 	err     error
 	// body is loaded on activation.
@@ -43,38 +51,90 @@ type found struct {
 	entry *cacheEntry
 }
 
+// skillLoc is where a skill's SKILL.md was found and how to open it again.
+type skillLoc struct {
+	dir, folder string
+	// name is the file's name in dir (SKILL.md or skill.md).
+	name string
+	// linkRoot and linkRel, when linkRoot is set, locate a SKILL.md that
+	// is a symbolic link into another configured root: the real root
+	// folder and the target's path within it.
+	linkRoot, linkRel string
+	realDir           string
+	plugin            string
+	info              fileInfo
+}
+
 // parseJob is one SKILL.md to read and parse; the job owns f.
 type parseJob struct {
-	e                 *cacheEntry
-	f                 io.ReadCloser
-	file, folder, dir string
-	label             string
-	idx               int
+	e     *cacheEntry
+	f     io.ReadCloser
+	file  string
+	loc   skillLoc
+	label string
+	idx   int
+}
+
+// walk is the state of one root's discovery.
+type walk struct {
+	idx int
+	r   Root
+	// visiting holds the real grouping folders of this root already
+	// searched (symbolic link loops, and folders reached twice).
+	visiting map[string]bool
+	// What was not searched, to say so when nothing was found.
+	hidden []string
+	deep   int
+	found  bool
 }
 
 // loader runs one discovery pass over the roots.
 type loader struct {
-	cfg    *Config
-	old    map[string]*cacheEntry
-	cache  map[string]*cacheEntry
-	buf    []byte
-	seen   map[string]bool
-	dirs   []string // OS directories visited (for the watcher)
-	found  []found
-	jobs   chan parseJob
-	wg     sync.WaitGroup
-	warns  []Warning
-	nDirs  int
-	capped bool
+	cfg *Config
+	old map[string]*cacheEntry
+	// cache holds this pass's entries.
+	cache map[string]*cacheEntry
+	buf   []byte
+	// seen holds the real skill folders loaded (each is loaded once,
+	// whichever root or link reaches it first).
+	seen map[string]bool
+	// realRoots are the real (symbolic-link-free) paths of the OS roots,
+	// "" for fs.FS roots and missing ones; realDirs caches the real paths
+	// of the roots' parents.
+	realRoots []string
+	realDirs  map[string]string
+	osRoots   map[int]*os.Root
+	// pluginNames caches the plugin manifests read, by file.
+	pluginNames map[string]string
+	dirs        []string // OS directories visited (for the watcher)
+	found       []found
+	jobs        chan parseJob
+	wg          sync.WaitGroup
+	warns       []Warning
+	nDirs       int
+	capped      bool
 }
 
 func newLoader(cfg *Config, old map[string]*cacheEntry) *loader {
 	return &loader{cfg: cfg, old: old, cache: make(map[string]*cacheEntry, len(old)),
-		buf: make([]byte, 0, 4096), seen: map[string]bool{}}
+		buf: make([]byte, 0, 4096), seen: map[string]bool{}, realDirs: map[string]string{}}
 }
 
-func skipFolder(name string) bool {
-	return strings.HasPrefix(name, ".") || name == "node_modules" || name == "__pycache__"
+// searchedDot are the hidden folders searched: the agents' own folders
+// (.claude/skills, .agents/skills and the like) and the grouping folders
+// of skill collections (.curated, .system, .experimental).
+var searchedDot = map[string]bool{
+	".agents": true, ".claude": true, ".codex": true, ".cursor": true, ".gemini": true, ".github": true,
+	".opencode": true, ".curated": true, ".system": true, ".experimental": true,
+}
+
+// skipFolder reports folders discovery does not search; hidden is true
+// for hidden folders (reported when a root holds no skill).
+func skipFolder(name string) (skip, hidden bool) {
+	if strings.HasPrefix(name, ".") {
+		return !searchedDot[name], true
+	}
+	return name == "node_modules" || name == "__pycache__", false
 }
 
 func (l *loader) discoverWarn(file, format string, args ...any) {
@@ -103,13 +163,84 @@ func (l *loader) run() {
 			l.wg.Wait()
 		}()
 	}
+	defer func() {
+		for _, r := range l.osRoots {
+			r.Close()
+		}
+	}()
+	l.realRoots = make([]string, len(l.cfg.Roots))
 	for i, r := range l.cfg.Roots {
 		if r.Path != "" {
-			l.rootOS(i, r)
-		} else {
-			l.rootFS(i, r)
+			l.realRoots[i] = l.realRoot(r.Path)
 		}
 	}
+	for i, r := range l.cfg.Roots {
+		w := &walk{idx: i, r: r, visiting: map[string]bool{}}
+		if r.Path != "" {
+			l.rootOS(w)
+		} else {
+			l.rootFS(w)
+		}
+		if !w.found {
+			l.nothingFound(w)
+		}
+	}
+}
+
+// realRoot resolves a root's symbolic links, resolving each parent folder
+// once however many roots it holds ("" when the root is not a folder).
+func (l *loader) realRoot(p string) string {
+	st, err := os.Lstat(p)
+	if err != nil {
+		return ""
+	}
+	if st.Mode()&fs.ModeSymlink != 0 {
+		if st, err = os.Stat(p); err != nil || !st.IsDir() {
+			return ""
+		}
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return ""
+		}
+		return real
+	}
+	if !st.IsDir() {
+		return ""
+	}
+	parent := filepath.Dir(p)
+	rp, ok := l.realDirs[parent]
+	if !ok {
+		if rp, err = filepath.EvalSymlinks(parent); err != nil {
+			rp = parent
+		}
+		l.realDirs[parent] = rp
+	}
+	return filepath.Join(rp, filepath.Base(p))
+}
+
+// nothingFound says, for a root that holds no skill, what was not
+// searched and why.
+func (l *loader) nothingFound(w *walk) {
+	if len(w.hidden) == 0 && w.deep == 0 {
+		return
+	}
+	var why []string
+	if len(w.hidden) > 0 {
+		sort.Strings(w.hidden)
+		names := w.hidden
+		if len(names) > 8 {
+			names = append(names[:8:8], "…")
+		}
+		why = append(why, fmt.Sprintf("hidden folders (%s) are not searched", strings.Join(names, ", ")))
+	}
+	if w.deep > 0 {
+		why = append(why, fmt.Sprintf("%d folder(s) at the depth limit of %d were not searched (Config.MaxDepth, skillcheck -depth)", w.deep, l.cfg.MaxDepth))
+	}
+	where := w.r.Path
+	if where == "" {
+		where = l.fsName(w.r, w.r.Dir)
+	}
+	l.discoverWarn(where, "no SKILL.md found under this root: %s", strings.Join(why, "; "))
 }
 
 func (l *loader) countFolder(where string) bool {
@@ -124,29 +255,40 @@ func (l *loader) countFolder(where string) bool {
 	return true
 }
 
-func (l *loader) rootOS(idx int, r Root) {
-	st, err := os.Stat(r.Path)
-	if err != nil || !st.IsDir() {
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+func (l *loader) rootOS(w *walk) {
+	r := w.r
+	real := l.realRoots[w.idx]
+	if real == "" {
+		if _, err := os.Stat(r.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			l.discoverWarn(r.Path, "skill root cannot be read: %v", err)
 		}
 		return
 	}
-	real, err := filepath.EvalSymlinks(r.Path)
-	if err != nil {
-		real = r.Path
-	}
 	if l.seen[real] {
+		w.found = true
 		return
 	}
-	l.seen[real] = true
-	if l.loadOS(idx, r, r.Path, filepath.Base(real)) {
+	if l.loadOS(w, r.Path, filepath.Base(real), real, l.pluginAbove(r.Path)) {
 		return
 	}
-	l.walkOS(idx, r, r.Path, real, 0)
+	w.visiting[real] = true
+	l.walkOS(w, r.Path, real, 0, l.pluginAbove(r.Path))
 }
 
-func (l *loader) walkOS(idx int, r Root, dir, realDir string, depth int) {
+// pluginAbove returns the plugin a root belongs to when the root is a
+// plugin's skills folder or one skill folder of it (plugin/skills[/skill]).
+func (l *loader) pluginAbove(root string) string {
+	parent := filepath.Dir(root)
+	switch {
+	case filepath.Base(root) == "skills":
+		return l.pluginOS(parent)
+	case filepath.Base(parent) == "skills":
+		return l.pluginOS(filepath.Dir(parent))
+	}
+	return ""
+}
+
+func (l *loader) walkOS(w *walk, dir, realDir string, depth int, plugin string) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		l.discoverWarn(dir, "folder cannot be read: %v", err)
@@ -154,8 +296,19 @@ func (l *loader) walkOS(idx int, r Root, dir, realDir string, depth int) {
 	}
 	l.dirs = append(l.dirs, dir)
 	for _, e := range entries {
+		if e.Name() == pluginDir {
+			if p := l.pluginOS(dir); p != "" {
+				plugin = p
+			}
+			break
+		}
+	}
+	for _, e := range entries {
 		name := e.Name()
-		if skipFolder(name) {
+		if skip, hidden := skipFolder(name); skip {
+			if hidden && e.IsDir() && len(w.hidden) < 64 {
+				w.hidden = append(w.hidden, name)
+			}
 			continue
 		}
 		full := dir + string(filepath.Separator) + name
@@ -180,60 +333,152 @@ func (l *loader) walkOS(idx int, r Root, dir, realDir string, depth int) {
 			return
 		}
 		if l.seen[real] {
-			continue // reached through another symbolic link: loaded once
+			w.found = true
+			continue // reached through another symbolic link or root: loaded once
 		}
-		l.seen[real] = true
-		if l.loadOS(idx, r, full, name) {
+		if w.visiting[real] {
 			continue
 		}
+		if l.loadOS(w, full, name, real, plugin) {
+			continue
+		}
+		w.visiting[real] = true
 		if depth+1 < l.cfg.MaxDepth {
-			l.walkOS(idx, r, full, real, depth+1)
+			l.walkOS(w, full, real, depth+1, plugin)
+		} else {
+			w.deep++
 		}
 	}
 }
 
-// loadOS loads dir/SKILL.md if there is one, and reports whether there was.
-func (l *loader) loadOS(idx int, r Root, dir, folder string) bool {
+// loadOS loads dir/SKILL.md (or dir/skill.md) if there is one, and reports
+// whether there was.
+func (l *loader) loadOS(w *walk, dir, folder, realDir, plugin string) bool {
+	loc := skillLoc{dir: dir, folder: folder, name: skillFile, plugin: plugin, realDir: realDir}
 	file := dir + string(filepath.Separator) + skillFile
-	var f io.ReadCloser
-	rf, mod, size, err := openSkillFile(file)
-	if err == nil {
-		f = rf
-	} else if err == errSymlink {
-		f, mod, size, err = openLinked(dir)
+	f, err := l.openOS(&loc, file)
+	if errors.Is(err, fs.ErrNotExist) {
+		loc.name = skillFileLower
+		lower := dir + string(filepath.Separator) + skillFileLower
+		if f, err = l.openOS(&loc, lower); err == nil {
+			file = lower
+		}
 	}
 	if err != nil {
 		if errors.Is(err, ErrOutside) {
+			l.seen[realDir] = true
+			w.found = true
 			l.found = append(l.found, found{key: file, entry: &cacheEntry{err: loadError(file, 0, ErrOutside,
-				"SKILL.md is a symbolic link to a file outside its folder")}})
+				"SKILL.md is a symbolic link to a file outside its folder and outside every skill root")}})
 			return true
 		}
 		if !errors.Is(err, fs.ErrNotExist) && err != errNotRegular {
+			l.seen[realDir] = true
+			w.found = true
 			l.found = append(l.found, found{key: file, entry: &cacheEntry{err: loadError(file, 0, err, "")}})
 			return true
 		}
 		return false
 	}
+	l.seen[realDir] = true
+	w.found = true
 	l.dirs = append(l.dirs, dir)
-	l.load(idx, r, file, file, dir, folder, mod, size, f)
+	l.load(w.idx, w.r, file, file, loc, f)
 	return true
 }
 
-// openLinked opens a SKILL.md that is a symbolic link through an os.Root
-// of its folder, so that a link leaving the folder is refused (ErrOutside)
-// as it is for every bundled file, and never read.
-func openLinked(dir string) (io.ReadCloser, time.Time, int64, error) {
+// openOS opens a skill's main file, filling in loc.info (and loc.link* for
+// a link into another root).
+func (l *loader) openOS(loc *skillLoc, file string) (io.ReadCloser, error) {
+	f, info, err := openSkillFile(file)
+	if err == nil {
+		loc.info = info
+		return f, nil
+	}
+	if err != errSymlink {
+		return nil, err
+	}
+	return l.openLinked(loc, file)
+}
+
+// openLinked opens a SKILL.md that is a symbolic link: through an os.Root
+// of its folder when the link stays in the folder, else through an os.Root
+// of the configured root that holds its target (skills shared between
+// plugins). A link whose target is in no root is refused (ErrOutside) and
+// never read. Opening through os.Root means the target cannot be swapped
+// for one outside between the check and the read.
+func (l *loader) openLinked(loc *skillLoc, file string) (io.ReadCloser, error) {
+	f, err := openInRoot(loc.dir, loc.name, &loc.info)
+	if err == nil || errors.Is(err, fs.ErrNotExist) || err == errNotRegular {
+		return f, err
+	}
+	target, err := filepath.EvalSymlinks(file)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrOutside, err)
+	}
+	for i, rr := range l.realRoots {
+		rel, ok := within(target, rr)
+		if !ok {
+			continue
+		}
+		root, err := l.osRoot(i)
+		if err != nil {
+			continue
+		}
+		f, err := openRootFile(root, rel, &loc.info)
+		if err == nil {
+			loc.linkRoot, loc.linkRel = rr, rel
+			return f, nil
+		}
+		if err == errNotRegular {
+			return nil, err
+		}
+	}
+	return nil, ErrOutside
+}
+
+// within returns p relative to dir when p is strictly inside dir.
+func within(p, dir string) (string, bool) {
+	if dir == "" || len(p) <= len(dir)+1 || !strings.HasPrefix(p, dir) || p[len(dir)] != filepath.Separator {
+		return "", false
+	}
+	return p[len(dir)+1:], true
+}
+
+func (l *loader) osRoot(i int) (*os.Root, error) {
+	if r := l.osRoots[i]; r != nil {
+		return r, nil
+	}
+	r, err := os.OpenRoot(l.realRoots[i])
+	if err != nil {
+		return nil, err
+	}
+	if l.osRoots == nil {
+		l.osRoots = map[int]*os.Root{}
+	}
+	l.osRoots[i] = r
+	return r, nil
+}
+
+// openInRoot opens dir/name through an os.Root of dir.
+func openInRoot(dir, name string, info *fileInfo) (*os.File, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return nil, time.Time{}, 0, err
+		return nil, err
 	}
 	defer root.Close()
-	f, err := root.Open(skillFile)
+	return openRootFile(root, name, info)
+}
+
+// openRootFile opens a regular file through root, without blocking on a
+// named pipe, filling in info; a path leaving the root is ErrOutside.
+func openRootFile(root *os.Root, name string, info *fileInfo) (*os.File, error) {
+	f, err := root.OpenFile(name, os.O_RDONLY|oNonblock, 0)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, time.Time{}, 0, err
+			return nil, err
 		}
-		return nil, time.Time{}, 0, fmt.Errorf("%w: %w", ErrOutside, err)
+		return nil, fmt.Errorf("%w: %w", ErrOutside, err)
 	}
 	st, err := f.Stat()
 	if err != nil || !st.Mode().IsRegular() {
@@ -241,23 +486,27 @@ func openLinked(dir string) (io.ReadCloser, time.Time, int64, error) {
 		if err == nil {
 			err = errNotRegular
 		}
-		return nil, time.Time{}, 0, err
+		return nil, err
 	}
-	return f, st.ModTime(), st.Size(), nil
+	id, _, _ := idOf(st)
+	*info = fileInfo{mod: st.ModTime(), size: st.Size(), id: id}
+	return f, nil
 }
 
-func (l *loader) rootFS(idx int, r Root) {
+func (l *loader) rootFS(w *walk) {
+	r := w.r
 	dir := r.Dir
 	if dir == "" {
 		dir = "."
 	}
-	if l.loadFS(idx, r, dir, path.Base(dir)) {
+	if l.loadFS(w, dir, path.Base(dir), "") {
 		return
 	}
-	l.walkFS(idx, r, dir, 0)
+	l.walkFS(w, dir, 0, "")
 }
 
-func (l *loader) walkFS(idx int, r Root, dir string, depth int) {
+func (l *loader) walkFS(w *walk, dir string, depth int, plugin string) {
+	r := w.r
 	entries, err := fs.ReadDir(r.FS, dir)
 	if err != nil {
 		if depth > 0 || !errors.Is(err, fs.ErrNotExist) {
@@ -266,19 +515,35 @@ func (l *loader) walkFS(idx int, r Root, dir string, depth int) {
 		return
 	}
 	for _, e := range entries {
+		if e.Name() == pluginDir {
+			if p := l.pluginFS(r, dir); p != "" {
+				plugin = p
+			}
+			break
+		}
+	}
+	for _, e := range entries {
 		name := e.Name()
-		if skipFolder(name) || !e.IsDir() {
+		if !e.IsDir() {
+			continue
+		}
+		if skip, hidden := skipFolder(name); skip {
+			if hidden && len(w.hidden) < 64 {
+				w.hidden = append(w.hidden, name)
+			}
 			continue
 		}
 		if !l.countFolder(l.fsName(r, dir)) {
 			return
 		}
 		full := path.Join(dir, name)
-		if l.loadFS(idx, r, full, name) {
+		if l.loadFS(w, full, name, plugin) {
 			continue
 		}
 		if depth+1 < l.cfg.MaxDepth {
-			l.walkFS(idx, r, full, depth+1)
+			l.walkFS(w, full, depth+1, plugin)
+		} else {
+			w.deep++
 		}
 	}
 }
@@ -290,32 +555,38 @@ func (l *loader) fsName(r Root, p string) string {
 	return p
 }
 
-func (l *loader) loadFS(idx int, r Root, dir, folder string) bool {
-	p := path.Join(dir, skillFile)
-	f, err := r.FS.Open(p)
-	if err != nil {
-		return false
+func (l *loader) loadFS(w *walk, dir, folder, plugin string) bool {
+	r := w.r
+	for _, name := range []string{skillFile, skillFileLower} {
+		p := path.Join(dir, name)
+		st, err := fs.Stat(r.FS, p)
+		if err != nil || !st.Mode().IsRegular() {
+			continue // only regular files are opened
+		}
+		f, err := r.FS.Open(p)
+		if err != nil {
+			continue
+		}
+		w.found = true
+		loc := skillLoc{dir: dir, folder: folder, name: name, plugin: plugin, info: fileInfo{mod: st.ModTime(), size: st.Size()}}
+		l.load(w.idx, r, fmt.Sprintf("%d:%s", w.idx, p), l.fsName(r, p), loc, f)
+		return true
 	}
-	st, err := f.Stat()
-	if err != nil || st.IsDir() {
-		f.Close()
-		return false
-	}
-	l.load(idx, r, fmt.Sprintf("%d:%s", idx, p), l.fsName(r, p), dir, folder, st.ModTime(), st.Size(), f)
-	return true
+	return false
 }
 
 // load reads one SKILL.md's metadata (in a worker, when there are
-// several), or reuses the cached one when the file's modification time and
-// size are unchanged. load owns f.
-func (l *loader) load(idx int, r Root, key, file, dir, folder string, mod time.Time, size int64, f io.ReadCloser) {
-	if e := l.old[key]; e != nil && e.modTime.Equal(mod) && e.size == size {
+// several), or reuses the cached one when the file's modification time,
+// size and plugin are unchanged. load owns f.
+func (l *loader) load(idx int, r Root, key, file string, loc skillLoc, f io.ReadCloser) {
+	mod, size := loc.info.mod, loc.info.size
+	if e := l.old[key]; e != nil && e.modTime.Equal(mod) && e.size == size && e.plugin == loc.plugin {
 		f.Close()
 		l.cache[key] = e
 		l.found = append(l.found, found{key: key, entry: e})
 		return
 	}
-	e := &cacheEntry{modTime: mod, size: size}
+	e := &cacheEntry{modTime: mod, size: size, plugin: loc.plugin}
 	l.cache[key] = e
 	l.found = append(l.found, found{key: key, entry: e})
 	if size > l.cfg.MaxSkillBytes {
@@ -323,7 +594,7 @@ func (l *loader) load(idx int, r Root, key, file, dir, folder string, mod time.T
 		e.err = loadError(file, 0, ErrTooLarge, fmt.Sprintf("%d bytes, over the cap of %d (Config.MaxSkillBytes)", size, l.cfg.MaxSkillBytes))
 		return
 	}
-	j := parseJob{e: e, f: f, file: file, folder: folder, dir: dir, label: r.Label, idx: idx}
+	j := parseJob{e: e, f: f, file: file, loc: loc, label: r.Label, idx: idx}
 	if l.jobs != nil {
 		l.jobs <- j
 		return
@@ -341,9 +612,16 @@ func (l *loader) parse(j parseJob, buf *[]byte) {
 				Message: j.file + ": the parser crashed", Err: &failure.PanicError{Value: v, Stack: debug.Stack()}}
 		}
 	}()
-	s, err := l.read(j.f, j.file, j.folder, buf)
+	s, err := l.read(j.f, j.file, j.loc.folder, buf)
 	if s != nil {
-		s.Dir, s.Root, s.rootIdx, s.modTime, s.size = j.dir, j.label, j.idx, j.e.modTime, j.e.size
+		s.Dir, s.Root, s.rootIdx, s.modTime, s.size = j.loc.dir, j.label, j.idx, j.e.modTime, j.e.size
+		s.fileName, s.linkRoot, s.linkRel, s.id, s.realDir = j.loc.name, j.loc.linkRoot, j.loc.linkRel, j.loc.info.id, j.loc.realDir
+		if j.loc.name != skillFile {
+			s.Warnings = append(s.Warnings, newWarning(j.file, 0, WarnSkillFileName, "the file is named %s; the specification names it SKILL.md (case-sensitive file systems and stricter agents miss it)", j.loc.name))
+		}
+		if j.loc.plugin != "" {
+			s.Name = j.loc.plugin + ":" + s.Name
+		}
 	}
 	j.e.skill, j.e.err = s, err
 }

@@ -55,6 +55,14 @@ type Skill struct {
 	rootIdx int
 	modTime time.Time
 	size    int64
+	// fileName is the main file's name in Dir (SKILL.md or skill.md);
+	// linkRoot and linkRel, when linkRoot is set, locate a SKILL.md linked
+	// into another root (see skillLoc). realDir is Dir without symbolic
+	// links, as found at load; id is the main file's identity.
+	fileName          string
+	linkRoot, linkRel string
+	realDir           string
+	id                fileID
 }
 
 // ParseOptions configures Parse.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -44,7 +43,8 @@ type Config struct {
 	// characters (default 12,000).
 	CatalogBudget int
 	// MaxDepth bounds how deep under a root skill folders are searched
-	// (default 3: root/group/subgroup/skill).
+	// (default 6: deep enough for marketplace/plugins/<plugin>/skills/<skill>
+	// and .claude/skills/<skill>; the Agent Skills guide suggests 4 to 6).
 	MaxDepth int
 	// MaxFolders bounds the folders examined per discovery (default 50,000).
 	MaxFolders int
@@ -101,7 +101,7 @@ func (c *Config) defaults() {
 		c.CatalogBudget = 12_000
 	}
 	if c.MaxDepth <= 0 {
-		c.MaxDepth = 3
+		c.MaxDepth = 6
 	}
 	if c.MaxFolders <= 0 {
 		c.MaxFolders = 50_000
@@ -178,6 +178,9 @@ type Toolset struct {
 
 	changed chan struct{}
 	watch   *watcher
+
+	realOnce  sync.Once
+	realPaths []string
 }
 
 // New discovers and loads the skills of cfg.Roots (metadata only) and
@@ -363,25 +366,6 @@ func (t *Toolset) Close() error {
 	return nil
 }
 
-// skillFS opens the skill's folder: an os.Root for OS skills (confining
-// every access, including symbolic links, to the folder), or a sub-FS of
-// an fs.FS root.
-func (t *Toolset) skillFS(s *Skill) (fs.FS, func(), error) {
-	r := t.cfg.Roots[s.rootIdx]
-	if r.Path != "" {
-		root, err := os.OpenRoot(s.Dir)
-		if err != nil {
-			return nil, nil, err
-		}
-		return root.FS(), func() { root.Close() }, nil
-	}
-	sub, err := fs.Sub(r.FS, s.Dir)
-	if err != nil {
-		return nil, nil, err
-	}
-	return sub, func() {}, nil
-}
-
 // Body returns the skill's body, read (and cached until SKILL.md changes)
 // on first use.
 func (t *Toolset) Body(ctx context.Context, name string) (*Skill, *Body, error) {
@@ -394,16 +378,17 @@ func (t *Toolset) Body(ctx context.Context, name string) (*Skill, *Body, error) 
 		return nil, nil, &failure.Error{Kind: failure.InvalidArgs, Source: failure.SourceSkill, Name: name,
 			Message: fmt.Sprintf("there is no skill named %q; use a name from <available_skills>", name)}
 	}
-	fsys, done, err := t.skillFS(s)
+	d, err := t.openSkill(s)
 	if err != nil {
 		return s, nil, &failure.Error{Kind: failure.ToolError, Source: failure.SourceSkill, Name: name, Message: "the skill's folder cannot be opened", Err: err}
 	}
-	defer done()
+	defer d.close()
 	key := snap.keys[name]
-	st, err := fs.Stat(fsys, skillFile)
+	f, st, err := d.openMain()
 	if err != nil {
 		return s, nil, &failure.Error{Kind: failure.ToolError, Source: failure.SourceSkill, Name: name, Message: "the skill's SKILL.md cannot be read", Err: err}
 	}
+	defer f.Close()
 	t.mu.RLock()
 	e := t.cache[key]
 	var b *Body
@@ -414,7 +399,17 @@ func (t *Toolset) Body(ctx context.Context, name string) (*Skill, *Body, error) 
 	if b != nil {
 		return s, b, nil
 	}
-	b, err = loadBody(fsys, s.File, t.cfg.MaxSkillBytes)
+	data, err := readAllCapped(f, st.Size(), t.cfg.MaxSkillBytes)
+	if err != nil {
+		if err == errOverCap {
+			err = loadError(s.File, 0, ErrTooLarge, fmt.Sprintf("over the cap of %d bytes (Config.MaxSkillBytes)", t.cfg.MaxSkillBytes))
+		} else {
+			err = loadError(s.File, 0, err, "")
+		}
+		t.policy.Handle(ctx, err)
+		return s, nil, err
+	}
+	b, err = parseBody(data, d.fsys, s.File)
 	if err != nil {
 		t.policy.Handle(ctx, err)
 		return s, nil, err

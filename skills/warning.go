@@ -38,7 +38,9 @@ const (
 	WarnLinkMissing       Code = "link-missing"         // a relative link to a file the skill does not bundle
 	WarnLinkCase          Code = "link-case"            // a relative link whose case differs from the bundled file
 	WarnLinkOutside       Code = "link-outside"         // a link that leaves the skill folder
-	WarnDiscovery         Code = "discovery"            // discovery limits, unreadable folders, broken symlinks
+	WarnDiscovery         Code = "discovery"            // discovery limits, unreadable folders, broken symlinks, roots holding no skill
+	WarnSkillFileName     Code = "skill-file-name"      // spec: the main file is named skill.md, not SKILL.md
+	WarnFieldDropped      Code = "field-dropped"        // spec: an optional field whose YAML cannot be read (dropped)
 )
 
 // specCodes are the warnings that deviate from the Agent Skills
@@ -47,7 +49,8 @@ func isSpec(c Code) bool {
 	switch c {
 	case WarnLeadingBlank, WarnYAMLDelimiter, WarnUnquotedColon, WarnDuplicateKey, WarnNameMissing,
 		WarnNameInvalid, WarnNameMismatch, WarnDescriptionLong, WarnCompatibilityLong, WarnNotString,
-		WarnMetadataNested, WarnMetadataType, WarnAllowedToolsList, WarnAllowedToolsType, WarnUnknownField:
+		WarnMetadataNested, WarnMetadataType, WarnAllowedToolsList, WarnAllowedToolsType, WarnUnknownField,
+		WarnSkillFileName, WarnFieldDropped:
 		return true
 	}
 	return false
