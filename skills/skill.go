@@ -130,13 +130,24 @@ func parseHeader(file string, data []byte, atEOF bool, opts ParseOptions) (*Skil
 	}
 	m, fixes, err := decodeYAML(h.yaml, h.format)
 	if err != nil {
-		detail := strings.TrimPrefix(err.Error(), "yaml: ")
-		line := 0
-		if mm := yamlErrLine.FindStringSubmatch(err.Error()); mm != nil {
-			n, _ := strconv.Atoi(mm[1])
-			line = n + h.firstLine - 1
+		// Read what can be read, field by field: only a name or a
+		// description that cannot be had refuses the skill.
+		var bad []fieldError
+		m, fixes, bad = decodeByField(h.yaml, h.format)
+		for _, b := range bad {
+			line := b.line
+			if mm := yamlErrLine.FindStringSubmatch(b.msg); mm != nil {
+				n, _ := strconv.Atoi(mm[1])
+				line = n + b.line - 1
+			}
+			line += h.firstLine - 1
+			detail := yamlErrLine.ReplaceAllString(b.msg, "")
+			detail = strings.TrimSpace(detail)
+			if b.key == "name" || b.key == "description" {
+				return nil, false, loadError(file, line, ErrBadYAML, detail)
+			}
+			warn(line, WarnFieldDropped, "the YAML of %q cannot be read (%s); the field was dropped", b.key, detail)
 		}
-		return nil, false, loadError(file, line, ErrBadYAML, detail)
 	}
 	for _, f := range fixes {
 		warn(f.line+h.firstLine-1, WarnUnquotedColon, "the value of %q holds an unquoted \": \"; it was read as a quoted string (quote it)", f.key)

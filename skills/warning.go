@@ -136,12 +136,14 @@ func RefusalOf(err error) (r Refusal, ok bool) {
 	return re.r, true
 }
 
-// refusalError carries a Refusal inside a *failure.Error. Its text is the
-// reason's alone (the failure's message already names the location), and it
-// unwraps to the reason for errors.Is.
+// refusalError carries a Refusal inside a *failure.Error. The failure's
+// message already states the location, the reason and the detail (it is
+// what the model sees), so the carrier's own text says only what follows
+// from them, and the reason is not stated twice in Error(); it unwraps to
+// the reason for errors.Is.
 type refusalError struct{ r Refusal }
 
-func (e *refusalError) Error() string { return e.r.Reason.Error() }
+func (e *refusalError) Error() string { return "the skill was refused" }
 func (e *refusalError) Unwrap() error { return e.r.Reason }
 
 // loadError returns the *failure.Error refusing file for reason.

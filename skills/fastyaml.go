@@ -1,0 +1,265 @@
+package skills
+
+import (
+	"bytes"
+	"strings"
+
+	"gopkg.in/yaml.v2"
+)
+
+// A fast path for the frontmatter most SKILL.md files have: top-level
+// "key: value" lines whose values are quoted strings or plain text, and
+// one level of nested "key: value" maps (metadata). It decodes them into
+// the yaml.MapSlice yaml.v2 would produce, and declines (ok false) anything
+// else, which yaml.v2 then decodes: block and flow collections, block
+// scalars, multi-line values, comments after values, anchors, tags, and
+// every plain value YAML could read as something other than a string
+// (numbers, booleans, null, dates). FuzzFastYAML checks that whatever it
+// accepts, yaml.v2 decodes to the same value.
+
+// fastUnmarshal is the decoder of the accepted frontmatter formats: the
+// fast path, else yaml.v2.
+func fastUnmarshal(data []byte, v any) error {
+	if ms, ok := v.(*yaml.MapSlice); ok {
+		if m, ok := fastYAML(data); ok {
+			*ms = m
+			return nil
+		}
+	}
+	return yaml.Unmarshal(data, v)
+}
+
+// fastYAML decodes src when it is in the simple subset.
+func fastYAML(src []byte) (yaml.MapSlice, bool) {
+	var out yaml.MapSlice
+	var nested *yaml.MapSlice
+	nestIndent := 0
+	seen := make(map[string]bool, 8)
+	var nestedSeen map[string]bool
+	for len(src) > 0 {
+		var line []byte
+		if i := bytes.IndexByte(src, '\n'); i >= 0 {
+			line, src = src[:i], src[i+1:]
+		} else {
+			line, src = src, nil
+		}
+		trimmed := bytes.TrimRight(line, " ")
+		if len(trimmed) == 0 {
+			continue
+		}
+		indent := 0
+		for indent < len(trimmed) && trimmed[indent] == ' ' {
+			indent++
+		}
+		if indent == 0 {
+			nested = nil
+			if trimmed[0] == '#' {
+				continue
+			}
+		} else {
+			if nested == nil {
+				return nil, false
+			}
+			if nestIndent == 0 {
+				nestIndent = indent
+			}
+			if indent != nestIndent {
+				return nil, false
+			}
+		}
+		key, rest, ok := fastKey(trimmed[indent:])
+		if !ok {
+			return nil, false
+		}
+		if indent > 0 {
+			if nestedSeen[key] {
+				return nil, false
+			}
+			nestedSeen[key] = true
+			val, ok := fastScalar(rest)
+			if !ok || len(rest) == 0 {
+				return nil, false
+			}
+			*nested = append(*nested, yaml.MapItem{Key: key, Value: val})
+			continue
+		}
+		if seen[key] {
+			return nil, false
+		}
+		seen[key] = true
+		if len(rest) == 0 {
+			// A nested map must follow, on indented lines.
+			nested = &yaml.MapSlice{}
+			nestIndent = 0
+			nestedSeen = map[string]bool{}
+			out = append(out, yaml.MapItem{Key: key, Value: nested})
+			continue
+		}
+		val, ok := fastScalar(rest)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, yaml.MapItem{Key: key, Value: val})
+	}
+	for i := range out {
+		if p, ok := out[i].Value.(*yaml.MapSlice); ok {
+			if len(*p) == 0 {
+				return nil, false // "key:" with nothing under it is null in YAML
+			}
+			out[i].Value = *p
+		}
+	}
+	return out, true
+}
+
+// fastKey splits "key: rest" (or "key:"); the key must be a plain word
+// YAML reads as a string.
+func fastKey(line []byte) (string, []byte, bool) {
+	i := bytes.IndexByte(line, ':')
+	if i <= 0 {
+		return "", nil, false
+	}
+	key := line[:i]
+	for j, c := range key {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || j > 0 && (c >= '0' && c <= '9' || c == '-')) {
+			return "", nil, false
+		}
+	}
+	rest := line[i+1:]
+	if len(rest) > 0 {
+		if rest[0] != ' ' {
+			return "", nil, false
+		}
+		rest = bytes.TrimLeft(rest, " ")
+	}
+	k := string(key)
+	if !plainIsString(k) {
+		return "", nil, false
+	}
+	return k, rest, true
+}
+
+// fastScalar decodes a one-line value: a double- or single-quoted string
+// with simple escapes, or plain text that YAML reads as a string.
+func fastScalar(v []byte) (string, bool) {
+	if len(v) == 0 {
+		return "", false
+	}
+	switch v[0] {
+	case '"':
+		if len(v) < 2 || v[len(v)-1] != '"' {
+			return "", false
+		}
+		body := v[1 : len(v)-1]
+		if !quotedIsPlainText(body) {
+			return "", false
+		}
+		if bytes.IndexByte(body, '\\') < 0 {
+			if bytes.IndexByte(body, '"') >= 0 {
+				return "", false
+			}
+			return string(body), true
+		}
+		var b strings.Builder
+		for i := 0; i < len(body); i++ {
+			c := body[i]
+			switch {
+			case c == '"':
+				return "", false
+			case c != '\\':
+				b.WriteByte(c)
+				continue
+			}
+			if i+1 >= len(body) {
+				return "", false
+			}
+			i++
+			switch body[i] {
+			case '"':
+				b.WriteByte('"')
+			case '\\':
+				b.WriteByte('\\')
+			case '/':
+				b.WriteByte('/')
+			case 'n':
+				b.WriteByte('\n')
+			case 't':
+				b.WriteByte('\t')
+			default:
+				return "", false
+			}
+		}
+		return b.String(), true
+	case '\'':
+		if len(v) < 2 || v[len(v)-1] != '\'' {
+			return "", false
+		}
+		body := v[1 : len(v)-1]
+		if !quotedIsPlainText(body) {
+			return "", false
+		}
+		if bytes.IndexByte(body, '\'') < 0 {
+			return string(body), true
+		}
+		s := string(body)
+		if strings.Contains(strings.ReplaceAll(s, "''", ""), "'") {
+			return "", false
+		}
+		return strings.ReplaceAll(s, "''", "'"), true
+	}
+	// Plain: no indicator first, no ": " or " #" inside, no trailing ':',
+	// and text YAML does not resolve to another type.
+	switch v[0] {
+	case '-', '?', ':', ',', '[', ']', '{', '}', '#', '&', '*', '!', '|', '>', '%', '@', '`':
+		return "", false
+	}
+	if bytes.Contains(v, []byte(": ")) || bytes.Contains(v, []byte(" #")) || v[len(v)-1] == ':' || bytes.IndexByte(v, '\t') >= 0 {
+		return "", false
+	}
+	s := string(v)
+	if !plainIsString(s) {
+		return "", false
+	}
+	return s, true
+}
+
+// plainIsString reports plain text that YAML 1.1 (yaml.v2) certainly
+// reads as a string: it starts with a letter, '_' or a non-ASCII
+// character, is none of the boolean and null words, and holds no
+// control characters.
+func plainIsString(s string) bool {
+	c := s[0]
+	if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c >= 0x80) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < ' ' || s[i] == 0x7f {
+			return false
+		}
+	}
+	if c >= 0x80 {
+		// Non-ASCII text first: fine unless it is a byte order mark or
+		// another character yaml.v2 treats specially; leave those to it.
+		if strings.HasPrefix(s, "\uFEFF") || strings.ContainsAny(s, "\u0085\u2028\u2029\uFEFF") {
+			return false
+		}
+	}
+	if len(s) <= 5 {
+		switch strings.ToLower(s) {
+		case "y", "n", "yes", "no", "on", "off", "true", "false", "null":
+			return false
+		}
+	}
+	return true
+}
+
+// quotedIsPlainText reports quoted text without control characters or the
+// characters YAML treats as line breaks or byte order marks.
+func quotedIsPlainText(b []byte) bool {
+	for _, c := range b {
+		if c < ' ' || c == 0x7f {
+			return false
+		}
+	}
+	return !bytes.Contains(b, []byte("\u0085")) && !bytes.Contains(b, []byte("\u2028")) && !bytes.Contains(b, []byte("\u2029")) && !bytes.Contains(b, []byte("\uFEFF"))
+}
