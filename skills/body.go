@@ -62,6 +62,27 @@ type File struct {
 
 var schemeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*:`)
 
+// placeholderRE matches the skill-folder placeholders of other agents:
+// {baseDir} (Claude's skills) and ${CLAUDE_SKILL_DIR} (Claude Code), with
+// the slash after them.
+var placeholderRE = regexp.MustCompile(`(?:\{baseDir\}|\$\{CLAUDE_SKILL_DIR\})(/?)`)
+
+// expandPlaceholders rewrites "{baseDir}/x" and "${CLAUDE_SKILL_DIR}/x" as
+// "x", the path relative to the skill folder that read_skill_file and
+// run_skill_script take (and scripts run in the skill folder), and a bare
+// placeholder as ".".
+func expandPlaceholders(body []byte) []byte {
+	if bytes.IndexByte(body, '{') < 0 || !placeholderRE.Match(body) {
+		return body
+	}
+	return placeholderRE.ReplaceAllFunc(body, func(m []byte) []byte {
+		if m[len(m)-1] == '/' {
+			return nil
+		}
+		return []byte(".")
+	})
+}
+
 // parseBody parses the body of data, a whole SKILL.md; fsys is the
 // skill's folder, where links are looked up.
 func parseBody(data []byte, fsys fs.FS, file string) (*Body, error) {
@@ -77,6 +98,7 @@ func parseBody(data []byte, fsys fs.FS, file string) (*Body, error) {
 		body = bytes.ReplaceAll(body, []byte("\r\n"), []byte("\n"))
 		body = bytes.ReplaceAll(body, []byte("\r"), []byte("\n"))
 	}
+	body = expandPlaceholders(body)
 	b := &Body{Markdown: string(body), Line: h.endLine + 1}
 	lineAt := func(off int) int { return h.endLine + 1 + bytes.Count(body[:off], []byte("\n")) }
 	doc := goldmark.New().Parser().Parse(text.NewReader(body))
