@@ -166,7 +166,7 @@ func cut(s string, n int) string {
 					kept = kept[:k]
 				}
 			}
-			return strings.TrimRightFunc(kept, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune(",;:-–—", r) }) + "…"
+			return strings.TrimRightFunc(kept, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune(".,;:-–—", r) }) + "…"
 		}
 		i++
 	}
