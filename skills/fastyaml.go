@@ -3,6 +3,7 @@ package skills
 import (
 	"bytes"
 	"strings"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v2"
 )
@@ -31,6 +32,9 @@ func fastUnmarshal(data []byte, v any) error {
 
 // fastYAML decodes src when it is in the simple subset.
 func fastYAML(src []byte) (yaml.MapSlice, bool) {
+	if !plainSource(src) {
+		return nil, false
+	}
 	var out yaml.MapSlice
 	var nested *yaml.MapSlice
 	nestIndent := 0
@@ -262,4 +266,20 @@ func quotedIsPlainText(b []byte) bool {
 		}
 	}
 	return !bytes.Contains(b, []byte("\u0085")) && !bytes.Contains(b, []byte("\u2028")) && !bytes.Contains(b, []byte("\u2029")) && !bytes.Contains(b, []byte("\uFEFF"))
+}
+
+// plainSource reports valid UTF-8 without control characters (other than
+// line feeds), tabs, or the characters YAML treats as line breaks or byte
+// order marks.
+func plainSource(src []byte) bool {
+	ascii := true
+	for _, c := range src {
+		if c < ' ' && c != '\n' || c == 0x7f {
+			return false
+		}
+		if c >= 0x80 {
+			ascii = false
+		}
+	}
+	return ascii || utf8.Valid(src) && !bytes.ContainsAny(src, "\u0085\u2028\u2029\uFEFF")
 }
