@@ -42,11 +42,7 @@ func fastYAML(src []byte) (yaml.MapSlice, bool) {
 	var nestedSeen map[string]bool
 	for len(src) > 0 {
 		var line []byte
-		if i := bytes.IndexByte(src, '\n'); i >= 0 {
-			line, src = src[:i], src[i+1:]
-		} else {
-			line, src = src, nil
-		}
+		line, src = nextLF(src)
 		trimmed := bytes.TrimRight(line, " ")
 		if len(trimmed) == 0 {
 			continue
@@ -99,6 +95,15 @@ func fastYAML(src []byte) (yaml.MapSlice, bool) {
 			out = append(out, yaml.MapItem{Key: key, Value: nested})
 			continue
 		}
+		if rest[0] == '|' || rest[0] == '>' {
+			val, after, ok := fastBlock(rest, src)
+			if !ok {
+				return nil, false
+			}
+			src = after
+			out = append(out, yaml.MapItem{Key: key, Value: val})
+			continue
+		}
 		val, ok := fastScalar(rest)
 		if !ok {
 			return nil, false
@@ -114,6 +119,90 @@ func fastYAML(src []byte) (yaml.MapSlice, bool) {
 		}
 	}
 	return out, true
+}
+
+// nextLF splits the first line (without its LF) from src.
+func nextLF(src []byte) (line, rest []byte) {
+	if i := bytes.IndexByte(src, '\n'); i >= 0 {
+		return src[:i], src[i+1:]
+	}
+	return src, nil
+}
+
+// fastBlock decodes a top-level block scalar ("|", ">", "|-" or ">-")
+// whose lines follow in src, and returns the rest of src. It declines
+// indentation indicators, keep chomping, leading blank lines, trailing
+// blanks, lines indented differently from the first (folded) or less
+// (literal), and empty blocks.
+func fastBlock(header, src []byte) (string, []byte, bool) {
+	literal := header[0] == '|'
+	strip := false
+	switch string(header[1:]) {
+	case "":
+	case "-":
+		strip = true
+	default:
+		return "", nil, false
+	}
+	var b strings.Builder
+	indent := 0
+	blanks := 0 // blank lines pending
+	wrote, lastLF := false, false
+	for len(src) > 0 {
+		line, rest := nextLF(src)
+		if len(bytes.TrimRight(line, " ")) == 0 {
+			if len(line) > 0 && indent > 0 && len(line) > indent {
+				return "", nil, false // blanks beyond the indentation are content
+			}
+			if !wrote {
+				return "", nil, false
+			}
+			blanks++
+			src = rest
+			continue
+		}
+		n := 0
+		for n < len(line) && line[n] == ' ' {
+			n++
+		}
+		if n == 0 {
+			break // the next key
+		}
+		if indent == 0 {
+			indent = n
+		}
+		if n < indent || !literal && n != indent || line[len(line)-1] == ' ' {
+			return "", nil, false
+		}
+		text := line[indent:]
+		if wrote {
+			switch {
+			case literal:
+				b.WriteByte('\n')
+				for range blanks {
+					b.WriteByte('\n')
+				}
+			case blanks > 0:
+				for range blanks {
+					b.WriteByte('\n')
+				}
+			default:
+				b.WriteByte(' ')
+			}
+		}
+		blanks = 0
+		b.Write(text)
+		wrote = true
+		lastLF = len(src) > len(line)
+		src = rest
+	}
+	if !wrote {
+		return "", nil, false
+	}
+	if !strip && lastLF {
+		b.WriteByte('\n')
+	}
+	return b.String(), src, true
 }
 
 // fastKey splits "key: rest" (or "key:"); the key must be a plain word

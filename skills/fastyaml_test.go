@@ -16,7 +16,9 @@ var fastYAMLSeeds = []string{
 	"description: yes\n", "description: 1.0\n", "description: 2026-01-01\n", "description: ~\n",
 	"description: >\n  folded\n", "description: a # comment\n", "metadata:\n  a:\n    b: c\n",
 	"name: x\nname: y\n", "description: Use when\n  the user says: hello\n", "key:\n", "a: [1, 2]\n",
-	"description: \"\\uD83D\\uDD2D\"\n", "Yes: x\n", "description: café\n", "description: \"tab\there\"\n",
+	"description: \"\\uD83D\\uDD2D\"\n",
+	"description: >\n  folded over\n  two lines.\n\n  A paragraph.\nname: x\n", "description: |\n  literal\n    indented\n\n  end\n",
+	"description: >-\n  stripped\n", "description: |+\n  kept\n\n", "description: >\n\n  leading blank\n", "description: >\n  a\n   b\n", "Yes: x\n", "description: café\n", "description: \"tab\there\"\n",
 }
 
 // TestFastYAML: the fast path decodes its subset exactly as yaml.v2 does,
@@ -37,7 +39,7 @@ func TestFastYAML(t *testing.T) {
 	if accepted < 5 {
 		t.Errorf("the fast path accepted only %d of the simple seeds", accepted)
 	}
-	for _, src := range []string{"description: yes\n", "description: >\n  folded\n", "metadata:\n  a:\n    b: c\n", "name: x\nname: y\n", "key:\n"} {
+	for _, src := range []string{"description: yes\n", "description: |+\n  kept\n", "metadata:\n  a:\n    b: c\n", "name: x\nname: y\n", "key:\n"} {
 		if _, ok := fastYAML([]byte(src)); ok {
 			t.Errorf("fastYAML accepted %q, outside its subset", src)
 		}
