@@ -38,8 +38,7 @@ func fastYAML(src []byte) (yaml.MapSlice, bool) {
 	var out yaml.MapSlice
 	var nested *yaml.MapSlice
 	nestIndent := 0
-	seen := make(map[string]bool, 8)
-	var nestedSeen map[string]bool
+	listing := false // the nested block under the last key is a list
 	for len(src) > 0 {
 		var line []byte
 		line, src = nextLF(src)
@@ -67,15 +66,29 @@ func fastYAML(src []byte) (yaml.MapSlice, bool) {
 				return nil, false
 			}
 		}
+		if indent > 0 && trimmed[indent] == '-' {
+			// A list item: "- value", in a list under a "key:".
+			if len(*nested) > 0 || len(trimmed) < indent+3 || trimmed[indent+1] != ' ' {
+				return nil, false
+			}
+			val, ok := fastScalar(bytes.TrimLeft(trimmed[indent+2:], " "))
+			if !ok {
+				return nil, false
+			}
+			list := &out[len(out)-1]
+			items, _ := list.Value.([]any)
+			list.Value = append(items, val)
+			listing = true
+			continue
+		}
 		key, rest, ok := fastKey(trimmed[indent:])
 		if !ok {
 			return nil, false
 		}
 		if indent > 0 {
-			if nestedSeen[key] {
-				return nil, false
+			if listing || hasKey(*nested, key) {
+				return nil, false // a key after list items, or twice
 			}
-			nestedSeen[key] = true
 			val, ok := fastScalar(rest)
 			if !ok || len(rest) == 0 {
 				return nil, false
@@ -83,15 +96,14 @@ func fastYAML(src []byte) (yaml.MapSlice, bool) {
 			*nested = append(*nested, yaml.MapItem{Key: key, Value: val})
 			continue
 		}
-		if seen[key] {
+		if hasKey(out, key) {
 			return nil, false
 		}
-		seen[key] = true
 		if len(rest) == 0 {
 			// A nested map must follow, on indented lines.
 			nested = &yaml.MapSlice{}
 			nestIndent = 0
-			nestedSeen = map[string]bool{}
+			listing = false
 			out = append(out, yaml.MapItem{Key: key, Value: nested})
 			continue
 		}
@@ -111,6 +123,9 @@ func fastYAML(src []byte) (yaml.MapSlice, bool) {
 		out = append(out, yaml.MapItem{Key: key, Value: val})
 	}
 	for i := range out {
+		if _, ok := out[i].Value.([]any); ok {
+			continue
+		}
 		if p, ok := out[i].Value.(*yaml.MapSlice); ok {
 			if len(*p) == 0 {
 				return nil, false // "key:" with nothing under it is null in YAML
@@ -119,6 +134,16 @@ func fastYAML(src []byte) (yaml.MapSlice, bool) {
 		}
 	}
 	return out, true
+}
+
+// hasKey reports whether ms has the key.
+func hasKey(ms yaml.MapSlice, key string) bool {
+	for _, it := range ms {
+		if it.Key == key {
+			return true
+		}
+	}
+	return false
 }
 
 // nextLF splits the first line (without its LF) from src.

@@ -18,7 +18,7 @@ var fastYAMLSeeds = []string{
 	"name: x\nname: y\n", "description: Use when\n  the user says: hello\n", "key:\n", "a: [1, 2]\n",
 	"description: \"\\uD83D\\uDD2D\"\n",
 	"description: >\n  folded over\n  two lines.\n\n  A paragraph.\nname: x\n", "description: |\n  literal\n    indented\n\n  end\n",
-	"description: >-\n  stripped\n", "description: |+\n  kept\n\n", "description: >\n\n  leading blank\n", "description: >\n  a\n   b\n", "Yes: x\n", "description: café\n", "description: \"tab\there\"\n",
+	"description: >-\n  stripped\n", "allowed-tools:\n  - Read\n  - 'Bash(git:*)'\nname: x\n", "a:\n  - x\n  b: c\n", "a:\n  b: c\n  - x\n", "description: |+\n  kept\n\n", "description: >\n\n  leading blank\n", "description: >\n  a\n   b\n", "Yes: x\n", "description: café\n", "description: \"tab\there\"\n",
 }
 
 // TestFastYAML: the fast path decodes its subset exactly as yaml.v2 does,

@@ -179,9 +179,9 @@ func scanHeader(data []byte, atEOF bool) (h header, need bool, notYAML string, e
 	if bytes.IndexByte(raw, '\r') >= 0 {
 		raw = bytes.ReplaceAll(raw, []byte("\r\n"), []byte("\n"))
 		raw = bytes.ReplaceAll(raw, []byte("\r"), []byte("\n"))
-	} else {
-		raw = bytes.Clone(raw)
 	}
+	// raw is not retained past the parse (the decoders copy what they
+	// keep), so it need not be cloned out of the read buffer.
 	h.yaml = raw
 	return h, false, "", nil
 }

@@ -59,8 +59,11 @@ func (l *loader) pluginOS(dir string) string {
 	if name, ok := l.plugins()[file]; ok {
 		return name
 	}
-	f, err := openInRoot(filepath.Join(dir, pluginDir), "plugin.json", new(fileInfo))
+	f, _, err := openSkillFile(file) // regular files only, never a link, never blocking
 	if err != nil {
+		if err == errSymlink {
+			err = errors.New("it is a symbolic link")
+		}
 		if !errors.Is(err, fs.ErrNotExist) {
 			l.discoverWarn(file, "the plugin manifest cannot be read: %v; its skills keep their own names", err)
 		}
