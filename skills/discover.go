@@ -49,6 +49,7 @@ type cacheEntry struct {
 type found struct {
 	key   string
 	entry *cacheEntry
+	real  string // the real skill folder, for OS skills
 }
 
 // skillLoc is where a skill's SKILL.md was found and how to open it again.
@@ -104,6 +105,10 @@ type loader struct {
 	realRoots []string
 	realDirs  map[string]string
 	osRoots   map[int]*os.Root
+	// pathBuf builds the paths discovery opens; linked is set once a
+	// symbolic link to a folder was followed.
+	pathBuf []byte
+	linked  bool
 	// pluginNames caches the plugin manifests read, by file.
 	pluginNames map[string]string
 	dirs        []string // OS directories visited (for the watcher)
@@ -311,9 +316,12 @@ func (l *loader) walkOS(w *walk, dir, realDir string, depth int, plugin string) 
 			}
 			continue
 		}
-		full := dir + string(filepath.Separator) + name
-		real := realDir + string(filepath.Separator) + name
 		typ := e.Type()
+		if typ&fs.ModeSymlink == 0 && !typ.IsDir() {
+			continue
+		}
+		full := dir + string(filepath.Separator) + name
+		var real string
 		if typ&fs.ModeSymlink != 0 {
 			st, err := os.Stat(full)
 			if err != nil {
@@ -326,23 +334,32 @@ func (l *loader) walkOS(w *walk, dir, realDir string, depth int, plugin string) 
 			if real, err = filepath.EvalSymlinks(full); err != nil {
 				continue
 			}
-		} else if !typ.IsDir() {
-			continue
+			if _, inside := within(realDir, real); inside || real == realDir || w.visiting[real] {
+				continue // a link to a folder being searched: a loop
+			}
+			w.visiting[real] = true
+			if !l.linked {
+				// From now on, a folder may be reached twice.
+				l.linked = true
+				for _, f := range l.found {
+					if f.real != "" {
+						l.seen[f.real] = true
+					}
+				}
+			}
+		} else {
+			real = realDir + string(filepath.Separator) + name
 		}
 		if !l.countFolder(dir) {
 			return
 		}
-		if l.seen[real] {
+		if (len(l.cfg.Roots) > 1 || l.linked) && l.seen[real] {
 			w.found = true
 			continue // reached through another symbolic link or root: loaded once
-		}
-		if w.visiting[real] {
-			continue
 		}
 		if l.loadOS(w, full, name, real, plugin) {
 			continue
 		}
-		w.visiting[real] = true
 		if depth+1 < l.cfg.MaxDepth {
 			l.walkOS(w, full, real, depth+1, plugin)
 		} else {
@@ -355,42 +372,56 @@ func (l *loader) walkOS(w *walk, dir, realDir string, depth int, plugin string) 
 // whether there was.
 func (l *loader) loadOS(w *walk, dir, folder, realDir, plugin string) bool {
 	loc := skillLoc{dir: dir, folder: folder, name: skillFile, plugin: plugin, realDir: realDir}
-	file := dir + string(filepath.Separator) + skillFile
-	f, err := l.openOS(&loc, file)
+	// The path is built in a reused buffer: most folders hold no skill,
+	// and their names need not become strings.
+	b := append(l.pathBuf[:0], dir...)
+	b = append(b, filepath.Separator)
+	nameAt := len(b)
+	b = append(append(b, skillFile...), 0)
+	l.pathBuf = b
+	f, err := l.openOS(&loc, b)
 	if errors.Is(err, fs.ErrNotExist) {
 		loc.name = skillFileLower
-		lower := dir + string(filepath.Separator) + skillFileLower
-		if f, err = l.openOS(&loc, lower); err == nil {
-			file = lower
-		}
+		copy(b[nameAt:], skillFileLower)
+		f, err = l.openOS(&loc, b)
 	}
+	file := string(b[:len(b)-1])
 	if err != nil {
 		if errors.Is(err, ErrOutside) {
-			l.seen[realDir] = true
-			w.found = true
-			l.found = append(l.found, found{key: file, entry: &cacheEntry{err: loadError(file, 0, ErrOutside,
+			l.markSeen(w, realDir)
+			l.found = append(l.found, found{key: file, real: realDir, entry: &cacheEntry{err: loadError(file, 0, ErrOutside,
 				"SKILL.md is a symbolic link to a file outside its folder and outside every skill root")}})
 			return true
 		}
 		if !errors.Is(err, fs.ErrNotExist) && err != errNotRegular {
-			l.seen[realDir] = true
-			w.found = true
-			l.found = append(l.found, found{key: file, entry: &cacheEntry{err: loadError(file, 0, err, "")}})
+			l.markSeen(w, realDir)
+			l.found = append(l.found, found{key: file, real: realDir, entry: &cacheEntry{err: loadError(file, 0, err, "")}})
 			return true
 		}
 		return false
 	}
-	l.seen[realDir] = true
-	w.found = true
+	l.markSeen(w, realDir)
 	l.dirs = append(l.dirs, dir)
 	l.load(w.idx, w.r, file, file, loc, f)
+	l.found[len(l.found)-1].real = realDir
 	return true
 }
 
-// openOS opens a skill's main file, filling in loc.info (and loc.link* for
-// a link into another root).
-func (l *loader) openOS(loc *skillLoc, file string) (io.ReadCloser, error) {
-	f, info, err := openSkillFile(file)
+// markSeen records a skill folder found. With one root, a folder can be
+// reached twice only through a symbolic link, and those are resolved to
+// real paths before the check, so the map is only needed with several
+// roots or links.
+func (l *loader) markSeen(w *walk, realDir string) {
+	w.found = true
+	if len(l.cfg.Roots) > 1 || l.linked {
+		l.seen[realDir] = true
+	}
+}
+
+// openOS opens a skill's main file (path NUL-terminated), filling in
+// loc.info (and loc.link* for a link into another root).
+func (l *loader) openOS(loc *skillLoc, path []byte) (io.ReadCloser, error) {
+	f, info, err := openSkillPath(path)
 	if err == nil {
 		loc.info = info
 		return f, nil
@@ -398,7 +429,7 @@ func (l *loader) openOS(loc *skillLoc, file string) (io.ReadCloser, error) {
 	if err != errSymlink {
 		return nil, err
 	}
-	return l.openLinked(loc, file)
+	return l.openLinked(loc, string(path[:len(path)-1]))
 }
 
 // openLinked opens a SKILL.md that is a symbolic link: through an os.Root

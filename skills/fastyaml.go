@@ -35,7 +35,7 @@ func fastYAML(src []byte) (yaml.MapSlice, bool) {
 	if !plainSource(src) {
 		return nil, false
 	}
-	var out yaml.MapSlice
+	out := make(yaml.MapSlice, 0, 6)
 	var nested *yaml.MapSlice
 	nestIndent := 0
 	listing := false // the nested block under the last key is a list
@@ -121,6 +121,9 @@ func fastYAML(src []byte) (yaml.MapSlice, bool) {
 			return nil, false
 		}
 		out = append(out, yaml.MapItem{Key: key, Value: val})
+	}
+	if len(out) == 0 {
+		return nil, false
 	}
 	for i := range out {
 		if _, ok := out[i].Value.([]any); ok {
@@ -250,11 +253,25 @@ func fastKey(line []byte) (string, []byte, bool) {
 		}
 		rest = bytes.TrimLeft(rest, " ")
 	}
-	k := string(key)
+	k := internKey(key)
 	if !plainIsString(k) {
 		return "", nil, false
 	}
 	return k, rest, true
+}
+
+// commonKeys are the frontmatter keys most files have, returned without
+// allocating.
+var commonKeys = []string{"name", "description", "license", "compatibility", "metadata", "allowed-tools",
+	"author", "version", "tags", "category", "model", "user-invocable", "disable-model-invocation", "argument-hint"}
+
+func internKey(b []byte) string {
+	for _, k := range commonKeys {
+		if string(b) == k {
+			return k
+		}
+	}
+	return string(b)
 }
 
 // fastScalar decodes a one-line value: a double- or single-quoted string

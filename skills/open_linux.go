@@ -7,7 +7,11 @@ import (
 	"io"
 	"syscall"
 	"time"
+	"unsafe"
 )
+
+// atFDCWD is AT_FDCWD (-100): paths relative to the working directory.
+const atFDCWD = ^uintptr(99)
 
 // rawFile is a file opened for one short sequential read. Regular files
 // never block, so the startup path skips what os.Open adds for them on
@@ -28,10 +32,29 @@ type fileInfo struct {
 // a symbolic link reports errSymlink (it is opened through an os.Root
 // instead, see openLinked).
 func openSkillFile(name string) (*rawFile, fileInfo, error) {
+	p, err := syscall.ByteSliceFromString(name)
+	if err != nil {
+		return nil, fileInfo{}, err
+	}
+	return openSkillPath(p)
+}
+
+// openSkillPath is openSkillFile for a NUL-terminated path in a buffer
+// the caller reuses: discovery opens two names in every folder, and
+// converting each to a C string would be an allocation.
+func openSkillPath(path []byte) (*rawFile, fileInfo, error) {
+	if len(path) == 0 || path[len(path)-1] != 0 {
+		return nil, fileInfo{}, syscall.EINVAL
+	}
 	var fd int
 	var err error
 	for {
-		fd, err = syscall.Open(name, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+		r, _, e := syscall.Syscall6(syscall.SYS_OPENAT, atFDCWD, uintptr(unsafe.Pointer(&path[0])),
+			uintptr(syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NOFOLLOW|syscall.O_NONBLOCK), 0, 0, 0)
+		fd, err = int(r), nil
+		if e != 0 {
+			err = e
+		}
 		if !errors.Is(err, syscall.EINTR) {
 			break
 		}

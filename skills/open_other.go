@@ -39,3 +39,8 @@ func openSkillFile(name string) (*os.File, fileInfo, error) {
 	id, _, _ := idOf(st)
 	return f, fileInfo{mod: st.ModTime(), size: st.Size(), id: id}, nil
 }
+
+// openSkillPath is openSkillFile for a NUL-terminated path.
+func openSkillPath(path []byte) (*os.File, fileInfo, error) {
+	return openSkillFile(string(path[:len(path)-1]))
+}

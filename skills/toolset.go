@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"hash/fnv"
 	"io/fs"
 	"path/filepath"
 	"runtime"
@@ -255,14 +254,14 @@ func (t *Toolset) Reload(ctx context.Context) (bool, error) {
 			prevWarns[w] = true
 		}
 	}
-	h := fnv.New64a()
+	h := fnv64a(14695981039346656037)
 	var num [16]byte
 	for _, f := range l.found {
 		e := f.entry
-		h.Write([]byte(f.key))
+		h.writeString(f.key)
 		binary.LittleEndian.PutUint64(num[:8], uint64(e.modTime.UnixNano()))
 		binary.LittleEndian.PutUint64(num[8:], uint64(e.size))
-		h.Write(num[:])
+		h.write(num[:])
 		if e.err != nil {
 			s.errs = append(s.errs, e.err)
 			if !prevErrs[e.err.Error()] {
@@ -287,7 +286,7 @@ func (t *Toolset) Reload(ctx context.Context) (bool, error) {
 		}
 		return strings.Compare(a.Name, b.Name)
 	})
-	s.sum = h.Sum64()
+	s.sum = uint64(h)
 	changed := prev == nil || prev.sum != s.sum
 	if changed {
 		for _, w := range s.warnings {
@@ -441,4 +440,22 @@ func (t *Toolset) Check(ctx context.Context) ([]Warning, []error) {
 		warns = append(warns, b.Warnings...)
 	}
 	return warns, errs
+}
+
+// fnv64a is an FNV-1a hash of the loaded files, written without converting
+// each name to a byte slice.
+type fnv64a uint64
+
+const fnvPrime = 1099511628211
+
+func (h *fnv64a) writeString(s string) {
+	for i := 0; i < len(s); i++ {
+		*h = (*h ^ fnv64a(s[i])) * fnvPrime
+	}
+}
+
+func (h *fnv64a) write(b []byte) {
+	for _, c := range b {
+		*h = (*h ^ fnv64a(c)) * fnvPrime
+	}
 }
