@@ -259,7 +259,7 @@ func (s *Skill) fill(m yaml.MapSlice, lineOf func(string) int, warn func(int, Co
 	if n := utf8.RuneCountInString(s.Description); n > maxDescriptionLen {
 		warn(lineOf("description"), WarnDescriptionLong, "description is %d characters; the specification allows %d (it is shortened in the catalog if needed)", n, maxDescriptionLen)
 	}
-	if strings.ContainsAny(s.Description, "<>&") || strings.IndexFunc(s.Description, isUnsafeRune) >= 0 {
+	if strings.ContainsAny(s.Description, "<>&") || hasUnsafe(s.Description) {
 		warn(lineOf("description"), WarnMarkup, "description holds markup or control characters; they are escaped or removed in the catalog")
 	}
 	if hasName {
@@ -279,7 +279,7 @@ func (s *Skill) fill(m yaml.MapSlice, lineOf func(string) int, warn func(int, Co
 			warn(lineOf("name"), WarnNameMismatch, "name %q differs from its folder %q; the skill is known as %q", s.Name, s.Folder, s.Name)
 		}
 	}
-	if strings.IndexFunc(s.Name, isUnsafeRune) >= 0 {
+	if hasUnsafe(s.Name) {
 		return loadError(s.File, lineOf("name"), ErrNoName, "the name holds control characters")
 	}
 	return nil
@@ -466,6 +466,17 @@ func plain(v any) any {
 		return out
 	}
 	return v
+}
+
+// hasUnsafe reports whether s holds a character isUnsafeRune reports,
+// checking printable ASCII text (the common case) without decoding runes.
+func hasUnsafe(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' && c != '\n' && c != '\t' || c >= 0x7f {
+			return strings.IndexFunc(s[i:], isUnsafeRune) >= 0
+		}
+	}
+	return false
 }
 
 // isUnsafeRune reports characters removed from catalog text: control
