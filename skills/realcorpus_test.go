@@ -170,13 +170,26 @@ func isInvalidDir(dir string) bool {
 // folders skipped, the same depth, skill.md after SKILL.md, a folder
 // reached twice through links visited once) and calls fn on each, with
 // no parsing: the floor's discovery.
-func corpusWalk(root string, maxDepth int, fn func(file string) error) error {
+//
+// manifest, when set, is called on each plugin manifest
+// (.claude-plugin/plugin.json), which the loader reads too.
+func corpusWalk(root string, maxDepth int, fn, manifest func(file string) error) error {
 	seen := map[string]bool{}
 	var walk func(dir string, depth int) error
 	walk = func(dir string, depth int) error {
 		entries, err := os.ReadDir(dir)
 		if err != nil {
 			return err
+		}
+		if manifest != nil {
+			for _, e := range entries {
+				if e.Name() == pluginDir {
+					if err := manifest(filepath.Join(dir, pluginDir, "plugin.json")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+						return err
+					}
+					break
+				}
+			}
 		}
 		for _, e := range entries {
 			if skip, _ := skipFolder(e.Name()); skip {
@@ -251,13 +264,22 @@ func floorRead(file string, buf []byte) (int, error) {
 }
 
 // floorLoad is the read floor: the same walk, each SKILL.md read up to its
-// frontmatter's end, no parsing. It returns the files read.
+// frontmatter's end and each plugin manifest read, no parsing. It returns
+// the SKILL.md files read.
 func floorLoad(root string) ([]string, error) {
 	buf := make([]byte, 64<<10)
 	var files []string
 	err := corpusWalk(root, 6, func(file string) error {
 		files = append(files, file)
 		_, err := floorRead(file, buf)
+		return err
+	}, func(file string) error {
+		f, err := os.Open(file)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = f.Read(buf)
 		return err
 	})
 	return files, err
@@ -279,7 +301,7 @@ func adrgCorpusLoad(root string) (opened, n int, err error) {
 			n++
 		}
 		return nil
-	})
+	}, nil)
 	return opened, n, err
 }
 
