@@ -76,6 +76,11 @@ type parseJob struct {
 	idx   int
 }
 
+// jobBatch is the number of files handed to a parse worker at once. Each
+// job holds its file open, so at most (2*LoadWorkers+1)*jobBatch files
+// are open during a load (batches queued, being parsed, being filled).
+const jobBatch = 16
+
 // walk is the state of one root's discovery.
 type walk struct {
 	idx int
@@ -113,7 +118,8 @@ type loader struct {
 	pluginNames map[string]string
 	dirs        []string // OS directories visited (for the watcher)
 	found       []found
-	jobs        chan parseJob
+	jobs        chan []parseJob
+	batch       []parseJob
 	wg          sync.WaitGroup
 	warns       []Warning
 	nDirs       int
@@ -152,18 +158,23 @@ func (l *loader) discoverWarn(file, format string, args ...any) {
 // frontmatters; they are all done when run returns.
 func (l *loader) run() {
 	if n := l.cfg.LoadWorkers; n > 1 {
-		l.jobs = make(chan parseJob, 4*n)
+		l.jobs = make(chan []parseJob, n)
 		for range n {
 			l.wg.Add(1)
 			go func() {
 				defer l.wg.Done()
 				buf := make([]byte, 0, 4096)
-				for j := range l.jobs {
-					l.parse(j, &buf)
+				for batch := range l.jobs {
+					for _, j := range batch {
+						l.parse(j, &buf)
+					}
 				}
 			}()
 		}
 		defer func() {
+			if len(l.batch) > 0 {
+				l.jobs <- l.batch
+			}
 			close(l.jobs)
 			l.wg.Wait()
 		}()
@@ -627,7 +638,16 @@ func (l *loader) load(idx int, r Root, key, file string, loc skillLoc, f io.Read
 	}
 	j := parseJob{e: e, f: f, file: file, loc: loc, label: r.Label, idx: idx}
 	if l.jobs != nil {
-		l.jobs <- j
+		// Jobs go to the workers in batches: one channel operation (and
+		// at most one wake-up) per jobBatch files, not per file.
+		if l.batch == nil {
+			l.batch = make([]parseJob, 0, jobBatch)
+		}
+		l.batch = append(l.batch, j)
+		if len(l.batch) == jobBatch {
+			l.jobs <- l.batch
+			l.batch = nil
+		}
 		return
 	}
 	l.parse(j, &l.buf)
