@@ -140,7 +140,7 @@ func fastYAML(src []byte) (yaml.MapSlice, bool) {
 }
 
 // hasKey reports whether ms has the key.
-func hasKey(ms yaml.MapSlice, key string) bool {
+func hasKey(ms yaml.MapSlice, key any) bool {
 	for _, it := range ms {
 		if it.Key == key {
 			return true
@@ -235,29 +235,29 @@ func fastBlock(header, src []byte) (string, []byte, bool) {
 
 // fastKey splits "key: rest" (or "key:"); the key must be a plain word
 // YAML reads as a string.
-func fastKey(line []byte) (string, []byte, bool) {
+func fastKey(line []byte) (any, []byte, bool) {
 	i := bytes.IndexByte(line, ':')
 	if i <= 0 {
-		return "", nil, false
+		return nil, nil, false
 	}
 	key := line[:i]
 	for j, c := range key {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || j > 0 && (c >= '0' && c <= '9' || c == '-')) {
-			return "", nil, false
+			return nil, nil, false
 		}
 	}
 	rest := line[i+1:]
 	if len(rest) > 0 {
 		if rest[0] != ' ' {
-			return "", nil, false
+			return nil, nil, false
 		}
 		rest = bytes.TrimLeft(rest, " ")
 	}
-	k := internKey(key)
+	k, kv := internKey(key)
 	if !plainIsString(k) {
-		return "", nil, false
+		return nil, nil, false
 	}
-	return k, rest, true
+	return kv, rest, true
 }
 
 // commonKeys are the frontmatter keys most files have, returned without
@@ -265,13 +265,26 @@ func fastKey(line []byte) (string, []byte, bool) {
 var commonKeys = []string{"name", "description", "license", "compatibility", "metadata", "allowed-tools",
 	"author", "version", "tags", "category", "model", "user-invocable", "disable-model-invocation", "argument-hint"}
 
-func internKey(b []byte) string {
-	for _, k := range commonKeys {
+// commonKeyValues are commonKeys as interface values: a map item's key is
+// an interface, and boxing a string allocates.
+var commonKeyValues = func() []any {
+	out := make([]any, len(commonKeys))
+	for i, k := range commonKeys {
+		out[i] = k
+	}
+	return out
+}()
+
+// internKey returns the key as a string and as an interface value, without
+// allocating for the common keys.
+func internKey(b []byte) (string, any) {
+	for i, k := range commonKeys {
 		if string(b) == k {
-			return k
+			return k, commonKeyValues[i]
 		}
 	}
-	return string(b)
+	k := string(b)
+	return k, k
 }
 
 // fastScalar decodes a one-line value: a double- or single-quoted string
@@ -412,5 +425,18 @@ func plainSource(src []byte) bool {
 			ascii = false
 		}
 	}
-	return ascii || utf8.Valid(src) && !bytes.ContainsAny(src, "\u0085\u2028\u2029\uFEFF")
+	if ascii {
+		return true
+	}
+	if !utf8.Valid(src) {
+		return false
+	}
+	// YAML's printable set, less the characters it treats as line breaks
+	// or byte order marks.
+	for _, r := range string(src) {
+		if r >= 0x80 && r < 0xA0 || r == 0x2028 || r == 0x2029 || r == 0xFEFF || r == 0xFFFE || r == 0xFFFF {
+			return false
+		}
+	}
+	return true
 }
