@@ -21,20 +21,43 @@ import (
 // fastUnmarshal is the decoder of the accepted frontmatter formats: the
 // fast path, else yaml.v2.
 func fastUnmarshal(data []byte, v any) error {
-	if ms, ok := v.(*yaml.MapSlice); ok {
+	switch x := v.(type) {
+	case *yaml.MapSlice:
 		if m, ok := fastYAML(data); ok {
-			*ms = m
+			*x = m
 			return nil
 		}
+	case *lenientDecode:
+		if m, ok := fastYAMLLines(data, &x.colons); ok {
+			x.m = m
+			return nil
+		}
+		x.colons = x.colons[:0]
+		return yaml.Unmarshal(data, &x.m)
 	}
 	return yaml.Unmarshal(data, v)
 }
 
+// lenientDecode is the loader's decoding target: the map, and the lines
+// (1-based) of the top-level plain values the fast path read although
+// they hold an unquoted ": " (the lines the colon fix would quote; YAML
+// refuses them).
+type lenientDecode struct {
+	m      yaml.MapSlice
+	colons []int
+}
+
 // fastYAML decodes src when it is in the simple subset.
-func fastYAML(src []byte) (yaml.MapSlice, bool) {
+func fastYAML(src []byte) (yaml.MapSlice, bool) { return fastYAMLLines(src, nil) }
+
+// fastYAMLLines is fastYAML, and with colons set it also reads a top-level
+// plain value holding ": " as the string the colon fix would give,
+// recording its line.
+func fastYAMLLines(src []byte, colons *[]int) (yaml.MapSlice, bool) {
 	if !plainSource(src) {
 		return nil, false
 	}
+	lineNo := 0
 	out := make(yaml.MapSlice, 0, 6)
 	var nested *yaml.MapSlice
 	nestIndent := 0
@@ -42,6 +65,7 @@ func fastYAML(src []byte) (yaml.MapSlice, bool) {
 	for len(src) > 0 {
 		var line []byte
 		line, src = nextLF(src)
+		lineNo++
 		trimmed := bytes.TrimRight(line, " ")
 		if len(trimmed) == 0 {
 			continue
@@ -112,13 +136,18 @@ func fastYAML(src []byte) (yaml.MapSlice, bool) {
 			if !ok {
 				return nil, false
 			}
+			lineNo += bytes.Count(src[:len(src)-len(after)], []byte("\n"))
 			src = after
 			out = append(out, yaml.MapItem{Key: key, Value: val})
 			continue
 		}
 		val, ok := fastScalar(rest)
 		if !ok {
-			return nil, false
+			if colons == nil || !colonPlain(rest) {
+				return nil, false
+			}
+			val = string(rest)
+			*colons = append(*colons, lineNo)
 		}
 		out = append(out, yaml.MapItem{Key: key, Value: val})
 	}
@@ -147,6 +176,15 @@ func hasKey(ms yaml.MapSlice, key any) bool {
 		}
 	}
 	return false
+}
+
+// colonPlain reports a plain value that YAML refuses only for an unquoted
+// ": " inside it, and that the colon fix reads as the whole text: it
+// starts with a letter, holds ": ", and no comment.
+func colonPlain(v []byte) bool {
+	c := v[0]
+	return (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') && bytes.Contains(v, []byte(": ")) &&
+		!bytes.Contains(v, []byte(" #")) && bytes.IndexByte(v, '\t') < 0
 }
 
 // nextLF splits the first line (without its LF) from src.

@@ -208,10 +208,13 @@ type colonFix struct {
 func decodeYAML(src []byte, f *frontmatter.Format) (yaml.MapSlice, []colonFix, error) {
 	var fixes []colonFix
 	for attempt := 0; ; attempt++ {
-		var m yaml.MapSlice
-		err := f.Unmarshal(src, &m)
+		var d lenientDecode
+		err := f.Unmarshal(src, &d)
 		if err == nil {
-			return m, fixes, nil
+			for _, line := range d.colons {
+				fixes = append(fixes, colonFix{line: line, key: lineKey(src, line)})
+			}
+			return d.m, fixes, nil
 		}
 		if attempt >= 16 {
 			return nil, fixes, err
@@ -367,6 +370,19 @@ func quoteLine(src []byte, n int) ([]byte, string, bool) {
 	val := strings.TrimRight(string(m[2]), " \t")
 	lines[n-1] = []byte(string(m[1]) + ": " + strconv.Quote(val))
 	return bytes.Join(lines, []byte("\n")), strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(m[1])), "- ")), true
+}
+
+// lineKey returns the key of line n (1-based) of src, a "key: value" line.
+func lineKey(src []byte, n int) string {
+	for i := 1; i < n; i++ {
+		j := bytes.IndexByte(src, '\n')
+		if j < 0 {
+			return ""
+		}
+		src = src[j+1:]
+	}
+	k, _, _ := bytes.Cut(src, []byte(":"))
+	return strings.TrimSpace(string(k))
 }
 
 // keyLine returns the 1-based line within the YAML block of the top-level
