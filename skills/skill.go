@@ -23,7 +23,8 @@ const (
 // Skill is a skill's metadata, read from the frontmatter of its SKILL.md.
 type Skill struct {
 	// Name is the skill's name: the frontmatter's, or the folder's when the
-	// frontmatter has none.
+	// frontmatter has none; for a skill of a Claude Code plugin (a folder
+	// holding .claude-plugin/plugin.json), "plugin:name".
 	Name string `json:"name"`
 	// Description says what the skill does and when to use it.
 	Description string `json:"description"`
@@ -45,7 +46,7 @@ type Skill struct {
 	// Dir is the skill's folder: an absolute OS path, or a path in Root's
 	// fs.FS.
 	Dir string `json:"dir"`
-	// File names the SKILL.md in warnings and errors.
+	// File names the SKILL.md (or skill.md) in warnings and errors.
 	File string `json:"file"`
 	// Root is the label of the root the skill was found in.
 	Root string `json:"root,omitempty"`
