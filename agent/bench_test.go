@@ -40,11 +40,9 @@ func BenchmarkDirectToolCall(b *testing.B) {
 }
 
 // cooperativeTool is benchTool as a source such as an MCP server offers
-// it: it honours cancellation (agent.Cooperative) and validates its own
+// it: it honours cancellation (as tools once promised) and validates its own
 // arguments (ToolSpec.SourceValidates).
 type cooperativeTool struct{ agent.Tool }
-
-func (cooperativeTool) HonoursCancellation() bool { return true }
 
 func (c cooperativeTool) Spec() agent.ToolSpec {
 	s := c.Tool.Spec()

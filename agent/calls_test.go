@@ -16,7 +16,7 @@ import (
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
-// coopTool is a tool that honours cancellation (agent.Cooperative) and
+// coopTool is a tool that honours cancellation (as tools once promised) and
 // records the goroutine it ran on.
 type coopTool struct {
 	spec agent.ToolSpec
@@ -25,8 +25,7 @@ type coopTool struct {
 	args []json.RawMessage
 }
 
-func (c *coopTool) Spec() agent.ToolSpec      { return c.spec }
-func (c *coopTool) HonoursCancellation() bool { return true }
+func (c *coopTool) Spec() agent.ToolSpec { return c.spec }
 func (c *coopTool) Call(ctx context.Context, args json.RawMessage) (*agent.Result, error) {
 	c.mu.Lock()
 	c.args = append(c.args, args)
@@ -160,7 +159,7 @@ func TestDetachedSingleCall(t *testing.T) {
 }
 
 // TestCooperativeToolIgnoringCancellation: a tool that says it honours
-// cancellation (agent.Cooperative) but does not cannot hold a run past its
+// cancellation (as tools once promised) but does not cannot hold a run past its
 // deadlines, in Session.Run as in Stream: the call ends at ToolTimeout
 // (plus the grace a cancelled tool gets) with a timeout the model sees, the
 // run at MaxDuration with a budget failure; the abandoned call's goroutine

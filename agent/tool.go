@@ -128,22 +128,6 @@ type Part struct {
 	JSON json.RawMessage `json:"json,omitempty"`
 }
 
-// Cooperative is implemented by tools that return promptly once their
-// context is done: the MCP, A2A and agent tools say so, as go-sdk and
-// a2a-go calls end (and cancel at the source) when their context is
-// cancelled.
-//
-// Deprecated: the agent no longer trusts the promise, which a tool (or the
-// server behind it) can break: every call runs on a goroutine of its own,
-// so that a run's ToolTimeout and MaxDuration hold whatever the tool does.
-// HonoursCancellation is not consulted.
-type Cooperative interface {
-	Tool
-	// HonoursCancellation reports whether Call returns promptly once its
-	// context is done.
-	HonoursCancellation() bool
-}
-
 // Result is what a tool returns.
 type Result struct {
 	// Parts is the content.

@@ -104,11 +104,6 @@ func newTool(s *server, name string, t *gomcp.Tool) *tool {
 // Spec describes the tool.
 func (t *tool) Spec() agent.ToolSpec { return t.spec }
 
-// HonoursCancellation reports that Call returns once ctx is done (go-sdk
-// ends the request and sends notifications/cancelled), which lets the agent
-// call it without a guard goroutine (agent.Cooperative).
-func (t *tool) HonoursCancellation() bool { return true }
-
 // Call calls the tool at its server.
 func (t *tool) Call(ctx context.Context, args json.RawMessage) (*agent.Result, error) {
 	return t.s.callTool(ctx, t.spec.Name, t.orig, t.output, args)
