@@ -81,10 +81,6 @@ type Config struct {
 	MaxResultBytes int
 	// MaxTokens caps each model answer (0: provider default).
 	MaxTokens int
-	// AlwaysValidateArgs validates every call's arguments against the
-	// tool's input schema, even for tools whose source validates them
-	// itself (ToolSpec.SourceValidates: MCP tools).
-	AlwaysValidateArgs bool
 }
 
 // PolicyUser is implemented by toolsets whose source runs work of its own

@@ -39,7 +39,6 @@ func TestSourceValidatedArgs(t *testing.T) {
 	cases := []struct {
 		name      string
 		source    bool
-		always    bool
 		perm      agent.Permission
 		wantKind  failure.Kind // of the handled failure; Unknown: the tool ran
 		wantCalls int
@@ -47,14 +46,13 @@ func TestSourceValidatedArgs(t *testing.T) {
 		{name: "agent validates its own tools", perm: agent.Allow, wantKind: failure.InvalidArgs},
 		{name: "source validates: passed through", source: true, perm: agent.Allow, wantCalls: 1},
 		{name: "source validates, but a person is asked", source: true, perm: agent.Ask, wantKind: failure.InvalidArgs},
-		{name: "AlwaysValidateArgs", source: true, always: true, perm: agent.Allow, wantKind: failure.InvalidArgs},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			tl := &coopTool{spec: agent.ToolSpec{Name: "count", Description: "d", InputSchema: schema, SourceValidates: tc.source},
+			tl := &coopTool{spec: agent.ToolSpec{Name: "count", Description: "d", InputSchema: schema, Source: provenanceOf(tc.source)},
 				fn: func(context.Context) (*agent.Result, error) { return agent.ErrorResult("n must be an integer"), nil }}
 			asked := 0
-			a := newAgent(t, agent.Config{Name: "a", Tools: []agent.Tool{tl}, AlwaysValidateArgs: tc.always,
+			a := newAgent(t, agent.Config{Name: "a", Tools: []agent.Tool{tl},
 				Permissions: &agent.Permissions{Rules: []agent.Rule{{Tool: "count", Permission: tc.perm}}},
 				Elicitor: agent.ElicitorFunc(func(context.Context, agent.Elicitation) (agent.ElicitationResult, error) {
 					asked++
@@ -268,4 +266,13 @@ func TestCooperativeToolIgnoringCancellation(t *testing.T) {
 			}
 		})
 	}
+}
+
+// provenanceOf is an MCP server's provenance when the source validates
+// arguments, a local tool's otherwise.
+func provenanceOf(sourceValidates bool) agent.Provenance {
+	if sourceValidates {
+		return agent.Provenance{Kind: "mcp", Name: "srv", Tool: "count"}
+	}
+	return agent.Provenance{Kind: "local"}
 }

@@ -51,13 +51,6 @@ type ToolSpec struct {
 	// Executes marks a tool that runs commands or code; the default
 	// permission policy denies it unless a rule allows it.
 	Executes bool `json:"executes,omitempty"`
-	// SourceValidates says the tool's source validates arguments against
-	// InputSchema itself, as MCP servers must by the specification (the
-	// mcp package sets it). The agent then only checks that the arguments
-	// are a JSON object, sparing a second validation on each call, unless
-	// the call needs a person's approval (nobody is asked to approve a call
-	// that cannot succeed) or Config.AlwaysValidateArgs is set.
-	SourceValidates bool `json:"source_validates,omitempty"`
 	// Timeout, when positive, bounds a call of this tool instead of the
 	// agent's Config.ToolTimeout (long-running tools, sub-agents).
 	Timeout time.Duration `json:"timeout,omitempty"`

@@ -83,7 +83,7 @@ func newTool(s *server, name string, t *gomcp.Tool) *tool {
 	}
 	// MCP servers must validate tool inputs (specification, "Tools",
 	// security considerations); the agent need not do it a second time.
-	spec := agent.ToolSpec{Name: name, Description: desc, InputSchema: in, SourceValidates: true,
+	spec := agent.ToolSpec{Name: name, Description: desc, InputSchema: in,
 		Source: agent.Provenance{Kind: "mcp", Name: s.cfg.Name, Tool: t.Name}}
 	if a := t.Annotations; a != nil {
 		spec.ReadOnly = a.ReadOnlyHint
