@@ -31,11 +31,6 @@ type delegateArgs struct {
 	TaskID    string `json:"task_id"`
 }
 
-// HonoursCancellation reports that a cancelled call ends promptly (the
-// remote task is cancelled in the background, bounded), so the agent may call
-// it without a guard goroutine (agent.Cooperative).
-func (t *delegateTool) HonoursCancellation() bool { return true }
-
 // Call delegates one task.
 func (t *delegateTool) Call(ctx context.Context, raw json.RawMessage) (*agent.Result, error) {
 	var in delegateArgs

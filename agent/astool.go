@@ -115,9 +115,6 @@ func inputArg(args json.RawMessage) (string, error) {
 
 func (t *agentTool) Spec() ToolSpec { return t.spec }
 
-// HonoursCancellation reports that a cancelled call ends the sub-run.
-func (t *agentTool) HonoursCancellation() bool { return true }
-
 func (t *agentTool) Call(ctx context.Context, args json.RawMessage) (*Result, error) {
 	input, err := t.input(args)
 	if err != nil {

@@ -111,9 +111,6 @@ func NewHandoffTool(to string, opts *HandoffOptions) (Tool, error) {
 
 func (t *handoffTool) Spec() ToolSpec { return t.spec }
 
-// HonoursCancellation reports that the call never blocks.
-func (t *handoffTool) HonoursCancellation() bool { return true }
-
 func (t *handoffTool) Call(_ context.Context, args json.RawMessage) (*Result, error) {
 	var in struct {
 		Task    string `json:"task"`

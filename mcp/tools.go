@@ -83,7 +83,7 @@ func newTool(s *server, name string, t *gomcp.Tool) *tool {
 	}
 	// MCP servers must validate tool inputs (specification, "Tools",
 	// security considerations); the agent need not do it a second time.
-	spec := agent.ToolSpec{Name: name, Description: desc, InputSchema: in, SourceValidates: true,
+	spec := agent.ToolSpec{Name: name, Description: desc, InputSchema: in,
 		Source: agent.Provenance{Kind: "mcp", Name: s.cfg.Name, Tool: t.Name}}
 	if a := t.Annotations; a != nil {
 		spec.ReadOnly = a.ReadOnlyHint
@@ -103,11 +103,6 @@ func newTool(s *server, name string, t *gomcp.Tool) *tool {
 
 // Spec describes the tool.
 func (t *tool) Spec() agent.ToolSpec { return t.spec }
-
-// HonoursCancellation reports that Call returns once ctx is done (go-sdk
-// ends the request and sends notifications/cancelled), which lets the agent
-// call it without a guard goroutine (agent.Cooperative).
-func (t *tool) HonoursCancellation() bool { return true }
 
 // Call calls the tool at its server.
 func (t *tool) Call(ctx context.Context, args json.RawMessage) (*agent.Result, error) {
