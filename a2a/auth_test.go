@@ -38,6 +38,13 @@ func TestAuth_AUTH_SERVER_002(t *testing.T) {
 		{"wrong api key", map[string]string{"X-API-Key": "nope"}, 401},
 		{"refused caller", map[string]string{"Authorization": "Bearer tok-mallory"}, 403},
 		{"bearer", map[string]string{"Authorization": "Bearer tok-bob"}, 200},
+		// The scheme name is case-insensitive (RFC 9110 11.1, RFC 6750 2.1).
+		{"bearer lower case", map[string]string{"Authorization": "bearer tok-bob"}, 200},
+		{"bearer upper case", map[string]string{"Authorization": "BEARER tok-bob"}, 200},
+		{"bearer two spaces", map[string]string{"Authorization": "Bearer  tok-bob"}, 200},
+		{"bearer no token", map[string]string{"Authorization": "bearer"}, 401},
+		{"basic scheme", map[string]string{"Authorization": "Basic tok-bob"}, 401},
+		{"scheme glued to token", map[string]string{"Authorization": "Bearertok-bob"}, 401},
 		{"api key", map[string]string{"X-API-Key": "key-alice"}, 200},
 	}
 	for _, tc := range tests {

@@ -71,6 +71,11 @@ type ServerConfig struct {
 	// artifact in chunks of at least this many bytes (default 256; a
 	// negative value sends the answer in one piece at the end).
 	ChunkBytes int
+	// MaxRequestBytes bounds the body of one request (default 4 MiB);
+	// larger ones are refused with HTTP 413 before they are read. A
+	// request's JSON may also nest at most 64 levels and hold at most
+	// 100,000 values.
+	MaxRequestBytes int64
 	// KeepAlive sends SSE keep-alives at this interval (0: none).
 	KeepAlive time.Duration
 	// Policy handles the server's failures (nil: the agent's policy).
@@ -108,6 +113,9 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	}
 	if cfg.InputTimeout <= 0 {
 		cfg.InputTimeout = 10 * time.Minute
+	}
+	if cfg.MaxRequestBytes <= 0 {
+		cfg.MaxRequestBytes = defaultMaxRequestBytes
 	}
 	if cfg.Store == nil {
 		cfg.Store = store.NewMemory(store.MemoryConfig{})
@@ -188,9 +196,11 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("GET "+CardPath, card)
 	mux.Handle("GET "+LegacyCardPath, card)
 	mux.Handle("OPTIONS "+CardPath, card)
-	mux.Handle(JSONRPCPath, s.cfg.Auth.middleware(bindingJSONRPC, rpc))
-	mux.Handle("POST /{$}", s.cfg.Auth.middleware(bindingJSONRPC, rpc))
-	mux.Handle(RESTPath+"/", s.cfg.Auth.middleware(bindingREST, http.StripPrefix(RESTPath, rest)))
+	lim := s.cfg.MaxRequestBytes
+	rpcH := s.cfg.Auth.middleware(bindingJSONRPC, limitBody(bindingJSONRPC, lim, rpc))
+	mux.Handle(JSONRPCPath, rpcH)
+	mux.Handle("POST /{$}", rpcH)
+	mux.Handle(RESTPath+"/", s.cfg.Auth.middleware(bindingREST, limitBody(bindingREST, lim, http.StripPrefix(RESTPath, rest))))
 	return mux
 }
 
