@@ -1,15 +1,18 @@
 package a2a
 
 import (
+	"context"
 	"errors"
 	"github.com/rs/zerolog"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv/push"
 
 	"github.com/switchboard-dev/switchboard/agent/failure"
 )
@@ -268,24 +271,91 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// TestPushRefusesPrivateTargets: without AllowPrivatePush, deliveries to a
-// loopback webhook are refused (SSRF guard) and the task still completes.
+// TestPushRefusesPrivateTargets: without AllowPrivatePush, push configs
+// aimed at loopback, link-local, unspecified or private addresses are
+// refused when they are set, on both bindings, whether created or sent with
+// a message, with an InvalidParams error naming the rule.
 func TestPushRefusesPrivateTargets(t *testing.T) {
+	_, hs := newWorker(t, ServerConfig{PushNotifications: true})
+	ctx := ctxT(t)
+	targets := []struct{ url, rule string }{
+		{"http://127.0.0.1:8080/hook", "loopback"},
+		{"http://localhost/hook", "loopback"},
+		{"http://[::1]/hook", "loopback"},
+		{"http://169.254.169.254/latest/meta-data", "link-local"},
+		{"http://0.0.0.0/hook", "unspecified"},
+		{"http://10.1.2.3/hook", "private"},
+		{"https://192.168.0.10/hook", "private"},
+		{"http://[::ffff:127.0.0.1]/hook", "loopback"},
+		{"ftp://example.com/hook", "not an absolute http or https URL"},
+	}
+	for _, b := range bindings {
+		c := clientFor(t, hs.URL, b, nil)
+		m := textMsg("slow push")
+		m.Config = &a2ago.SendMessageConfig{ReturnImmediately: true}
+		res, err := c.SendMessage(ctx, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := res.(*a2ago.Task).ID
+		for _, tc := range targets {
+			t.Run(string(b)+"/create/"+tc.url, func(t *testing.T) {
+				_, err := c.CreateTaskPushConfig(ctx, &a2ago.PushConfig{TaskID: id, URL: tc.url})
+				if !errors.Is(err, a2ago.ErrInvalidParams) || !strings.Contains(err.Error(), tc.rule) {
+					t.Fatalf("err = %v, want InvalidParams naming %q", err, tc.rule)
+				}
+			})
+			t.Run(string(b)+"/with message/"+tc.url, func(t *testing.T) {
+				m := textMsg("hello")
+				m.Config = &a2ago.SendMessageConfig{PushConfig: &a2ago.PushConfig{URL: tc.url}}
+				_, err := c.SendMessage(ctx, m)
+				if !errors.Is(err, a2ago.ErrInvalidParams) || !strings.Contains(err.Error(), tc.rule) {
+					t.Fatalf("err = %v, want InvalidParams naming %q", err, tc.rule)
+				}
+			})
+		}
+		if l, err := c.ListTaskPushConfigs(ctx, &a2ago.ListTaskPushConfigRequest{TaskID: id}); err != nil || len(l) != 0 {
+			t.Errorf("refused configs were stored: %v, %v", l, err)
+		}
+		pc, err := c.CreateTaskPushConfig(ctx, &a2ago.PushConfig{TaskID: id, URL: "https://192.0.2.1/hook"}) // TEST-NET-1
+		if err != nil {
+			t.Fatalf("a public address was refused: %v", err)
+		}
+		if err := c.DeleteTaskPushConfig(ctx, &a2ago.DeleteTaskPushConfigRequest{TaskID: id, ID: pc.ID}); err != nil { // nothing is sent there
+			t.Fatal(err)
+		}
+		if _, err := c.CancelTask(ctx, &a2ago.CancelTaskRequest{ID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestPushRefusedAtDelivery: a config that reached the store without the
+// set-time check (set by a replica allowed to, or a name that resolved
+// elsewhere then) is still refused when delivered, and the task completes.
+func TestPushRefusedAtDelivery(t *testing.T) {
 	var mu sync.Mutex
 	got := 0
 	hook := newHookServer(t, func(string, string) { mu.Lock(); got++; mu.Unlock() })
 	var logs lockedBuffer
 	log := zerolog.New(&logs)
-	_, hs := newWorker(t, ServerConfig{PushNotifications: true, Logger: &log})
+	pushes := push.NewInMemoryStore()
+	_, hs := newWorker(t, ServerConfig{PushNotifications: true, PushStore: pushes, Logger: &log})
+	ctx := ctxT(t)
 	c := clientFor(t, hs.URL, a2ago.TransportProtocolJSONRPC, nil)
-	m := textMsg("hello")
-	m.Config = &a2ago.SendMessageConfig{PushConfig: &a2ago.PushConfig{URL: hook, Token: "t"}}
-	res, err := c.SendMessage(ctxT(t), m)
+	m := textMsg("slow push")
+	m.Config = &a2ago.SendMessageConfig{ReturnImmediately: true}
+	res, err := c.SendMessage(ctx, m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.(*a2ago.Task).Status.State != a2ago.TaskStateCompleted {
-		t.Fatalf("task = %+v", res)
+	id := res.(*a2ago.Task).ID
+	if _, err := pushes.Save(ctx, id, &a2ago.PushConfig{URL: hook, Token: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	ct, err := c.CancelTask(ctx, &a2ago.CancelTaskRequest{ID: id})
+	if err != nil || ct.Status.State != a2ago.TaskStateCanceled {
+		t.Fatalf("cancel = %+v, %v", ct, err)
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -294,5 +364,45 @@ func TestPushRefusesPrivateTargets(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "blocked address range") {
 		t.Fatalf("no refused delivery logged:\n%s", logs.String())
+	}
+}
+
+func TestPushGuardResolvesNames(t *testing.T) {
+	lookup := func(_ context.Context, host string) ([]netip.Addr, error) {
+		switch host {
+		case "metadata.example":
+			return []netip.Addr{netip.MustParseAddr("93.184.215.14"), netip.MustParseAddr("169.254.169.254")}, nil
+		case "public.example":
+			return []netip.Addr{netip.MustParseAddr("93.184.215.14")}, nil
+		}
+		return nil, errors.New("no such host")
+	}
+	tests := []struct {
+		url   string
+		allow bool
+		rule  string // "" accepted
+	}{
+		{"https://metadata.example/x", false, "resolves to 169.254.169.254: it is a link-local address"},
+		{"https://public.example/x", false, ""},
+		{"https://unresolvable.example/x", false, ""}, // checked again at delivery
+		{"https://app.localhost/x", false, "loopback"},
+		{"http://127.0.0.1/x", true, ""},
+		{"https://metadata.example/x", true, ""},
+		{"not a url", true, "not an absolute http or https URL"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.url, func(t *testing.T) {
+			err := pushGuard{allowPrivate: tc.allow, lookup: lookup}.check(context.Background(), tc.url)
+			if tc.rule == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			var fe *failure.Error
+			if !errors.As(err, &fe) || fe.Kind != failure.InvalidArgs || !errors.Is(err, a2ago.ErrInvalidParams) || !strings.Contains(err.Error(), tc.rule) {
+				t.Fatalf("err = %v, want InvalidArgs naming %q", err, tc.rule)
+			}
+		})
 	}
 }

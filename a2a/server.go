@@ -139,32 +139,43 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	}
 	s.caps = a2ago.AgentCapabilities{Streaming: true, PushNotifications: cfg.PushNotifications,
 		ExtendedAgentCard: cfg.ExtendedCard != nil}
-	s.handler = &answerHandler{RequestHandler: newRequestHandler(&executor{s: s}, s.caps, cfg, s.slogger()), s: s}
+	s.handler = &answerHandler{RequestHandler: s.newRequestHandler(&executor{s: s}, s.slogger()), s: s}
 	s.mux = s.routes()
 	return s, nil
 }
 
-// newRequestHandler is a2a-go's request handler over our store, with
-// capability checks, the caller's identity and push notifications.
-func newRequestHandler(ex a2asrv.AgentExecutor, caps a2ago.AgentCapabilities, cfg ServerConfig, log *slog.Logger) a2asrv.RequestHandler {
+// newRequestHandler is a2a-go's request handler (interceptors, capability
+// checks, logging) around our task manager (taskHandler) over our store,
+// with the caller's identity and push notifications.
+func (s *Server) newRequestHandler(ex a2asrv.AgentExecutor, log *slog.Logger) a2asrv.RequestHandler {
+	cfg := s.cfg
 	opts := []a2asrv.RequestHandlerOption{
 		a2asrv.WithTaskStore(cfg.Store),
-		a2asrv.WithCapabilityChecks(&caps),
+		a2asrv.WithCapabilityChecks(&s.caps),
 		a2asrv.WithCallInterceptors(userInterceptor{}),
 		a2asrv.WithLogger(log),
 	}
 	if cfg.ExtendedCard != nil {
 		opts = append(opts, a2asrv.WithExtendedAgentCard(cfg.ExtendedCard))
 	}
+	th := &taskHandler{ex: ex, store: cfg.Store, s: s, live: map[a2ago.TaskID]*execution{},
+		guard: pushGuard{allowPrivate: cfg.AllowPrivatePush}}
 	if cfg.PushNotifications {
-		ps := cfg.PushStore
-		if ps == nil {
-			ps = push.NewInMemoryStore()
+		th.pushes = cfg.PushStore
+		if th.pushes == nil {
+			th.pushes = push.NewInMemoryStore()
 		}
-		opts = append(opts, a2asrv.WithPushNotifications(ps,
-			push.NewHTTPPushSender(&push.HTTPSenderConfig{Timeout: 10 * time.Second, AllowPrivateNetworks: cfg.AllowPrivatePush})))
+		th.sender = push.NewHTTPPushSender(&push.HTTPSenderConfig{Timeout: 10 * time.Second, AllowPrivateNetworks: cfg.AllowPrivatePush})
+		opts = append(opts, a2asrv.WithPushNotifications(th.pushes, th.sender))
 	}
-	return a2asrv.NewHandler(ex, opts...)
+	h := a2asrv.NewHandler(ex, opts...)
+	ih, ok := h.(*a2asrv.InterceptedHandler)
+	if !ok { // not a2a-go v2.4.0's layout: its own manager serves everything
+		return h
+	}
+	th.RequestHandler = ih.Handler
+	ih.Handler = th
+	return ih
 }
 
 // slogger adapts the zerolog logger for a2a-go, which logs with slog.
