@@ -267,7 +267,10 @@ func (s *Server) Card(ctx context.Context, base string) *a2ago.AgentCard {
 		SupportedInterfaces: []*a2ago.AgentInterface{
 			{URL: base + JSONRPCPath, ProtocolBinding: a2ago.TransportProtocolJSONRPC, ProtocolVersion: a2ago.Version},
 			{URL: base + RESTPath, ProtocolBinding: a2ago.TransportProtocolHTTPJSON, ProtocolVersion: a2ago.Version},
+			// 0.3 clients read these as url/preferredTransport (the first)
+			// and additionalInterfaces (the rest).
 			{URL: base + JSONRPCPath, ProtocolBinding: a2ago.TransportProtocolJSONRPC, ProtocolVersion: a2av0.Version},
+			{URL: base + RESTPath, ProtocolBinding: a2ago.TransportProtocolHTTPJSON, ProtocolVersion: a2av0.Version},
 		},
 		Capabilities:       s.caps,
 		DefaultInputModes:  []string{"text/plain", "application/json"},
