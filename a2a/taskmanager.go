@@ -632,7 +632,9 @@ func (h *taskHandler) CancelTask(ctx context.Context, req *a2ago.CancelTaskReque
 // in a new one; again reports an execution that was already ending, to be
 // waited for before trying again.
 func (h *taskHandler) cancelIn(ctx context.Context, ec *a2asrv.ExecutorContext, st *taskstore.StoredTask) (ex *execution, again bool) {
-	cancel := func(ctx context.Context, _ *a2asrv.ExecutorContext) iter.Seq2[a2ago.Event, error] { return h.ex.Cancel(ctx, ec) }
+	cancel := func(ctx context.Context, _ *a2asrv.ExecutorContext) iter.Seq2[a2ago.Event, error] {
+		return h.ex.Cancel(ctx, ec)
+	}
 	h.mu.Lock()
 	ex = h.live[ec.TaskID]
 	if ex == nil {
