@@ -87,4 +87,3 @@ func fold(cur *a2ago.Task, ev a2ago.Event) (*a2ago.Task, error) {
 	}
 	return nil, fmt.Errorf("unexpected event type %T: %w", ev, a2ago.ErrInvalidAgentResponse)
 }
-

@@ -374,4 +374,3 @@ func (ex *execution) snapshot() *a2ago.Task {
 	defer ex.mu.Unlock()
 	return ex.task
 }
-
