@@ -237,12 +237,17 @@ func (ex *execution) drive(ctx context.Context, call func(context.Context, *a2as
 		if ev == nil {
 			continue
 		}
-		if err := ex.process(ctx, ev); err != nil {
+		if err := ex.process(ctx, ev); errors.Is(err, errEnded) {
+			return // the task ended (cancelled meanwhile): stop the executor
+		} else if err != nil {
 			ex.fail(ctx, err)
 			return
 		}
 	}
 }
+
+// errEnded is an event that came after the execution's final one.
+var errEnded = errors.New("the execution has ended")
 
 // fail records err: the caller's error before a task exists, else the task
 // fails (without the cause, which may disclose internals).
@@ -260,7 +265,7 @@ func (ex *execution) fail(ctx context.Context, err error) {
 	ex.mu.Unlock()
 	ex.h.s.log.Warn().Err(err).Str("task", string(ex.ec.TaskID)).Msg("a2a: task failed")
 	ev := a2ago.NewStatusUpdateEvent(ex.ec, a2ago.TaskStateFailed, nil)
-	if perr := ex.process(ctx, ev); perr != nil {
+	if perr := ex.process(ctx, ev); perr != nil && !errors.Is(perr, errEnded) {
 		ex.mu.Lock()
 		ex.err, ex.final = perr, true
 		ex.mu.Unlock()
@@ -268,14 +273,15 @@ func (ex *execution) fail(ctx context.Context, err error) {
 }
 
 // process folds ev into the task, stores it, sends push notifications and
-// hands it to the subscribers. Events after the final one are dropped.
+// hands it to the subscribers. Events after the final one are dropped
+// (errEnded).
 func (ex *execution) process(ctx context.Context, ev a2ago.Event) error {
 	ex.pmu.Lock()
 	defer ex.pmu.Unlock()
 	ex.mu.Lock()
 	if ex.final {
 		ex.mu.Unlock()
-		return nil
+		return errEnded
 	}
 	if msg, ok := ev.(*a2ago.Message); ok {
 		if ex.task != nil {
@@ -328,7 +334,7 @@ func (ex *execution) save(ctx context.Context, next *a2ago.Task, ev a2ago.Event)
 		st, gerr := ex.h.store.Get(ctx, ex.ec.TaskID)
 		if gerr == nil && st.Task.Status.State.Terminal() {
 			ex.task, ex.version, ex.result, ex.final = st.Task, st.Version, st.Task, true
-			return nil
+			return errEnded
 		}
 	}
 	if err != nil {
