@@ -238,7 +238,8 @@ func startListening(tb testing.TB, cmd *exec.Cmd) (port string, pid int) {
 
 // serveBench is the child's main: it serves the benchmark server kind on
 // a loopback port, prints it, and returns when stdin closes. With
-// SWITCHBOARD_A2A_BENCH_CPUPROFILE set, it writes a CPU profile there.
+// SWITCHBOARD_A2A_BENCH_CPUPROFILE=path set, it writes a CPU profile to
+// path.<kind>.
 func serveBench(kind string) error {
 	var tb benchTB
 	var h http.Handler
@@ -266,7 +267,7 @@ func serveBench(kind string) error {
 		return tb.err
 	}
 	if p := os.Getenv("SWITCHBOARD_A2A_BENCH_CPUPROFILE"); p != "" {
-		f, err := os.Create(p)
+		f, err := os.Create(p + "." + kind)
 		if err != nil {
 			return err
 		}
