@@ -85,10 +85,10 @@ func TestRequestBodyLimit(t *testing.T) {
 				resp.Body.Close()
 				runtime.ReadMemStats(&after)
 				if resp.StatusCode != http.StatusRequestEntityTooLarge {
-					t.Fatalf("status %d, want 413: %s", resp.StatusCode, out)
+					t.Fatalf("status %d, want 413: %s", resp.StatusCode, firstLine(string(out)))
 				}
 				if !strings.Contains(string(out), "4194304 bytes") {
-					t.Errorf("the answer does not name the limit: %s", out)
+					t.Errorf("the answer does not name the limit: %s", firstLine(string(out)))
 				}
 				if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
 					t.Errorf("refusing a %d MB body allocated %d MB", size>>20, grew>>20)
