@@ -102,3 +102,26 @@ func TestCancelBeforeTheRunStarts(t *testing.T) {
 		t.Fatalf("stored = %+v, %v", st, err)
 	}
 }
+
+// TestServerUsesOurTaskManager: a2a-go's NewHandler still returns its
+// InterceptedHandler, so the server's operations run through taskHandler
+// (if an a2a-go upgrade changes that, the server would silently fall back
+// to a2a-go's gob-copying manager and lose the set-time push check).
+func TestServerUsesOurTaskManager(t *testing.T) {
+	srv, err := NewServer(context.Background(), ServerConfig{Agent: echoAgent(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	ah, ok := srv.handler.(*answerHandler)
+	if !ok {
+		t.Fatalf("handler is %T", srv.handler)
+	}
+	ih, ok := ah.RequestHandler.(*a2asrv.InterceptedHandler)
+	if !ok {
+		t.Fatalf("inner handler is %T", ah.RequestHandler)
+	}
+	if _, ok := ih.Handler.(*taskHandler); !ok {
+		t.Fatalf("operations are served by %T, not the task manager", ih.Handler)
+	}
+}
