@@ -6,6 +6,7 @@ import (
 	"github.com/rs/zerolog"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -405,4 +406,27 @@ func TestPushGuardResolvesNames(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzPushGuard: the set-time check never panics, and a URL it accepts
+// (names resolving nowhere) never has a loopback, private, link-local or
+// unspecified address literal as its host.
+func FuzzPushGuard(f *testing.F) {
+	for _, s := range []string{"http://127.0.0.1/x", "https://[::1]:8443/", "http://169.254.169.254", "https://example.com/hook",
+		"http://0/", "http://[::ffff:10.0.0.1]/", "http://LOCALHOST./", "ftp://x", "http://%31%32%37.0.0.1/", "http://[fe80::1%25eth0]/"} {
+		f.Add(s)
+	}
+	none := func(context.Context, string) ([]netip.Addr, error) { return nil, errors.New("no such host") }
+	f.Fuzz(func(t *testing.T, raw string) {
+		if (pushGuard{lookup: none}).check(context.Background(), raw) != nil {
+			return
+		}
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Fatalf("accepted an unparsable URL %q", raw)
+		}
+		if ip, err := netip.ParseAddr(u.Hostname()); err == nil && blockedRule(ip) != "" {
+			t.Fatalf("accepted %q (host %s)", raw, ip)
+		}
+	})
 }
