@@ -20,6 +20,13 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if kind := os.Getenv(benchServerEnv); kind != "" { // a benchmark's server process
+		if err := serveBench(kind); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	goleak.VerifyTestMain(m,
 		// net/http keeps idle client connections' goroutines briefly.
 		goleak.IgnoreTopFunction("net/http.(*persistConn).readLoop"),
