@@ -33,9 +33,9 @@ type Budget struct {
 	MaxToolCalls int
 	// MaxDuration bounds a run's wall time (default 10 minutes).
 	MaxDuration time.Duration
-	// MaxTokens bounds the provider-reported tokens of one run (default: no
+	// MaxRunTokens bounds the provider-reported tokens of one run (default: no
 	// limit).
-	MaxTokens int
+	MaxRunTokens int
 }
 
 // Config configures an Agent. Only Model is required; zero values mean

@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/policyref"
 )
 
 // Config configures a Toolset. Zero values mean the defaults shown.
@@ -85,7 +86,8 @@ type Config struct {
 	// Debounce is how long the watcher waits for changes to settle
 	// (default 250ms).
 	Debounce time.Duration
-	// Policy handles failures: refused skills, watcher errors (nil:
+	// Policy handles failures: refused skills, watcher errors (nil: the
+	// policy of the agent the toolset is added to, and until then
 	// failure.NewPolicy with Logger).
 	Policy failure.Policy
 	// Logger receives warnings and events (nil: none).
@@ -167,7 +169,7 @@ var (
 type Toolset struct {
 	cfg    Config
 	log    zerolog.Logger
-	policy failure.Policy
+	policy *policyref.Ref
 	tools  []agent.Tool
 
 	reloadMu sync.Mutex // serialises reloads
@@ -205,13 +207,11 @@ func New(ctx context.Context, cfg Config) (*Toolset, error) {
 		}
 	}
 	cfg.Roots = append([]Root(nil), cfg.Roots...)
-	t := &Toolset{cfg: cfg, log: zerolog.Nop(), policy: cfg.Policy, changed: make(chan struct{}, 1)}
+	t := &Toolset{cfg: cfg, log: zerolog.Nop(), changed: make(chan struct{}, 1)}
 	if cfg.Logger != nil {
 		t.log = *cfg.Logger
 	}
-	if t.policy == nil {
-		t.policy = failure.NewPolicy(failure.PolicyConfig{Logger: &t.log})
-	}
+	t.policy = policyref.New(cfg.Policy, failure.NewPolicy(failure.PolicyConfig{Logger: &t.log}))
 	t.tools = t.buildTools()
 	if _, err := t.Reload(ctx); err != nil {
 		return nil, err
@@ -265,7 +265,7 @@ func (t *Toolset) Reload(ctx context.Context) (bool, error) {
 		if e.err != nil {
 			s.errs = append(s.errs, e.err)
 			if !prevErrs[e.err.Error()] {
-				t.policy.Handle(ctx, e.err)
+				t.policy.Get().Handle(ctx, e.err)
 			}
 			continue
 		}
@@ -405,12 +405,12 @@ func (t *Toolset) Body(ctx context.Context, name string) (*Skill, *Body, error) 
 		} else {
 			err = loadError(s.File, 0, err, "")
 		}
-		t.policy.Handle(ctx, err)
+		t.policy.Get().Handle(ctx, err)
 		return s, nil, err
 	}
 	b, err = parseBody(data, d.fsys, s.File)
 	if err != nil {
-		t.policy.Handle(ctx, err)
+		t.policy.Get().Handle(ctx, err)
 		return s, nil, err
 	}
 	for _, w := range b.Warnings {
@@ -459,3 +459,7 @@ func (h *fnv64a) write(b []byte) {
 		*h = (*h ^ fnv64a(c)) * fnvPrime
 	}
 }
+
+// UsePolicy makes p the toolset's failure policy when its Config gave none
+// (agent.PolicyUser: agent.New calls it).
+func (t *Toolset) UsePolicy(p failure.Policy) { t.policy.Use(p) }
