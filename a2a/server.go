@@ -2,7 +2,6 @@ package a2a
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -179,12 +178,7 @@ func (s *Server) newRequestHandler(ex a2asrv.AgentExecutor, log *slog.Logger) a2
 }
 
 // slogger adapts the zerolog logger for a2a-go, which logs with slog.
-func (s *Server) slogger() *slog.Logger {
-	if s.cfg.Logger == nil {
-		return slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError + 1}))
-	}
-	return slog.New(slog.NewJSONHandler(s.log, &slog.HandlerOptions{Level: slog.LevelWarn}))
-}
+func (s *Server) slogger() *slog.Logger { return newSlogger(s.cfg.Logger, slog.LevelWarn) }
 
 func (s *Server) routes() *http.ServeMux {
 	var topts []a2asrv.TransportOption
