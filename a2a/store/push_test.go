@@ -111,7 +111,7 @@ func FuzzDecodePushConfigs(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m, err := DecodePushConfigs(data)
+		m, err := decodePushConfigs(data)
 		if err != nil {
 			return
 		}
