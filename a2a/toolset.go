@@ -19,6 +19,7 @@ import (
 	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/bus"
 	"github.com/switchboard-dev/switchboard/internal/policyref"
+	"github.com/switchboard-dev/switchboard/internal/toolname"
 )
 
 // ToolsetConfig configures a Toolset. Zero values mean defaults.
@@ -310,7 +311,7 @@ func ToolName(peer, skill string) string {
 	if skill == "" {
 		return "a2a__" + peer
 	}
-	return "a2a__" + peer + "__" + agent.ToolNamePart(skill)
+	return "a2a__" + peer + "__" + toolname.Part(skill)
 }
 
 func (r *remote) tools() []agent.Tool {
