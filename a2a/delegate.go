@@ -12,7 +12,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
-	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/bus/task"
 )
 
 // delegateTool sends the model's message to a peer (optionally naming a
@@ -374,10 +374,10 @@ func (d *delegation) publish(ev a2ago.Event) {
 	if err != nil {
 		return
 	}
-	u := bus.TaskUpdate{Task: string(d.st.id), Context: d.st.contextID, Kind: bus.TaskStatus,
+	u := task.Update{Task: string(d.st.id), Context: d.st.contextID, Kind: task.Status,
 		State: busState(d.st.state), Final: d.st.state.Terminal(), Message: d.st.statusText, Data: data}
 	if _, ok := ev.(*a2ago.TaskArtifactUpdateEvent); ok {
-		u.Kind, u.Final, u.Message = bus.TaskArtifact, false, ""
+		u.Kind, u.Final, u.Message = task.Artifact, false, ""
 	}
 	if err := b.PublishTask(context.WithoutCancel(d.ctx), u); err != nil {
 		d.r.ts.policy.Get().Handle(d.ctx, err)

@@ -17,7 +17,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
-	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/bus/task"
 	"github.com/switchboard-dev/switchboard/internal/policyref"
 	"github.com/switchboard-dev/switchboard/internal/toolname"
 )
@@ -46,9 +46,11 @@ type ToolsetConfig struct {
 	// for the model (the question, and the task_id to answer it with)
 	// instead of an elicitation of a person.
 	AskModel bool
-	// Bus, if set, receives every remote task update on
-	// <prefix>.a2a.tasks.<task> (JetStream, replayable).
-	Bus *bus.Bus
+	// Bus, if set, receives every remote task update: a *bus.Bus publishes
+	// them on <prefix>.a2a.tasks.<task> (JetStream, replayable).
+	Bus interface {
+		PublishTask(ctx context.Context, u task.Update) error
+	}
 	// RefreshInterval, if positive, re-reads the peers' cards at this
 	// interval (see Refresh) until Close.
 	RefreshInterval time.Duration

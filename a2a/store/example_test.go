@@ -2,11 +2,11 @@ package store_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
 	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/switchboard-dev/switchboard/a2a/store"
 	"github.com/switchboard-dev/switchboard/bus"
@@ -24,14 +24,14 @@ func ExampleNewKV() {
 		return
 	}
 	defer b.Close()
-	kv, err := bus.OpenKV[json.RawMessage](ctx, b, bus.KVConfig{Bucket: "a2a-tasks"})
+	kv, err := b.JetStream().CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "a2a-tasks"})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	owner := func(context.Context) string { return "alice" }
-	replicaA, _ := store.NewKV(store.KVConfig{KV: store.BusKV(kv), Owner: owner})
-	replicaB, _ := store.NewKV(store.KVConfig{KV: store.BusKV(kv), Owner: owner})
+	replicaA, _ := store.NewKV(store.KVConfig{KV: store.JetStreamKV(kv), Owner: owner})
+	replicaB, _ := store.NewKV(store.KVConfig{KV: store.JetStreamKV(kv), Owner: owner})
 
 	now := time.Now()
 	task := &a2ago.Task{ID: "task-1", ContextID: "ctx-1", Status: a2ago.TaskStatus{State: a2ago.TaskStateWorking, Timestamp: &now}}

@@ -29,8 +29,8 @@ type PushConfigs struct {
 
 var _ push.ConfigStore = (*PushConfigs)(nil)
 
-// NewPushConfigs returns a push config store over kv (BusKV or
-// JetStreamKV).
+// NewPushConfigs returns a push config store over kv (JetStreamKV, or any
+// KV).
 func NewPushConfigs(kv KV) *PushConfigs { return &PushConfigs{kv: kv} }
 
 // maxWriteTries bounds the read-modify-write attempts of one change under

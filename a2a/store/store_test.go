@@ -40,11 +40,11 @@ func stores(t *testing.T) map[string]taskstore.Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b.Close() })
-	kv, err := bus.OpenKV[json.RawMessage](context.Background(), b, bus.KVConfig{Bucket: "tasks_" + fmt.Sprint(time.Now().UnixNano())})
+	kv, err := b.JetStream().CreateKeyValue(context.Background(), jetstream.KeyValueConfig{Bucket: "tasks_" + fmt.Sprint(time.Now().UnixNano())})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ks, err := NewKV(KVConfig{KV: BusKV(kv), Owner: testOwner})
+	ks, err := NewKV(KVConfig{KV: JetStreamKV(kv), Owner: testOwner})
 	if err != nil {
 		t.Fatal(err)
 	}
