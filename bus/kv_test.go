@@ -61,8 +61,8 @@ func TestKV(t *testing.T) {
 	}
 	_, err = kv.Create(ctx, "task.1", kvTask{State: "again"})
 	wantKind(t, err, failure.Conflict)
-	if !errors.Is(err, bus.ErrConflict) {
-		t.Errorf("create of an existing key: %v, want ErrConflict", err)
+	if !errors.Is(err, failure.Conflict) {
+		t.Errorf("create of an existing key: %v, want a Conflict failure", err)
 	}
 	e, err := kv.Get(ctx, "task.1")
 	if err != nil || e.Value.State != "submitted" || e.Revision != rev1 || e.Key != "task.1" {
@@ -75,8 +75,8 @@ func TestKV(t *testing.T) {
 	// A stale revision is a typed conflict.
 	_, err = kv.Update(ctx, "task.1", kvTask{State: "lost update"}, rev1)
 	wantKind(t, err, failure.Conflict)
-	if !errors.Is(err, bus.ErrConflict) {
-		t.Errorf("stale update: %v, want ErrConflict", err)
+	if !errors.Is(err, failure.Conflict) {
+		t.Errorf("stale update: %v, want a Conflict failure", err)
 	}
 	if _, err := kv.Put(ctx, "task.2", kvTask{State: "working"}); err != nil {
 		t.Fatal(err)
@@ -90,8 +90,8 @@ func TestKV(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = kv.Get(ctx, "task.2")
-	if !errors.Is(err, bus.ErrNotFound) {
-		t.Errorf("Get of a deleted key: %v, want ErrNotFound", err)
+	if !errors.Is(err, failure.NotFound) {
+		t.Errorf("Get of a deleted key: %v, want a NotFound failure", err)
 	}
 	wantKind(t, err, failure.NotFound)
 	_, err = kv.Get(ctx, "bad key with spaces")
