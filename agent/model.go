@@ -8,18 +8,11 @@ import (
 )
 
 // generate runs one model turn under the failure policy, streaming its
-// text as model_text events. A model that promises to call OnText only on
-// the goroutine that called Generate (llm.InlineStreamer) runs on the run's
-// goroutine; any other runs on its own, its deltas handed over by channel,
-// so that events are only ever yielded from the run's goroutine.
+// text as model_text events. The model runs on a goroutine of its own, its
+// deltas handed over by channel, so that events are only ever yielded from
+// the run's goroutine whichever goroutine the model calls OnText on.
 func (r *run) generate(hist []llm.Message, defs []llm.ToolDef) (*llm.Response, error) {
-	model := r.a.cfg.Model
-	if is, ok := model.(llm.InlineStreamer); ok && is.StreamsInline() {
-		resp, err := r.modelTurn(r.ctx, hist, defs, func(d string) { r.emit(Event{Type: EventModelText, Text: d}) })
-		return resp, r.modelFailure(err)
-	}
-
-	deltas := make(chan string, 64)
+	deltas := make(chan string, 16)
 	type outcome struct {
 		resp *llm.Response
 		err  error

@@ -112,12 +112,3 @@ type Model interface {
 	// Generate answers req. Errors are *failure.Error values.
 	Generate(ctx context.Context, req *Request) (*Response, error)
 }
-
-// InlineStreamer is implemented by models that call Request.OnText only on
-// the goroutine that called Generate, before Generate returns. The agent
-// then runs such a model's turns on the run's own goroutine, without a
-// hand-off. Models that stream from another goroutine must not implement it
-// (or must return false).
-type InlineStreamer interface {
-	StreamsInline() bool
-}

@@ -135,9 +135,6 @@ func NewScripted(steps ...Step) *Scripted { return &Scripted{steps: steps} }
 // the last one (for benchmarks and long-running demos).
 func NewCyclic(steps ...Step) *Scripted { return &Scripted{steps: steps, cycle: true} }
 
-// StreamsInline reports that OnText is called on Generate's goroutine.
-func (s *Scripted) StreamsInline() bool { return true }
-
 // Name says that this is a scripted model.
 func (s *Scripted) Name() string { return ScriptedName }
 
