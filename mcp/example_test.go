@@ -64,7 +64,7 @@ func ExampleParseConfig() {
 		panic(err)
 	}
 	for _, s := range servers {
-		if s.Type == mcp.TypeStdio {
+		if s.Type == "stdio" {
 			fmt.Println(s.Name, s.Type, s.Command, s.Args)
 		} else {
 			fmt.Println(s.Name, s.Type, s.URL, s.Headers["Authorization"])

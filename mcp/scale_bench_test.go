@@ -99,13 +99,8 @@ func (t *timedToolset) Changed() <-chan struct{} { return t.Toolset.(agent.Chang
 
 type timedTool struct{ agent.Tool }
 
-// HonoursCancellation passes on the wrapped MCP tool's (agent.Cooperative),
-// so that the agent calls it as it calls the tool itself.
-func (t timedTool) HonoursCancellation() bool {
-	c, ok := t.Tool.(agent.Cooperative)
-	return ok && c.HonoursCancellation()
-}
-
+// The agent runs every call on a guard goroutine of its own, the wrapper's
+// as the MCP tool's, so wrapping changes nothing but the timing recorded.
 func (t timedTool) Call(ctx context.Context, args json.RawMessage) (*agent.Result, error) {
 	t0 := time.Now()
 	res, err := t.Tool.Call(ctx, args)

@@ -83,8 +83,10 @@ func newTool(s *server, name string, t *gomcp.Tool) *tool {
 	}
 	// MCP servers must validate tool inputs (specification, "Tools",
 	// security considerations); the agent need not do it a second time.
+	// The server's Timeout bounds the call; an agent prefers the spec's
+	// Timeout to its own ToolTimeout.
 	spec := agent.ToolSpec{Name: name, Description: desc, InputSchema: in, SourceValidates: true,
-		Source: agent.Provenance{Kind: "mcp", Name: s.cfg.Name, Tool: t.Name}}
+		Timeout: time.Duration(s.cfg.Timeout), Source: agent.Provenance{Kind: "mcp", Name: s.cfg.Name, Tool: t.Name}}
 	if a := t.Annotations; a != nil {
 		spec.ReadOnly = a.ReadOnlyHint
 		// Per the spec destructiveHint defaults to true, but only for tools
@@ -104,12 +106,9 @@ func newTool(s *server, name string, t *gomcp.Tool) *tool {
 // Spec describes the tool.
 func (t *tool) Spec() agent.ToolSpec { return t.spec }
 
-// HonoursCancellation reports that Call returns once ctx is done (go-sdk
-// ends the request and sends notifications/cancelled), which lets the agent
-// call it without a guard goroutine (agent.Cooperative).
-func (t *tool) HonoursCancellation() bool { return true }
-
-// Call calls the tool at its server.
+// Call calls the tool at its server. It returns once ctx is done (go-sdk
+// ends the request and the server is sent notifications/cancelled); the
+// agent bounds it with a guard goroutine all the same.
 func (t *tool) Call(ctx context.Context, args json.RawMessage) (*agent.Result, error) {
 	return t.s.callTool(ctx, t.spec.Name, t.orig, t.output, args)
 }
@@ -131,19 +130,16 @@ func (m *Manager) CallTool(ctx context.Context, serverName, toolName string, arg
 	}
 	s.mu.Unlock()
 	var res *agent.Result
-	err = m.policy.Execute(ctx, s.key, func(ctx context.Context) error {
+	err = m.pol().Execute(ctx, s.key, func(ctx context.Context) error {
 		var err error
-		res, err = s.callTool(ctx, ToolName(serverName, toolName), toolName, output, args)
+		res, err = s.callTool(ctx, modelToolName(serverName, toolName), toolName, output, args)
 		return err
 	})
 	return res, err
 }
 
 func (s *server) callTimeouts() (call, idle time.Duration) {
-	call, idle = s.m.cfg.CallTimeout, s.m.cfg.IdleTimeout
-	if s.cfg.Timeout > 0 {
-		call = time.Duration(s.cfg.Timeout)
-	}
+	call, idle = time.Duration(s.cfg.Timeout), s.m.cfg.IdleTimeout
 	if s.cfg.IdleTimeout > 0 {
 		idle = time.Duration(s.cfg.IdleTimeout)
 	}
@@ -229,7 +225,7 @@ func (s *server) callTool(ctx context.Context, modelName, orig string, output []
 		return nil, &failure.Error{Kind: failure.Protocol, Source: failure.SourceMCP, Name: s.cfg.Name, Tool: modelName,
 			Message: "the tool declares an output schema but returned no structured content"}
 	}
-	if resultBytes(out) > s.m.cfg.MaxResultBytes {
+	if resultBytes(out) > s.m.cfg.SaveResultsOver {
 		return s.m.results.spill(modelName, out)
 	}
 	return out, nil
