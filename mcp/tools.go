@@ -269,6 +269,11 @@ func (s *server) callErr(ctx context.Context, sess *gomcp.ClientSession, err err
 			out.Kind = failure.InvalidArgs
 		case jsonrpc.CodeMethodNotFound:
 			out.Kind = failure.UnknownTool
+		case codeRejected:
+			// go-sdk's transport did not deliver the request: the server
+			// answered 429 or 5xx, or the HTTP request failed.
+			out.Kind, out.Retryable = failure.Transient, true
+			out.Message = "the server could not take the request now (it answered that it is busy or unavailable)"
 		default:
 			out.Kind = failure.ToolError
 		}
@@ -283,6 +288,12 @@ func (s *server) callErr(ctx context.Context, sess *gomcp.ClientSession, err err
 	}
 	return out
 }
+
+// codeRejected is the code of go-sdk's jsonrpc2.ErrRejected ("rejected by
+// transport"), which its Streamable HTTP client returns, connection intact,
+// when the server answers 429, 500, 502, 503 or 504 or the HTTP request
+// fails (go-sdk v1.8.0 mcp/streamable.go, checkResponse and Write).
+const codeRejected = -32005
 
 // sessionMissing reports whether err says the HTTP session is gone (the
 // server answered 404 to the request, so it was not processed). go-sdk
