@@ -139,9 +139,11 @@ type Manager struct {
 }
 
 // New validates cfg, starts connecting every enabled server concurrently
-// and returns when each has connected or failed its first attempt. A server
-// that fails keeps being retried in the background with backoff; only an
-// invalid configuration is an error.
+// and returns when each has connected or failed its first attempt, or when
+// ctx is done, whichever is first. A server that fails keeps being retried
+// in the background with backoff; only an invalid configuration is an
+// error. ctx bounds only that first wait (its values reach the connection
+// attempts): the connections outlive it, until Close.
 func New(ctx context.Context, cfg Config) (*Manager, error) {
 	if cfg.MaxConcurrentConnects <= 0 {
 		cfg.MaxConcurrentConnects = 8
