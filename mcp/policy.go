@@ -64,3 +64,6 @@ func samePolicy(a, b failure.Policy) bool {
 	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
 	return ta == tb && ta != nil && ta.Comparable() && a == b
 }
+
+// The manager's toolset takes the agent's policy (agent.PolicyUser).
+var _ interface{ UsePolicy(failure.Policy) } = (*toolset)(nil)
