@@ -78,8 +78,8 @@ func lookup(m map[string]string, cred string) (string, bool) {
 func (a *Auth) authenticate(r *http.Request) (caller string, presented bool) {
 	if h := r.Header.Get("Authorization"); h != "" && len(a.BearerTokens) > 0 {
 		presented = true
-		if tok, ok := strings.CutPrefix(h, "Bearer "); ok {
-			if c, ok := lookup(a.BearerTokens, strings.TrimSpace(tok)); ok {
+		if tok, ok := bearerToken(h); ok {
+			if c, ok := lookup(a.BearerTokens, tok); ok {
 				return c, true
 			}
 		}
@@ -91,6 +91,18 @@ func (a *Auth) authenticate(r *http.Request) (caller string, presented bool) {
 		}
 	}
 	return "", presented
+}
+
+// bearerToken is the token of an Authorization header using the Bearer
+// scheme, whose name is case-insensitive (RFC 9110 11.1, RFC 6750 2.1);
+// the scheme is separated from the token by one or more spaces.
+func bearerToken(h string) (string, bool) {
+	scheme, tok, ok := strings.Cut(strings.TrimSpace(h), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	tok = strings.TrimSpace(tok)
+	return tok, tok != ""
 }
 
 // middleware guards a binding; nil Auth lets everything through.

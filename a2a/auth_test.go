@@ -1,15 +1,19 @@
 package a2a
 
 import (
+	"context"
 	"errors"
 	"github.com/rs/zerolog"
 	"net/http"
+	"net/netip"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv/push"
 
 	"github.com/switchboard-dev/switchboard/agent/failure"
 )
@@ -38,6 +42,13 @@ func TestAuth_AUTH_SERVER_002(t *testing.T) {
 		{"wrong api key", map[string]string{"X-API-Key": "nope"}, 401},
 		{"refused caller", map[string]string{"Authorization": "Bearer tok-mallory"}, 403},
 		{"bearer", map[string]string{"Authorization": "Bearer tok-bob"}, 200},
+		// The scheme name is case-insensitive (RFC 9110 11.1, RFC 6750 2.1).
+		{"bearer lower case", map[string]string{"Authorization": "bearer tok-bob"}, 200},
+		{"bearer upper case", map[string]string{"Authorization": "BEARER tok-bob"}, 200},
+		{"bearer two spaces", map[string]string{"Authorization": "Bearer  tok-bob"}, 200},
+		{"bearer no token", map[string]string{"Authorization": "bearer"}, 401},
+		{"basic scheme", map[string]string{"Authorization": "Basic tok-bob"}, 401},
+		{"scheme glued to token", map[string]string{"Authorization": "Bearertok-bob"}, 401},
 		{"api key", map[string]string{"X-API-Key": "key-alice"}, 200},
 	}
 	for _, tc := range tests {
@@ -261,24 +272,91 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// TestPushRefusesPrivateTargets: without AllowPrivatePush, deliveries to a
-// loopback webhook are refused (SSRF guard) and the task still completes.
+// TestPushRefusesPrivateTargets: without AllowPrivatePush, push configs
+// aimed at loopback, link-local, unspecified or private addresses are
+// refused when they are set, on both bindings, whether created or sent with
+// a message, with an InvalidParams error naming the rule.
 func TestPushRefusesPrivateTargets(t *testing.T) {
+	_, hs := newWorker(t, ServerConfig{PushNotifications: true})
+	ctx := ctxT(t)
+	targets := []struct{ url, rule string }{
+		{"http://127.0.0.1:8080/hook", "loopback"},
+		{"http://localhost/hook", "loopback"},
+		{"http://[::1]/hook", "loopback"},
+		{"http://169.254.169.254/latest/meta-data", "link-local"},
+		{"http://0.0.0.0/hook", "unspecified"},
+		{"http://10.1.2.3/hook", "private"},
+		{"https://192.168.0.10/hook", "private"},
+		{"http://[::ffff:127.0.0.1]/hook", "loopback"},
+		{"ftp://example.com/hook", "not an absolute http or https URL"},
+	}
+	for _, b := range bindings {
+		c := clientFor(t, hs.URL, b, nil)
+		m := textMsg("slow push")
+		m.Config = &a2ago.SendMessageConfig{ReturnImmediately: true}
+		res, err := c.SendMessage(ctx, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := res.(*a2ago.Task).ID
+		for _, tc := range targets {
+			t.Run(string(b)+"/create/"+tc.url, func(t *testing.T) {
+				_, err := c.CreateTaskPushConfig(ctx, &a2ago.PushConfig{TaskID: id, URL: tc.url})
+				if !errors.Is(err, a2ago.ErrInvalidParams) || !strings.Contains(err.Error(), tc.rule) {
+					t.Fatalf("err = %v, want InvalidParams naming %q", err, tc.rule)
+				}
+			})
+			t.Run(string(b)+"/with message/"+tc.url, func(t *testing.T) {
+				m := textMsg("hello")
+				m.Config = &a2ago.SendMessageConfig{PushConfig: &a2ago.PushConfig{URL: tc.url}}
+				_, err := c.SendMessage(ctx, m)
+				if !errors.Is(err, a2ago.ErrInvalidParams) || !strings.Contains(err.Error(), tc.rule) {
+					t.Fatalf("err = %v, want InvalidParams naming %q", err, tc.rule)
+				}
+			})
+		}
+		if l, err := c.ListTaskPushConfigs(ctx, &a2ago.ListTaskPushConfigRequest{TaskID: id}); err != nil || len(l) != 0 {
+			t.Errorf("refused configs were stored: %v, %v", l, err)
+		}
+		pc, err := c.CreateTaskPushConfig(ctx, &a2ago.PushConfig{TaskID: id, URL: "https://192.0.2.1/hook"}) // TEST-NET-1
+		if err != nil {
+			t.Fatalf("a public address was refused: %v", err)
+		}
+		if err := c.DeleteTaskPushConfig(ctx, &a2ago.DeleteTaskPushConfigRequest{TaskID: id, ID: pc.ID}); err != nil { // nothing is sent there
+			t.Fatal(err)
+		}
+		if _, err := c.CancelTask(ctx, &a2ago.CancelTaskRequest{ID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestPushRefusedAtDelivery: a config that reached the store without the
+// set-time check (set by a replica allowed to, or a name that resolved
+// elsewhere then) is still refused when delivered, and the task completes.
+func TestPushRefusedAtDelivery(t *testing.T) {
 	var mu sync.Mutex
 	got := 0
 	hook := newHookServer(t, func(string, string) { mu.Lock(); got++; mu.Unlock() })
 	var logs lockedBuffer
 	log := zerolog.New(&logs)
-	_, hs := newWorker(t, ServerConfig{PushNotifications: true, Logger: &log})
+	pushes := push.NewInMemoryStore()
+	_, hs := newWorker(t, ServerConfig{PushNotifications: true, PushStore: pushes, Logger: &log})
+	ctx := ctxT(t)
 	c := clientFor(t, hs.URL, a2ago.TransportProtocolJSONRPC, nil)
-	m := textMsg("hello")
-	m.Config = &a2ago.SendMessageConfig{PushConfig: &a2ago.PushConfig{URL: hook, Token: "t"}}
-	res, err := c.SendMessage(ctxT(t), m)
+	m := textMsg("slow push")
+	m.Config = &a2ago.SendMessageConfig{ReturnImmediately: true}
+	res, err := c.SendMessage(ctx, m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.(*a2ago.Task).Status.State != a2ago.TaskStateCompleted {
-		t.Fatalf("task = %+v", res)
+	id := res.(*a2ago.Task).ID
+	if _, err := pushes.Save(ctx, id, &a2ago.PushConfig{URL: hook, Token: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	ct, err := c.CancelTask(ctx, &a2ago.CancelTaskRequest{ID: id})
+	if err != nil || ct.Status.State != a2ago.TaskStateCanceled {
+		t.Fatalf("cancel = %+v, %v", ct, err)
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -288,4 +366,67 @@ func TestPushRefusesPrivateTargets(t *testing.T) {
 	if !strings.Contains(logs.String(), "blocked address range") {
 		t.Fatalf("no refused delivery logged:\n%s", logs.String())
 	}
+}
+
+func TestPushGuardResolvesNames(t *testing.T) {
+	lookup := func(_ context.Context, host string) ([]netip.Addr, error) {
+		switch host {
+		case "metadata.example":
+			return []netip.Addr{netip.MustParseAddr("93.184.215.14"), netip.MustParseAddr("169.254.169.254")}, nil
+		case "public.example":
+			return []netip.Addr{netip.MustParseAddr("93.184.215.14")}, nil
+		}
+		return nil, errors.New("no such host")
+	}
+	tests := []struct {
+		url   string
+		allow bool
+		rule  string // "" accepted
+	}{
+		{"https://metadata.example/x", false, "resolves to 169.254.169.254: it is a link-local address"},
+		{"https://public.example/x", false, ""},
+		{"https://unresolvable.example/x", false, ""}, // checked again at delivery
+		{"https://app.localhost/x", false, "loopback"},
+		{"http://127.0.0.1/x", true, ""},
+		{"https://metadata.example/x", true, ""},
+		{"not a url", true, "not an absolute http or https URL"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.url, func(t *testing.T) {
+			err := pushGuard{allowPrivate: tc.allow, lookup: lookup}.check(context.Background(), tc.url)
+			if tc.rule == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			var fe *failure.Error
+			if !errors.As(err, &fe) || fe.Kind != failure.InvalidArgs || !errors.Is(err, a2ago.ErrInvalidParams) || !strings.Contains(err.Error(), tc.rule) {
+				t.Fatalf("err = %v, want InvalidArgs naming %q", err, tc.rule)
+			}
+		})
+	}
+}
+
+// FuzzPushGuard: the set-time check never panics, and a URL it accepts
+// (names resolving nowhere) never has a loopback, private, link-local or
+// unspecified address literal as its host.
+func FuzzPushGuard(f *testing.F) {
+	for _, s := range []string{"http://127.0.0.1/x", "https://[::1]:8443/", "http://169.254.169.254", "https://example.com/hook",
+		"http://0/", "http://[::ffff:10.0.0.1]/", "http://LOCALHOST./", "ftp://x", "http://%31%32%37.0.0.1/", "http://[fe80::1%25eth0]/"} {
+		f.Add(s)
+	}
+	none := func(context.Context, string) ([]netip.Addr, error) { return nil, errors.New("no such host") }
+	f.Fuzz(func(t *testing.T, raw string) {
+		if (pushGuard{lookup: none}).check(context.Background(), raw) != nil {
+			return
+		}
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Fatalf("accepted an unparsable URL %q", raw)
+		}
+		if ip, err := netip.ParseAddr(u.Hostname()); err == nil && blockedRule(ip) != "" {
+			t.Fatalf("accepted %q (host %s)", raw, ip)
+		}
+	})
 }

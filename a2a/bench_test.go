@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -35,12 +36,39 @@ func echoAgent(tb testing.TB) *agent.Agent {
 	return ag
 }
 
-// sendLoad sends n JSON-RPC SendMessage calls from benchClients concurrent
+// benchBody is the i-th JSON-RPC SendMessage of a load.
+func benchBody(i int64) []byte {
+	return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"SendMessage","params":{"message":{"messageId":"m%d","role":"ROLE_USER","parts":[{"text":"hello %d"}]}}}`, i, i, i)
+}
+
+// sendOne sends one SendMessage and checks that the answer is a completed
+// task with the echoed text.
+func sendOne(hc *http.Client, url string, i int64) error {
+	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(benchBody(i)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("A2A-Version", "1.0")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !bytes.Contains(b, []byte("TASK_STATE_COMPLETED")) || !bytes.Contains(b, []byte("echo: hello")) {
+		return fmt.Errorf("unexpected answer: %s", b)
+	}
+	return nil
+}
+
+func benchHTTPClient() (*http.Client, func()) {
+	tr := &http.Transport{MaxIdleConnsPerHost: benchClients, MaxConnsPerHost: benchClients}
+	return &http.Client{Transport: tr}, tr.CloseIdleConnections
+}
+
+// sendLoad sends exactly n SendMessage calls from benchClients concurrent
 // clients and returns the elapsed time.
 func sendLoad(tb testing.TB, url string, n int) time.Duration {
-	tr := &http.Transport{MaxIdleConnsPerHost: benchClients, MaxConnsPerHost: benchClients}
-	defer tr.CloseIdleConnections()
-	hc := &http.Client{Transport: tr}
+	hc, done := benchHTTPClient()
+	defer done()
 	var next atomic.Int64
 	var failed atomic.Value
 	var wg sync.WaitGroup
@@ -54,19 +82,8 @@ func sendLoad(tb testing.TB, url string, n int) time.Duration {
 				if i > int64(n) {
 					return
 				}
-				body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"SendMessage","params":{"message":{"messageId":"m%d","role":"ROLE_USER","parts":[{"text":"hello %d"}]}}}`, i, i, i)
-				req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader([]byte(body)))
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("A2A-Version", "1.0")
-				resp, err := hc.Do(req)
-				if err != nil {
+				if err := sendOne(hc, url, i); err != nil {
 					failed.Store(err)
-					return
-				}
-				b, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				if !bytes.Contains(b, []byte("TASK_STATE_COMPLETED")) || !bytes.Contains(b, []byte("echo: hello")) {
-					failed.Store(fmt.Errorf("unexpected answer: %s", b))
 					return
 				}
 			}
@@ -79,64 +96,44 @@ func sendLoad(tb testing.TB, url string, n int) time.Duration {
 	return time.Since(start)
 }
 
-// BenchmarkJSONRPCSendMessage16 compares, in one run, 16 concurrent
-// clients sending JSON-RPC SendMessage to an echo agent served by our
-// server, and by a2a-go's default server stack (its gob-copying in-memory
-// store, no version or auth middleware) around the same agent executor;
-// with node installed, an @a2a-js/sdk 1.3.0 echo server is measured too.
-// Reported: ns/op of each and ours' speedup over each.
+// BenchmarkJSONRPCSendMessage16 compares, in one run, our server, a2a-go's
+// default server stack around the same agent executor, and (with node
+// installed) an @a2a-js/sdk 1.3.0 echo server, each in its own process,
+// under 16 concurrent clients sending JSON-RPC SendMessage to an echo
+// agent. Rounds are interleaved (each server in every position); each
+// round lasts A2A_BENCH_ROUND (default 2s). Reported per server:
+// requests/s, p50 and p99 latency, and the server process's CPU per
+// request (utime+stime from /proc); and ours' ratios against each.
 func BenchmarkJSONRPCSendMessage16(b *testing.B) {
-	ours, err := NewServer(context.Background(), ServerConfig{Agent: echoAgent(b)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ours.Close()
-	oursHS := httptest.NewServer(ours)
-	defer oursHS.Close()
-
-	basis, err := NewServer(context.Background(), ServerConfig{Agent: echoAgent(b)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer basis.Close()
-	defaultHS := httptest.NewServer(a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(&executor{s: basis}, a2asrv.WithLogger(basis.slogger()))))
-	defer defaultHS.Close()
-
-	jsURL := ""
-	if nodeAvailable() {
-		jsURL = "http://127.0.0.1:" + startNode(b, "bench-js-server.mjs") + "/a2a/jsonrpc"
-	}
-
-	// Warm up every server (connections, JIT for node).
-	n := max(b.N, benchClients)
-	sendLoad(b, oursHS.URL+JSONRPCPath, benchClients)
-	sendLoad(b, defaultHS.URL, benchClients)
-	if jsURL != "" {
-		sendLoad(b, jsURL, 4*benchClients)
-	}
-	b.ResetTimer()
-	// ABBA rounds, so that neither server always runs first (warm-up, GC
-	// debt and the machine's other load shift between rounds).
-	var tDefault, tOurs, tJS time.Duration
-	for _, round := range []string{"default", "ours", "ours", "default"} {
-		if round == "default" {
-			tDefault += sendLoad(b, defaultHS.URL, n/4+1)
-		} else {
-			tOurs += sendLoad(b, oursHS.URL+JSONRPCPath, n/4+1)
+	round := 2 * time.Second
+	if v := os.Getenv("A2A_BENCH_ROUND"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			b.Fatalf("A2A_BENCH_ROUND: %v", err)
 		}
+		round = d
 	}
-	if jsURL != "" {
-		tJS = sendLoad(b, jsURL, 2*(n/4+1)) * 2
+	servers := []benchTarget{startBenchChild(b, "ours"), startBenchChild(b, "a2ago")}
+	if nodeAvailable() {
+		servers = append(servers, startBenchNode(b))
 	}
-	n = 4 * (n/4 + 1)
-	b.StopTimer()
-	per := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(n) }
-	b.ReportMetric(per(tOurs), "ours-ns/op")
-	b.ReportMetric(per(tDefault), "a2ago-default-ns/op")
-	b.ReportMetric(per(tDefault)/per(tOurs), "speedup-vs-a2ago")
-	if tJS > 0 {
-		b.ReportMetric(per(tJS), "js-sdk-ns/op")
-		b.ReportMetric(per(tJS)/per(tOurs), "speedup-vs-js")
+	warmUp(b, servers, round)
+	b.ResetTimer()
+	var res map[string]*benchStats
+	for i := 0; i < b.N; i++ {
+		res = measureInterleaved(b, servers, 3, round)
+	}
+	ours := res["ours"]
+	for _, s := range servers {
+		st := res[s.name]
+		b.ReportMetric(st.perSecond(), s.name+"-req/s")
+		b.ReportMetric(float64(st.quantile(0.50).Microseconds()), s.name+"-p50-us")
+		b.ReportMetric(float64(st.quantile(0.99).Microseconds()), s.name+"-p99-us")
+		b.ReportMetric(st.cpuPerRequest(), s.name+"-cpu-us/req")
+		if s.name != "ours" {
+			b.ReportMetric(ours.perSecond()/st.perSecond(), "ours/"+s.name+"-req/s")
+			b.ReportMetric(ours.cpuPerRequest()/st.cpuPerRequest(), "ours/"+s.name+"-cpu/req")
+		}
 	}
 }
 
@@ -164,10 +161,26 @@ func (plainEcho) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Se
 	}
 }
 
+// abbaLoad runs a, b, b, a rounds of per requests each and returns each
+// side's total time; each side sends 2*per requests.
+func abbaLoad(tb testing.TB, urlA, urlB string, per int) (tA, tB time.Duration) {
+	for _, round := range []string{"a", "b", "b", "a"} {
+		if round == "a" {
+			tA += sendLoad(tb, urlA, per)
+		} else {
+			tB += sendLoad(tb, urlB, per)
+		}
+	}
+	return tA, tB
+}
+
+// abbaNsPerOp is the time per request of one side of abbaLoad(per).
+func abbaNsPerOp(d time.Duration, per int) float64 { return float64(d.Nanoseconds()) / float64(2*per) }
+
 // BenchmarkJSONRPCSendMessage16Store isolates the task store: the same
 // agent-less echo executor behind a2a-go's JSON-RPC handler, with our
 // in-memory store and with a2a-go's default (gob-copying) one, 16
-// concurrent clients, in one run.
+// concurrent clients, in one run (ABBA rounds, one process).
 func BenchmarkJSONRPCSendMessage16Store(b *testing.B) {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	oursHS := httptest.NewServer(a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(plainEcho{},
@@ -175,22 +188,14 @@ func BenchmarkJSONRPCSendMessage16Store(b *testing.B) {
 	defer oursHS.Close()
 	defaultHS := httptest.NewServer(a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(plainEcho{}, a2asrv.WithLogger(quiet))))
 	defer defaultHS.Close()
-	n := max(b.N, benchClients)
 	sendLoad(b, oursHS.URL, benchClients)
 	sendLoad(b, defaultHS.URL, benchClients)
+	per := max(b.N/2, benchClients) // each side runs two rounds: b.N requests or more
 	b.ResetTimer()
-	var tDefault, tOurs time.Duration
-	for _, round := range []string{"default", "ours", "ours", "default"} { // ABBA
-		if round == "default" {
-			tDefault += sendLoad(b, defaultHS.URL, n/4+1)
-		} else {
-			tOurs += sendLoad(b, oursHS.URL, n/4+1)
-		}
-	}
-	n = 4 * (n/4 + 1)
+	tDefault, tOurs := abbaLoad(b, defaultHS.URL, oursHS.URL, per)
 	b.StopTimer()
-	per := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(n) }
-	b.ReportMetric(per(tOurs), "ours-ns/op")
-	b.ReportMetric(per(tDefault), "a2ago-default-ns/op")
-	b.ReportMetric(per(tDefault)/per(tOurs), "speedup-vs-a2ago")
+	perOp := func(d time.Duration) float64 { return abbaNsPerOp(d, per) }
+	b.ReportMetric(perOp(tOurs), "ours-ns/op")
+	b.ReportMetric(perOp(tDefault), "a2ago-default-ns/op")
+	b.ReportMetric(perOp(tDefault)/perOp(tOurs), "speedup-vs-a2ago")
 }

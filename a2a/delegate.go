@@ -12,7 +12,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
-	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/bus/task"
 )
 
 // delegateTool sends the model's message to a peer (optionally naming a
@@ -30,11 +30,6 @@ type delegateArgs struct {
 	ContextID string `json:"context_id"`
 	TaskID    string `json:"task_id"`
 }
-
-// HonoursCancellation reports that a cancelled call ends promptly (the
-// remote task is cancelled in the background, bounded), so the agent may call
-// it without a guard goroutine (agent.Cooperative).
-func (t *delegateTool) HonoursCancellation() bool { return true }
 
 // Call delegates one task.
 func (t *delegateTool) Call(ctx context.Context, raw json.RawMessage) (*agent.Result, error) {
@@ -139,7 +134,7 @@ func (d *delegation) cancelRemote(ctx context.Context) {
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.r.ts.cfg.CancelTimeout)
 	defer cancel()
-	err := d.r.ts.cfg.Policy.Execute(cctx, d.r.key, func(ctx context.Context) error {
+	err := d.r.ts.policy.Get().Execute(cctx, d.r.key, func(ctx context.Context) error {
 		_, err := d.r.client.CancelTask(ctx, &a2ago.CancelTaskRequest{ID: d.st.id})
 		if errors.Is(err, a2ago.ErrTaskNotCancelable) || errors.Is(err, a2ago.ErrTaskNotFound) {
 			return nil
@@ -147,7 +142,7 @@ func (d *delegation) cancelRemote(ctx context.Context) {
 		return classifyErr(err, d.r.peer.Name, d.tool, "cancel")
 	})
 	if err != nil {
-		d.r.ts.cfg.Policy.Handle(cctx, err)
+		d.r.ts.policy.Get().Handle(cctx, err)
 		return
 	}
 	d.r.ts.log.Debug().Str("peer", d.r.peer.Name).Str("task", string(d.st.id)).Msg("remote task cancelled")
@@ -162,7 +157,7 @@ func (d *delegation) send(ctx context.Context, msg *a2ago.Message) error {
 	req := &a2ago.SendMessageRequest{Message: msg}
 	d.stale = d.st.id != "" && !d.st.state.Terminal() && d.st.settled() && d.st.reply == nil
 	if !d.r.streaming {
-		return d.r.ts.cfg.Policy.Execute(ctx, d.r.key, func(ctx context.Context) error {
+		return d.r.ts.policy.Get().Execute(ctx, d.r.key, func(ctx context.Context) error {
 			ctx, dl := withDelivery(ctx)
 			res, err := d.r.client.SendMessage(ctx, req)
 			if err != nil {
@@ -172,7 +167,7 @@ func (d *delegation) send(ctx context.Context, msg *a2ago.Message) error {
 		})
 	}
 	d.st.dropped = false
-	return d.r.ts.cfg.Policy.Execute(ctx, d.r.key, func(ctx context.Context) error {
+	return d.r.ts.policy.Get().Execute(ctx, d.r.key, func(ctx context.Context) error {
 		ctx, dl := withDelivery(ctx)
 		before := d.st.events
 		for ev, err := range d.r.client.SendStreamingMessage(ctx, req) {
@@ -244,7 +239,7 @@ func (d *delegation) settle(ctx context.Context) error {
 		return d.fail(failure.Protocol, "send", "the peer answered with neither a task nor a message", nil)
 	}
 	if d.r.streaming {
-		err := d.r.ts.cfg.Policy.Execute(ctx, d.r.key, func(ctx context.Context) error {
+		err := d.r.ts.policy.Get().Execute(ctx, d.r.key, func(ctx context.Context) error {
 			d.st.dropped = false
 			for ev, err := range d.r.client.SubscribeToTask(ctx, &a2ago.SubscribeToTaskRequest{ID: d.st.id}) {
 				if err != nil {
@@ -274,7 +269,7 @@ func (d *delegation) poll(ctx context.Context) error {
 	tick := time.NewTicker(d.r.ts.cfg.PollInterval)
 	defer tick.Stop()
 	for {
-		err := d.r.ts.cfg.Policy.Execute(ctx, d.r.key, func(ctx context.Context) error {
+		err := d.r.ts.policy.Get().Execute(ctx, d.r.key, func(ctx context.Context) error {
 			t, err := d.r.client.GetTask(ctx, &a2ago.GetTaskRequest{ID: d.st.id})
 			if err != nil {
 				return classifyErr(err, d.r.peer.Name, d.tool, "get task")
@@ -379,13 +374,13 @@ func (d *delegation) publish(ev a2ago.Event) {
 	if err != nil {
 		return
 	}
-	u := bus.TaskUpdate{Task: string(d.st.id), Context: d.st.contextID, Kind: bus.TaskStatus,
+	u := task.Update{Task: string(d.st.id), Context: d.st.contextID, Kind: task.Status,
 		State: busState(d.st.state), Final: d.st.state.Terminal(), Message: d.st.statusText, Data: data}
 	if _, ok := ev.(*a2ago.TaskArtifactUpdateEvent); ok {
-		u.Kind, u.Final, u.Message = bus.TaskArtifact, false, ""
+		u.Kind, u.Final, u.Message = task.Artifact, false, ""
 	}
 	if err := b.PublishTask(context.WithoutCancel(d.ctx), u); err != nil {
-		d.r.ts.cfg.Policy.Handle(d.ctx, err)
+		d.r.ts.policy.Get().Handle(d.ctx, err)
 	}
 }
 

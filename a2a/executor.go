@@ -27,7 +27,7 @@ type taskRun struct {
 	artifact a2ago.ArtifactID // the answer's artifact
 	ctx      context.Context
 	cancel   context.CancelFunc
-	out      chan runItem  // never closed: tools may still write after the run
+	out      chan runItem  // never closed: tools may still write after the run; runItemBuffer deep
 	done     chan struct{} // closed when the run's goroutine ends
 	s        *Server
 
@@ -122,10 +122,15 @@ func (e *executor) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.
 	}
 }
 
+// runItemBuffer is how far a run may get ahead of the execution pumping
+// it (then the run waits). A runItem is 256 bytes: a deeper buffer per task
+// was the largest allocation of a request.
+const runItemBuffer = 16
+
 // startRun starts the agent on text in the task's context session.
 func (s *Server) startRun(ec *a2asrv.ExecutorContext, text string) *taskRun {
 	rctx, cancel := context.WithCancel(s.ctx)
-	tr := &taskRun{id: ec.TaskID, artifact: a2ago.NewArtifactID(), cancel: cancel, out: make(chan runItem, 256), done: make(chan struct{}),
+	tr := &taskRun{id: ec.TaskID, artifact: a2ago.NewArtifactID(), cancel: cancel, out: make(chan runItem, runItemBuffer), done: make(chan struct{}),
 		s: s}
 	tr.ctx = context.WithValue(rctx, runKey{}, tr)
 	s.mu.Lock()

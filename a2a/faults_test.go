@@ -15,11 +15,8 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/testkit"
 )
-
-func fastPolicy() failure.Policy {
-	return failure.NewPolicy(failure.PolicyConfig{InitialBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond})
-}
 
 // cutWriter aborts the connection after the first SSE event is written.
 type cutWriter struct {
@@ -300,4 +297,9 @@ func TestStreamingErrorAsPlainJSON(t *testing.T) {
 	if !errors.Is(err, failure.Rejected) || !strings.Contains(err.Error(), "unsupported") {
 		t.Fatalf("err = %v", err)
 	}
+}
+
+// fastPolicy retries quickly.
+func fastPolicy() failure.Policy {
+	return testkit.FastPolicy(failure.PolicyConfig{InitialBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond})
 }

@@ -16,26 +16,24 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
 func TestMain(m *testing.M) {
+	if kind := os.Getenv(benchServerEnv); kind != "" { // a benchmark's server process
+		if err := serveBench(kind); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	goleak.VerifyTestMain(m,
 		// net/http keeps idle client connections' goroutines briefly.
 		goleak.IgnoreTopFunction("net/http.(*persistConn).readLoop"),
 		goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"),
 		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"),
 	)
-}
-
-// lastUser is the text of the request's last user message.
-func lastUser(req *llm.Request) string {
-	for i := len(req.Messages) - 1; i >= 0; i-- {
-		if req.Messages[i].Role == llm.RoleUser {
-			return req.Messages[i].Text
-		}
-	}
-	return ""
 }
 
 // workerModel is agent B's deterministic model: "research X" calls the
@@ -152,12 +150,6 @@ func needNode(t testing.TB) {
 	}
 }
 
-func ctxT(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // newHookServer is a webhook receiver for push notifications.
 func newHookServer(t testing.TB, got func(body, token string)) string {
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -168,3 +160,8 @@ func newHookServer(t testing.TB, got func(body, token string)) string {
 	t.Cleanup(hs.Close)
 	return hs.URL + "/hook"
 }
+
+var lastUser = testkit.LastUser
+
+// ctxT is a test's context, bounded by 60s.
+func ctxT(t testing.TB) context.Context { return testkit.Ctx(t, 60*time.Second) }

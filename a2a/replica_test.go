@@ -2,12 +2,12 @@ package a2a
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http/httptest"
 	"testing"
 
 	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/switchboard-dev/switchboard/a2a/store"
 	"github.com/switchboard-dev/switchboard/bus"
@@ -16,11 +16,11 @@ import (
 // kvStore opens the shared task bucket on b.
 func kvStore(t *testing.T, b *bus.Bus) *store.KVStore {
 	t.Helper()
-	kv, err := bus.OpenKV[json.RawMessage](context.Background(), b, bus.KVConfig{Bucket: "a2a_tasks"})
+	kv, err := b.JetStream().CreateKeyValue(context.Background(), jetstream.KeyValueConfig{Bucket: "a2a_tasks"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := store.NewKV(store.KVConfig{KV: store.BusKV(kv)})
+	s, err := store.NewKV(store.KVConfig{KV: store.JetStreamKV(kv)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,11 +109,11 @@ func TestReplicasSharePushConfigs(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b.Close() })
-	pkv, err := bus.OpenKV[json.RawMessage](ctx, b, bus.KVConfig{Bucket: "a2a_push"})
+	pkv, err := b.JetStream().CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "a2a_push"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tasks, pushes := kvStore(t, b), store.NewPushConfigs(store.BusKV(pkv))
+	tasks, pushes := kvStore(t, b), store.NewPushConfigs(store.JetStreamKV(pkv))
 	_, r1 := newWorker(t, ServerConfig{Store: tasks, PushNotifications: true, PushStore: pushes})
 	_, r2 := newWorker(t, ServerConfig{Store: tasks, PushNotifications: true, PushStore: pushes})
 	c1 := clientFor(t, r1.URL, a2ago.TransportProtocolJSONRPC, nil)

@@ -2,7 +2,6 @@ package a2a
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -71,6 +70,11 @@ type ServerConfig struct {
 	// artifact in chunks of at least this many bytes (default 256; a
 	// negative value sends the answer in one piece at the end).
 	ChunkBytes int
+	// MaxRequestBytes bounds the body of one request (default 4 MiB);
+	// larger ones are refused with HTTP 413 before they are read. A
+	// request's JSON may also nest at most 64 levels and hold at most
+	// 100,000 values.
+	MaxRequestBytes int64
 	// KeepAlive sends SSE keep-alives at this interval (0: none).
 	KeepAlive time.Duration
 	// Policy handles the server's failures (nil: the agent's policy).
@@ -109,6 +113,9 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	if cfg.InputTimeout <= 0 {
 		cfg.InputTimeout = 10 * time.Minute
 	}
+	if cfg.MaxRequestBytes <= 0 {
+		cfg.MaxRequestBytes = defaultMaxRequestBytes
+	}
 	if cfg.Store == nil {
 		cfg.Store = store.NewMemory(store.MemoryConfig{})
 	}
@@ -131,41 +138,47 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	}
 	s.caps = a2ago.AgentCapabilities{Streaming: true, PushNotifications: cfg.PushNotifications,
 		ExtendedAgentCard: cfg.ExtendedCard != nil}
-	s.handler = &answerHandler{RequestHandler: newRequestHandler(&executor{s: s}, s.caps, cfg, s.slogger()), s: s}
+	s.handler = &answerHandler{RequestHandler: s.newRequestHandler(&executor{s: s}, s.slogger()), s: s}
 	s.mux = s.routes()
 	return s, nil
 }
 
-// newRequestHandler is a2a-go's request handler over our store, with
-// capability checks, the caller's identity and push notifications.
-func newRequestHandler(ex a2asrv.AgentExecutor, caps a2ago.AgentCapabilities, cfg ServerConfig, log *slog.Logger) a2asrv.RequestHandler {
+// newRequestHandler is a2a-go's request handler (interceptors, capability
+// checks, logging) around our task manager (taskHandler) over our store,
+// with the caller's identity and push notifications.
+func (s *Server) newRequestHandler(ex a2asrv.AgentExecutor, log *slog.Logger) a2asrv.RequestHandler {
+	cfg := s.cfg
 	opts := []a2asrv.RequestHandlerOption{
 		a2asrv.WithTaskStore(cfg.Store),
-		a2asrv.WithCapabilityChecks(&caps),
+		a2asrv.WithCapabilityChecks(&s.caps),
 		a2asrv.WithCallInterceptors(userInterceptor{}),
 		a2asrv.WithLogger(log),
 	}
 	if cfg.ExtendedCard != nil {
 		opts = append(opts, a2asrv.WithExtendedAgentCard(cfg.ExtendedCard))
 	}
+	th := &taskHandler{ex: ex, store: cfg.Store, s: s, live: map[a2ago.TaskID]*execution{},
+		guard: pushGuard{allowPrivate: cfg.AllowPrivatePush}}
 	if cfg.PushNotifications {
-		ps := cfg.PushStore
-		if ps == nil {
-			ps = push.NewInMemoryStore()
+		th.pushes = cfg.PushStore
+		if th.pushes == nil {
+			th.pushes = push.NewInMemoryStore()
 		}
-		opts = append(opts, a2asrv.WithPushNotifications(ps,
-			push.NewHTTPPushSender(&push.HTTPSenderConfig{Timeout: 10 * time.Second, AllowPrivateNetworks: cfg.AllowPrivatePush})))
+		th.sender = push.NewHTTPPushSender(&push.HTTPSenderConfig{Timeout: 10 * time.Second, AllowPrivateNetworks: cfg.AllowPrivatePush})
+		opts = append(opts, a2asrv.WithPushNotifications(th.pushes, th.sender))
 	}
-	return a2asrv.NewHandler(ex, opts...)
+	h := a2asrv.NewHandler(ex, opts...)
+	ih, ok := h.(*a2asrv.InterceptedHandler)
+	if !ok { // not a2a-go v2.4.0's layout: its own manager serves everything
+		return h
+	}
+	th.RequestHandler = ih.Handler
+	ih.Handler = th
+	return ih
 }
 
 // slogger adapts the zerolog logger for a2a-go, which logs with slog.
-func (s *Server) slogger() *slog.Logger {
-	if s.cfg.Logger == nil {
-		return slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError + 1}))
-	}
-	return slog.New(slog.NewJSONHandler(s.log, &slog.HandlerOptions{Level: slog.LevelWarn}))
-}
+func (s *Server) slogger() *slog.Logger { return newSlogger(s.cfg.Logger, slog.LevelWarn) }
 
 func (s *Server) routes() *http.ServeMux {
 	var topts []a2asrv.TransportOption
@@ -188,9 +201,11 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("GET "+CardPath, card)
 	mux.Handle("GET "+LegacyCardPath, card)
 	mux.Handle("OPTIONS "+CardPath, card)
-	mux.Handle(JSONRPCPath, s.cfg.Auth.middleware(bindingJSONRPC, rpc))
-	mux.Handle("POST /{$}", s.cfg.Auth.middleware(bindingJSONRPC, rpc))
-	mux.Handle(RESTPath+"/", s.cfg.Auth.middleware(bindingREST, http.StripPrefix(RESTPath, rest)))
+	lim := s.cfg.MaxRequestBytes
+	rpcH := s.cfg.Auth.middleware(bindingJSONRPC, limitBody(bindingJSONRPC, lim, rpc))
+	mux.Handle(JSONRPCPath, rpcH)
+	mux.Handle("POST /{$}", rpcH)
+	mux.Handle(RESTPath+"/", s.cfg.Auth.middleware(bindingREST, limitBody(bindingREST, lim, http.StripPrefix(RESTPath, rest))))
 	return mux
 }
 
@@ -246,7 +261,10 @@ func (s *Server) Card(ctx context.Context, base string) *a2ago.AgentCard {
 		SupportedInterfaces: []*a2ago.AgentInterface{
 			{URL: base + JSONRPCPath, ProtocolBinding: a2ago.TransportProtocolJSONRPC, ProtocolVersion: a2ago.Version},
 			{URL: base + RESTPath, ProtocolBinding: a2ago.TransportProtocolHTTPJSON, ProtocolVersion: a2ago.Version},
+			// 0.3 clients read these as url/preferredTransport (the first)
+			// and additionalInterfaces (the rest).
 			{URL: base + JSONRPCPath, ProtocolBinding: a2ago.TransportProtocolJSONRPC, ProtocolVersion: a2av0.Version},
+			{URL: base + RESTPath, ProtocolBinding: a2ago.TransportProtocolHTTPJSON, ProtocolVersion: a2av0.Version},
 		},
 		Capabilities:       s.caps,
 		DefaultInputModes:  []string{"text/plain", "application/json"},

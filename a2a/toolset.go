@@ -17,7 +17,9 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
-	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/bus/task"
+	"github.com/switchboard-dev/switchboard/internal/policyref"
+	"github.com/switchboard-dev/switchboard/internal/toolname"
 )
 
 // ToolsetConfig configures a Toolset. Zero values mean defaults.
@@ -29,7 +31,8 @@ type ToolsetConfig struct {
 	// HTTPClient is the base client (nil: a client on
 	// http.DefaultTransport). Its Timeout should be zero: streams are long.
 	HTTPClient *http.Client
-	// Policy runs every remote operation (nil: failure.NewPolicy).
+	// Policy runs every remote operation (nil: the policy of the agent the
+	// toolset is added to, and until then failure.NewPolicy).
 	Policy failure.Policy
 	// Logger receives logs (nil: none).
 	Logger *zerolog.Logger
@@ -43,9 +46,11 @@ type ToolsetConfig struct {
 	// for the model (the question, and the task_id to answer it with)
 	// instead of an elicitation of a person.
 	AskModel bool
-	// Bus, if set, receives every remote task update on
-	// <prefix>.a2a.tasks.<task> (JetStream, replayable).
-	Bus *bus.Bus
+	// Bus, if set, receives every remote task update: a *bus.Bus publishes
+	// them on <prefix>.a2a.tasks.<task> (JetStream, replayable).
+	Bus interface {
+		PublishTask(ctx context.Context, u task.Update) error
+	}
 	// RefreshInterval, if positive, re-reads the peers' cards at this
 	// interval (see Refresh) until Close.
 	RefreshInterval time.Duration
@@ -57,6 +62,7 @@ type Toolset struct {
 	cfg     ToolsetConfig
 	log     zerolog.Logger
 	slog    *slog.Logger // a2a-go's logs, into log
+	policy  *policyref.Ref
 	changed chan struct{}
 	stop    context.CancelFunc
 	wg      sync.WaitGroup
@@ -101,9 +107,7 @@ func NewToolset(ctx context.Context, cfg ToolsetConfig) (*Toolset, error) {
 		ts.log = *cfg.Logger
 	}
 	ts.slog = newSlogger(&ts.log, slog.LevelInfo)
-	if ts.cfg.Policy == nil {
-		ts.cfg.Policy = failure.NewPolicy(failure.PolicyConfig{Logger: &ts.log})
-	}
+	ts.policy = policyref.New(ts.cfg.Policy, failure.NewPolicy(failure.PolicyConfig{Logger: &ts.log}))
 	for _, p := range cfg.Peers {
 		if err := p.validate(); err != nil {
 			return nil, &failure.Error{Kind: failure.Config, Source: failure.SourceA2A, Name: p.Name, Message: err.Error()}
@@ -149,7 +153,7 @@ func (ts *Toolset) refreshLoop(ctx context.Context) {
 			return
 		case <-tick.C:
 			if err := ts.Refresh(ctx); err != nil && ctx.Err() == nil {
-				ts.cfg.Policy.Handle(ctx, err)
+				ts.policy.Get().Handle(ctx, err)
 			}
 		}
 	}
@@ -258,7 +262,7 @@ func (ts *Toolset) connect(ctx context.Context, p Peer) (*remote, error) {
 	hc := httpClientFor(ts.cfg.HTTPClient, p)
 	card := p.Card
 	if card == nil {
-		err := ts.cfg.Policy.Execute(ctx, key, func(ctx context.Context) error {
+		err := ts.policy.Get().Execute(ctx, key, func(ctx context.Context) error {
 			c, err := resolveCard(ctx, hc, p.URL, p.CardPath)
 			card = c
 			return err
@@ -309,7 +313,7 @@ func ToolName(peer, skill string) string {
 	if skill == "" {
 		return "a2a__" + peer
 	}
-	return "a2a__" + peer + "__" + agent.ToolNamePart(skill)
+	return "a2a__" + peer + "__" + toolname.Part(skill)
 }
 
 func (r *remote) tools() []agent.Tool {
@@ -346,3 +350,7 @@ func (r *remote) tools() []agent.Tool {
 		Source: agent.Provenance{Kind: "a2a", Name: r.peer.Name},
 	}}}
 }
+
+// UsePolicy makes p the toolset's failure policy when its config gave none
+// (agent.PolicyUser: agent.New calls it).
+func (ts *Toolset) UsePolicy(p failure.Policy) { ts.policy.Use(p) }

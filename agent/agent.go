@@ -33,9 +33,9 @@ type Budget struct {
 	MaxToolCalls int
 	// MaxDuration bounds a run's wall time (default 10 minutes).
 	MaxDuration time.Duration
-	// MaxTokens bounds the provider-reported tokens of one run (default: no
+	// MaxRunTokens bounds the provider-reported tokens of one run (default: no
 	// limit).
-	MaxTokens int
+	MaxRunTokens int
 }
 
 // Config configures an Agent. Only Model is required; zero values mean
@@ -61,7 +61,11 @@ type Config struct {
 	Elicitor Elicitor
 	// Permissions is the permission policy (nil: DefaultClassifier).
 	Permissions *Permissions
-	// Policy handles every failure (nil: failure.NewPolicy with Logger).
+	// Policy handles every failure of the agent's runs and of its toolsets'
+	// sources (nil: the policy of Events or Elicitor when they have one, as
+	// the bus does, else failure.NewPolicy with Logger). Toolsets that
+	// implement PolicyUser and were given no policy of their own use it too,
+	// so one OnFailure sees every failure.
 	Policy failure.Policy
 	// Logger receives structured logs (nil: none).
 	Logger *zerolog.Logger
@@ -77,10 +81,29 @@ type Config struct {
 	MaxResultBytes int
 	// MaxTokens caps each model answer (0: provider default).
 	MaxTokens int
-	// AlwaysValidateArgs validates every call's arguments against the
-	// tool's input schema, even for tools whose source validates them
-	// itself (ToolSpec.SourceValidates: MCP tools).
-	AlwaysValidateArgs bool
+}
+
+// PolicyUser is implemented by toolsets whose source runs work of its own
+// under a failure policy (reconnects, retries, background reports). New
+// gives each toolset of Config.Toolsets the agent's policy; a toolset
+// configured with a policy of its own keeps it.
+type PolicyUser interface {
+	UsePolicy(p failure.Policy)
+}
+
+// choosePolicy is the one policy of an agent: the configured one, else the
+// event sink's or the elicitor's (the bus's), else a new default.
+func choosePolicy(cfg Config, log *zerolog.Logger) failure.Policy {
+	if cfg.Policy != nil {
+		return cfg.Policy
+	}
+	type hasPolicy interface{ Policy() failure.Policy }
+	for _, c := range []any{cfg.Events, cfg.Elicitor} {
+		if hp, ok := c.(hasPolicy); ok && hp.Policy() != nil {
+			return hp.Policy()
+		}
+	}
+	return failure.NewPolicy(failure.PolicyConfig{Logger: log})
 }
 
 // Instructor is implemented by toolsets that add to the system prompt (the
@@ -148,11 +171,13 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 	if cfg.Logger != nil {
 		a.log = *cfg.Logger
 	}
-	a.policy = cfg.Policy
-	if a.policy == nil {
-		a.policy = failure.NewPolicy(failure.PolicyConfig{Logger: &a.log})
-	}
+	a.policy = choosePolicy(cfg, &a.log)
 	a.toolsets = slices.Clone(cfg.Toolsets)
+	for _, ts := range a.toolsets {
+		if pu, ok := ts.(PolicyUser); ok {
+			pu.UsePolicy(a.policy)
+		}
+	}
 	if len(cfg.Tools) > 0 {
 		a.toolsets = append(a.toolsets, NewToolset("local", cfg.Tools...))
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/toolname"
 )
 
 // defaultAgentToolSchema is the input of an agent offered as a tool.
@@ -71,7 +72,7 @@ func AsTool(r Runner, opts *AgentToolOptions) (Tool, error) {
 		return nil, failure.New(failure.Config, failure.SourceAgent, "AsTool needs a runner")
 	}
 	if o.Name == "" {
-		o.Name = ToolNamePart(r.Name())
+		o.Name = toolname.Part(r.Name())
 	}
 	if o.Name == "" {
 		return nil, failure.New(failure.Config, failure.SourceAgent, "AsTool: the runner has no name; set AgentToolOptions.Name")
@@ -114,9 +115,6 @@ func inputArg(args json.RawMessage) (string, error) {
 }
 
 func (t *agentTool) Spec() ToolSpec { return t.spec }
-
-// HonoursCancellation reports that a cancelled call ends the sub-run.
-func (t *agentTool) HonoursCancellation() bool { return true }
 
 func (t *agentTool) Call(ctx context.Context, args json.RawMessage) (*Result, error) {
 	input, err := t.input(args)

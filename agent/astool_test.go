@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"iter"
 	"strings"
 	"testing"
 	"time"
@@ -273,10 +274,16 @@ func TestCollect(t *testing.T) {
 	if err != nil || ans.Text != "hello there" || ans.Turns != 1 || ans.Run == "" {
 		t.Fatalf("Run = %+v, %v", ans, err)
 	}
-	empty := func(func(agent.Event, error) bool) {}
-	if _, err := agent.Collect(empty); !errors.Is(err, failure.Internal) {
+	if _, err := agent.Run(context.Background(), emptyRunner{runnerOnly{a}}, "hi"); !errors.Is(err, failure.Internal) {
 		t.Fatalf("empty stream: %v", err)
 	}
+}
+
+// emptyRunner's runs end without an answer or an error.
+type emptyRunner struct{ agent.Runner }
+
+func (emptyRunner) Stream(context.Context, string) iter.Seq2[agent.Event, error] {
+	return func(func(agent.Event, error) bool) {}
 }
 
 // runnerOnly hides *Agent's type so agent.Run takes the Stream path.

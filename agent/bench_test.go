@@ -40,15 +40,13 @@ func BenchmarkDirectToolCall(b *testing.B) {
 }
 
 // cooperativeTool is benchTool as a source such as an MCP server offers
-// it: it honours cancellation (agent.Cooperative) and validates its own
-// arguments (ToolSpec.SourceValidates).
+// it: it honours cancellation (as tools once promised) and validates its own
+// arguments (as MCP tools do).
 type cooperativeTool struct{ agent.Tool }
-
-func (cooperativeTool) HonoursCancellation() bool { return true }
 
 func (c cooperativeTool) Spec() agent.ToolSpec {
 	s := c.Tool.Spec()
-	s.SourceValidates = true
+	s.Source = agent.Provenance{Kind: "mcp", Name: "bench", Tool: s.Name}
 	return s
 }
 

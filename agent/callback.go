@@ -99,14 +99,14 @@ type ModelPreferences struct {
 // SamplingRequest is a source's request to use the host's model (MCP
 // sampling/createMessage).
 type SamplingRequest struct {
-	Run         string           `json:"run,omitempty"`
-	Source      Provenance       `json:"source"`
-	System      string           `json:"system,omitempty"`
-	Messages    []llm.Message    `json:"messages"`
-	MaxTokens   int              `json:"max_tokens"`
-	Temperature *float64         `json:"temperature,omitempty"`
-	StopWords   []string         `json:"stop_sequences,omitempty"`
-	Preferences ModelPreferences `json:"model_preferences"`
+	Run           string           `json:"run,omitempty"`
+	Source        Provenance       `json:"source"`
+	System        string           `json:"system,omitempty"`
+	Messages      []llm.Message    `json:"messages"`
+	MaxTokens     int              `json:"max_tokens"`
+	Temperature   *float64         `json:"temperature,omitempty"`
+	StopSequences []string         `json:"stop_sequences,omitempty"`
+	Preferences   ModelPreferences `json:"model_preferences"`
 }
 
 // SamplingResult is the model's answer to a SamplingRequest.

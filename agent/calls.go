@@ -229,11 +229,12 @@ func (r *run) checkArgs(args json.RawMessage, spec ToolSpec, perm Permission) (j
 }
 
 // validates reports whether the agent validates the arguments of a call of
-// spec: always, unless the tool's source validates them itself and the call
-// may run without asking a person (who should not be asked to approve a
-// call that cannot succeed).
+// spec: always, unless the tool is an MCP server's (MCP servers must
+// validate their tools' arguments themselves) and the call may run without
+// asking a person (who should not be asked to approve a call that cannot
+// succeed).
 func (r *run) validates(spec ToolSpec, perm Permission) bool {
-	return !spec.SourceValidates || r.a.cfg.AlwaysValidateArgs || perm != Allow
+	return spec.Source.Kind != "mcp" || perm != Allow
 }
 
 // execCall asks permission, then runs the tool under the failure policy

@@ -16,7 +16,7 @@ import (
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
-// coopTool is a tool that honours cancellation (agent.Cooperative) and
+// coopTool is a tool that honours cancellation (as tools once promised) and
 // records the goroutine it ran on.
 type coopTool struct {
 	spec agent.ToolSpec
@@ -25,8 +25,7 @@ type coopTool struct {
 	args []json.RawMessage
 }
 
-func (c *coopTool) Spec() agent.ToolSpec      { return c.spec }
-func (c *coopTool) HonoursCancellation() bool { return true }
+func (c *coopTool) Spec() agent.ToolSpec { return c.spec }
 func (c *coopTool) Call(ctx context.Context, args json.RawMessage) (*agent.Result, error) {
 	c.mu.Lock()
 	c.args = append(c.args, args)
@@ -40,7 +39,6 @@ func TestSourceValidatedArgs(t *testing.T) {
 	cases := []struct {
 		name      string
 		source    bool
-		always    bool
 		perm      agent.Permission
 		wantKind  failure.Kind // of the handled failure; Unknown: the tool ran
 		wantCalls int
@@ -48,14 +46,13 @@ func TestSourceValidatedArgs(t *testing.T) {
 		{name: "agent validates its own tools", perm: agent.Allow, wantKind: failure.InvalidArgs},
 		{name: "source validates: passed through", source: true, perm: agent.Allow, wantCalls: 1},
 		{name: "source validates, but a person is asked", source: true, perm: agent.Ask, wantKind: failure.InvalidArgs},
-		{name: "AlwaysValidateArgs", source: true, always: true, perm: agent.Allow, wantKind: failure.InvalidArgs},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			tl := &coopTool{spec: agent.ToolSpec{Name: "count", Description: "d", InputSchema: schema, SourceValidates: tc.source},
+			tl := &coopTool{spec: agent.ToolSpec{Name: "count", Description: "d", InputSchema: schema, Source: provenanceOf(tc.source)},
 				fn: func(context.Context) (*agent.Result, error) { return agent.ErrorResult("n must be an integer"), nil }}
 			asked := 0
-			a := newAgent(t, agent.Config{Name: "a", Tools: []agent.Tool{tl}, AlwaysValidateArgs: tc.always,
+			a := newAgent(t, agent.Config{Name: "a", Tools: []agent.Tool{tl},
 				Permissions: &agent.Permissions{Rules: []agent.Rule{{Tool: "count", Permission: tc.perm}}},
 				Elicitor: agent.ElicitorFunc(func(context.Context, agent.Elicitation) (agent.ElicitationResult, error) {
 					asked++
@@ -160,7 +157,7 @@ func TestDetachedSingleCall(t *testing.T) {
 }
 
 // TestCooperativeToolIgnoringCancellation: a tool that says it honours
-// cancellation (agent.Cooperative) but does not cannot hold a run past its
+// cancellation (as tools once promised) but does not cannot hold a run past its
 // deadlines, in Session.Run as in Stream: the call ends at ToolTimeout
 // (plus the grace a cancelled tool gets) with a timeout the model sees, the
 // run at MaxDuration with a budget failure; the abandoned call's goroutine
@@ -269,4 +266,13 @@ func TestCooperativeToolIgnoringCancellation(t *testing.T) {
 			}
 		})
 	}
+}
+
+// provenanceOf is an MCP server's provenance when the source validates
+// arguments, a local tool's otherwise.
+func provenanceOf(sourceValidates bool) agent.Provenance {
+	if sourceValidates {
+		return agent.Provenance{Kind: "mcp", Name: "srv", Tool: "count"}
+	}
+	return agent.Provenance{Kind: "local"}
 }

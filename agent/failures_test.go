@@ -92,7 +92,7 @@ func TestFailureHandling(t *testing.T) {
 		})}, call: llm.CallTool("c1", "boom", nil), wantKind: failure.Panic, wantText: "crashed", wantRunErr: failure.Panic},
 		{name: "tool-call budget", budget: agent.Budget{MaxToolCalls: -1}, tools: []agent.Tool{echoTool("echo", nil)},
 			call: llm.CallTool("c1", "echo", nil), wantText: "echo {}"},
-		{name: "token budget", budget: agent.Budget{MaxTokens: 1}, tools: []agent.Tool{echoTool("echo", nil)},
+		{name: "token budget", budget: agent.Budget{MaxRunTokens: 1}, tools: []agent.Tool{echoTool("echo", nil)},
 			call: llm.CallTool("c1", "echo", nil), wantKind: failure.Budget, wantText: "tokens is exhausted", wantRunErr: failure.Budget},
 	}
 	for _, tc := range cases {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/toolname"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -93,7 +94,7 @@ func NewHandoffTool(to string, opts *HandoffOptions) (Tool, error) {
 			fmt.Sprintf("unknown handoff context %q (want task, summary or full)", o.Context))
 	}
 	if o.Name == "" {
-		o.Name = "handoff_to_" + ToolNamePart(to)
+		o.Name = "handoff_to_" + toolname.Part(to)
 	}
 	if o.Description == "" {
 		o.Description = fmt.Sprintf("Hand the conversation to the agent %q, which continues it; your turn ends.", to)
@@ -111,9 +112,6 @@ func NewHandoffTool(to string, opts *HandoffOptions) (Tool, error) {
 
 func (t *handoffTool) Spec() ToolSpec { return t.spec }
 
-// HonoursCancellation reports that the call never blocks.
-func (t *handoffTool) HonoursCancellation() bool { return true }
-
 func (t *handoffTool) Call(_ context.Context, args json.RawMessage) (*Result, error) {
 	var in struct {
 		Task    string `json:"task"`
@@ -125,20 +123,4 @@ func (t *handoffTool) Call(_ context.Context, args json.RawMessage) (*Result, er
 	res := TextResult(fmt.Sprintf("Handed off to %s.", t.to))
 	res.Handoff = &Handoff{To: t.to, Context: t.mode, Task: in.Task, Summary: in.Summary}
 	return res, nil
-}
-
-// ToolNamePart returns s with every character that model providers refuse
-// in tool names (anything but ASCII letters, digits, "_" and "-") replaced
-// by "_": for tool names built from server, peer, skill or agent names.
-func ToolNamePart(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
-			b.WriteRune(r)
-		default:
-			b.WriteByte('_')
-		}
-	}
-	return b.String()
 }

@@ -12,16 +12,11 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// fastPolicy is the default policy with short backoffs for tests.
-func fastPolicy(cooldown time.Duration) *failure.DefaultPolicy {
-	return failure.NewPolicy(failure.PolicyConfig{InitialBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond,
-		BreakerFailures: 3, BreakerCooldown: cooldown})
-}
 
 // tool builds a local tool with a permissive object schema.
 func tool(name string, fn func(ctx context.Context, args json.RawMessage) (*agent.Result, error)) agent.Tool {
@@ -128,4 +123,9 @@ func kindOf(t testing.TB, err error) failure.Kind {
 		t.Fatalf("error %v (%T) is not a *failure.Error", err, err)
 	}
 	return fe.Kind
+}
+
+// fastPolicy is the default policy with short backoffs for tests.
+func fastPolicy(cooldown time.Duration) *failure.DefaultPolicy {
+	return testkit.FastPolicy(failure.PolicyConfig{MaxBackoff: 2 * time.Millisecond, BreakerFailures: 3, BreakerCooldown: cooldown})
 }

@@ -222,9 +222,9 @@ func (r *run) loop(hist []llm.Message, input string) ([]llm.Message, error) {
 		}
 		hist = append(hist, msg)
 		var abort error
-		if b.MaxTokens > 0 && r.ans.Usage.Total() > b.MaxTokens {
+		if b.MaxRunTokens > 0 && r.ans.Usage.Total() > b.MaxRunTokens {
 			abort = &failure.Error{Kind: failure.Budget, Source: failure.SourceAgent,
-				Message: fmt.Sprintf("the run's budget of %d tokens is exhausted (%d used)", b.MaxTokens, r.ans.Usage.Total())}
+				Message: fmt.Sprintf("the run's budget of %d tokens is exhausted (%d used)", b.MaxRunTokens, r.ans.Usage.Total())}
 		}
 		results, callAbort := r.runCalls(turn, msg.ToolCalls, abort)
 		hist = append(hist, llm.Message{Role: llm.RoleTool, ToolResults: results})

@@ -34,13 +34,13 @@ func Run(ctx context.Context, r Runner, input string) (*Answer, error) {
 	if a, ok := r.(*Agent); ok {
 		return a.Run(ctx, input)
 	}
-	return Collect(r.Stream(ctx, input))
+	return collect(r.Stream(ctx, input))
 }
 
-// Collect drains a run's events and returns its answer: the Answer of its
+// collect drains a run's events and returns its answer: the Answer of its
 // EventFinal, or the error it ended with. A stream that ends without either
 // is reported as a failure of kind Internal.
-func Collect(seq iter.Seq2[Event, error]) (*Answer, error) {
+func collect(seq iter.Seq2[Event, error]) (*Answer, error) {
 	for ev, err := range seq {
 		if err != nil {
 			return nil, err

@@ -51,13 +51,6 @@ type ToolSpec struct {
 	// Executes marks a tool that runs commands or code; the default
 	// permission policy denies it unless a rule allows it.
 	Executes bool `json:"executes,omitempty"`
-	// SourceValidates says the tool's source validates arguments against
-	// InputSchema itself, as MCP servers must by the specification (the
-	// mcp package sets it). The agent then only checks that the arguments
-	// are a JSON object, sparing a second validation on each call, unless
-	// the call needs a person's approval (nobody is asked to approve a call
-	// that cannot succeed) or Config.AlwaysValidateArgs is set.
-	SourceValidates bool `json:"source_validates,omitempty"`
 	// Timeout, when positive, bounds a call of this tool instead of the
 	// agent's Config.ToolTimeout (long-running tools, sub-agents).
 	Timeout time.Duration `json:"timeout,omitempty"`
@@ -126,22 +119,6 @@ type Part struct {
 	Name string `json:"name,omitempty"`
 	// JSON of a structured part.
 	JSON json.RawMessage `json:"json,omitempty"`
-}
-
-// Cooperative is implemented by tools that return promptly once their
-// context is done: the MCP, A2A and agent tools say so, as go-sdk and
-// a2a-go calls end (and cancel at the source) when their context is
-// cancelled.
-//
-// Deprecated: the agent no longer trusts the promise, which a tool (or the
-// server behind it) can break: every call runs on a goroutine of its own,
-// so that a run's ToolTimeout and MaxDuration hold whatever the tool does.
-// HonoursCancellation is not consulted.
-type Cooperative interface {
-	Tool
-	// HonoursCancellation reports whether Call returns promptly once its
-	// context is done.
-	HonoursCancellation() bool
 }
 
 // Result is what a tool returns.

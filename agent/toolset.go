@@ -6,42 +6,42 @@ import (
 	"slices"
 )
 
-// StaticToolset is a fixed list of tools.
-type StaticToolset struct {
+// staticToolset is a fixed list of tools.
+type staticToolset struct {
 	name  string
 	tools []Tool
 }
 
 // NewToolset returns a toolset of fixed tools.
-func NewToolset(name string, tools ...Tool) *StaticToolset {
-	return &StaticToolset{name: name, tools: slices.Clone(tools)}
+func NewToolset(name string, tools ...Tool) Toolset {
+	return &staticToolset{name: name, tools: slices.Clone(tools)}
 }
 
 // Name returns the toolset's name.
-func (s *StaticToolset) Name() string { return s.name }
+func (s *staticToolset) Name() string { return s.name }
 
 // Tools returns the tools.
-func (s *StaticToolset) Tools(context.Context) ([]Tool, error) { return s.tools, nil }
+func (s *staticToolset) Tools(context.Context) ([]Tool, error) { return s.tools, nil }
 
-// FuncTool is a Tool backed by a Go function.
-type FuncTool struct {
+// funcTool is a Tool backed by a Go function.
+type funcTool struct {
 	spec ToolSpec
 	fn   func(ctx context.Context, args json.RawMessage) (*Result, error)
 }
 
 // NewFuncTool returns a local tool that calls fn. spec.Source defaults to
 // {Kind: "local", Tool: spec.Name}.
-func NewFuncTool(spec ToolSpec, fn func(ctx context.Context, args json.RawMessage) (*Result, error)) *FuncTool {
+func NewFuncTool(spec ToolSpec, fn func(ctx context.Context, args json.RawMessage) (*Result, error)) Tool {
 	if spec.Source.Kind == "" {
 		spec.Source = Provenance{Kind: "local", Tool: spec.Name}
 	}
-	return &FuncTool{spec: spec, fn: fn}
+	return &funcTool{spec: spec, fn: fn}
 }
 
 // TypedTool returns a local tool whose arguments are decoded into In and
 // whose output Out is returned as JSON (or as text, when Out is a string).
 // schema is the JSON Schema of In.
-func TypedTool[In, Out any](spec ToolSpec, fn func(ctx context.Context, in In) (Out, error)) *FuncTool {
+func TypedTool[In, Out any](spec ToolSpec, fn func(ctx context.Context, in In) (Out, error)) Tool {
 	return NewFuncTool(spec, func(ctx context.Context, raw json.RawMessage) (*Result, error) {
 		var in In
 		if err := json.Unmarshal(raw, &in); err != nil {
@@ -63,9 +63,9 @@ func TypedTool[In, Out any](spec ToolSpec, fn func(ctx context.Context, in In) (
 }
 
 // Spec returns the tool's spec.
-func (f *FuncTool) Spec() ToolSpec { return f.spec }
+func (f *funcTool) Spec() ToolSpec { return f.spec }
 
 // Call calls the function.
-func (f *FuncTool) Call(ctx context.Context, args json.RawMessage) (*Result, error) {
+func (f *funcTool) Call(ctx context.Context, args json.RawMessage) (*Result, error) {
 	return f.fn(ctx, args)
 }

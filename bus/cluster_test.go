@@ -132,19 +132,19 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 	serveCounting(respA, &byA, "A")
 	serveCounting(respB, &byB, "B")
 
-	kv, err := bus.OpenKV[task](ctx, client, bus.KVConfig{Bucket: "cluster_tasks", Replicas: 3})
+	kv, err := bus.OpenKV[kvTask](ctx, client, bus.KVConfig{Bucket: "cluster_tasks", Replicas: 3})
 	for err != nil && ctx.Err() == nil { // the stream leader may still be electing
 		time.Sleep(200 * time.Millisecond)
-		kv, err = bus.OpenKV[task](ctx, client, bus.KVConfig{Bucket: "cluster_tasks", Replicas: 3})
+		kv, err = bus.OpenKV[kvTask](ctx, client, bus.KVConfig{Bucket: "cluster_tasks", Replicas: 3})
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := kv.Put(ctx, "task.before", task{State: "working"}); err != nil {
+	if _, err := kv.Put(ctx, "task.before", kvTask{State: "working"}); err != nil {
 		t.Fatal(err)
 	}
 	// The same bucket, through another node.
-	kvA, err := bus.OpenKV[task](ctx, respA, bus.KVConfig{Bucket: "cluster_tasks", Replicas: 3})
+	kvA, err := bus.OpenKV[kvTask](ctx, respA, bus.KVConfig{Bucket: "cluster_tasks", Replicas: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,7 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 	// The value written before the loss is still readable, through another
 	// node, once the stream has a leader again (a read in the election
 	// finds no responder).
-	var e bus.Entry[task]
+	var e bus.Entry[kvTask]
 	for {
 		gctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		var err error
@@ -233,7 +233,7 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 	// it has a leader again (if node-2 led it, the survivors elect one).
 	for {
 		uctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		_, err := kvA.Update(uctx, "task.before", task{State: "completed"}, e.Revision)
+		_, err := kvA.Update(uctx, "task.before", kvTask{State: "completed"}, e.Revision)
 		cancel()
 		if err == nil {
 			break

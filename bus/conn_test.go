@@ -7,6 +7,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/bus/task"
 )
 
 // TestLostConnection: when the server goes away, requests and publishes
@@ -32,7 +33,7 @@ func TestLostConnection(t *testing.T) {
 	t.Logf("sample while disconnected: %v", err)
 	wantKind(t, err, failure.Transient)
 	pctx := ctxT(t, 500*time.Millisecond)
-	err = client.PublishTask(pctx, bus.TaskUpdate{Task: "t1", State: "working"})
+	err = client.PublishTask(pctx, task.Update{Task: "t1", State: "working"})
 	t.Logf("publish task while disconnected: %v", err)
 	wantKind(t, err, failure.Transient)
 	reported := false

@@ -12,13 +12,14 @@ import (
 	"github.com/switchboard-dev/switchboard/agent/failure"
 )
 
-// ErrNotFound is the cause of a KV failure for a key that does not exist
-// (errors.Is(err, bus.ErrNotFound)).
-var ErrNotFound = errors.New("bus: key not found")
+// errNotFound is the cause of a KV failure of kind NotFound: a key that
+// does not exist (callers test errors.Is(err, failure.NotFound)).
+var errNotFound = errors.New("bus: key not found")
 
-// ErrConflict is the cause of a KV failure for a create of an existing key
-// or an update with a stale revision (errors.Is(err, bus.ErrConflict)).
-var ErrConflict = errors.New("bus: revision conflict")
+// errConflict is the cause of a KV failure of kind Conflict: a create of
+// an existing key or an update with a stale revision (callers test
+// errors.Is(err, failure.Conflict)).
+var errConflict = errors.New("bus: revision conflict")
 
 // ErrVersion is the cause of a Protocol failure for a payload whose "v" is
 // not a version this package reads.
@@ -51,9 +52,9 @@ func classify(err error, op string) error {
 		e.Kind, e.Message = failure.Transient, "the bus connection was lost; reconnecting"
 	case errors.Is(err, jetstream.ErrKeyNotFound), errors.Is(err, jetstream.ErrStreamNotFound),
 		errors.Is(err, jetstream.ErrBucketNotFound):
-		e.Kind, e.Message, e.Err = failure.NotFound, "not found", fmt.Errorf("%w: %w", ErrNotFound, err)
+		e.Kind, e.Message, e.Err = failure.NotFound, "not found", fmt.Errorf("%w: %w", errNotFound, err)
 	case errors.Is(err, jetstream.ErrKeyExists), errors.Is(err, jetstream.ErrKeyRevisionMismatch):
-		e.Kind, e.Message, e.Err = failure.Conflict, "the key exists or its revision is stale; read it again", fmt.Errorf("%w: %w", ErrConflict, err)
+		e.Kind, e.Message, e.Err = failure.Conflict, "the key exists or its revision is stale; read it again", fmt.Errorf("%w: %w", errConflict, err)
 	case errors.Is(err, jetstream.ErrInvalidKey), errors.Is(err, jetstream.ErrInvalidBucketName):
 		e.Kind, e.Message = failure.InvalidArgs, "invalid key or bucket name"
 	case errors.Is(err, jetstream.ErrJetStreamNotEnabled), errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount):

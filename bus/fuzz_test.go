@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/bus/task"
 )
 
 // seeds adds every testdata payload and a few broken ones to f.
@@ -86,7 +87,7 @@ func FuzzDecodeTaskUpdate(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		u, err := decodeTaskUpdate(data)
 		checkErr(t, err, false)
-		if err == nil && (u.Task == "" || (u.Kind != TaskStatus && u.Kind != TaskArtifact)) {
+		if err == nil && (u.Task == "" || (u.Kind != task.Status && u.Kind != task.Artifact)) {
 			t.Fatalf("accepted an invalid update: %+v", u)
 		}
 	})

@@ -40,7 +40,7 @@ type Entry[T any] struct {
 
 // KV is a typed JetStream key-value bucket whose values are versioned JSON
 // ({"v":1,"value":...}). Update is revision-checked: a stale revision is a
-// Conflict failure wrapping ErrConflict. Every operation runs through the
+// Conflict failure (errors.Is(err, failure.Conflict)). Every operation runs through the
 // failure policy (transient failures are retried).
 type KV[T any] struct {
 	b   *Bus
@@ -80,7 +80,7 @@ func (k *KV[T]) exec(ctx context.Context, op string, f func(context.Context) err
 }
 
 // Get returns the value of key; a missing key is a NotFound failure
-// wrapping ErrNotFound.
+// (errors.Is(err, failure.NotFound)).
 func (k *KV[T]) Get(ctx context.Context, key string) (Entry[T], error) {
 	var e jetstream.KeyValueEntry
 	if err := k.exec(ctx, "kv get", func(ctx context.Context) (err error) {
@@ -130,7 +130,7 @@ func encodeKV[T any](v T) ([]byte, error) {
 
 // Create stores v under key if the key does not exist (or was deleted) and
 // returns its revision; an existing key is a Conflict failure wrapping
-// ErrConflict.
+// kind Conflict.
 func (k *KV[T]) Create(ctx context.Context, key string, v T) (uint64, error) {
 	data, err := encodeKV(v)
 	if err != nil {
@@ -160,7 +160,7 @@ func (k *KV[T]) Put(ctx context.Context, key string, v T) (uint64, error) {
 
 // Update stores v under key only if its current revision is rev, and
 // returns the new revision; a stale revision is a Conflict failure
-// wrapping ErrConflict (read the entry again and retry).
+// (errors.Is(err, failure.Conflict)) (read the entry again and retry).
 func (k *KV[T]) Update(ctx context.Context, key string, v T, rev uint64) (uint64, error) {
 	data, err := encodeKV(v)
 	if err != nil {

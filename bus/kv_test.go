@@ -10,7 +10,7 @@ import (
 	"github.com/switchboard-dev/switchboard/bus"
 )
 
-type task struct {
+type kvTask struct {
 	State   string   `json:"state"`
 	History []string `json:"history,omitempty"`
 }
@@ -18,7 +18,7 @@ type task struct {
 func TestKV(t *testing.T) {
 	b := newBus(t, bus.Config{})
 	ctx := ctxT(t, 20*time.Second)
-	kv, err := bus.OpenKV[task](ctx, b, bus.KVConfig{Bucket: "tasks", History: 5})
+	kv, err := bus.OpenKV[kvTask](ctx, b, bus.KVConfig{Bucket: "tasks", History: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestKV(t *testing.T) {
 
 	// The watcher starts asynchronously: wait until it sees a sentinel, so
 	// that every write below is a live update.
-	if _, err := kv.Put(ctx, "task.0", task{State: "sentinel"}); err != nil {
+	if _, err := kv.Put(ctx, "task.0", kvTask{State: "sentinel"}); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -55,30 +55,30 @@ func TestKV(t *testing.T) {
 		t.Fatal("the watcher never started")
 	}
 
-	rev1, err := kv.Create(ctx, "task.1", task{State: "submitted"})
+	rev1, err := kv.Create(ctx, "task.1", kvTask{State: "submitted"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = kv.Create(ctx, "task.1", task{State: "again"})
+	_, err = kv.Create(ctx, "task.1", kvTask{State: "again"})
 	wantKind(t, err, failure.Conflict)
-	if !errors.Is(err, bus.ErrConflict) {
-		t.Errorf("create of an existing key: %v, want ErrConflict", err)
+	if !errors.Is(err, failure.Conflict) {
+		t.Errorf("create of an existing key: %v, want a Conflict failure", err)
 	}
 	e, err := kv.Get(ctx, "task.1")
 	if err != nil || e.Value.State != "submitted" || e.Revision != rev1 || e.Key != "task.1" {
 		t.Fatalf("Get = %+v, %v", e, err)
 	}
-	rev2, err := kv.Update(ctx, "task.1", task{State: "working", History: []string{"submitted"}}, rev1)
+	rev2, err := kv.Update(ctx, "task.1", kvTask{State: "working", History: []string{"submitted"}}, rev1)
 	if err != nil || rev2 <= rev1 {
 		t.Fatalf("Update = %d, %v", rev2, err)
 	}
 	// A stale revision is a typed conflict.
-	_, err = kv.Update(ctx, "task.1", task{State: "lost update"}, rev1)
+	_, err = kv.Update(ctx, "task.1", kvTask{State: "lost update"}, rev1)
 	wantKind(t, err, failure.Conflict)
-	if !errors.Is(err, bus.ErrConflict) {
-		t.Errorf("stale update: %v, want ErrConflict", err)
+	if !errors.Is(err, failure.Conflict) {
+		t.Errorf("stale update: %v, want a Conflict failure", err)
 	}
-	if _, err := kv.Put(ctx, "task.2", task{State: "working"}); err != nil {
+	if _, err := kv.Put(ctx, "task.2", kvTask{State: "working"}); err != nil {
 		t.Fatal(err)
 	}
 	keys, err := kv.Keys(ctx)
@@ -90,8 +90,8 @@ func TestKV(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = kv.Get(ctx, "task.2")
-	if !errors.Is(err, bus.ErrNotFound) {
-		t.Errorf("Get of a deleted key: %v, want ErrNotFound", err)
+	if !errors.Is(err, failure.NotFound) {
+		t.Errorf("Get of a deleted key: %v, want a NotFound failure", err)
 	}
 	wantKind(t, err, failure.NotFound)
 	_, err = kv.Get(ctx, "bad key with spaces")
@@ -122,14 +122,14 @@ func TestKV(t *testing.T) {
 	_, err = kv.Get(ctx, "task.3")
 	wantKind(t, err, failure.Protocol)
 
-	keysNone, err := bus.OpenKV[task](ctx, b, bus.KVConfig{Bucket: "empty", Memory: true})
+	keysNone, err := bus.OpenKV[kvTask](ctx, b, bus.KVConfig{Bucket: "empty", Memory: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if k, err := keysNone.Keys(ctx); err != nil || len(k) != 0 {
 		t.Errorf("Keys of an empty bucket = %v, %v", k, err)
 	}
-	if _, err := bus.OpenKV[task](ctx, b, bus.KVConfig{}); !errorsIs(err, failure.Config) {
+	if _, err := bus.OpenKV[kvTask](ctx, b, bus.KVConfig{}); !errorsIs(err, failure.Config) {
 		t.Errorf("no bucket name: %v, want Config", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/bus/task"
 	"github.com/switchboard-dev/switchboard/internal/buswire"
 )
 
@@ -20,31 +21,6 @@ type ProgressUpdate struct {
 	Progress float64 `json:"progress"`
 	Total    float64 `json:"total,omitempty"`
 	Message  string  `json:"message,omitempty"`
-}
-
-// TaskUpdateKind says what an A2A task update carries.
-type TaskUpdateKind string
-
-// Task update kinds.
-const (
-	TaskStatus   TaskUpdateKind = "status"
-	TaskArtifact TaskUpdateKind = "artifact"
-)
-
-// TaskUpdate is an A2A task's status or artifact update on
-// <prefix>.a2a.tasks.<task>. Data carries the A2A event as the peer sent it.
-type TaskUpdate struct {
-	Task    string         `json:"task"`
-	Context string         `json:"context,omitempty"`
-	Kind    TaskUpdateKind `json:"kind"`
-	// State is the task's state after a status update (A2A names, e.g.
-	// "working", "input-required", "completed").
-	State string `json:"state,omitempty"`
-	// Final marks the task's last update.
-	Final   bool            `json:"final,omitempty"`
-	Message string          `json:"message,omitempty"`
-	Data    json.RawMessage `json:"data,omitempty"`
-	Time    time.Time       `json:"time"`
 }
 
 // wireError is a typed failure carried in a reply.
@@ -65,7 +41,7 @@ type progressWire struct {
 
 type taskWire struct {
 	V int `json:"v"`
-	TaskUpdate
+	task.Update
 }
 
 // requestWire and replyWire are the envelopes of request-reply subjects.
@@ -113,23 +89,23 @@ func decodeProgress(data []byte) (ProgressUpdate, error) {
 }
 
 // decodeTaskUpdate decodes an A2A task update.
-func decodeTaskUpdate(data []byte) (TaskUpdate, error) {
+func decodeTaskUpdate(data []byte) (task.Update, error) {
 	var w taskWire
 	if err := json.Unmarshal(data, &w); err != nil {
-		return TaskUpdate{}, protocolError("decode task update", err)
+		return task.Update{}, protocolError("decode task update", err)
 	}
 	if err := checkVersion("decode task update", w.V); err != nil {
-		return TaskUpdate{}, err
+		return task.Update{}, err
 	}
 	if w.Task == "" {
-		return TaskUpdate{}, protocolError("decode task update", errors.New("task update has no task id"))
+		return task.Update{}, protocolError("decode task update", errors.New("task update has no task id"))
 	}
 	switch w.Kind {
-	case TaskStatus, TaskArtifact:
+	case task.Status, task.Artifact:
 	default:
-		return TaskUpdate{}, protocolError("decode task update", fmt.Errorf("unknown kind %q", w.Kind))
+		return task.Update{}, protocolError("decode task update", fmt.Errorf("unknown kind %q", w.Kind))
 	}
-	return w.TaskUpdate, nil
+	return w.Update, nil
 }
 
 // decodeSamplingRequest decodes a sampling request and its deadline.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/bus/task"
 )
 
 func TestProgressRoundTrip(t *testing.T) {
@@ -87,11 +88,11 @@ func TestProgressRoundTrip(t *testing.T) {
 func TestTaskUpdatesRoundTrip(t *testing.T) {
 	b := newBus(t, bus.Config{})
 	ctx := ctxT(t, 20*time.Second)
-	updates := []bus.TaskUpdate{
-		{Task: "task-1", Context: "ctx-1", Kind: bus.TaskStatus, State: "working"},
-		{Task: "task-1", Kind: bus.TaskArtifact, Data: json.RawMessage(`{"artifactId":"a1","parts":[{"text":"hi"}]}`)},
-		{Task: "task-1", Kind: bus.TaskStatus, State: "input-required", Message: "which file?"},
-		{Task: "task-1", Kind: bus.TaskStatus, State: "completed", Final: true},
+	updates := []task.Update{
+		{Task: "task-1", Context: "ctx-1", Kind: task.Status, State: "working"},
+		{Task: "task-1", Kind: task.Artifact, Data: json.RawMessage(`{"artifactId":"a1","parts":[{"text":"hi"}]}`)},
+		{Task: "task-1", Kind: task.Status, State: "input-required", Message: "which file?"},
+		{Task: "task-1", Kind: task.Status, State: "completed", Final: true},
 	}
 	// Two published before the subscriber, two after.
 	for _, u := range updates[:2] {
@@ -99,12 +100,12 @@ func TestTaskUpdatesRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := b.PublishTask(ctx, bus.TaskUpdate{Task: "task-2", State: "working"}); err != nil {
+	if err := b.PublishTask(ctx, task.Update{Task: "task-2", State: "working"}); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan []bus.TaskUpdate)
+	done := make(chan []task.Update)
 	go func() {
-		var got []bus.TaskUpdate
+		var got []task.Update
 		for u, err := range b.SubscribeTask(ctx, "task-1") {
 			if err != nil {
 				t.Error(err)
@@ -129,7 +130,7 @@ func TestTaskUpdatesRoundTrip(t *testing.T) {
 			t.Errorf("update %d = %+v, want %+v", i, u, w)
 		}
 	}
-	if err := b.PublishTask(ctx, bus.TaskUpdate{}); !errorsIs(err, failure.InvalidArgs) {
+	if err := b.PublishTask(ctx, task.Update{}); !errorsIs(err, failure.InvalidArgs) {
 		t.Errorf("empty task id: %v, want InvalidArgs", err)
 	}
 }

@@ -112,3 +112,7 @@ var (
 	_ agent.Sampler  = busSampler{}
 	_ agent.Elicitor = busElicitor{}
 )
+
+// Policy is the bus's failure policy: an agent given this Elicitor and no
+// policy of its own uses it.
+func (e busElicitor) Policy() failure.Policy { return e.b.policy }

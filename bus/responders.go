@@ -141,7 +141,7 @@ func (m *ModelSampler) Sample(ctx context.Context, req agent.SamplingRequest) (a
 	model := m.pick(req.Preferences)
 	msgs := req.Messages
 	resp, err := model.Generate(ctx, &llm.Request{System: req.System, Messages: msgs, MaxTokens: maxTokens, Temperature: req.Temperature,
-		StopSequences: req.StopWords})
+		StopSequences: req.StopSequences})
 	if err != nil {
 		fe := failure.From(err)
 		if fe.Kind == failure.Unknown {
@@ -156,7 +156,7 @@ func (m *ModelSampler) Sample(ctx context.Context, req agent.SamplingRequest) (a
 	stop := resp.StopReason
 	// Providers stop at the sequences themselves; a model that does not
 	// (the scripted one) is cut here.
-	for _, w := range req.StopWords {
+	for _, w := range req.StopSequences {
 		if i := strings.Index(text, w); w != "" && i >= 0 {
 			text, stop = text[:i], "stop_sequence"
 		}

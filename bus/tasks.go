@@ -8,23 +8,24 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/bus/task"
 )
 
 // PublishTask publishes an A2A task update on <prefix>.a2a.tasks.<task> and
 // waits for JetStream to store it (transient failures are retried through
 // the failure policy). A zero Time is set to now.
-func (b *Bus) PublishTask(ctx context.Context, u TaskUpdate) error {
+func (b *Bus) PublishTask(ctx context.Context, u task.Update) error {
 	if u.Task == "" {
 		return &failure.Error{Kind: failure.InvalidArgs, Source: failure.SourceBus, Op: "publish task",
 			Err: errors.New("empty task id"), Message: "a task update needs a task id"}
 	}
 	if u.Kind == "" {
-		u.Kind = TaskStatus
+		u.Kind = task.Status
 	}
 	if u.Time.IsZero() {
 		u.Time = time.Now().UTC()
 	}
-	data, err := json.Marshal(taskWire{V: version, TaskUpdate: u})
+	data, err := json.Marshal(taskWire{V: version, Update: u})
 	if err != nil {
 		return &failure.Error{Kind: failure.InvalidArgs, Source: failure.SourceBus, Op: "publish task", Err: err,
 			Message: "the task update could not be encoded"}
@@ -38,14 +39,14 @@ func (b *Bus) PublishTask(ctx context.Context, u TaskUpdate) error {
 
 // SubscribeTask replays a task's updates from the start, then follows them
 // until the update marked Final (yielded last) or until ctx is done.
-func (b *Bus) SubscribeTask(ctx context.Context, task string) iter.Seq2[TaskUpdate, error] {
-	return func(yield func(TaskUpdate, error) bool) {
-		sub, err := replaySubscription(ctx, b, b.subj.Task(task), "subscribe task", decodeTaskUpdate)
+func (b *Bus) SubscribeTask(ctx context.Context, id string) iter.Seq2[task.Update, error] {
+	return func(yield func(task.Update, error) bool) {
+		sub, err := replaySubscription(ctx, b, b.subj.Task(id), "subscribe task", decodeTaskUpdate)
 		if err != nil {
-			yield(TaskUpdate{}, err)
+			yield(task.Update{}, err)
 			return
 		}
-		for u, err := range sub.until(ctx, func(u TaskUpdate) bool { return u.Final }, false) {
+		for u, err := range sub.until(ctx, func(u task.Update) bool { return u.Final }, false) {
 			if !yield(u, err) {
 				return
 			}

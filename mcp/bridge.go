@@ -161,7 +161,7 @@ func (s *server) onSample(ctx context.Context, req *gomcp.CreateMessageRequest) 
 		return nil, fmt.Errorf("sampling request without parameters")
 	}
 	sr := agent.SamplingRequest{Source: agent.Provenance{Kind: "mcp", Name: s.cfg.Name}, System: p.SystemPrompt,
-		MaxTokens: int(p.MaxTokens), StopWords: p.StopSequences}
+		MaxTokens: int(p.MaxTokens), StopSequences: p.StopSequences}
 	if c := s.callOf(ctx); c != nil {
 		sr.Run = c.Run
 	}

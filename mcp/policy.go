@@ -3,6 +3,7 @@ package mcp
 import (
 	"reflect"
 
+	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
 )
 
@@ -65,5 +66,5 @@ func samePolicy(a, b failure.Policy) bool {
 	return ta == tb && ta != nil && ta.Comparable() && a == b
 }
 
-// The manager's toolset takes the agent's policy (agent.PolicyUser).
-var _ interface{ UsePolicy(failure.Policy) } = (*toolset)(nil)
+// The manager's toolset takes the agent's policy.
+var _ agent.PolicyUser = (*toolset)(nil)

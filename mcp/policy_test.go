@@ -24,10 +24,9 @@ import (
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
-// usePolicy hands p to the manager as agent.New does for a toolset that
-// implements agent.PolicyUser.
+// usePolicy hands p to the manager as agent.New does.
 func usePolicy(m *Manager, p failure.Policy) {
-	m.Toolset().(interface{ UsePolicy(failure.Policy) }).UsePolicy(p)
+	m.Toolset().(agent.PolicyUser).UsePolicy(p)
 }
 
 // TestUsePolicy checks which policy a manager keeps when it is handed one,
@@ -213,22 +212,19 @@ func TestOnePolicyForAgentAndManager(t *testing.T) {
 	if err := m.WaitReady(ctx, "flaky"); err != nil {
 		t.Fatal(err)
 	}
-	ts := m.Toolset()
-	// agent.New hands its policy to toolsets that implement
-	// agent.PolicyUser; until it does, the test hands it over itself.
-	usePolicy(m, pol)
-	if m.Policy() != pol {
-		t.Fatal("the manager did not adopt the agent's policy")
-	}
 	model := llm.NewScripted(
 		llm.Calls(llm.CallTool("c1", "mcp__flaky__echo", map[string]any{"text": "recover"})),
 		llm.Calls(llm.CallTool("c2", "mcp__flaky__echo", map[string]any{"text": "fail"})),
 		llm.Calls(llm.CallTool("c3", nameReadResource, map[string]any{"server": "flaky", "uri": "test://r"})),
 		llm.SummarizeResults("done"),
 	)
-	a, err := agent.New(ctx, agent.Config{Model: model, Toolsets: []agent.Toolset{ts}, Policy: pol})
+	// agent.New hands its policy to the toolset (agent.PolicyUser).
+	a, err := agent.New(ctx, agent.Config{Model: model, Toolsets: []agent.Toolset{m.Toolset()}, Policy: pol})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if m.Policy() != pol {
+		t.Fatal("the manager did not adopt the agent's policy")
 	}
 	if _, err := a.Run(ctx, "go"); err != nil {
 		t.Fatal(err)

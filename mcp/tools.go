@@ -85,7 +85,7 @@ func newTool(s *server, name string, t *gomcp.Tool) *tool {
 	// security considerations); the agent need not do it a second time.
 	// The server's Timeout bounds the call; an agent prefers the spec's
 	// Timeout to its own ToolTimeout.
-	spec := agent.ToolSpec{Name: name, Description: desc, InputSchema: in, SourceValidates: true,
+	spec := agent.ToolSpec{Name: name, Description: desc, InputSchema: in,
 		Timeout: time.Duration(s.cfg.Timeout), Source: agent.Provenance{Kind: "mcp", Name: s.cfg.Name, Tool: t.Name}}
 	if a := t.Annotations; a != nil {
 		spec.ReadOnly = a.ReadOnlyHint

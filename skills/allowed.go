@@ -19,8 +19,11 @@ import (
 //     "Bash(git add:*)") cannot be expressed as a tool-name pattern;
 //     granting the whole tool would widen what the author asked for, so the
 //     entry is skipped and reported.
-//   - A pattern without a literal character ("*", "?*") would pre-approve
-//     every tool; it is skipped and reported, as are malformed patterns.
+//   - Only exact tool names and MCP server-scoped prefixes
+//     ("mcp__server__*", "mcp__server__read_*") are granted, from entries
+//     and aliases alike: any other pattern ("*", "*_*", "?*e*", "m*")
+//     could pre-approve tools the author never named, so it is skipped and
+//     reported, as are malformed patterns.
 //
 // Grants only turn "ask" into "allow": the agent's deny rules still apply.
 func GrantPatterns(entries []string, aliases map[string][]string) (patterns []string, skipped []string) {
@@ -78,18 +81,37 @@ func lookupAlias(aliases map[string][]string, name string) ([]string, bool) {
 	return nil, false
 }
 
-// badPattern says why p cannot be granted, or "".
+// badPattern says why p cannot be granted, or "". Only two forms are
+// granted: an exact tool name (no pattern characters), and an MCP
+// server-scoped prefix, "mcp__<server>__<prefix>*" with a literal server
+// name and prefix. Judging any other pattern by what it might match is
+// not possible (the tools an agent has change as servers connect), and
+// patterns such as "*_*", "?*e*" or "m*" would pre-approve tools the
+// skill's author never named.
 func badPattern(p string) string {
 	if _, err := path.Match(p, ""); err != nil {
 		return "malformed pattern"
-	}
-	if strings.Trim(p, "*?") == "" || strings.HasPrefix(p, "[") && strings.Trim(p[strings.IndexByte(p, ']')+1:], "*?") == "" {
-		return "a pattern without a literal name would pre-approve every tool; not pre-approved"
 	}
 	for _, r := range p {
 		if r <= ' ' || r == 0x7f {
 			return "holds blanks or control characters"
 		}
+	}
+	const wide = "only exact tool names and server-scoped prefixes (mcp__server__*) are pre-approved; this pattern could match tools the skill never named; not pre-approved"
+	if !strings.ContainsAny(p, "*?[\\") {
+		return ""
+	}
+	rest, ok := strings.CutPrefix(p, "mcp__")
+	if !ok {
+		return wide
+	}
+	server, tool, ok := strings.Cut(rest, "__")
+	if !ok || server == "" || strings.ContainsAny(server, "*?[\\") {
+		return wide
+	}
+	prefix, ok := strings.CutSuffix(tool, "*")
+	if !ok || strings.ContainsAny(prefix, "*?[\\") {
+		return wide
 	}
 	return ""
 }

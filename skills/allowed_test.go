@@ -18,6 +18,9 @@ func TestGrantPatterns(t *testing.T) {
 		{[]string{"Bash(*)", "search_docs()"}, []string{"mcp__shell__*", "search_docs"}, 0},
 		{[]string{"Bash(git add:*)", "Read"}, []string{"Read"}, 1},
 		{[]string{"*", "?*", "Everything", "[", "mcp__x__[a"}, nil, 5},
+		// Issue 15.8: patterns that match more than their author named.
+		{[]string{"*_*", "?*e*", "m*", "mcp__*", "mcp__a*__*", "mcp____*", "mcp__a__*b", "mcp__a__b?", "write_fil[e]"}, nil, 9},
+		{[]string{"mcp__files__read_*"}, []string{"mcp__files__read_*"}, 0},
 	}
 	for _, tc := range tests {
 		got, skipped := GrantPatterns(tc.in, aliases)

@@ -43,7 +43,7 @@ func baselineLoad(root string) (int, error) { return baseline(root, osOpen) }
 // path, to show the loader's own overhead apart from its system calls.
 func baselineRawLoad(root string) (int, error) {
 	return baseline(root, func(name string) (io.ReadCloser, error) {
-		f, _, _, err := openSkillFile(name)
+		f, _, err := openSkillFile(name)
 		return f, err
 	})
 }

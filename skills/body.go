@@ -3,7 +3,6 @@ package skills
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/url"
 	"path"
@@ -63,16 +62,30 @@ type File struct {
 
 var schemeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*:`)
 
-// loadBody reads the whole SKILL.md from fsys (the skill's folder) and
-// parses its body.
-func loadBody(fsys fs.FS, file string, maxBytes int64) (*Body, error) {
-	data, err := readCapped(fsys, skillFile, maxBytes)
-	if err != nil {
-		if err == errOverCap {
-			return nil, loadError(file, 0, ErrTooLarge, fmt.Sprintf("over the cap of %d bytes (Config.MaxSkillBytes)", maxBytes))
-		}
-		return nil, loadError(file, 0, err, "")
+// placeholderRE matches the skill-folder placeholders of other agents:
+// {baseDir} (Claude's skills) and ${CLAUDE_SKILL_DIR} (Claude Code), with
+// the slash after them.
+var placeholderRE = regexp.MustCompile(`(?:\{baseDir\}|\$\{CLAUDE_SKILL_DIR\})(/?)`)
+
+// expandPlaceholders rewrites "{baseDir}/x" and "${CLAUDE_SKILL_DIR}/x" as
+// "x", the path relative to the skill folder that read_skill_file and
+// run_skill_script take (and scripts run in the skill folder), and a bare
+// placeholder as ".".
+func expandPlaceholders(body []byte) []byte {
+	if bytes.IndexByte(body, '{') < 0 || !placeholderRE.Match(body) {
+		return body
 	}
+	return placeholderRE.ReplaceAllFunc(body, func(m []byte) []byte {
+		if m[len(m)-1] == '/' {
+			return nil
+		}
+		return []byte(".")
+	})
+}
+
+// parseBody parses the body of data, a whole SKILL.md; fsys is the
+// skill's folder, where links are looked up.
+func parseBody(data []byte, fsys fs.FS, file string) (*Body, error) {
 	if b := firstBad(data); b != nil {
 		return nil, b(file)
 	}
@@ -85,6 +98,7 @@ func loadBody(fsys fs.FS, file string, maxBytes int64) (*Body, error) {
 		body = bytes.ReplaceAll(body, []byte("\r\n"), []byte("\n"))
 		body = bytes.ReplaceAll(body, []byte("\r"), []byte("\n"))
 	}
+	body = expandPlaceholders(body)
 	b := &Body{Markdown: string(body), Line: h.endLine + 1}
 	lineAt := func(off int) int { return h.endLine + 1 + bytes.Count(body[:off], []byte("\n")) }
 	doc := goldmark.New().Parser().Parse(text.NewReader(body))
@@ -208,26 +222,6 @@ func (b *Body) addLink(fsys fs.FS, file, dest string, line int) {
 // errOverCap reports a file over a size cap.
 var errOverCap = fmt.Errorf("over the size cap: %w", ErrTooLarge)
 
-// readCapped reads a whole file of fsys, refusing one over max bytes.
-func readCapped(fsys fs.FS, name string, max int64) ([]byte, error) {
-	f, err := fsys.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Size() > max {
-		return nil, errOverCap
-	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > max {
-		return nil, errOverCap
-	}
-	return data, nil
-}
-
 // listFiles lists the files bundled in fsys (a skill's folder), skipping
 // SKILL.md, hidden entries and symbolic links that cannot be opened (such
 // as those leaving the folder), up to max entries.
@@ -245,7 +239,7 @@ func listFiles(fsys fs.FS, max int) (files []File, more bool) {
 			}
 			return nil
 		}
-		if d.IsDir() || p == skillFile {
+		if d.IsDir() || p == skillFile || p == skillFileLower {
 			return nil
 		}
 		st, err := fs.Stat(fsys, p) // follows links, and fails for links out of an os.Root

@@ -99,6 +99,23 @@ func TestCorpus(t *testing.T) {
 		{folder: "bad-yaml", err: ErrBadYAML, errMsg: "SKILL.md:3"},
 		{folder: "nul", err: ErrBinary, errMsg: "SKILL.md:3"},
 		{folder: "non-utf8", err: ErrNotUTF8, errMsg: "SKILL.md:3"},
+		// Issue 17.3: only a name or description that cannot be had
+		// refuses a skill.
+		{folder: "surrogates", name: "surrogates", check: func(t *testing.T, s *Skill) {
+			if s.Description != "Telescope \U0001F52D in JSON style. Use when reading the sky." || s.Metadata["icon"] != "\U0001F52D" {
+				t.Errorf("surrogate pairs: %q %q", s.Description, s.Metadata)
+			}
+		}},
+		{folder: "multiline-colon", name: "multiline-colon", want: []Code{WarnUnquotedColon}, line: 3, check: func(t *testing.T, s *Skill) {
+			if s.Description != "Reviews pull requests. Use when the user says: review this, or asks for a second look." || s.License != "MIT" {
+				t.Errorf("fields: %q %q", s.Description, s.License)
+			}
+		}},
+		{folder: "bad-optional", name: "bad-optional", want: []Code{WarnFieldDropped}, line: 4, check: func(t *testing.T, s *Skill) {
+			if s.Metadata != nil || s.Compatibility != "Any." {
+				t.Errorf("fields: %q %q", s.Metadata, s.Compatibility)
+			}
+		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.folder, func(t *testing.T) {

@@ -18,11 +18,22 @@
 //     bundled script after an explicit permission ask, with a timeout, an
 //     output cap, no shell and a scrubbed environment.
 //
+// Discovery finds the layouts of real repositories: skill folders up to six
+// levels under a root (Claude Code plugin marketplaces, the agents' own
+// .claude/skills and .agents/skills, .curated and .system collections), a
+// lower-case skill.md, and skills of Claude Code plugins named
+// plugin:skill. Only regular files are read, never blocking on a named
+// pipe, and every later access goes through open handles (os.Root), so a
+// folder or script swapped for a symbolic link is not followed out of the
+// roots.
+//
 // Loading is lenient: real SKILL.md files break the letter of the
 // specification (a BOM, CRLF or CR line endings, long descriptions, a name
 // that differs from its folder, allowed-tools as a list, nested metadata,
-// unquoted colons, YAML 1.1 booleans), and each such file loads with a
-// Warning naming the file and line. Only what cannot be used is refused. In
+// unquoted colons, YAML 1.1 booleans, an optional field whose YAML cannot
+// be read), and each such file loads with a Warning naming the file and
+// line. Only what cannot be used is refused: a skill without a readable
+// name or description. In
 // strict mode (Config.Strict) every deviation from the specification
 // refuses the skill.
 //

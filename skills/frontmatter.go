@@ -2,6 +2,7 @@ package skills
 
 import (
 	"bytes"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -32,9 +33,12 @@ import (
 // inputs where its traps do not apply) and the "as-is" side of the benchmark.
 
 // yamlFormats are the only accepted frontmatter formats.
+// Their decoder is adrg's extension point, an UnmarshalFunc: fastUnmarshal
+// decodes the common simple frontmatter itself and hands the rest to
+// yaml.v2 (see fastyaml.go).
 var yamlFormats = []*frontmatter.Format{
-	frontmatter.NewFormat("---", "---", yaml.Unmarshal),
-	frontmatter.NewFormat("---yaml", "---", yaml.Unmarshal),
+	frontmatter.NewFormat("---", "---", fastUnmarshal),
+	frontmatter.NewFormat("---yaml", "---", fastUnmarshal),
 }
 
 // refusedFormats are adrg's other default formats, by opening delimiter.
@@ -175,9 +179,9 @@ func scanHeader(data []byte, atEOF bool) (h header, need bool, notYAML string, e
 	if bytes.IndexByte(raw, '\r') >= 0 {
 		raw = bytes.ReplaceAll(raw, []byte("\r\n"), []byte("\n"))
 		raw = bytes.ReplaceAll(raw, []byte("\r"), []byte("\n"))
-	} else {
-		raw = bytes.Clone(raw)
 	}
+	// raw is not retained past the parse (the decoders copy what they
+	// keep), so it need not be cloned out of the read buffer.
 	h.yaml = raw
 	return h, false, "", nil
 }
@@ -198,16 +202,31 @@ type colonFix struct {
 // decodeYAML decodes a frontmatter block into an ordered map with the
 // format's decoder. When the YAML fails with "mapping values are not
 // allowed" (an unquoted ": " inside a value, common in descriptions), the
-// offending line's value is quoted and the decode retried, a few times.
+// offending line's value is quoted and the decode retried, a few times;
+// JSON-style surrogate pairs ("\uD83D\uDD2D", which PyYAML and js-yaml
+// accept) are rewritten as the one escape YAML reads.
 func decodeYAML(src []byte, f *frontmatter.Format) (yaml.MapSlice, []colonFix, error) {
 	var fixes []colonFix
 	for attempt := 0; ; attempt++ {
-		var m yaml.MapSlice
-		err := f.Unmarshal(src, &m)
+		var d lenientDecode
+		err := f.Unmarshal(src, &d)
 		if err == nil {
-			return m, fixes, nil
+			for _, line := range d.colons {
+				fixes = append(fixes, colonFix{line: line, key: lineKey(src, line)})
+			}
+			return d.m, fixes, nil
 		}
-		if attempt >= 16 || !strings.Contains(err.Error(), "mapping values are not allowed") {
+		if attempt >= 16 {
+			return nil, fixes, err
+		}
+		if strings.Contains(err.Error(), "invalid Unicode character escape code") {
+			if fixed, ok := fixSurrogates(src); ok {
+				src = fixed
+				continue
+			}
+			return nil, fixes, err
+		}
+		if !strings.Contains(err.Error(), "mapping values are not allowed") {
 			return nil, fixes, err
 		}
 		line := 1
@@ -221,6 +240,120 @@ func decodeYAML(src []byte, f *frontmatter.Format) (yaml.MapSlice, []colonFix, e
 		src = fixed
 		fixes = append(fixes, colonFix{line: line, key: key})
 	}
+}
+
+var (
+	surrogatePair = regexp.MustCompile(`\\u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})`)
+	loneSurrogate = regexp.MustCompile(`\\u[dD][89a-fA-F][0-9a-fA-F]{2}`)
+)
+
+// fixSurrogates rewrites "\uD83D\uDD2D" escapes as "\U0001F52D", and lone
+// surrogates as U+FFFD, as JSON decoders do.
+func fixSurrogates(src []byte) ([]byte, bool) {
+	if !loneSurrogate.Match(src) {
+		return nil, false
+	}
+	out := surrogatePair.ReplaceAllFunc(src, func(m []byte) []byte {
+		hi, _ := strconv.ParseUint(string(m[2:6]), 16, 32)
+		lo, _ := strconv.ParseUint(string(m[8:12]), 16, 32)
+		r := 0x10000 + (hi-0xD800)<<10 + (lo - 0xDC00)
+		return []byte(fmt.Sprintf("\\U%08X", r))
+	})
+	return loneSurrogate.ReplaceAll(out, []byte(`\uFFFD`)), true
+}
+
+// fieldError is an optional field dropped because its YAML cannot be read.
+type fieldError struct {
+	key  string
+	line int // 1-based line within the YAML block
+	msg  string
+}
+
+// decodeByField is the last resort for a block YAML cannot read whole: it
+// is split into its top-level entries (a line at column 0 and the
+// indented, blank or comment lines after it), each decoded alone, with the
+// colon fix and the folding of a multi-line plain value. Entries that
+// still cannot be read are returned as fieldErrors; the caller refuses the
+// skill when name or description is among them.
+func decodeByField(src []byte, f *frontmatter.Format) (yaml.MapSlice, []colonFix, []fieldError) {
+	var out yaml.MapSlice
+	var fixes []colonFix
+	var bad []fieldError
+	lines := strings.SplitAfter(string(src), "\n")
+	for start := 0; start < len(lines); {
+		end := start + 1
+		for end < len(lines) && !topLevel(lines[end]) {
+			end++
+		}
+		chunk := strings.Join(lines[start:end], "")
+		first := start + 1
+		start = end
+		if strings.TrimSpace(chunk) == "" || strings.HasPrefix(chunk, "#") && !strings.Contains(chunk, ":") {
+			continue
+		}
+		m, fx, err := decodeYAML([]byte(chunk), f)
+		if err != nil {
+			if folded, ok := foldPlain(chunk); ok {
+				var m2 yaml.MapSlice
+				if f.Unmarshal([]byte(folded), &m2) == nil {
+					m, err = m2, nil
+					fx = []colonFix{{line: 1, key: chunkKey(chunk)}}
+				}
+			}
+		}
+		if err != nil {
+			msg := strings.TrimPrefix(err.Error(), "yaml: ")
+			bad = append(bad, fieldError{key: chunkKey(chunk), line: first, msg: msg})
+			continue
+		}
+		for _, c := range fx {
+			fixes = append(fixes, colonFix{line: c.line + first - 1, key: c.key})
+		}
+		out = append(out, m...)
+	}
+	return out, fixes, bad
+}
+
+// topLevel reports a line that starts a top-level entry.
+func topLevel(line string) bool {
+	return line != "" && line[0] != ' ' && line[0] != '\t' && line[0] != '\n' && line[0] != '#'
+}
+
+// chunkKey is the key of a top-level entry, as written.
+func chunkKey(chunk string) string {
+	k, _, _ := strings.Cut(chunk, ":")
+	return strings.Trim(strings.TrimSpace(k), `"'`)
+}
+
+// foldPlain rewrites "key: text" followed by indented continuation lines
+// (a multi-line plain value) as one double-quoted line, folding the lines
+// as YAML does (a line break is a space, a blank line a newline).
+func foldPlain(chunk string) (string, bool) {
+	lines := strings.Split(strings.TrimRight(chunk, "\n"), "\n")
+	m := plainKV.FindStringSubmatch(lines[0])
+	if m == nil || strings.HasPrefix(m[1], " ") {
+		return "", false
+	}
+	var b strings.Builder
+	b.WriteString(strings.TrimSpace(m[2]))
+	pendingBreak := false
+	for _, l := range lines[1:] {
+		t := strings.TrimSpace(l)
+		switch {
+		case t == "":
+			b.WriteByte('\n')
+			pendingBreak = true
+		case strings.HasPrefix(t, "#"):
+			return "", false
+		default:
+			if !pendingBreak {
+				b.WriteByte(' ')
+			}
+			pendingBreak = false
+			b.WriteString(t)
+		}
+	}
+	return m[1] + ": " + strconv.Quote(b.String()) + "\n", true
 }
 
 // quoteLine rewrites line n (1-based) of src, a "key: value" line, with the
@@ -237,6 +370,19 @@ func quoteLine(src []byte, n int) ([]byte, string, bool) {
 	val := strings.TrimRight(string(m[2]), " \t")
 	lines[n-1] = []byte(string(m[1]) + ": " + strconv.Quote(val))
 	return bytes.Join(lines, []byte("\n")), strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(m[1])), "- ")), true
+}
+
+// lineKey returns the key of line n (1-based) of src, a "key: value" line.
+func lineKey(src []byte, n int) string {
+	for i := 1; i < n; i++ {
+		j := bytes.IndexByte(src, '\n')
+		if j < 0 {
+			return ""
+		}
+		src = src[j+1:]
+	}
+	k, _, _ := bytes.Cut(src, []byte(":"))
+	return strings.TrimSpace(string(k))
 }
 
 // keyLine returns the 1-based line within the YAML block of the top-level

@@ -7,26 +7,40 @@ import (
 	"time"
 )
 
-// openSkillFile opens name and returns its modification time and size.
-// A name that is not a regular file reports errNotRegular; a symbolic link
-// reports errSymlink (it is opened through the folder's os.Root instead,
-// see openLinked).
-func openSkillFile(name string) (*os.File, time.Time, int64, error) {
+// fileInfo is what discovery needs of an opened SKILL.md.
+type fileInfo struct {
+	mod  time.Time
+	size int64
+	id   fileID
+}
+
+// openSkillFile opens name and returns its modification time, size and
+// identity. A name that is not a regular file reports errNotRegular (it is
+// opened without blocking, so a named pipe cannot hang the open); a
+// symbolic link reports errSymlink (it is opened through an os.Root
+// instead, see openLinked).
+func openSkillFile(name string) (*os.File, fileInfo, error) {
 	if st, err := os.Lstat(name); err == nil && st.Mode()&os.ModeSymlink != 0 {
-		return nil, time.Time{}, 0, errSymlink
+		return nil, fileInfo{}, errSymlink
 	}
-	f, err := os.Open(name)
+	f, err := os.OpenFile(name, os.O_RDONLY|oNonblock, 0)
 	if err != nil {
-		return nil, time.Time{}, 0, err
+		return nil, fileInfo{}, err
 	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, time.Time{}, 0, err
+		return nil, fileInfo{}, err
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
-		return nil, time.Time{}, 0, errNotRegular
+		return nil, fileInfo{}, errNotRegular
 	}
-	return f, st.ModTime(), st.Size(), nil
+	id, _, _ := idOf(st)
+	return f, fileInfo{mod: st.ModTime(), size: st.Size(), id: id}, nil
+}
+
+// openSkillPath is openSkillFile for a NUL-terminated path.
+func openSkillPath(path []byte) (*os.File, fileInfo, error) {
+	return openSkillFile(string(path[:len(path)-1]))
 }

@@ -3,11 +3,8 @@ package skills
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -132,19 +129,21 @@ func (t *Toolset) RunScript(ctx context.Context, skill, rel string, args []strin
 	if err != nil {
 		return nil, fail(failure.InvalidArgs, fmt.Sprintf("%q cannot be run: %v", rel, err), err)
 	}
-	root, err := os.OpenRoot(s.Dir)
+	d, err := t.openSkill(s)
 	if err != nil {
 		return nil, fail(failure.ToolError, "the skill's folder cannot be opened", err)
 	}
-	st, err := root.Stat(p) // follows links inside the folder only
-	root.Close()
+	defer d.close()
+	// The script is opened now and run by this handle after the question:
+	// swapping the file (for a link out of the folder, say) while the
+	// person is being asked changes nothing.
+	sf, st, err := d.openFile(p, true)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fail(failure.InvalidArgs, fmt.Sprintf("%q is not a file of skill %q", rel, skill), err)
-		}
-		return nil, fail(failure.InvalidArgs, fmt.Sprintf("%q cannot be run: it is not inside skill %q's folder", rel, skill), fmt.Errorf("%w: %w", ErrOutside, err))
+		return nil, t.openError(tool, skill, rel, st, err)
 	}
-	if !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
+	script := sf.(*os.File)
+	defer script.Close()
+	if st.Mode().Perm()&0o111 == 0 {
 		return nil, fail(failure.InvalidArgs, fmt.Sprintf("%q is not an executable file (scripts run directly, without a shell: it needs a #! line and the executable bit)", rel), nil)
 	}
 	if args == nil {
@@ -172,8 +171,15 @@ func (t *Toolset) RunScript(ctx context.Context, skill, rel string, args []strin
 
 	rctx, cancel := context.WithTimeout(ctx, t.cfg.ScriptTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(rctx, filepath.Join(s.Dir, filepath.FromSlash(p)), args...)
-	cmd.Dir = s.Dir
+	dir := s.realDir
+	if dir == "" {
+		dir = s.Dir
+	}
+	cmd, err := scriptCommand(rctx, script, filepath.Join(dir, filepath.FromSlash(p)), p, args)
+	if err != nil {
+		return nil, fail(failure.InvalidArgs, fmt.Sprintf("%q cannot be run: %v", rel, err), fmt.Errorf("%w: %w", ErrOutside, err))
+	}
+	cmd.Dir = dir
 	cmd.Env = scriptEnv(s.Dir, t.cfg.ScriptEnv)
 	stdout := &capWriter{max: t.cfg.ScriptOutputBytes}
 	stderr := &capWriter{max: t.cfg.ScriptOutputBytes}

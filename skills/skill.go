@@ -23,7 +23,8 @@ const (
 // Skill is a skill's metadata, read from the frontmatter of its SKILL.md.
 type Skill struct {
 	// Name is the skill's name: the frontmatter's, or the folder's when the
-	// frontmatter has none.
+	// frontmatter has none; for a skill of a Claude Code plugin (a folder
+	// holding .claude-plugin/plugin.json), "plugin:name".
 	Name string `json:"name"`
 	// Description says what the skill does and when to use it.
 	Description string `json:"description"`
@@ -45,7 +46,7 @@ type Skill struct {
 	// Dir is the skill's folder: an absolute OS path, or a path in Root's
 	// fs.FS.
 	Dir string `json:"dir"`
-	// File names the SKILL.md in warnings and errors.
+	// File names the SKILL.md (or skill.md) in warnings and errors.
 	File string `json:"file"`
 	// Root is the label of the root the skill was found in.
 	Root string `json:"root,omitempty"`
@@ -55,6 +56,14 @@ type Skill struct {
 	rootIdx int
 	modTime time.Time
 	size    int64
+	// fileName is the main file's name in Dir (SKILL.md or skill.md);
+	// linkRoot and linkRel, when linkRoot is set, locate a SKILL.md linked
+	// into another root (see skillLoc). realDir is Dir without symbolic
+	// links, as found at load; id is the main file's identity.
+	fileName          string
+	linkRoot, linkRel string
+	realDir           string
+	id                fileID
 }
 
 // ParseOptions configures Parse.
@@ -122,13 +131,24 @@ func parseHeader(file string, data []byte, atEOF bool, opts ParseOptions) (*Skil
 	}
 	m, fixes, err := decodeYAML(h.yaml, h.format)
 	if err != nil {
-		detail := strings.TrimPrefix(err.Error(), "yaml: ")
-		line := 0
-		if mm := yamlErrLine.FindStringSubmatch(err.Error()); mm != nil {
-			n, _ := strconv.Atoi(mm[1])
-			line = n + h.firstLine - 1
+		// Read what can be read, field by field: only a name or a
+		// description that cannot be had refuses the skill.
+		var bad []fieldError
+		m, fixes, bad = decodeByField(h.yaml, h.format)
+		for _, b := range bad {
+			line := b.line
+			if mm := yamlErrLine.FindStringSubmatch(b.msg); mm != nil {
+				n, _ := strconv.Atoi(mm[1])
+				line = n + b.line - 1
+			}
+			line += h.firstLine - 1
+			detail := yamlErrLine.ReplaceAllString(b.msg, "")
+			detail = strings.TrimSpace(detail)
+			if b.key == "name" || b.key == "description" {
+				return nil, false, loadError(file, line, ErrBadYAML, detail)
+			}
+			warn(line, WarnFieldDropped, "the YAML of %q cannot be read (%s); the field was dropped", b.key, detail)
 		}
-		return nil, false, loadError(file, line, ErrBadYAML, detail)
 	}
 	for _, f := range fixes {
 		warn(f.line+h.firstLine-1, WarnUnquotedColon, "the value of %q holds an unquoted \": \"; it was read as a quoted string (quote it)", f.key)
@@ -240,7 +260,7 @@ func (s *Skill) fill(m yaml.MapSlice, lineOf func(string) int, warn func(int, Co
 	if n := utf8.RuneCountInString(s.Description); n > maxDescriptionLen {
 		warn(lineOf("description"), WarnDescriptionLong, "description is %d characters; the specification allows %d (it is shortened in the catalog if needed)", n, maxDescriptionLen)
 	}
-	if strings.ContainsAny(s.Description, "<>&") || strings.IndexFunc(s.Description, isUnsafeRune) >= 0 {
+	if strings.ContainsAny(s.Description, "<>&") || hasUnsafe(s.Description) {
 		warn(lineOf("description"), WarnMarkup, "description holds markup or control characters; they are escaped or removed in the catalog")
 	}
 	if hasName {
@@ -260,7 +280,7 @@ func (s *Skill) fill(m yaml.MapSlice, lineOf func(string) int, warn func(int, Co
 			warn(lineOf("name"), WarnNameMismatch, "name %q differs from its folder %q; the skill is known as %q", s.Name, s.Folder, s.Name)
 		}
 	}
-	if strings.IndexFunc(s.Name, isUnsafeRune) >= 0 {
+	if hasUnsafe(s.Name) {
 		return loadError(s.File, lineOf("name"), ErrNoName, "the name holds control characters")
 	}
 	return nil
@@ -447,6 +467,17 @@ func plain(v any) any {
 		return out
 	}
 	return v
+}
+
+// hasUnsafe reports whether s holds a character isUnsafeRune reports,
+// checking printable ASCII text (the common case) without decoding runes.
+func hasUnsafe(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' && c != '\n' && c != '\t' || c >= 0x7f {
+			return strings.IndexFunc(s[i:], isUnsafeRune) >= 0
+		}
+	}
+	return false
 }
 
 // isUnsafeRune reports characters removed from catalog text: control

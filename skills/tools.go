@@ -102,9 +102,9 @@ func (t *Toolset) Activate(ctx context.Context, name string) (*Activation, error
 		return nil, err
 	}
 	a := &Activation{Skill: s, Body: b, BaseDir: t.baseDir(s)}
-	if fsys, done, err := t.skillFS(s); err == nil {
-		a.Files, a.More = listFiles(fsys, t.cfg.MaxListedFiles)
-		done()
+	if d, err := t.openSkill(s); err == nil {
+		a.Files, a.More = listFiles(d.fsys, t.cfg.MaxListedFiles)
+		d.close()
 	}
 	a.Granted, a.Skipped = GrantPatterns(s.AllowedTools, t.cfg.ToolAliases)
 	for _, sk := range a.Skipped {
@@ -208,29 +208,16 @@ func (t *Toolset) ReadFile(ctx context.Context, skill, rel string, offset int64)
 		return nil, 0, &failure.Error{Kind: failure.InvalidArgs, Source: failure.SourceSkill, Name: skill, Tool: tool,
 			Message: fmt.Sprintf("%q cannot be read: %v; use a path relative to the skill's base directory", rel, err), Err: err}
 	}
-	fsys, done, err := t.skillFS(s)
+	d, err := t.openSkill(s)
 	if err != nil {
 		return nil, 0, &failure.Error{Kind: failure.ToolError, Source: failure.SourceSkill, Name: skill, Tool: tool, Message: "the skill's folder cannot be opened", Err: err}
 	}
-	defer done()
-	f, err := fsys.Open(p)
+	defer d.close()
+	f, st, err := d.openFile(p, true)
 	if err != nil {
-		msg := fmt.Sprintf("%q is not a file of skill %q", rel, skill)
-		if !errors.Is(err, fs.ErrNotExist) {
-			// os.Root refuses links that resolve outside the folder.
-			msg = fmt.Sprintf("%q cannot be read: it is not inside skill %q's folder", rel, skill)
-			err = fmt.Errorf("%w: %w", ErrOutside, err)
-		}
-		return nil, 0, &failure.Error{Kind: failure.InvalidArgs, Source: failure.SourceSkill, Name: skill, Tool: tool, Message: msg, Err: err}
+		return nil, 0, t.openError(tool, skill, rel, st, err)
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, 0, &failure.Error{Kind: failure.ToolError, Source: failure.SourceSkill, Name: skill, Tool: tool, Message: "the file cannot be read", Err: err}
-	}
-	if st.IsDir() {
-		return nil, 0, badArgs(tool, skill, fmt.Sprintf("%q is a folder; activate the skill to see its files", rel))
-	}
 	if offset < 0 || offset > st.Size() {
 		return nil, st.Size(), badArgs(tool, skill, fmt.Sprintf("offset %d is outside the file (%d bytes)", offset, st.Size()))
 	}
@@ -249,6 +236,25 @@ func (t *Toolset) ReadFile(ctx context.Context, skill, rel string, offset int64)
 		return nil, 0, &failure.Error{Kind: failure.ToolError, Source: failure.SourceSkill, Name: skill, Tool: tool, Message: "the file cannot be read", Err: err}
 	}
 	return data, st.Size(), nil
+}
+
+// openError is the failure for a bundled file that cannot be opened.
+func (t *Toolset) openError(tool, skill, rel string, st fs.FileInfo, err error) error {
+	fail := func(kind failure.Kind, msg string, err error) error {
+		return &failure.Error{Kind: kind, Source: failure.SourceSkill, Name: skill, Tool: tool, Message: msg, Err: err}
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fail(failure.InvalidArgs, fmt.Sprintf("%q is not a file of skill %q", rel, skill), err)
+	case err == errNotRegular && st != nil && st.IsDir():
+		return badArgs(tool, skill, fmt.Sprintf("%q is a folder; activate the skill to see its files", rel))
+	case err == errNotRegular:
+		return fail(failure.InvalidArgs, fmt.Sprintf("%q is not a regular file (a named pipe, a device or a socket); only regular files are read", rel), err)
+	case err == errHardLink:
+		return fail(failure.InvalidArgs, fmt.Sprintf("%q cannot be used: %v", rel, err), fmt.Errorf("%w: %w", ErrOutside, err))
+	}
+	// os.Root refuses links that resolve outside the folder.
+	return fail(failure.InvalidArgs, fmt.Sprintf("%q cannot be read: it is not inside skill %q's folder", rel, skill), fmt.Errorf("%w: %w", ErrOutside, err))
 }
 
 func (t *Toolset) callReadFile(ctx context.Context, raw json.RawMessage) (*agent.Result, error) {

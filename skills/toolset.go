@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"hash/fnv"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -18,6 +16,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/policyref"
 )
 
 // Config configures a Toolset. Zero values mean the defaults shown.
@@ -44,7 +43,8 @@ type Config struct {
 	// characters (default 12,000).
 	CatalogBudget int
 	// MaxDepth bounds how deep under a root skill folders are searched
-	// (default 3: root/group/subgroup/skill).
+	// (default 6: deep enough for marketplace/plugins/<plugin>/skills/<skill>
+	// and .claude/skills/<skill>; the Agent Skills guide suggests 4 to 6).
 	MaxDepth int
 	// MaxFolders bounds the folders examined per discovery (default 50,000).
 	MaxFolders int
@@ -86,7 +86,8 @@ type Config struct {
 	// Debounce is how long the watcher waits for changes to settle
 	// (default 250ms).
 	Debounce time.Duration
-	// Policy handles failures: refused skills, watcher errors (nil:
+	// Policy handles failures: refused skills, watcher errors (nil: the
+	// policy of the agent the toolset is added to, and until then
 	// failure.NewPolicy with Logger).
 	Policy failure.Policy
 	// Logger receives warnings and events (nil: none).
@@ -101,7 +102,7 @@ func (c *Config) defaults() {
 		c.CatalogBudget = 12_000
 	}
 	if c.MaxDepth <= 0 {
-		c.MaxDepth = 3
+		c.MaxDepth = 6
 	}
 	if c.MaxFolders <= 0 {
 		c.MaxFolders = 50_000
@@ -168,7 +169,7 @@ var (
 type Toolset struct {
 	cfg    Config
 	log    zerolog.Logger
-	policy failure.Policy
+	policy *policyref.Ref
 	tools  []agent.Tool
 
 	reloadMu sync.Mutex // serialises reloads
@@ -178,6 +179,9 @@ type Toolset struct {
 
 	changed chan struct{}
 	watch   *watcher
+
+	realOnce  sync.Once
+	realPaths []string
 }
 
 // New discovers and loads the skills of cfg.Roots (metadata only) and
@@ -203,13 +207,11 @@ func New(ctx context.Context, cfg Config) (*Toolset, error) {
 		}
 	}
 	cfg.Roots = append([]Root(nil), cfg.Roots...)
-	t := &Toolset{cfg: cfg, log: zerolog.Nop(), policy: cfg.Policy, changed: make(chan struct{}, 1)}
+	t := &Toolset{cfg: cfg, log: zerolog.Nop(), changed: make(chan struct{}, 1)}
 	if cfg.Logger != nil {
 		t.log = *cfg.Logger
 	}
-	if t.policy == nil {
-		t.policy = failure.NewPolicy(failure.PolicyConfig{Logger: &t.log})
-	}
+	t.policy = policyref.New(cfg.Policy, failure.NewPolicy(failure.PolicyConfig{Logger: &t.log}))
 	t.tools = t.buildTools()
 	if _, err := t.Reload(ctx); err != nil {
 		return nil, err
@@ -252,18 +254,18 @@ func (t *Toolset) Reload(ctx context.Context) (bool, error) {
 			prevWarns[w] = true
 		}
 	}
-	h := fnv.New64a()
+	h := fnv64a(14695981039346656037)
 	var num [16]byte
 	for _, f := range l.found {
 		e := f.entry
-		h.Write([]byte(f.key))
+		h.writeString(f.key)
 		binary.LittleEndian.PutUint64(num[:8], uint64(e.modTime.UnixNano()))
 		binary.LittleEndian.PutUint64(num[8:], uint64(e.size))
-		h.Write(num[:])
+		h.write(num[:])
 		if e.err != nil {
 			s.errs = append(s.errs, e.err)
 			if !prevErrs[e.err.Error()] {
-				t.policy.Handle(ctx, e.err)
+				t.policy.Get().Handle(ctx, e.err)
 			}
 			continue
 		}
@@ -284,7 +286,7 @@ func (t *Toolset) Reload(ctx context.Context) (bool, error) {
 		}
 		return strings.Compare(a.Name, b.Name)
 	})
-	s.sum = h.Sum64()
+	s.sum = uint64(h)
 	changed := prev == nil || prev.sum != s.sum
 	if changed {
 		for _, w := range s.warnings {
@@ -363,25 +365,6 @@ func (t *Toolset) Close() error {
 	return nil
 }
 
-// skillFS opens the skill's folder: an os.Root for OS skills (confining
-// every access, including symbolic links, to the folder), or a sub-FS of
-// an fs.FS root.
-func (t *Toolset) skillFS(s *Skill) (fs.FS, func(), error) {
-	r := t.cfg.Roots[s.rootIdx]
-	if r.Path != "" {
-		root, err := os.OpenRoot(s.Dir)
-		if err != nil {
-			return nil, nil, err
-		}
-		return root.FS(), func() { root.Close() }, nil
-	}
-	sub, err := fs.Sub(r.FS, s.Dir)
-	if err != nil {
-		return nil, nil, err
-	}
-	return sub, func() {}, nil
-}
-
 // Body returns the skill's body, read (and cached until SKILL.md changes)
 // on first use.
 func (t *Toolset) Body(ctx context.Context, name string) (*Skill, *Body, error) {
@@ -394,16 +377,17 @@ func (t *Toolset) Body(ctx context.Context, name string) (*Skill, *Body, error) 
 		return nil, nil, &failure.Error{Kind: failure.InvalidArgs, Source: failure.SourceSkill, Name: name,
 			Message: fmt.Sprintf("there is no skill named %q; use a name from <available_skills>", name)}
 	}
-	fsys, done, err := t.skillFS(s)
+	d, err := t.openSkill(s)
 	if err != nil {
 		return s, nil, &failure.Error{Kind: failure.ToolError, Source: failure.SourceSkill, Name: name, Message: "the skill's folder cannot be opened", Err: err}
 	}
-	defer done()
+	defer d.close()
 	key := snap.keys[name]
-	st, err := fs.Stat(fsys, skillFile)
+	f, st, err := d.openMain()
 	if err != nil {
 		return s, nil, &failure.Error{Kind: failure.ToolError, Source: failure.SourceSkill, Name: name, Message: "the skill's SKILL.md cannot be read", Err: err}
 	}
+	defer f.Close()
 	t.mu.RLock()
 	e := t.cache[key]
 	var b *Body
@@ -414,9 +398,19 @@ func (t *Toolset) Body(ctx context.Context, name string) (*Skill, *Body, error) 
 	if b != nil {
 		return s, b, nil
 	}
-	b, err = loadBody(fsys, s.File, t.cfg.MaxSkillBytes)
+	data, err := readAllCapped(f, st.Size(), t.cfg.MaxSkillBytes)
 	if err != nil {
-		t.policy.Handle(ctx, err)
+		if err == errOverCap {
+			err = loadError(s.File, 0, ErrTooLarge, fmt.Sprintf("over the cap of %d bytes (Config.MaxSkillBytes)", t.cfg.MaxSkillBytes))
+		} else {
+			err = loadError(s.File, 0, err, "")
+		}
+		t.policy.Get().Handle(ctx, err)
+		return s, nil, err
+	}
+	b, err = parseBody(data, d.fsys, s.File)
+	if err != nil {
+		t.policy.Get().Handle(ctx, err)
 		return s, nil, err
 	}
 	for _, w := range b.Warnings {
@@ -447,3 +441,25 @@ func (t *Toolset) Check(ctx context.Context) ([]Warning, []error) {
 	}
 	return warns, errs
 }
+
+// fnv64a is an FNV-1a hash of the loaded files, written without converting
+// each name to a byte slice.
+type fnv64a uint64
+
+const fnvPrime = 1099511628211
+
+func (h *fnv64a) writeString(s string) {
+	for i := 0; i < len(s); i++ {
+		*h = (*h ^ fnv64a(s[i])) * fnvPrime
+	}
+}
+
+func (h *fnv64a) write(b []byte) {
+	for _, c := range b {
+		*h = (*h ^ fnv64a(c)) * fnvPrime
+	}
+}
+
+// UsePolicy makes p the toolset's failure policy when its Config gave none
+// (agent.PolicyUser: agent.New calls it).
+func (t *Toolset) UsePolicy(p failure.Policy) { t.policy.Use(p) }

@@ -38,7 +38,9 @@ const (
 	WarnLinkMissing       Code = "link-missing"         // a relative link to a file the skill does not bundle
 	WarnLinkCase          Code = "link-case"            // a relative link whose case differs from the bundled file
 	WarnLinkOutside       Code = "link-outside"         // a link that leaves the skill folder
-	WarnDiscovery         Code = "discovery"            // discovery limits, unreadable folders, broken symlinks
+	WarnDiscovery         Code = "discovery"            // discovery limits, unreadable folders, broken symlinks, roots holding no skill
+	WarnSkillFileName     Code = "skill-file-name"      // spec: the main file is named skill.md, not SKILL.md
+	WarnFieldDropped      Code = "field-dropped"        // spec: an optional field whose YAML cannot be read (dropped)
 )
 
 // specCodes are the warnings that deviate from the Agent Skills
@@ -47,7 +49,8 @@ func isSpec(c Code) bool {
 	switch c {
 	case WarnLeadingBlank, WarnYAMLDelimiter, WarnUnquotedColon, WarnDuplicateKey, WarnNameMissing,
 		WarnNameInvalid, WarnNameMismatch, WarnDescriptionLong, WarnCompatibilityLong, WarnNotString,
-		WarnMetadataNested, WarnMetadataType, WarnAllowedToolsList, WarnAllowedToolsType, WarnUnknownField:
+		WarnMetadataNested, WarnMetadataType, WarnAllowedToolsList, WarnAllowedToolsType, WarnUnknownField,
+		WarnSkillFileName, WarnFieldDropped:
 		return true
 	}
 	return false
@@ -133,12 +136,14 @@ func RefusalOf(err error) (r Refusal, ok bool) {
 	return re.r, true
 }
 
-// refusalError carries a Refusal inside a *failure.Error. Its text is the
-// reason's alone (the failure's message already names the location), and it
-// unwraps to the reason for errors.Is.
+// refusalError carries a Refusal inside a *failure.Error. The failure's
+// message already states the location, the reason and the detail (it is
+// what the model sees), so the carrier's own text says only what follows
+// from them, and the reason is not stated twice in Error(); it unwraps to
+// the reason for errors.Is.
 type refusalError struct{ r Refusal }
 
-func (e *refusalError) Error() string { return e.r.Reason.Error() }
+func (e *refusalError) Error() string { return "the skill was refused" }
 func (e *refusalError) Unwrap() error { return e.r.Reason }
 
 // loadError returns the *failure.Error refusing file for reason.

@@ -110,12 +110,12 @@ func (w *watcher) loop(ctx context.Context) {
 			if !ok {
 				return
 			}
-			w.t.policy.Handle(ctx, &failure.Error{Kind: failure.Internal, Source: failure.SourceSkill, Name: w.t.cfg.Name, Op: "watch",
+			w.t.policy.Get().Handle(ctx, &failure.Error{Kind: failure.Internal, Source: failure.SourceSkill, Name: w.t.cfg.Name, Op: "watch",
 				Message: "the skills watcher reported an error; changes may be missed", Err: err})
 		case <-fire:
 			fire = nil
 			if _, err := w.t.Reload(ctx); err != nil && ctx.Err() == nil {
-				w.t.policy.Handle(ctx, &failure.Error{Kind: failure.Internal, Source: failure.SourceSkill, Name: w.t.cfg.Name, Op: "reload", Err: err})
+				w.t.policy.Get().Handle(ctx, &failure.Error{Kind: failure.Internal, Source: failure.SourceSkill, Name: w.t.cfg.Name, Op: "reload", Err: err})
 			}
 			w.sync(ctx)
 		}

@@ -150,9 +150,9 @@ func (s *KVStore) exec(ctx context.Context, op string, fn func(ctx context.Conte
 	return sentinel, err
 }
 
-// DecodeRecord parses a stored task record. Records come from a shared
+// decodeRecord parses a stored task record. Records come from a shared
 // bucket that other processes write, so they are treated as outside input.
-func DecodeRecord(b []byte) (*a2ago.Task, string, time.Time, error) {
+func decodeRecord(b []byte) (*a2ago.Task, string, time.Time, error) {
 	var r record
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, "", time.Time{}, fmt.Errorf("malformed task record: %w", err)
@@ -180,7 +180,7 @@ func (s *KVStore) get(ctx context.Context, id a2ago.TaskID) (*record, error) {
 	if sent != nil {
 		return nil, a2ago.ErrTaskNotFound
 	}
-	t, user, upd, err := DecodeRecord(val)
+	t, user, upd, err := decodeRecord(val)
 	if err != nil {
 		return nil, &failure.Error{Kind: failure.Protocol, Source: failure.SourceBus, Name: s.cfg.Name, Op: "get task", Err: err}
 	}

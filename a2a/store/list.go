@@ -54,9 +54,9 @@ func encodePageToken(c cursor) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// DecodePageToken parses a page token produced by ListTasks. It is the
+// decodePageToken parses a page token produced by ListTasks. It is the
 // parser of outside input in this package (clients send the token back).
-func DecodePageToken(tok string) (time.Time, a2ago.TaskID, error) {
+func decodePageToken(tok string) (time.Time, a2ago.TaskID, error) {
 	if len(tok) > 512 {
 		return time.Time{}, "", fmt.Errorf("page token too long: %w", a2ago.ErrInvalidParams)
 	}
@@ -106,7 +106,7 @@ func list(recs []*record, owner string, req *a2ago.ListTasksRequest) (*a2ago.Lis
 	slices.SortFunc(kept, before)
 	total := len(kept)
 	if req.PageToken != "" {
-		u, id, err := DecodePageToken(req.PageToken)
+		u, id, err := decodePageToken(req.PageToken)
 		if err != nil {
 			return nil, err
 		}

@@ -29,8 +29,8 @@ type PushConfigs struct {
 
 var _ push.ConfigStore = (*PushConfigs)(nil)
 
-// NewPushConfigs returns a push config store over kv (BusKV or
-// JetStreamKV).
+// NewPushConfigs returns a push config store over kv (JetStreamKV, or any
+// KV).
 func NewPushConfigs(kv KV) *PushConfigs { return &PushConfigs{kv: kv} }
 
 // maxWriteTries bounds the read-modify-write attempts of one change under
@@ -129,7 +129,7 @@ func (p *PushConfigs) read(ctx context.Context, taskID a2ago.TaskID) (map[string
 	if err != nil {
 		return nil, 0, err
 	}
-	m, err = DecodePushConfigs(val)
+	m, err = decodePushConfigs(val)
 	return m, rev, err
 }
 
@@ -166,9 +166,9 @@ func (p *PushConfigs) change(ctx context.Context, taskID a2ago.TaskID, f func(ma
 
 func pushKey(taskID a2ago.TaskID) string { return "push." + string(taskID) }
 
-// DecodePushConfigs parses a stored task's push configs (a JSON object of
+// decodePushConfigs parses a stored task's push configs (a JSON object of
 // configs by ID), refusing configs without an ID or an endpoint.
-func DecodePushConfigs(b []byte) (map[string]*a2ago.PushConfig, error) {
+func decodePushConfigs(b []byte) (map[string]*a2ago.PushConfig, error) {
 	var m map[string]*a2ago.PushConfig
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, fmt.Errorf("malformed push configs: %w", err)

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -11,6 +10,7 @@ import (
 
 	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/push"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/switchboard-dev/switchboard/bus"
 )
@@ -23,11 +23,11 @@ func pushStores(t *testing.T) (*PushConfigs, *PushConfigs) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b.Close() })
-	kv, err := bus.OpenKV[json.RawMessage](context.Background(), b, bus.KVConfig{Bucket: "push_" + fmt.Sprint(time.Now().UnixNano())})
+	kv, err := b.JetStream().CreateKeyValue(context.Background(), jetstream.KeyValueConfig{Bucket: "push_" + fmt.Sprint(time.Now().UnixNano())})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return NewPushConfigs(BusKV(kv)), NewPushConfigs(BusKV(kv))
+	return NewPushConfigs(JetStreamKV(kv)), NewPushConfigs(JetStreamKV(kv))
 }
 
 func TestPushConfigs(t *testing.T) {
@@ -111,7 +111,7 @@ func FuzzDecodePushConfigs(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m, err := DecodePushConfigs(data)
+		m, err := decodePushConfigs(data)
 		if err != nil {
 			return
 		}

@@ -40,11 +40,11 @@ func stores(t *testing.T) map[string]taskstore.Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b.Close() })
-	kv, err := bus.OpenKV[json.RawMessage](context.Background(), b, bus.KVConfig{Bucket: "tasks_" + fmt.Sprint(time.Now().UnixNano())})
+	kv, err := b.JetStream().CreateKeyValue(context.Background(), jetstream.KeyValueConfig{Bucket: "tasks_" + fmt.Sprint(time.Now().UnixNano())})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ks, err := NewKV(KVConfig{KV: BusKV(kv), Owner: testOwner})
+	ks, err := NewKV(KVConfig{KV: JetStreamKV(kv), Owner: testOwner})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func FuzzDecodePageToken(f *testing.F) {
 	f.Add("e30")
 	f.Add("!!!")
 	f.Fuzz(func(t *testing.T, tok string) {
-		_, id, err := DecodePageToken(tok)
+		_, id, err := decodePageToken(tok)
 		if err == nil && id == "" {
 			t.Fatal("accepted a token without an id")
 		}
@@ -184,7 +184,7 @@ func FuzzDecodeRecord(f *testing.F) {
 	f.Add([]byte(`{"task":{"id":"x","contextId":"c","status":{"state":"bogus"}}}`))
 	f.Add([]byte(`[]`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		tk, _, _, err := DecodeRecord(data)
+		tk, _, _, err := decodeRecord(data)
 		if err == nil && (tk == nil || tk.ID == "" || tk.ContextID == "") {
 			t.Fatal("accepted an incomplete record")
 		}

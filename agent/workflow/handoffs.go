@@ -43,7 +43,13 @@ var _ agent.Runner = (*Handoffs)(nil)
 
 // NewHandoffs validates cfg and returns the workflow.
 func NewHandoffs(cfg HandoffsConfig) (*Handoffs, error) {
-	b, err := newBase(cfg.Common)
+	var rs []agent.Runner
+	for _, a := range cfg.Agents {
+		if a != nil {
+			rs = append(rs, a)
+		}
+	}
+	b, err := newBase(cfg.Common, rs...)
 	if err != nil {
 		return nil, err
 	}

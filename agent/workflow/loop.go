@@ -80,13 +80,13 @@ func RenderRevision(task, last, feedback string) string {
 
 // NewLoop validates cfg and returns the loop.
 func NewLoop(cfg LoopConfig) (*Loop, error) {
-	b, err := newBase(cfg.Common)
-	if err != nil {
-		return nil, err
-	}
 	all := []Step{cfg.Body}
 	if cfg.Check != nil {
 		all = append(all, *cfg.Check)
+	}
+	b, err := newBase(cfg.Common, stepRunners(all)...)
+	if err != nil {
+		return nil, err
 	}
 	steps, err := checkSteps(cfg.Name, "step", all)
 	if err != nil {

@@ -69,7 +69,11 @@ var _ agent.Runner = (*Parallel)(nil)
 
 // NewParallel validates cfg and returns the workflow.
 func NewParallel(cfg ParallelConfig) (*Parallel, error) {
-	b, err := newBase(cfg.Common)
+	all := cfg.Branches
+	if cfg.Merge != nil {
+		all = append(append([]Step(nil), cfg.Branches...), *cfg.Merge)
+	}
+	b, err := newBase(cfg.Common, stepRunners(all)...)
 	if err != nil {
 		return nil, err
 	}
@@ -78,10 +82,6 @@ func NewParallel(cfg ParallelConfig) (*Parallel, error) {
 	}
 	if cfg.OnFailure != FailWorkflow && cfg.OnFailure != DropBranch {
 		return nil, failure.New(failure.Config, failure.SourceAgent, fmt.Sprintf("workflow %s: unknown OnFailure %d", cfg.Name, cfg.OnFailure))
-	}
-	all := cfg.Branches
-	if cfg.Merge != nil {
-		all = append(append([]Step(nil), cfg.Branches...), *cfg.Merge)
 	}
 	steps, err := checkSteps(cfg.Name, "branch", all)
 	if err != nil {

@@ -26,6 +26,8 @@ type Common struct {
 	Events agent.EventSink
 	// Policy retries failed steps (transient failures, under a circuit
 	// breaker keyed by workflow and step) and handles every failure (nil:
+	// the policy of Events when it has one, else that of the first step
+	// whose runner has one, as agents and workflows do, else
 	// failure.NewPolicy with Logger).
 	Policy failure.Policy
 	// Logger receives structured logs (nil: none).
@@ -40,7 +42,7 @@ type base struct {
 	log        zerolog.Logger
 }
 
-func newBase(c Common) (base, error) {
+func newBase(c Common, runners ...agent.Runner) (base, error) {
 	if c.Name == "" {
 		return base{}, failure.New(failure.Config, failure.SourceAgent, "a workflow needs a name")
 	}
@@ -49,10 +51,35 @@ func newBase(c Common) (base, error) {
 		b.log = *c.Logger
 	}
 	if b.policy == nil {
+		b.policy = inheritedPolicy(append([]any{c.Events}, anys(runners)...))
+	}
+	if b.policy == nil {
 		b.policy = failure.NewPolicy(failure.PolicyConfig{Logger: &b.log})
 	}
 	return b, nil
 }
+
+// inheritedPolicy is the policy of the first of cs that has one.
+func inheritedPolicy(cs []any) failure.Policy {
+	type hasPolicy interface{ Policy() failure.Policy }
+	for _, c := range cs {
+		if hp, ok := c.(hasPolicy); ok && hp.Policy() != nil {
+			return hp.Policy()
+		}
+	}
+	return nil
+}
+
+func anys(rs []agent.Runner) []any {
+	out := make([]any, len(rs))
+	for i, r := range rs {
+		out[i] = r
+	}
+	return out
+}
+
+// Policy returns the failure policy the workflow uses.
+func (b *base) Policy() failure.Policy { return b.policy }
 
 // Name is the workflow's name.
 func (b *base) Name() string { return b.name }

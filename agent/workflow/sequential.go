@@ -29,7 +29,7 @@ var _ agent.Runner = (*Sequential)(nil)
 
 // NewSequential validates cfg and returns the workflow.
 func NewSequential(cfg SequentialConfig) (*Sequential, error) {
-	b, err := newBase(cfg.Common)
+	b, err := newBase(cfg.Common, stepRunners(cfg.Steps)...)
 	if err != nil {
 		return nil, err
 	}

@@ -159,3 +159,14 @@ func (w *wrun) finished(r stepResult, output string, dropped bool) {
 	ev := agent.Event{Type: agent.EventStepFinished, Text: output, Step: &info}
 	w.emit(ev)
 }
+
+// stepRunners are the runners of steps (nil ones left out).
+func stepRunners(steps []Step) []agent.Runner {
+	var rs []agent.Runner
+	for _, s := range steps {
+		if s.Runner != nil {
+			rs = append(rs, s.Runner)
+		}
+	}
+	return rs
+}

@@ -40,7 +40,9 @@ func TestImportRules(t *testing.T) {
 		{"llm/provider", []string{"agent/failure", "llm"}, []string{"github.com/nats-io"}},
 		{"skills", []string{"agent", "agent/failure", "llm"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo"}},
 		{"mcp", []string{"agent", "agent/failure", "llm", "mcp/wstransport"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo"}},
-		{"bus", []string{"agent", "agent/failure", "llm"}, []string{"github.com/tmc/langchaingo", "github.com/modelcontextprotocol"}},
+		{"bus", []string{"agent", "agent/failure", "llm", "bus/task"}, []string{"github.com/tmc/langchaingo", "github.com/modelcontextprotocol"}},
+		{"bus/task", nil, []string{"github.com/nats-io"}},
+		{"a2a", []string{"agent", "agent/failure", "llm", "a2a/store", "bus/task"}, []string{"github.com/nats-io/nats-server", "github.com/tmc/langchaingo"}},
 	}
 	for _, r := range rules {
 		t.Run(r.pkg, func(t *testing.T) {

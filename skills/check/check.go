@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,6 +31,9 @@ type Options struct {
 	// / 4, rounded up.
 	MaxBodyLines  int
 	MaxBodyTokens int
+	// MaxDepth bounds how deep under each directory skill folders are
+	// searched (default 6, as skills.Config.MaxDepth).
+	MaxDepth int
 	// Logger receives the loader's logs (nil: none).
 	Logger *zerolog.Logger
 }
@@ -90,7 +94,7 @@ func Dirs(ctx context.Context, dirs []string, opts Options) (*Report, error) {
 		c.paths = append(c.paths, pathMap{abs: abs, given: d})
 		roots = append(roots, skills.Root{Path: d, Label: d})
 	}
-	ts, err := skills.New(ctx, skills.Config{Roots: roots, Lint: true, CatalogBudget: opts.CatalogBudget, Logger: opts.Logger})
+	ts, err := skills.New(ctx, skills.Config{Roots: roots, Lint: true, CatalogBudget: opts.CatalogBudget, MaxDepth: opts.MaxDepth, Logger: opts.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("check: %w", err)
 	}
@@ -110,6 +114,9 @@ type checker struct {
 	opts  Options
 	r     *Report
 	paths []pathMap
+	// skipped holds, by root, what discovery did not search in a root
+	// that holds no skill.
+	skipped map[string]string
 }
 
 // display writes an absolute path as reached from the directory given.
@@ -135,6 +142,13 @@ func (c *checker) run(ctx context.Context) error {
 	// Files that hold a skill, loaded or not, to tell empty directories.
 	var files []string
 	for _, w := range ts.Warnings() {
+		if detail, ok := strings.CutPrefix(w.Message, nothingFound); ok && w.Code == skills.WarnDiscovery {
+			if c.skipped == nil {
+				c.skipped = map[string]string{}
+			}
+			c.skipped[w.File] = detail
+			continue // said by the no-skills finding
+		}
 		c.warning(w, byFile[w.File])
 	}
 	for _, sh := range ts.Shadowed() {
@@ -204,8 +218,11 @@ func (c *checker) empty(files []string) {
 			}
 		}
 		if !found {
-			c.r.add(Finding{File: m.given, Code: CodeNoSkills,
-				Message: "no SKILL.md found in this directory or its subfolders; a skill is a folder holding a SKILL.md"})
+			msg := "no SKILL.md found in this directory or its subfolders; a skill is a folder holding a SKILL.md"
+			if detail := c.skipped[m.abs]; detail != "" {
+				msg += "; " + detail
+			}
+			c.r.add(Finding{File: m.given, Code: CodeNoSkills, Message: msg})
 		}
 	}
 }
@@ -269,8 +286,12 @@ func (c *checker) skill(ctx context.Context, s *skills.Skill) {
 	c.r.Skills = append(c.r.Skills, sum)
 }
 
-// readSkillFile reads a skill's SKILL.md through an os.Root of its folder
-// (never following a link out of it), with LF line endings; "" when it
+// nothingFound starts the loader's warning for a root that holds no skill.
+const nothingFound = "no SKILL.md found under this root: "
+
+// readSkillFile reads a skill's SKILL.md (or skill.md) through an os.Root
+// of its folder (never following a link out of it, never blocking on a
+// named pipe, regular files only), with LF line endings; "" when it
 // cannot be read.
 func readSkillFile(dir string) string {
 	root, err := os.OpenRoot(dir)
@@ -278,7 +299,10 @@ func readSkillFile(dir string) string {
 		return ""
 	}
 	defer root.Close()
-	f, err := root.Open("SKILL.md")
+	f, err := openRegular(root, "SKILL.md")
+	if errors.Is(err, fs.ErrNotExist) {
+		f, err = openRegular(root, "skill.md")
+	}
 	if err != nil {
 		return ""
 	}

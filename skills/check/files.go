@@ -47,7 +47,7 @@ func (c *checker) files(s *skills.Skill, b *skills.Body, text string) int {
 	}
 	n := 0
 	_ = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || p == "." || p == "SKILL.md" {
+		if err != nil || p == "." || p == "SKILL.md" || p == "skill.md" && isMain(s, p) {
 			return nil
 		}
 		file := c.display(filepath.Join(s.Dir, filepath.FromSlash(p)))
@@ -102,7 +102,7 @@ func (c *checker) script(root *os.Root, s *skills.Skill, p, file string, mode fs
 	ext := strings.ToLower(path.Ext(p))
 	meant := path.Dir(p) == "scripts" && (ext == "" || scriptExts[ext])
 	shebang := false
-	if f, err := root.Open(filepath.FromSlash(p)); err == nil {
+	if f, err := openRegular(root, filepath.FromSlash(p)); err == nil {
 		var head [2]byte
 		n, _ := io.ReadFull(f, head[:])
 		shebang = n == 2 && string(head[:]) == "#!"
@@ -119,4 +119,24 @@ func (c *checker) script(root *os.Root, s *skills.Skill, p, file string, mode fs
 		c.r.add(Finding{File: file, Code: CodeScriptNotExecutable, Skill: s.Name,
 			Message: fmt.Sprintf("%s is not executable; run_skill_script refuses it (chmod +x, and commit the mode)", p)})
 	}
+}
+
+// isMain reports whether p is the skill's main file.
+func isMain(s *skills.Skill, p string) bool { return filepath.Base(s.File) == p }
+
+// errNotRegular: a file that is not a regular file.
+var errNotRegular = errors.New("not a regular file")
+
+// openRegular opens a regular file through root without blocking (a named
+// pipe would block the open until a writer appeared).
+func openRegular(root *os.Root, name string) (*os.File, error) {
+	f, err := root.OpenFile(name, os.O_RDONLY|oNonblock, 0)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		return nil, errNotRegular
+	}
+	return f, nil
 }

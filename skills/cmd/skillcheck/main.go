@@ -21,6 +21,8 @@
 //	-catalog      print the catalog exactly as the model receives it in the
 //	              system prompt (findings go to standard error)
 //	-budget N     the catalog budget in characters (default 12000)
+//	-depth N      search skill folders up to N levels under each DIR
+//	              (default 6, as the agent does)
 //	-show NAME    print what activating skill NAME returns to the model:
 //	              base directory, bundled files and instructions (findings
 //	              go to standard error)
@@ -79,8 +81,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	catalog := fl.Bool("catalog", false, "print the catalog exactly as the model receives it")
 	budget := fl.Int("budget", 12_000, "catalog budget in characters")
 	show := fl.String("show", "", "print what activating the named skill returns")
+	depth := fl.Int("depth", 6, "search skill folders up to this many levels under each DIR")
 	fl.Usage = func() {
-		fmt.Fprintln(fl.Output(), "usage: skillcheck [-strict] [-json] [-catalog [-budget N]] [-show NAME] DIR...")
+		fmt.Fprintln(fl.Output(), "usage: skillcheck [-strict] [-json] [-catalog [-budget N]] [-depth N] [-show NAME] DIR...")
 		fl.PrintDefaults()
 	}
 	if err := fl.Parse(args); err != nil {
@@ -89,12 +92,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitUsage
 	}
-	if fl.NArg() == 0 || *budget <= 0 {
+	if fl.NArg() == 0 || *budget <= 0 || *depth <= 0 {
 		fl.Usage()
 		return exitUsage
 	}
 	ctx := context.Background()
-	rep, err := check.Dirs(ctx, fl.Args(), check.Options{Strict: *strict, CatalogBudget: *budget})
+	rep, err := check.Dirs(ctx, fl.Args(), check.Options{Strict: *strict, CatalogBudget: *budget, MaxDepth: *depth})
 	if err != nil {
 		fmt.Fprintln(stderr, "skillcheck:", err)
 		return exitUsage

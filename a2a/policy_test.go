@@ -1,0 +1,47 @@
+package a2a
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/agent/failure"
+)
+
+// TestUsePolicy: a toolset given no policy reports its background failures
+// (a card refresh of a peer that went away) to the policy of the agent it is
+// added to; one given a policy keeps it.
+func TestUsePolicy(t *testing.T) {
+	for _, own := range []bool{false, true} {
+		var mine, agents atomic.Int32
+		count := func(n *atomic.Int32) failure.Policy {
+			return failure.NewPolicy(failure.PolicyConfig{MaxAttempts: 1,
+				OnFailure: func(context.Context, failure.Outcome) { n.Add(1) }})
+		}
+		_, worker := newWorker(t, ServerConfig{})
+		cfg := ToolsetConfig{Peers: []Peer{{Name: "w", URL: worker.URL}}, RefreshInterval: 20 * time.Millisecond}
+		if own {
+			cfg.Policy = count(&mine)
+		}
+		ts, err := NewToolset(ctxT(t), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts.UsePolicy(count(&agents))
+		worker.Close()
+		want := &agents
+		if own {
+			want = &mine
+		}
+		for deadline := time.Now().Add(5 * time.Second); want.Load() == 0 && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if err := ts.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if want.Load() == 0 || (own && agents.Load() != 0) || (!own && mine.Load() != 0) {
+			t.Errorf("own policy %v: it saw %d failures, the agent's %d", own, mine.Load(), agents.Load())
+		}
+	}
+}
