@@ -16,15 +16,16 @@ import (
 	"github.com/switchboard-dev/switchboard/agent/failure"
 )
 
-// Transport types of a ServerConfig.
+// Transport types of a ServerConfig (the values of its Type field, as in
+// the JSON of other MCP hosts).
 const (
-	TypeStdio = "stdio"
-	TypeHTTP  = "http"
-	TypeSSE   = "sse"
-	TypeWS    = "ws"
-	// TypeInProcess is a server given as a go-sdk Transport in Go
-	// (ServerConfig.Transport), typically an in-memory transport.
-	TypeInProcess = "inprocess"
+	typeStdio = "stdio"
+	typeHTTP  = "http"
+	typeSSE   = "sse"
+	typeWS    = "ws"
+	// typeInProcess is a server given in Go (ServerConfig.Server,
+	// Transport or NewTransport), typically an in-memory transport.
+	typeInProcess = "inprocess"
 )
 
 // ServerConfig configures one MCP server. It is what one entry of an
@@ -35,7 +36,8 @@ type ServerConfig struct {
 	Name string `json:"-"`
 	// Type is stdio (the default when Command is set), http (the default
 	// when URL is set; "streamable-http" and "streamableHttp" are accepted),
-	// sse, ws, or inprocess (set by Go code with Transport).
+	// sse, ws (the default for ws:// and wss:// URLs), or inprocess (the
+	// default when Server, Transport or NewTransport is set).
 	Type string `json:"type,omitempty"`
 	// Command, Args, Env and Cwd start a stdio server. Env is added to the
 	// host's environment.
@@ -46,7 +48,10 @@ type ServerConfig struct {
 	// URL and Headers reach an http, sse or ws server.
 	URL     string            `json:"url,omitempty"`
 	Headers map[string]string `json:"headers,omitempty"`
-	// Timeout bounds one tool call (0: the Manager's CallTimeout).
+	// Timeout bounds one call of this server's tools (0: no bound of the
+	// server's own). The Manager sets it as each tool's ToolSpec.Timeout,
+	// which an agent prefers to its Config.ToolTimeout; Manager.CallTool,
+	// outside an agent, is bounded by it too.
 	Timeout Duration `json:"timeout,omitempty"`
 	// StartupTimeout bounds connecting and the handshake (0: the Manager's).
 	StartupTimeout Duration `json:"startupTimeout,omitempty"`
@@ -351,39 +356,39 @@ func (sc *ServerConfig) normalize() error {
 	case "":
 		switch {
 		case sc.Server != nil || sc.Transport != nil || sc.NewTransport != nil:
-			sc.Type = TypeInProcess
+			sc.Type = typeInProcess
 		case sc.Command != "":
-			sc.Type = TypeStdio
+			sc.Type = typeStdio
 		case sc.URL != "":
-			sc.Type = TypeHTTP
+			sc.Type = typeHTTP
 			if strings.HasPrefix(sc.URL, "ws://") || strings.HasPrefix(sc.URL, "wss://") {
-				sc.Type = TypeWS
+				sc.Type = typeWS
 			}
 		default:
 			return fail("command", "missing: a server needs \"command\" (stdio) or \"url\" (http, sse, ws)")
 		}
 	case "stdio":
-		sc.Type = TypeStdio
+		sc.Type = typeStdio
 	case "http", "streamable-http", "streamablehttp", "streamable_http":
-		sc.Type = TypeHTTP
+		sc.Type = typeHTTP
 	case "sse":
-		sc.Type = TypeSSE
+		sc.Type = typeSSE
 	case "ws", "websocket":
-		sc.Type = TypeWS
+		sc.Type = typeWS
 	case "inprocess":
-		sc.Type = TypeInProcess
+		sc.Type = typeInProcess
 	default:
 		return fail("type", "unknown transport type %q (use stdio, http, sse or ws)", sc.Type)
 	}
 	switch sc.Type {
-	case TypeStdio:
+	case typeStdio:
 		if strings.TrimSpace(sc.Command) == "" {
 			return fail("command", "missing: a stdio server needs a command")
 		}
 		if sc.URL != "" {
 			return fail("url", "not allowed for a stdio server (did you mean \"type\": \"http\"?)")
 		}
-	case TypeHTTP, TypeSSE, TypeWS:
+	case typeHTTP, typeSSE, typeWS:
 		if sc.URL == "" {
 			return fail("url", "missing: a %s server needs a url", sc.Type)
 		}
@@ -391,7 +396,7 @@ func (sc *ServerConfig) normalize() error {
 			return fail("command", "not allowed for a %s server", sc.Type)
 		}
 		schemes := []string{"http://", "https://"}
-		if sc.Type == TypeWS {
+		if sc.Type == typeWS {
 			schemes = []string{"ws://", "wss://", "http://", "https://"}
 		}
 		ok := false
@@ -403,7 +408,7 @@ func (sc *ServerConfig) normalize() error {
 		if !ok {
 			return fail("url", "%q must start with %s", sc.URL, strings.Join(schemes, " or "))
 		}
-	case TypeInProcess:
+	case typeInProcess:
 		n := 0
 		for _, set := range []bool{sc.Server != nil, sc.Transport != nil, sc.NewTransport != nil} {
 			if set {

@@ -37,26 +37,26 @@ func TestLoadRealWorldConfigs(t *testing.T) {
 		got  any
 		want any
 	}{
-		{"fs type", claude["filesystem"].Type, TypeStdio},
+		{"fs type", claude["filesystem"].Type, typeStdio},
 		{"fs arg expanded", claude["filesystem"].Args[2], "/home/ada/Desktop"},
 		{"github env expanded", claude["github"].Env["GITHUB_PERSONAL_ACCESS_TOKEN"], "ghp_x"},
 		{"sqlite default", claude["sqlite"].Args[2], "/tmp/test.db"},
 		{"sqlite disabled", claude["sqlite"].Disabled, true},
-		{"api type", mcpjson["api"].Type, TypeHTTP},
+		{"api type", mcpjson["api"].Type, typeHTTP},
 		{"api url default", mcpjson["api"].URL, "https://mcp.example.com/mcp"},
 		{"api header", mcpjson["api"].Headers["Authorization"], "Bearer t0k"},
 		{"api timeout ms", time.Duration(mcpjson["api"].Timeout), 45 * time.Second},
 		{"api startup string", time.Duration(mcpjson["api"].StartupTimeout), 10 * time.Second},
-		{"sse", mcpjson["legacy"].Type, TypeSSE},
-		{"ws inferred", mcpjson["socket"].Type, TypeWS},
-		{"url without type is http", mcpjson["cursor-style"].Type, TypeHTTP},
+		{"sse", mcpjson["legacy"].Type, typeSSE},
+		{"ws inferred", mcpjson["socket"].Type, typeWS},
+		{"url without type is http", mcpjson["cursor-style"].Type, typeHTTP},
 		{"local command default", mcpjson["local"].Command, "./bin/server"},
 		{"empty var is empty", mcpjson["local"].Args[1], ""},
 		{"cwd", mcpjson["local"].Cwd, "/srv"},
 		{"roots", len(mcpjson["local"].Roots), 2},
 		{"idle", time.Duration(mcpjson["local"].IdleTimeout), 2500 * time.Millisecond},
 		{"protocol", mcpjson["local"].ProtocolVersion, "2025-06-18"},
-		{"vscode servers key", vscode["memory"].Type, TypeStdio},
+		{"vscode servers key", vscode["memory"].Type, typeStdio},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -169,17 +169,17 @@ func TestToolNames(t *testing.T) {
 		{"s", "", "mcp__s___"},
 	}
 	for _, tt := range tests {
-		if got := ToolName(tt.server, tt.tool); got != tt.want {
-			t.Errorf("ToolName(%q, %q) = %q, want %q", tt.server, tt.tool, got, tt.want)
+		if got := modelToolName(tt.server, tt.tool); got != tt.want {
+			t.Errorf("modelToolName(%q, %q) = %q, want %q", tt.server, tt.tool, got, tt.want)
 		}
 	}
-	a, b := ToolName("srv", long+"a"), ToolName("srv", long+"b")
-	if len(a) != MaxToolName || len(b) != MaxToolName || a == b {
-		t.Errorf("long names %q %q: want distinct, %d chars", a, b, MaxToolName)
+	a, b := modelToolName("srv", long+"a"), modelToolName("srv", long+"b")
+	if len(a) != maxToolName || len(b) != maxToolName || a == b {
+		t.Errorf("long names %q %q: want distinct, %d chars", a, b, maxToolName)
 	}
 	var n namer
 	first, second := n.name("s", "get.file"), n.name("s", "get_file")
-	if first != "mcp__s__get_file" || second == first || len(second) > MaxToolName {
+	if first != "mcp__s__get_file" || second == first || len(second) > maxToolName {
 		t.Errorf("collision: %q then %q", first, second)
 	}
 }
@@ -206,11 +206,11 @@ func FuzzParseConfig(f *testing.F) {
 		}
 		for _, s := range servers {
 			switch s.Type {
-			case TypeStdio:
+			case typeStdio:
 				if s.Command == "" {
 					t.Fatalf("stdio server %q without command", s.Name)
 				}
-			case TypeHTTP, TypeSSE, TypeWS:
+			case typeHTTP, typeSSE, typeWS:
 				if s.URL == "" {
 					t.Fatalf("%s server %q without url", s.Type, s.Name)
 				}

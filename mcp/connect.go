@@ -21,7 +21,7 @@ import (
 func (s *server) connect(ctx context.Context) (*gomcp.ClientSession, *attempt, error) {
 	var sess *gomcp.ClientSession
 	var att *attempt
-	err := s.m.policy.Execute(ctx, s.key, func(ctx context.Context) error {
+	err := s.m.pol().Execute(ctx, s.key, func(ctx context.Context) error {
 		select {
 		case s.m.sem <- struct{}{}:
 		case <-ctx.Done():
@@ -40,7 +40,7 @@ func (s *server) connectOnce(ctx context.Context) (*gomcp.ClientSession, *attemp
 	s.mu.Lock()
 	pinned := s.protocol
 	s.mu.Unlock()
-	probe := pinned == "" && (s.cfg.Type == TypeStdio || s.cfg.Type == TypeWS) && s.m.cfg.DiscoveryTimeout < startup
+	probe := pinned == "" && (s.cfg.Type == typeStdio || s.cfg.Type == typeWS) && s.m.cfg.DiscoveryTimeout < startup
 	if probe {
 		sess, att, err := s.dial(ctx, s.m.cfg.DiscoveryTimeout, "")
 		if err == nil {

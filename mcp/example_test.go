@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/llm"
 	"github.com/switchboard-dev/switchboard/mcp"
 )
 
@@ -64,7 +67,7 @@ func ExampleParseConfig() {
 		panic(err)
 	}
 	for _, s := range servers {
-		if s.Type == mcp.TypeStdio {
+		if s.Type == "stdio" {
 			fmt.Println(s.Name, s.Type, s.Command, s.Args)
 		} else {
 			fmt.Println(s.Name, s.Type, s.URL, s.Headers["Authorization"])
@@ -76,4 +79,64 @@ func ExampleParseConfig() {
 	// api http https://mcp.example.com/mcp Bearer t0k
 	// files stdio npx [-y @modelcontextprotocol/server-filesystem /srv]
 	// .mcp.json: server "x": field "url": missing: a http server needs a url
+}
+
+// Reading an MCP host's config file; ${VAR} and ${VAR:-default} are
+// expanded from LookupEnv (nil: the process environment), and timeouts may
+// be milliseconds or Go durations.
+func ExampleLoadFile() {
+	env := func(k string) (string, bool) {
+		v, ok := map[string]string{"API_TOKEN": "t0k"}[k]
+		return v, ok
+	}
+	servers, err := mcp.LoadFile("testdata/config/mcp.json", mcp.LoadOptions{LookupEnv: env})
+	if err != nil {
+		panic(err)
+	}
+	for _, s := range servers {
+		fmt.Printf("%s: %s %s%s timeout %s\n", s.Name, s.Type, s.URL, s.Command, time.Duration(s.Timeout))
+	}
+	// Output:
+	// api: http https://mcp.example.com/mcp timeout 45s
+	// cursor-style: http http://localhost:3000/mcp timeout 0s
+	// legacy: sse http://localhost:8080/sse timeout 0s
+	// local: stdio ./bin/server timeout 0s
+	// socket: ws ws://localhost:9000/mcp timeout 0s
+}
+
+// A Manager's toolset given to an agent: the agent calls the in-process
+// server's tool under its own failure policy and ToolTimeout, and the
+// server's Timeout bounds each call of its tools. Server (rather than
+// Transport) lets the manager reconnect the server when its session ends.
+func ExampleManager_Toolset() {
+	ctx := context.Background()
+	srv := gomcp.NewServer(&gomcp.Implementation{Name: "greeter", Version: "1.0.0"}, nil)
+	gomcp.AddTool(srv, &gomcp.Tool{Name: "greet", Annotations: &gomcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *gomcp.CallToolRequest, in greetArgs) (*gomcp.CallToolResult, any, error) {
+			return &gomcp.CallToolResult{Content: []gomcp.Content{&gomcp.TextContent{Text: "Hello, " + in.Name + "!"}}}, nil, nil
+		})
+	m, err := mcp.New(ctx, mcp.Config{Servers: []mcp.ServerConfig{
+		{Name: "greeter", Server: srv, Timeout: mcp.Duration(5 * time.Second)},
+	}})
+	if err != nil {
+		panic(err)
+	}
+	defer m.Close()
+
+	model := llm.NewScripted(
+		llm.Calls(llm.CallTool("c1", "mcp__greeter__greet", map[string]any{"name": "Ada"})),
+		llm.SummarizeResults("The tool said:"),
+	)
+	a, err := agent.New(ctx, agent.Config{Model: model, Toolsets: []agent.Toolset{m.Toolset()}})
+	if err != nil {
+		panic(err)
+	}
+	ans, err := a.Run(ctx, "Greet Ada.")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(ans.Text)
+	// Output:
+	// The tool said: (1 tool results, 0 errors)
+	// - mcp__greeter__greet: Hello, Ada!
 }

@@ -143,7 +143,7 @@ func TestGarbageOnStdout(t *testing.T) {
 
 func TestHugeResultIsSpilled(t *testing.T) {
 	cfg := quickConfig(testServer("big", "", nil))
-	cfg.MaxResultBytes = 10_000
+	cfg.SaveResultsOver = 10_000
 	m := newManager(t, cfg)
 	res, err := m.CallTool(context.Background(), "big", "huge", json.RawMessage(`{"bytes":3000000}`))
 	if err != nil {
@@ -158,7 +158,7 @@ func TestHugeResultIsSpilled(t *testing.T) {
 	tools, _ := m.Toolset().Tools(context.Background())
 	var reader func(args string) string
 	for _, tl := range tools {
-		if tl.Spec().Name == ReadResultTool {
+		if tl.Spec().Name == nameReadResult {
 			reader = func(args string) string {
 				r, err := tl.Call(context.Background(), json.RawMessage(args))
 				if err != nil {

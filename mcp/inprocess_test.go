@@ -109,7 +109,7 @@ func TestInProcessConfig(t *testing.T) {
 	ct, _ := gomcp.NewInMemoryTransports()
 	newT := func(context.Context) (gomcp.Transport, error) { return ct, nil }
 	for _, sc := range []ServerConfig{
-		{Name: "none", Type: TypeInProcess},
+		{Name: "none", Type: typeInProcess},
 		{Name: "both", Transport: ct, NewTransport: newT},
 		{Name: "server and transport", Server: goServer(), Transport: ct},
 	} {

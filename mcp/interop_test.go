@@ -172,7 +172,7 @@ func testEverything(t *testing.T, m *Manager, b *bus.Bus, rec *recorder, root st
 	for _, tl := range tools {
 		if tl.Spec().Source.Kind == "mcp" && tl.Spec().Source.Tool != "" {
 			offered[tl.Spec().Source.Tool] = true
-			if want := ToolName("everything", tl.Spec().Source.Tool); tl.Spec().Name != want {
+			if want := modelToolName("everything", tl.Spec().Source.Tool); tl.Spec().Name != want {
 				t.Errorf("tool named %q, want %q", tl.Spec().Name, want)
 			}
 		}
@@ -401,9 +401,9 @@ func testEverything(t *testing.T, m *Manager, b *bus.Bus, rec *recorder, root st
 			byName[tl.Spec().Name] = tl
 		}
 		for _, c := range []struct{ tool, args, want string }{
-			{ListResourcesTool, `{"server":"everything"}`, "architecture.md"},
-			{ReadResourceTool, `{"server":"everything","uri":"demo://resource/dynamic/text/3"}`, "3"},
-			{GetPromptTool, `{"server":"everything","name":"args-prompt","arguments":{"city":"Porto"}}`, "Porto"},
+			{nameListResources, `{"server":"everything"}`, "architecture.md"},
+			{nameReadResource, `{"server":"everything","uri":"demo://resource/dynamic/text/3"}`, "3"},
+			{nameGetPrompt, `{"server":"everything","name":"args-prompt","arguments":{"city":"Porto"}}`, "Porto"},
 		} {
 			tl, ok := byName[c.tool]
 			if !ok {
@@ -426,7 +426,7 @@ func testLongRunning(t *testing.T, m *Manager, b *bus.Bus) {
 		t.Fatal(err)
 	}
 	defer sub.Close()
-	name := ToolName("everything", "trigger-long-running-operation")
+	name := modelToolName("everything", "trigger-long-running-operation")
 	model := llm.NewScripted(
 		llm.Calls(llm.CallTool("c1", name, map[string]any{"duration": 1, "steps": 3})),
 		llm.SummarizeResults("done"),

@@ -21,7 +21,12 @@ import (
 type Config struct {
 	// Servers to connect. Names must be unique.
 	Servers []ServerConfig
-	// Policy handles every failure (nil: failure.NewPolicy with Logger).
+	// Policy runs the manager's work against each server (calls,
+	// connection attempts) and handles the failures nobody else sees
+	// (a reconnect failing, a lost session). Nil: a default policy
+	// (failure.NewPolicy with Logger) until an agent given Toolset()
+	// hands the manager its own policy, which is then used for everything;
+	// a Policy set here is kept.
 	Policy failure.Policy
 	// Logger receives structured logs, including servers' log messages and
 	// stdio servers' stderr (nil: none).
@@ -53,9 +58,6 @@ type Config struct {
 	// then is restarted and spoken to with the 2025-11-25 initialize
 	// handshake (default 5s).
 	DiscoveryTimeout time.Duration
-	// CallTimeout bounds one tool call (default: none here; the agent has
-	// its own); a server's Timeout wins.
-	CallTimeout time.Duration
 	// IdleTimeout cancels a call that reports no progress for this long
 	// (default: none); a server's IdleTimeout wins.
 	IdleTimeout time.Duration
@@ -76,10 +78,11 @@ type Config struct {
 	// negative: off). Stdio servers are watched through their process.
 	KeepAlive time.Duration
 
-	// MaxResultBytes is the size above which a tool result is written to a
-	// file and the model gets a pointer and the mcp_read_result tool
-	// (default 64 KiB).
-	MaxResultBytes int
+	// SaveResultsOver is the size in bytes above which a tool result is
+	// saved to a file and the model gets a preview, a pointer and the
+	// mcp_read_result tool (default 64 KiB). It is not agent.Config's
+	// MaxResultBytes, which caps the text of a result shown to the model.
+	SaveResultsOver int
 	// ResultDir is where large results are written (default: a directory
 	// under os.TempDir() removed by Close). In a directory given here only
 	// the files the Manager wrote are removed.
@@ -112,7 +115,8 @@ type LogMessage struct {
 type Manager struct {
 	cfg     Config
 	log     zerolog.Logger
-	policy  failure.Policy
+	policy  atomic.Pointer[policyRef] // see policy.go
+	ownPol  bool                      // Config.Policy was set
 	schemas *schema.Cache
 	servers []*server
 	byName  map[string]*server
@@ -135,9 +139,11 @@ type Manager struct {
 }
 
 // New validates cfg, starts connecting every enabled server concurrently
-// and returns when each has connected or failed its first attempt. A server
-// that fails keeps being retried in the background with backoff; only an
-// invalid configuration is an error.
+// and returns when each has connected or failed its first attempt, or when
+// ctx is done, whichever is first. A server that fails keeps being retried
+// in the background with backoff; only an invalid configuration is an
+// error. ctx bounds only that first wait (its values reach the connection
+// attempts): the connections outlive it, until Close.
 func New(ctx context.Context, cfg Config) (*Manager, error) {
 	if cfg.MaxConcurrentConnects <= 0 {
 		cfg.MaxConcurrentConnects = 8
@@ -163,8 +169,8 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 	if cfg.KeepAlive == 0 {
 		cfg.KeepAlive = 30 * time.Second
 	}
-	if cfg.MaxResultBytes <= 0 {
-		cfg.MaxResultBytes = 64 << 10
+	if cfg.SaveResultsOver <= 0 {
+		cfg.SaveResultsOver = 64 << 10
 	}
 	if cfg.MaxSamplingTokens <= 0 {
 		cfg.MaxSamplingTokens = 4096
@@ -180,10 +186,7 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 	if cfg.Logger != nil {
 		m.log = cfg.Logger.With().Str("component", "mcp").Logger()
 	}
-	m.policy = cfg.Policy
-	if m.policy == nil {
-		m.policy = failure.NewPolicy(failure.PolicyConfig{Logger: &m.log})
-	}
+	m.initPolicy(cfg.Policy)
 	for i := range cfg.Servers {
 		sc := cfg.Servers[i]
 		if err := sc.normalize(); err != nil {
@@ -242,8 +245,9 @@ func (m *Manager) Close() error {
 	return nil
 }
 
-// Policy returns the failure policy the manager uses.
-func (m *Manager) Policy() failure.Policy { return m.policy }
+// Policy returns the failure policy the manager uses now: Config.Policy,
+// the policy an agent handed it, or its default.
+func (m *Manager) Policy() failure.Policy { return m.pol() }
 
 // ServerNames returns the configured servers' names in order.
 func (m *Manager) ServerNames() []string {
@@ -341,5 +345,5 @@ func (m *Manager) handle(ctx context.Context, err error) {
 	if err == nil || errors.Is(err, context.Canceled) && m.ctx.Err() != nil {
 		return
 	}
-	m.policy.Handle(ctx, err)
+	m.pol().Handle(ctx, err)
 }

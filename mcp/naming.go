@@ -6,9 +6,9 @@ import (
 	"strings"
 )
 
-// MaxToolName is the longest tool name handed to the model (the limit of
+// maxToolName is the longest tool name handed to the model (the limit of
 // the major providers).
-const MaxToolName = 64
+const maxToolName = 64
 
 // sanitize keeps [a-zA-Z0-9_-] and replaces anything else with '_'.
 func sanitize(s string) string {
@@ -27,12 +27,12 @@ func sanitize(s string) string {
 	return b.String()
 }
 
-// ToolName returns the name the model sees for tool of server:
+// modelToolName returns the name the model sees for tool of server:
 // mcp__<server>__<tool>, sanitised to [a-zA-Z0-9_-]. A name longer than
-// MaxToolName is cut and given a hash suffix of the original pair.
-func ToolName(server, tool string) string {
+// maxToolName is cut and given a hash suffix of the original pair.
+func modelToolName(server, tool string) string {
 	n := "mcp__" + sanitize(server) + "__" + sanitize(tool)
-	if len(n) <= MaxToolName {
+	if len(n) <= maxToolName {
 		return n
 	}
 	return hashed(n, server, tool)
@@ -43,7 +43,7 @@ func ToolName(server, tool string) string {
 func hashed(n, server, tool string) string {
 	sum := sha256.Sum256([]byte(server + "\x00" + tool))
 	suffix := "_" + hex.EncodeToString(sum[:4])
-	return n[:min(len(n), MaxToolName-len(suffix))] + suffix
+	return n[:min(len(n), maxToolName-len(suffix))] + suffix
 }
 
 // namer assigns collision-free names in a stable order.
@@ -53,7 +53,7 @@ func (n *namer) name(server, tool string) string {
 	if n.used == nil {
 		n.used = map[string]bool{}
 	}
-	name := ToolName(server, tool)
+	name := modelToolName(server, tool)
 	if n.used[name] {
 		name = hashed("mcp__"+sanitize(server)+"__"+sanitize(tool), server, tool)
 		for i := 0; n.used[name]; i++ {

@@ -20,7 +20,7 @@ func (m *Manager) do(ctx context.Context, serverName, op string, f func(ctx cont
 	if err != nil {
 		return err
 	}
-	return m.policy.Execute(ctx, s.key, func(ctx context.Context) error {
+	return m.pol().Execute(ctx, s.key, func(ctx context.Context) error {
 		sess, err := s.session(ctx, 0)
 		if err != nil {
 			return err
@@ -198,7 +198,7 @@ func (m *Manager) Complete(ctx context.Context, serverName, ref, argName, value 
 }
 
 func (m *Manager) listResourcesTool(src agent.Provenance) agent.Tool {
-	return agent.NewFuncTool(agent.ToolSpec{Name: ListResourcesTool, ReadOnly: true, Source: src,
+	return agent.NewFuncTool(agent.ToolSpec{Name: nameListResources, ReadOnly: true, Source: src,
 		Description: "List the resources and resource templates MCP servers offer (servers: " + strings.Join(m.ServerNames(), ", ") + "). Give server to list one.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"server":{"type":"string"}}}`)},
 		func(ctx context.Context, raw json.RawMessage) (*agent.Result, error) {
@@ -242,7 +242,7 @@ func (m *Manager) listResourcesTool(src agent.Provenance) agent.Tool {
 }
 
 func (m *Manager) readResourceTool(src agent.Provenance) agent.Tool {
-	return agent.NewFuncTool(agent.ToolSpec{Name: ReadResourceTool, ReadOnly: true, Source: src,
+	return agent.NewFuncTool(agent.ToolSpec{Name: nameReadResource, ReadOnly: true, Source: src,
 		Description: "Read a resource from an MCP server by its URI.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"server":{"type":"string"},"uri":{"type":"string"}},"required":["server","uri"]}`)},
 		func(ctx context.Context, raw json.RawMessage) (*agent.Result, error) {
@@ -255,15 +255,15 @@ func (m *Manager) readResourceTool(src agent.Provenance) agent.Tool {
 				return nil, err
 			}
 			res := &agent.Result{Parts: parts}
-			if resultBytes(res) > m.cfg.MaxResultBytes {
-				return m.results.spill(ReadResourceTool, res)
+			if resultBytes(res) > m.cfg.SaveResultsOver {
+				return m.results.spill(nameReadResource, res)
 			}
 			return res, nil
 		})
 }
 
 func (m *Manager) getPromptTool(src agent.Provenance) agent.Tool {
-	return agent.NewFuncTool(agent.ToolSpec{Name: GetPromptTool, ReadOnly: true, Source: src,
+	return agent.NewFuncTool(agent.ToolSpec{Name: nameGetPrompt, ReadOnly: true, Source: src,
 		Description: "Render a prompt an MCP server offers, with its arguments.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"server":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"object","additionalProperties":{"type":"string"}}},"required":["server","name"]}`)},
 		func(ctx context.Context, raw json.RawMessage) (*agent.Result, error) {

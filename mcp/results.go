@@ -137,7 +137,7 @@ func (r *resultStore) spill(tool string, res *agent.Result) (*agent.Result, erro
 	preview := body[:min(len(body), previewBytes)]
 	msg := fmt.Sprintf("The result of %s is %d bytes, too large to show at once. It was saved as result %q. "+
 		"Read it in parts with the tool %s, e.g. {\"id\": %q, \"offset\": %d, \"length\": 20000}.",
-		tool, len(body), id, ReadResultTool, id, len(preview))
+		tool, len(body), id, nameReadResult, id, len(preview))
 	if listing.Len() > 0 {
 		msg += " Its binary parts were saved too; read them with the same tool by their ids (in base64 pages, " +
 			"or whole when small enough):" + listing.String()
@@ -275,15 +275,15 @@ func (r *resultStore) read(id string, offset, length int) (*agent.Result, error)
 
 // Names of the cross-server tools.
 const (
-	ReadResultTool    = "mcp_read_result"
-	ListResourcesTool = "mcp_list_resources"
-	ReadResourceTool  = "mcp_read_resource"
-	GetPromptTool     = "mcp_get_prompt"
+	nameReadResult    = "mcp_read_result"
+	nameListResources = "mcp_list_resources"
+	nameReadResource  = "mcp_read_resource"
+	nameGetPrompt     = "mcp_get_prompt"
 )
 
 func (m *Manager) builtinTools(anyRes, anyPrompts bool) []agent.Tool {
 	src := agent.Provenance{Kind: "mcp"}
-	tools := []agent.Tool{agent.NewFuncTool(agent.ToolSpec{Name: ReadResultTool, ReadOnly: true, Source: src,
+	tools := []agent.Tool{agent.NewFuncTool(agent.ToolSpec{Name: nameReadResult, ReadOnly: true, Source: src,
 		Description: "Read part of a large MCP tool result that was saved instead of shown: its text, or one of its saved binary parts by that part's id.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string"},"offset":{"type":"integer","minimum":0},"length":{"type":"integer","minimum":1,"maximum":100000}},"required":["id"]}`)},
 		func(_ context.Context, raw json.RawMessage) (*agent.Result, error) {

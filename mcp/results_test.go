@@ -20,7 +20,7 @@ func readResult(t *testing.T, m *Manager, args string) *agent.Result {
 	t.Helper()
 	tools, _ := m.Toolset().Tools(context.Background())
 	for _, tl := range tools {
-		if tl.Spec().Name == ReadResultTool {
+		if tl.Spec().Name == nameReadResult {
 			r, err := tl.Call(context.Background(), json.RawMessage(args))
 			if err != nil {
 				t.Fatal(err)

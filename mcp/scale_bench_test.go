@@ -99,6 +99,9 @@ func (t *timedToolset) Changed() <-chan struct{} { return t.Toolset.(agent.Chang
 
 type timedTool struct{ agent.Tool }
 
+// Call records how long the wrapped MCP tool's call took. The agent runs
+// every call on a guard goroutine of its own, the wrapper's as the MCP
+// tool's, so wrapping changes nothing but the timing recorded.
 func (t timedTool) Call(ctx context.Context, args json.RawMessage) (*agent.Result, error) {
 	t0 := time.Now()
 	res, err := t.Tool.Call(ctx, args)

@@ -56,7 +56,7 @@ func newServer(m *Manager, cfg ServerConfig) *server {
 		ready: make(chan struct{}), state: StateConnecting, protocol: cfg.ProtocolVersion,
 		inflight: map[string]*inflight{}}
 	s.notes.log = s.log
-	if s.protocol == "" && cfg.Type == TypeSSE {
+	if s.protocol == "" && cfg.Type == typeSSE {
 		s.protocol = legacyProtocol // the legacy SSE transport predates server/discover
 	}
 	s.client = gomcp.NewClient(&gomcp.Implementation{Name: m.cfg.ClientName, Version: m.cfg.ClientVersion}, s.clientOptions())
@@ -111,7 +111,7 @@ func (s *server) clientOptions() *gomcp.ClientOptions {
 		ProgressNotificationHandler: s.onProgress,
 	}
 	switch s.cfg.Type {
-	case TypeHTTP, TypeSSE, TypeWS:
+	case typeHTTP, typeSSE, typeWS:
 		if s.m.cfg.KeepAlive > 0 {
 			o.KeepAlive = s.m.cfg.KeepAlive
 			o.KeepAliveFailureThreshold = 2
@@ -305,7 +305,7 @@ func (s *server) supervise(ctx context.Context, firstDone func()) {
 // (an in-process server given a Transport rather than Server or
 // NewTransport).
 func (s *server) singleUse() bool {
-	return s.cfg.Type == TypeInProcess && s.cfg.Transport != nil
+	return s.cfg.Type == typeInProcess && s.cfg.Transport != nil
 }
 
 // notifyWaiters wakes callers waiting for a session that will not come.
@@ -380,7 +380,7 @@ loop:
 		inflight = append(inflight, c)
 	}
 	s.mu.Unlock()
-	if s.cfg.Type != TypeHTTP {
+	if s.cfg.Type != typeHTTP {
 		// Over HTTP each request has its own exchange: go-sdk fails the
 		// calls itself, and callTool retries those the server never saw.
 		for _, c := range inflight {

@@ -83,8 +83,10 @@ func newTool(s *server, name string, t *gomcp.Tool) *tool {
 	}
 	// MCP servers must validate tool inputs (specification, "Tools",
 	// security considerations); the agent need not do it a second time.
+	// The server's Timeout bounds the call; an agent prefers the spec's
+	// Timeout to its own ToolTimeout.
 	spec := agent.ToolSpec{Name: name, Description: desc, InputSchema: in,
-		Source: agent.Provenance{Kind: "mcp", Name: s.cfg.Name, Tool: t.Name}}
+		Timeout: time.Duration(s.cfg.Timeout), Source: agent.Provenance{Kind: "mcp", Name: s.cfg.Name, Tool: t.Name}}
 	if a := t.Annotations; a != nil {
 		spec.ReadOnly = a.ReadOnlyHint
 		// Per the spec destructiveHint defaults to true, but only for tools
@@ -104,7 +106,9 @@ func newTool(s *server, name string, t *gomcp.Tool) *tool {
 // Spec describes the tool.
 func (t *tool) Spec() agent.ToolSpec { return t.spec }
 
-// Call calls the tool at its server.
+// Call calls the tool at its server. It returns once ctx is done (go-sdk
+// ends the request and the server is sent notifications/cancelled); the
+// agent bounds it with a guard goroutine all the same.
 func (t *tool) Call(ctx context.Context, args json.RawMessage) (*agent.Result, error) {
 	return t.s.callTool(ctx, t.spec.Name, t.orig, t.output, args)
 }
@@ -126,19 +130,16 @@ func (m *Manager) CallTool(ctx context.Context, serverName, toolName string, arg
 	}
 	s.mu.Unlock()
 	var res *agent.Result
-	err = m.policy.Execute(ctx, s.key, func(ctx context.Context) error {
+	err = m.pol().Execute(ctx, s.key, func(ctx context.Context) error {
 		var err error
-		res, err = s.callTool(ctx, ToolName(serverName, toolName), toolName, output, args)
+		res, err = s.callTool(ctx, modelToolName(serverName, toolName), toolName, output, args)
 		return err
 	})
 	return res, err
 }
 
 func (s *server) callTimeouts() (call, idle time.Duration) {
-	call, idle = s.m.cfg.CallTimeout, s.m.cfg.IdleTimeout
-	if s.cfg.Timeout > 0 {
-		call = time.Duration(s.cfg.Timeout)
-	}
+	call, idle = time.Duration(s.cfg.Timeout), s.m.cfg.IdleTimeout
 	if s.cfg.IdleTimeout > 0 {
 		idle = time.Duration(s.cfg.IdleTimeout)
 	}
@@ -224,7 +225,7 @@ func (s *server) callTool(ctx context.Context, modelName, orig string, output []
 		return nil, &failure.Error{Kind: failure.Protocol, Source: failure.SourceMCP, Name: s.cfg.Name, Tool: modelName,
 			Message: "the tool declares an output schema but returned no structured content"}
 	}
-	if resultBytes(out) > s.m.cfg.MaxResultBytes {
+	if resultBytes(out) > s.m.cfg.SaveResultsOver {
 		return s.m.results.spill(modelName, out)
 	}
 	return out, nil
@@ -268,6 +269,11 @@ func (s *server) callErr(ctx context.Context, sess *gomcp.ClientSession, err err
 			out.Kind = failure.InvalidArgs
 		case jsonrpc.CodeMethodNotFound:
 			out.Kind = failure.UnknownTool
+		case codeRejected:
+			// go-sdk's transport did not deliver the request: the server
+			// answered 429 or 5xx, or the HTTP request failed.
+			out.Kind, out.Retryable = failure.Transient, true
+			out.Message = "the server could not take the request now (it answered that it is busy or unavailable)"
 		default:
 			out.Kind = failure.ToolError
 		}
@@ -282,6 +288,12 @@ func (s *server) callErr(ctx context.Context, sess *gomcp.ClientSession, err err
 	}
 	return out
 }
+
+// codeRejected is the code of go-sdk's jsonrpc2.ErrRejected ("rejected by
+// transport"), which its Streamable HTTP client returns, connection intact,
+// when the server answers 429, 500, 502, 503 or 504 or the HTTP request
+// fails (go-sdk v1.8.0 mcp/streamable.go, checkResponse and Write).
+const codeRejected = -32005
 
 // sessionMissing reports whether err says the HTTP session is gone (the
 // server answered 404 to the request, so it was not processed). go-sdk

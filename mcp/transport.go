@@ -28,7 +28,7 @@ type attempt struct {
 func (s *server) newTransport(ctx context.Context) (*attempt, error) {
 	cfg := s.cfg
 	switch cfg.Type {
-	case TypeStdio:
+	case typeStdio:
 		cmd := exec.Command(cfg.Command, cfg.Args...)
 		if len(cfg.Env) > 0 {
 			env := os.Environ()
@@ -45,17 +45,17 @@ func (s *server) newTransport(ctx context.Context) (*attempt, error) {
 			notes: s.onNote, log: s.log, coalesce: &s.notes, onConn: func(c *lineConn) { a.conn = c }}
 		a.cleanup = func() { killProcessGroup(cmd) }
 		return a, nil
-	case TypeHTTP:
+	case typeHTTP:
 		return &attempt{t: &gomcp.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: s.httpClient()}}, nil
-	case TypeSSE:
+	case typeSSE:
 		return &attempt{t: &gomcp.SSEClientTransport{Endpoint: cfg.URL, HTTPClient: s.httpClient()}}, nil
-	case TypeWS:
+	case typeWS:
 		h := http.Header{}
 		for k, v := range cfg.Headers {
 			h.Set(k, v)
 		}
 		return &attempt{t: &wstransport.ClientTransport{URL: cfg.URL, Header: h, HTTPClient: s.m.cfg.HTTPClient}}, nil
-	case TypeInProcess:
+	case typeInProcess:
 		if cfg.Server != nil {
 			return s.pipeToServer(ctx)
 		}

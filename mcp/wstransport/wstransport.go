@@ -3,8 +3,9 @@
 // transport. Each JSON-RPC message is one WebSocket text message; the
 // subprotocol is "mcp".
 //
-// ClientTransport dials a server; Handler serves a go-sdk *mcp.Server to
-// WebSocket clients; Conn adapts an already-open *websocket.Conn.
+// ClientTransport dials a server; NewHandler serves a go-sdk *mcp.Server to
+// WebSocket clients. One message is at most 16 MiB unless a ReadLimit says
+// otherwise.
 package wstransport
 
 import (
@@ -22,11 +23,11 @@ import (
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Subprotocol is the WebSocket subprotocol MCP uses.
-const Subprotocol = "mcp"
+// subprotocol is the WebSocket subprotocol MCP uses.
+const subprotocol = "mcp"
 
-// DefaultReadLimit bounds one message (16 MiB, as go-sdk's stdio transport).
-const DefaultReadLimit = 16 << 20
+// defaultReadLimit bounds one message (16 MiB, as go-sdk's stdio transport).
+const defaultReadLimit = 16 << 20
 
 // ClientTransport is a go-sdk mcp.Transport that dials a WebSocket server.
 type ClientTransport struct {
@@ -36,7 +37,7 @@ type ClientTransport struct {
 	Header http.Header
 	// HTTPClient dials (nil: http.DefaultClient).
 	HTTPClient *http.Client
-	// ReadLimit bounds one incoming message (0: DefaultReadLimit).
+	// ReadLimit bounds one incoming message (0: 16 MiB).
 	ReadLimit int64
 }
 
@@ -50,7 +51,7 @@ func (t *ClientTransport) Connect(ctx context.Context) (gomcp.Connection, error)
 		u = "https://" + strings.TrimPrefix(u, "wss://")
 	}
 	c, resp, err := websocket.Dial(ctx, u, &websocket.DialOptions{
-		HTTPClient: t.HTTPClient, HTTPHeader: t.Header, Subprotocols: []string{Subprotocol},
+		HTTPClient: t.HTTPClient, HTTPHeader: t.Header, Subprotocols: []string{subprotocol},
 	})
 	if err != nil {
 		if resp != nil {
@@ -58,7 +59,7 @@ func (t *ClientTransport) Connect(ctx context.Context) (gomcp.Connection, error)
 		}
 		return nil, err
 	}
-	return NewConn(c, t.ReadLimit), nil
+	return newConn(c, t.ReadLimit), nil
 }
 
 // HandshakeError is a failed opening handshake with the HTTP status the
@@ -76,25 +77,25 @@ func (e *HandshakeError) Error() string {
 // Unwrap returns the cause.
 func (e *HandshakeError) Unwrap() error { return e.Err }
 
-// Conn is a go-sdk mcp.Connection over one WebSocket connection.
-type Conn struct {
+// conn is a go-sdk mcp.Connection over one WebSocket connection.
+type conn struct {
 	c         *websocket.Conn
 	closeOnce sync.Once
 	closeErr  error
 }
 
-// NewConn adapts an open WebSocket connection. readLimit bounds one
-// message (0: DefaultReadLimit).
-func NewConn(c *websocket.Conn, readLimit int64) *Conn {
+// newConn adapts an open WebSocket connection. readLimit bounds one
+// message (0: defaultReadLimit).
+func newConn(c *websocket.Conn, readLimit int64) *conn {
 	if readLimit <= 0 {
-		readLimit = DefaultReadLimit
+		readLimit = defaultReadLimit
 	}
 	c.SetReadLimit(readLimit)
-	return &Conn{c: c}
+	return &conn{c: c}
 }
 
 // Read reads the next JSON-RPC message.
-func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
+func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	for {
 		typ, data, err := c.c.Read(ctx)
 		if err != nil {
@@ -115,7 +116,7 @@ func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 }
 
 // Write writes one JSON-RPC message.
-func (c *Conn) Write(ctx context.Context, msg jsonrpc.Message) error {
+func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	data, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
 		return err
@@ -124,7 +125,7 @@ func (c *Conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 }
 
 // Close closes the connection with a normal closure (once).
-func (c *Conn) Close() error {
+func (c *conn) Close() error {
 	c.closeOnce.Do(func() {
 		err := c.c.Close(websocket.StatusNormalClosure, "")
 		if err != nil && websocket.CloseStatus(err) == -1 && !errors.Is(err, net.ErrClosed) {
@@ -136,28 +137,30 @@ func (c *Conn) Close() error {
 }
 
 // SessionID is empty: a WebSocket connection is its own session.
-func (c *Conn) SessionID() string { return "" }
+func (c *conn) SessionID() string { return "" }
 
-// Handler serves MCP over WebSocket: every accepted connection gets the
+// handler serves MCP over WebSocket: every accepted connection gets the
 // server getServer returns, until the connection closes.
-type Handler struct {
+type handler struct {
 	getServer func(*http.Request) *gomcp.Server
 	opts      HandlerOptions
 }
 
-// HandlerOptions tunes a Handler.
+// HandlerOptions tunes the handler of NewHandler.
 type HandlerOptions struct {
 	// OriginPatterns are the cross-origin hosts allowed (see
 	// websocket.AcceptOptions).
 	OriginPatterns []string
-	// ReadLimit bounds one incoming message (0: DefaultReadLimit).
+	// ReadLimit bounds one incoming message (0: 16 MiB).
 	ReadLimit int64
 }
 
 // NewHandler returns an http.Handler serving getServer's servers over
-// WebSocket.
-func NewHandler(getServer func(*http.Request) *gomcp.Server, opts *HandlerOptions) *Handler {
-	h := &Handler{getServer: getServer}
+// WebSocket (subprotocol "mcp"): every accepted connection gets the server
+// getServer returns for its request (nil: 404) until the connection closes
+// or the request's context is done. opts may be nil.
+func NewHandler(getServer func(*http.Request) *gomcp.Server, opts *HandlerOptions) http.Handler {
+	h := &handler{getServer: getServer}
 	if opts != nil {
 		h.opts = *opts
 	}
@@ -166,20 +169,20 @@ func NewHandler(getServer func(*http.Request) *gomcp.Server, opts *HandlerOption
 
 // ServeHTTP accepts the connection and runs the MCP session on it; it
 // returns when the session ends or the request's context is done.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	srv := h.getServer(r)
 	if srv == nil {
 		http.Error(w, "no MCP server", http.StatusNotFound)
 		return
 	}
-	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{Subprotocol}, OriginPatterns: h.opts.OriginPatterns})
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{subprotocol}, OriginPatterns: h.opts.OriginPatterns})
 	if err != nil {
 		return // Accept has answered
 	}
-	conn := NewConn(c, h.opts.ReadLimit)
-	ss, err := srv.Connect(r.Context(), connTransport{conn}, nil)
+	wc := newConn(c, h.opts.ReadLimit)
+	ss, err := srv.Connect(r.Context(), connTransport{wc}, nil)
 	if err != nil {
-		_ = conn.Close()
+		_ = wc.Close()
 		return
 	}
 	done := make(chan struct{})
@@ -195,11 +198,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// connTransport hands an existing Conn to go-sdk.
-type connTransport struct{ c *Conn }
+// connTransport hands an existing conn to go-sdk.
+type connTransport struct{ c *conn }
 
 func (t connTransport) Connect(context.Context) (gomcp.Connection, error) { return t.c, nil }
-
-// Transport returns a go-sdk mcp.Transport over an already-open Conn (for
-// servers that accept connections themselves).
-func Transport(c *Conn) gomcp.Transport { return connTransport{c} }

@@ -84,7 +84,7 @@ func asHandshake(err error, he **wstransport.HandshakeError) bool {
 func TestMalformedMessage(t *testing.T) {
 	done := make(chan struct{})
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{wstransport.Subprotocol}})
+		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{"mcp"}})
 		if err != nil {
 			return
 		}
