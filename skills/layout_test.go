@@ -47,7 +47,7 @@ func TestLayouts(t *testing.T) {
 		t.Errorf("errors %v, shadowed %v", ts.Errors(), ts.Shadowed())
 	}
 	s, _ := ts.Skill("lower")
-	if s == nil || !slices.Contains(codes(s.Warnings), WarnSkillFileName) || filepath.Base(s.File) != "skill.md" {
+	if s == nil || !slices.Contains(codes(s.Warnings), warnSkillFileName) || filepath.Base(s.File) != "skill.md" {
 		t.Errorf("lower-case skill.md: %+v", s)
 	}
 	for _, name := range []string{"lower", "plugin-b:common", "plugin-a:review"} {
@@ -87,7 +87,7 @@ func TestNothingFound(t *testing.T) {
 	ts := newToolset(t, Config{Roots: []Root{{Path: filepath.Join("testdata", "nothing")}}})
 	var msg string
 	for _, w := range ts.Warnings() {
-		if w.Code == WarnDiscovery {
+		if w.Code == warnDiscovery {
 			msg = w.Message
 		}
 	}
@@ -116,10 +116,10 @@ func TestLinkedSkillFile(t *testing.T) {
 	}
 	refused := false
 	for _, err := range alone.Errors() {
-		refused = refused || errors.Is(err, ErrOutside)
+		refused = refused || errors.Is(err, errOutside)
 	}
 	if !refused {
-		t.Errorf("no ErrOutside refusal: %v", alone.Errors())
+		t.Errorf("no errOutside refusal: %v", alone.Errors())
 	}
 }
 

@@ -33,7 +33,7 @@ type Config struct {
 	Strict bool
 	// Lint adds the warnings only strict mode gives (unknown fields)
 	// without refusing more than lenient mode does; for linters (see
-	// ParseOptions.Lint).
+	// parseOptions.Lint).
 	Lint bool
 	// ToolPrefix is prepended to the tool names (activate_skill,
 	// read_skill_file, run_skill_script), to run several skill toolsets in
@@ -66,7 +66,7 @@ type Config struct {
 	MaxListedFiles int
 	// ToolAliases maps allowed-tools names to tool-name patterns of this
 	// agent, e.g. {"Bash": {"mcp__shell__*"}, "WebFetch": {"fetch"}}. See
-	// GrantPatterns.
+	// grantPatterns.
 	ToolAliases map[string][]string
 	// Scripts enables the run_skill_script tool (off by default). Each run
 	// is a permission ask; see docs/skills.md.
@@ -272,7 +272,7 @@ func (t *Toolset) Reload(ctx context.Context) (bool, error) {
 		sk := e.skill
 		if first, dup := s.byName[sk.Name]; dup {
 			s.shadowed = append(s.shadowed, Shadow{Name: sk.Name, File: sk.File, By: first.File})
-			s.warnings = append(s.warnings, newWarning(sk.File, 0, WarnShadowed, "skill %q is shadowed by %s, which takes precedence", sk.Name, first.File))
+			s.warnings = append(s.warnings, newWarning(sk.File, 0, warnShadowed, "skill %q is shadowed by %s, which takes precedence", sk.Name, first.File))
 			continue
 		}
 		s.byName[sk.Name] = sk
@@ -328,7 +328,7 @@ func (t *Toolset) Changed() <-chan struct{} { return t.changed }
 func (t *Toolset) Instructions(context.Context) string {
 	s := t.current()
 	s.catalogOnce.Do(func() {
-		s.catalog = Catalog(s.skills, CatalogOptions{Budget: t.cfg.CatalogBudget, ActivateTool: t.cfg.ToolPrefix + ToolActivate})
+		s.catalog = renderCatalog(s.skills, catalogOptions{Budget: t.cfg.CatalogBudget, ActivateTool: t.cfg.ToolPrefix + ToolActivate})
 	})
 	return s.catalog
 }
@@ -401,7 +401,7 @@ func (t *Toolset) Body(ctx context.Context, name string) (*Skill, *Body, error) 
 	data, err := readAllCapped(f, st.Size(), t.cfg.MaxSkillBytes)
 	if err != nil {
 		if err == errOverCap {
-			err = loadError(s.File, 0, ErrTooLarge, fmt.Sprintf("over the cap of %d bytes (Config.MaxSkillBytes)", t.cfg.MaxSkillBytes))
+			err = loadError(s.File, 0, errTooLarge, fmt.Sprintf("over the cap of %d bytes (Config.MaxSkillBytes)", t.cfg.MaxSkillBytes))
 		} else {
 			err = loadError(s.File, 0, err, "")
 		}
