@@ -77,7 +77,7 @@ type parseJob struct {
 }
 
 // jobBatch is the number of files handed to a parse worker at once. Each
-// job holds its file open, so at most (2*LoadWorkers+1)*jobBatch files
+// job holds its file open, so at most (2*loadWorkers+1)*jobBatch files
 // are open during a load (batches queued, being parsed, being filled).
 const jobBatch = 16
 
@@ -157,7 +157,7 @@ func (l *loader) discoverWarn(file, format string, args ...any) {
 // order and the shadowing) while the workers read and parse the
 // frontmatters; they are all done when run returns.
 func (l *loader) run() {
-	if n := l.cfg.LoadWorkers; n > 1 {
+	if n := l.cfg.loadWorkers; n > 1 {
 		l.jobs = make(chan []parseJob, n)
 		for range n {
 			l.wg.Add(1)

@@ -142,3 +142,20 @@ func FuzzPluginManifest(f *testing.F) {
 		}
 	})
 }
+
+// TestNewKeepsCallerRoots: New makes root paths absolute in its own copy,
+// never in the caller's slice (which it may share with other toolsets).
+func TestNewKeepsCallerRoots(t *testing.T) {
+	roots := []Root{{Path: filepath.Join("testdata", "quirks", "links"), Label: "rel"}}
+	ts, err := New(context.Background(), Config{Roots: roots})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ts.Close()
+	if roots[0].Path != filepath.Join("testdata", "quirks", "links") {
+		t.Errorf("New changed the caller's root to %q", roots[0].Path)
+	}
+	if !filepath.IsAbs(ts.cfg.Roots[0].Path) {
+		t.Errorf("the toolset's root %q is not absolute", ts.cfg.Roots[0].Path)
+	}
+}

@@ -90,7 +90,8 @@ type Activation struct {
 	Files []File
 	More  bool
 	// Granted are the tool-name patterns pre-approved from allowed-tools;
-	// Skipped the entries that could not be (see grantPatterns).
+	// Skipped the entries that could not be, each with the reason (see
+	// Config.ToolAliases and docs/skills.md).
 	Granted []string
 	Skipped []string
 }
