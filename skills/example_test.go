@@ -68,3 +68,28 @@ func ExampleToolset_Warnings() {
 	// builtin:pdf-forms/SKILL.md:2: name "pdf" differs from its folder "pdf-forms"; the skill is known as "pdf" [name-mismatch]
 	// [Read] 1
 }
+
+// ExampleRefusalOf lists the skills that were refused, with the stable
+// code of each refusal (the code skillcheck -json prints).
+func ExampleRefusalOf() {
+	fsys := fstest.MapFS{
+		"ok/SKILL.md":       {Data: []byte("---\nname: ok\ndescription: Say ok. Use when asked.\n---\nSay ok.\n")},
+		"broken/SKILL.md":   {Data: []byte("---\nname: broken\n---\nNo description.\n")},
+		"unclosed/SKILL.md": {Data: []byte("---\nname: unclosed\ndescription: d\n")},
+	}
+	ts, err := skills.New(context.Background(), skills.Config{Roots: []skills.Root{{FS: fsys, Label: "builtin"}}})
+	if err != nil {
+		panic(err)
+	}
+	defer ts.Close()
+	for _, err := range ts.Errors() {
+		if r, ok := skills.RefusalOf(err); ok {
+			fmt.Printf("%s:%d: %s\n", r.File, r.Line, r.Code)
+		}
+	}
+	fmt.Println(len(ts.Skills()), "loaded")
+	// Output:
+	// builtin:broken/SKILL.md:2: no-description
+	// builtin:unclosed/SKILL.md:0: unclosed
+	// 1 loaded
+}
