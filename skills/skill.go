@@ -10,7 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/switchboard-dev/switchboard/skills/internal/catalog"
+	"github.com/switchboard-dev/switchboard/internal/skillcatalog"
 	"gopkg.in/yaml.v2"
 )
 
@@ -482,5 +482,5 @@ func hasUnsafe(s string) bool {
 }
 
 // isUnsafeRune reports characters removed from catalog text (see
-// catalog.IsUnsafe).
-func isUnsafeRune(r rune) bool { return catalog.IsUnsafe(r) }
+// skillcatalog.IsUnsafe).
+func isUnsafeRune(r rune) bool { return skillcatalog.IsUnsafe(r) }

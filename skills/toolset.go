@@ -61,8 +61,9 @@ type Config struct {
 	// 200).
 	MaxListedFiles int
 	// ToolAliases maps allowed-tools names to tool-name patterns of this
-	// agent, e.g. {"Bash": {"mcp__shell__*"}, "WebFetch": {"fetch"}}. See
-	// grant.Patterns.
+	// agent, e.g. {"Bash": {"mcp__shell__*"}, "WebFetch": {"fetch"}}. Only
+	// exact tool names and MCP server-scoped prefixes are granted; see
+	// docs/skills.md for the mapping.
 	ToolAliases map[string][]string
 	// Scripts enables the run_skill_script tool (off by default). Each run
 	// is a permission ask; see docs/skills.md.

@@ -12,9 +12,9 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/switchboard-dev/switchboard/internal/skillcatalog"
+	"github.com/switchboard-dev/switchboard/internal/skillgrant"
 	"github.com/switchboard-dev/switchboard/skills"
-	"github.com/switchboard-dev/switchboard/skills/internal/catalog"
-	"github.com/switchboard-dev/switchboard/skills/internal/grant"
 )
 
 // Options configures a check. Zero values mean the defaults shown.
@@ -234,11 +234,11 @@ func (c *checker) catalog(ctx context.Context, loaded []*skills.Skill) {
 	if len(loaded) == 0 {
 		return
 	}
-	entries := make([]catalog.Entry, len(loaded))
+	entries := make([]skillcatalog.Entry, len(loaded))
 	for i, s := range loaded {
-		entries[i] = catalog.Entry{Name: s.Name, Description: s.Description}
+		entries[i] = skillcatalog.Entry{Name: s.Name, Description: s.Description}
 	}
-	full := catalog.Render(entries, catalog.Options{Budget: 1 << 30})
+	full := skillcatalog.Render(entries, skillcatalog.Options{Budget: 1 << 30})
 	got := c.r.ts.Instructions(ctx)
 	if got == full {
 		return
@@ -279,7 +279,7 @@ func (c *checker) skill(ctx context.Context, s *skills.Skill) {
 		c.r.add(Finding{File: file, Line: keyLine(raw, "description"), Code: codeDescriptionWhen, Skill: s.Name,
 			Message: "the description does not say when to use the skill; the specification asks for what it does and when to use it (\"Use when …\")"})
 	}
-	_, skipped := grant.Patterns(s.AllowedTools, nil)
+	_, skipped := skillgrant.Patterns(s.AllowedTools, nil)
 	for _, sk := range skipped {
 		c.r.add(Finding{File: file, Line: keyLine(raw, "allowed-tools"), Code: codeAllowedToolSkipped, Skill: s.Name,
 			Message: "allowed-tools entry " + sk})

@@ -1,6 +1,6 @@
-// Package catalog renders the <available_skills> catalog of the system
+// Package skillcatalog renders the <available_skills> catalog of the system
 // prompt; the skills toolset and skills/check share it.
-package catalog
+package skillcatalog
 
 import (
 	"fmt"

@@ -1,6 +1,6 @@
-// Package grant translates a skill's allowed-tools entries into tool-name
+// Package skillgrant translates a skill's allowed-tools entries into tool-name
 // patterns for agent.Call.Grant; the skills toolset and skills/check share it.
-package grant
+package skillgrant
 
 import (
 	"path"
