@@ -72,7 +72,7 @@ func (t *Toolset) openSkill(s *Skill) (*skillDir, error) {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil, err
 			}
-			return nil, fmt.Errorf("%w: %w", ErrOutside, err)
+			return nil, fmt.Errorf("%w: %w", errOutside, err)
 		}
 		return &skillDir{root: root, fsys: root.FS(), s: s, t: t}, nil
 	}
@@ -87,7 +87,7 @@ func openExact(real string, s *Skill, t *Toolset) (*skillDir, error) {
 		return nil, err
 	}
 	if !before.IsDir() {
-		return nil, fmt.Errorf("%w: %w", ErrOutside, errSwapped)
+		return nil, fmt.Errorf("%w: %w", errOutside, errSwapped)
 	}
 	root, err := os.OpenRoot(real)
 	if err != nil {
@@ -96,7 +96,7 @@ func openExact(real string, s *Skill, t *Toolset) (*skillDir, error) {
 	after, err := root.Stat(".")
 	if err != nil || !os.SameFile(before, after) {
 		root.Close()
-		return nil, fmt.Errorf("%w: %w", ErrOutside, errSwapped)
+		return nil, fmt.Errorf("%w: %w", errOutside, errSwapped)
 	}
 	return &skillDir{root: root, fsys: root.FS(), s: s, t: t}, nil
 }

@@ -127,7 +127,7 @@ func loaderLoad(root string) (int, error) { return loaderLoadN(root, 0) }
 func loaderLoad1(root string) (int, error) { return loaderLoadN(root, 1) }
 
 func loaderLoadN(root string, workers int) (int, error) {
-	ts, err := New(context.Background(), Config{Roots: []Root{{Path: root}}, LoadWorkers: workers})
+	ts, err := New(context.Background(), Config{Roots: []Root{{Path: root}}, loadWorkers: workers})
 	if err != nil {
 		return 0, err
 	}

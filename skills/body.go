@@ -177,13 +177,13 @@ func (b *Body) addLink(fsys fs.FS, file, dest string, line int) {
 	p = strings.ReplaceAll(p, "\\", "/")
 	if strings.HasPrefix(p, "/") {
 		b.Links = append(b.Links, Link{Target: dest, Line: line})
-		warn(WarnLinkOutside, "link %q is an absolute path; bundled files are linked relative to the skill folder", dest)
+		warn(warnLinkOutside, "link %q is an absolute path; bundled files are linked relative to the skill folder", dest)
 		return
 	}
 	p = path.Clean(p)
 	if p == ".." || strings.HasPrefix(p, "../") {
 		b.Links = append(b.Links, Link{Target: dest, Line: line})
-		warn(WarnLinkOutside, "link %q leaves the skill folder", dest)
+		warn(warnLinkOutside, "link %q leaves the skill folder", dest)
 		return
 	}
 	b.Links = append(b.Links, Link{Target: dest, Path: p, Line: line})
@@ -194,7 +194,7 @@ func (b *Body) addLink(fsys fs.FS, file, dest string, line int) {
 	for _, part := range strings.Split(p, "/") {
 		entries, err := fs.ReadDir(fsys, dir)
 		if err != nil {
-			warn(WarnLinkMissing, "link %q names a file the skill does not bundle", dest)
+			warn(warnLinkMissing, "link %q names a file the skill does not bundle", dest)
 			return
 		}
 		exact, fold := false, ""
@@ -209,9 +209,9 @@ func (b *Body) addLink(fsys fs.FS, file, dest string, line int) {
 		}
 		if !exact {
 			if fold != "" {
-				warn(WarnLinkCase, "link %q differs in case from the bundled %q; it breaks on case-sensitive file systems", dest, path.Join(dir, fold))
+				warn(warnLinkCase, "link %q differs in case from the bundled %q; it breaks on case-sensitive file systems", dest, path.Join(dir, fold))
 			} else {
-				warn(WarnLinkMissing, "link %q names a file the skill does not bundle", dest)
+				warn(warnLinkMissing, "link %q names a file the skill does not bundle", dest)
 			}
 			return
 		}
@@ -220,7 +220,7 @@ func (b *Body) addLink(fsys fs.FS, file, dest string, line int) {
 }
 
 // errOverCap reports a file over a size cap.
-var errOverCap = fmt.Errorf("over the size cap: %w", ErrTooLarge)
+var errOverCap = fmt.Errorf("over the size cap: %w", errTooLarge)
 
 // listFiles lists the files bundled in fsys (a skill's folder), skipping
 // SKILL.md, hidden entries and symbolic links that cannot be opened (such

@@ -96,7 +96,7 @@ func TestFolderSwap(t *testing.T) {
 	}
 	for _, name := range []string{"swapped", "self"} {
 		data, _, err := ts.ReadFile(context.Background(), name, "notes.md", 0)
-		if err == nil || strings.Contains(string(data), "SECRET") || !errors.Is(err, ErrOutside) {
+		if err == nil || strings.Contains(string(data), "SECRET") || !errors.Is(err, errOutside) {
 			t.Errorf("%s after the swap: read %q, %v", name, data, err)
 		}
 		if a, err := ts.Activate(context.Background(), name); err == nil {
@@ -160,7 +160,7 @@ func TestScriptSwap(t *testing.T) {
 		t.Errorf("the swapped-in program ran: %q", res.Content)
 	}
 	// Hard links: refused for reading and running.
-	if _, _, err := ts.ReadFile(context.Background(), "tools", "scripts/hard.sh", 0); err == nil || !errors.Is(err, ErrOutside) {
+	if _, _, err := ts.ReadFile(context.Background(), "tools", "scripts/hard.sh", 0); err == nil || !errors.Is(err, errOutside) {
 		t.Errorf("read a hard link: %v", err)
 	}
 	_, err = ts.RunScript(context.Background(), "tools", "scripts/hard.sh", nil)

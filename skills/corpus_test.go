@@ -51,35 +51,35 @@ func TestCorpus(t *testing.T) {
 				t.Errorf("fields: %+v", s)
 			}
 		}},
-		{folder: "bom", name: "bom", want: []Code{WarnBOM}, line: 1},
-		{folder: "crlf", name: "crlf", want: []Code{WarnCRLF}, line: 1, check: func(t *testing.T, s *Skill) {
+		{folder: "bom", name: "bom", want: []Code{warnBOM}, line: 1},
+		{folder: "crlf", name: "crlf", want: []Code{warnCRLF}, line: 1, check: func(t *testing.T, s *Skill) {
 			if strings.ContainsRune(s.Description, '\r') {
 				t.Errorf("CR kept in %q", s.Description)
 			}
 		}},
-		{folder: "cr-only", name: "cr-only", want: []Code{WarnCR}, line: 1, check: func(t *testing.T, s *Skill) {
+		{folder: "cr-only", name: "cr-only", want: []Code{warnCR}, line: 1, check: func(t *testing.T, s *Skill) {
 			if s.Description != "Old Mac CR-only line endings." {
 				t.Errorf("description %q", s.Description)
 			}
 		}},
-		{folder: "long-description", name: "long-description", want: []Code{WarnDescriptionLong}, line: 3},
-		{folder: "name-mismatch", name: "pdf-tools", want: []Code{WarnNameMismatch}, line: 2},
-		{folder: "allowed-tools-list", name: "allowed-tools-list", want: []Code{WarnAllowedToolsList}, line: 4, check: func(t *testing.T, s *Skill) {
+		{folder: "long-description", name: "long-description", want: []Code{warnDescriptionLong}, line: 3},
+		{folder: "name-mismatch", name: "pdf-tools", want: []Code{warnNameMismatch}, line: 2},
+		{folder: "allowed-tools-list", name: "allowed-tools-list", want: []Code{warnAllowedToolsList}, line: 4, check: func(t *testing.T, s *Skill) {
 			if !slices.Equal(s.AllowedTools, []string{"mcp__files__read_file", "Bash(git status:*)"}) {
 				t.Errorf("allowed-tools %q", s.AllowedTools)
 			}
 		}},
-		{folder: "nested-metadata", name: "nested-metadata", want: []Code{WarnMetadataNested}, line: 4, check: func(t *testing.T, s *Skill) {
+		{folder: "nested-metadata", name: "nested-metadata", want: []Code{warnMetadataNested}, line: 4, check: func(t *testing.T, s *Skill) {
 			if s.Metadata["owner.team"] != "docs" || s.Metadata["author"] != "someone" {
 				t.Errorf("metadata %v", s.Metadata)
 			}
 		}},
-		{folder: "unquoted-colon", name: "unquoted-colon", want: []Code{WarnUnquotedColon}, line: 3, check: func(t *testing.T, s *Skill) {
+		{folder: "unquoted-colon", name: "unquoted-colon", want: []Code{warnUnquotedColon}, line: 3, check: func(t *testing.T, s *Skill) {
 			if s.Description != "Use when: the user asks about colons" || s.License != "MIT" {
 				t.Errorf("fields: %q %q", s.Description, s.License)
 			}
 		}},
-		{folder: "booleans", name: "booleans", want: []Code{WarnNotString, WarnMetadataType}, line: 4, check: func(t *testing.T, s *Skill) {
+		{folder: "booleans", name: "booleans", want: []Code{warnNotString, warnMetadataType}, line: 4, check: func(t *testing.T, s *Skill) {
 			if s.License != "false" || s.Metadata["internal"] != "true" || s.Extra["disable-model-invocation"] != false {
 				t.Errorf("license %q metadata %v extra %v", s.License, s.Metadata, s.Extra)
 			}
@@ -90,15 +90,15 @@ func TestCorpus(t *testing.T) {
 				t.Errorf("description %q, want %q (an indented --- must not end the frontmatter)", s.Description, want)
 			}
 		}},
-		{folder: "markup", name: "markup", want: []Code{WarnMarkup}, line: 3},
-		{folder: "toml", err: ErrNotYAML, errMsg: "TOML"},
-		{folder: "json", err: ErrNotYAML, errMsg: "JSON"},
-		{folder: "no-frontmatter", err: ErrNoFrontmatter},
-		{folder: "no-description", err: ErrNoDescription},
-		{folder: "unclosed", err: ErrUnclosed},
-		{folder: "bad-yaml", err: ErrBadYAML, errMsg: "SKILL.md:3"},
-		{folder: "nul", err: ErrBinary, errMsg: "SKILL.md:3"},
-		{folder: "non-utf8", err: ErrNotUTF8, errMsg: "SKILL.md:3"},
+		{folder: "markup", name: "markup", want: []Code{warnMarkup}, line: 3},
+		{folder: "toml", err: errNotYAML, errMsg: "TOML"},
+		{folder: "json", err: errNotYAML, errMsg: "JSON"},
+		{folder: "no-frontmatter", err: errNoFrontmatter},
+		{folder: "no-description", err: errNoDescription},
+		{folder: "unclosed", err: errUnclosed},
+		{folder: "bad-yaml", err: errBadYAML, errMsg: "SKILL.md:3"},
+		{folder: "nul", err: errBinary, errMsg: "SKILL.md:3"},
+		{folder: "non-utf8", err: errNotUTF8, errMsg: "SKILL.md:3"},
 		// Issue 17.3: only a name or description that cannot be had
 		// refuses a skill.
 		{folder: "surrogates", name: "surrogates", check: func(t *testing.T, s *Skill) {
@@ -106,12 +106,12 @@ func TestCorpus(t *testing.T) {
 				t.Errorf("surrogate pairs: %q %q", s.Description, s.Metadata)
 			}
 		}},
-		{folder: "multiline-colon", name: "multiline-colon", want: []Code{WarnUnquotedColon}, line: 3, check: func(t *testing.T, s *Skill) {
+		{folder: "multiline-colon", name: "multiline-colon", want: []Code{warnUnquotedColon}, line: 3, check: func(t *testing.T, s *Skill) {
 			if s.Description != "Reviews pull requests. Use when the user says: review this, or asks for a second look." || s.License != "MIT" {
 				t.Errorf("fields: %q %q", s.Description, s.License)
 			}
 		}},
-		{folder: "bad-optional", name: "bad-optional", want: []Code{WarnFieldDropped}, line: 4, check: func(t *testing.T, s *Skill) {
+		{folder: "bad-optional", name: "bad-optional", want: []Code{warnFieldDropped}, line: 4, check: func(t *testing.T, s *Skill) {
 			if s.Metadata != nil || s.Compatibility != "Any." {
 				t.Errorf("fields: %q %q", s.Metadata, s.Compatibility)
 			}
@@ -175,8 +175,8 @@ func TestStrict(t *testing.T) {
 		for _, e := range ts.Errors() {
 			if strings.Contains(e.Error(), filepath.Join(folder, "SKILL.md")) {
 				found = true
-				if !errors.Is(e, ErrStrict) {
-					t.Errorf("%s: %v is not ErrStrict", folder, e)
+				if !errors.Is(e, errStrict) {
+					t.Errorf("%s: %v is not errStrict", folder, e)
 				}
 			}
 		}
@@ -192,8 +192,8 @@ func TestStrict(t *testing.T) {
 	}
 	// Every deviation is reported, not only the first.
 	data := []byte("---\nname: Bad--Name\ndescription: x\nextra-field: 1\nmetadata:\n  a:\n    b: c\n---\n")
-	_, err := Parse("SKILL.md", data, ParseOptions{Folder: "other", Strict: true})
-	for _, c := range []Code{WarnNameInvalid, WarnNameMismatch, WarnUnknownField, WarnMetadataNested} {
+	_, err := parse("SKILL.md", data, parseOptions{Folder: "other", Strict: true})
+	for _, c := range []Code{warnNameInvalid, warnNameMismatch, warnUnknownField, warnMetadataNested} {
 		if err == nil || !strings.Contains(err.Error(), string(c)) {
 			t.Errorf("strict error %v does not report %s", err, c)
 		}
@@ -204,16 +204,16 @@ func TestStrict(t *testing.T) {
 func TestLint(t *testing.T) {
 	data := []byte("---\nname: lint\ndescription: d\nuser-invocable: true\n---\n")
 	for _, tc := range []struct {
-		opts    ParseOptions
+		opts    parseOptions
 		unknown bool
 		refused bool
 	}{
-		{ParseOptions{Folder: "lint"}, false, false},
-		{ParseOptions{Folder: "lint", Lint: true}, true, false},
-		{ParseOptions{Folder: "lint", Strict: true}, false, true},
-		{ParseOptions{Folder: "lint", Strict: true, Lint: true}, false, true},
+		{parseOptions{Folder: "lint"}, false, false},
+		{parseOptions{Folder: "lint", Lint: true}, true, false},
+		{parseOptions{Folder: "lint", Strict: true}, false, true},
+		{parseOptions{Folder: "lint", Strict: true, Lint: true}, false, true},
 	} {
-		s, err := Parse("lint/SKILL.md", data, tc.opts)
+		s, err := parse("lint/SKILL.md", data, tc.opts)
 		if refused := err != nil; refused != tc.refused {
 			t.Errorf("%+v: error %v", tc.opts, err)
 			continue
@@ -221,7 +221,7 @@ func TestLint(t *testing.T) {
 		if err != nil {
 			continue
 		}
-		got := slices.Contains(codes(s.Warnings), WarnUnknownField)
+		got := slices.Contains(codes(s.Warnings), warnUnknownField)
 		if got != tc.unknown || (got && s.Warnings[0].Line != 4) {
 			t.Errorf("%+v: warnings %v", tc.opts, s.Warnings)
 		}
@@ -244,7 +244,7 @@ func TestPrecedenceAndShadowing(t *testing.T) {
 	if len(sh) != 1 || !strings.Contains(sh[0].File, filepath.Join("low", "dup")) || !strings.Contains(sh[0].By, filepath.Join("high", "dup")) {
 		t.Errorf("shadowed = %+v", sh)
 	}
-	if !slices.Contains(codes(ts.Warnings()), WarnShadowed) {
+	if !slices.Contains(codes(ts.Warnings()), warnShadowed) {
 		t.Errorf("no shadowed warning in %v", ts.Warnings())
 	}
 	if _, ok := ts.Skill("nested"); !ok {
@@ -278,7 +278,7 @@ func TestLinks(t *testing.T) {
 		got[w.Code] = append(got[w.Code], w.Line)
 	}
 	// SKILL.md: frontmatter lines 1-4, "# Links" 5, blank 6, links 7, "## More" 9, line 11.
-	want := map[Code][]int{WarnLinkCase: {7}, WarnLinkMissing: {7}, WarnLinkOutside: {11}}
+	want := map[Code][]int{warnLinkCase: {7}, warnLinkMissing: {7}, warnLinkOutside: {11}}
 	for c, lines := range want {
 		if !slices.Equal(got[c], lines) {
 			t.Errorf("%s at lines %v, want %v (all: %v)", c, got[c], lines, b.Warnings)
@@ -298,7 +298,7 @@ func TestLinks(t *testing.T) {
 		t.Errorf("outline %v %+v", outline, b.Outline)
 	}
 	ws, _ := ts.Check(context.Background())
-	if !slices.Contains(codes(ws), WarnLinkCase) {
+	if !slices.Contains(codes(ws), warnLinkCase) {
 		t.Errorf("Check misses the link warnings")
 	}
 }
@@ -324,8 +324,8 @@ func TestHugeFile(t *testing.T) {
 		t.Fatalf("errors %v", errs)
 	}
 	for _, e := range errs {
-		if !errors.Is(e, ErrTooLarge) {
-			t.Errorf("%v is not ErrTooLarge", e)
+		if !errors.Is(e, errTooLarge) {
+			t.Errorf("%v is not errTooLarge", e)
 		}
 	}
 }

@@ -77,7 +77,7 @@ type parseJob struct {
 }
 
 // jobBatch is the number of files handed to a parse worker at once. Each
-// job holds its file open, so at most (2*LoadWorkers+1)*jobBatch files
+// job holds its file open, so at most (2*loadWorkers+1)*jobBatch files
 // are open during a load (batches queued, being parsed, being filled).
 const jobBatch = 16
 
@@ -149,7 +149,7 @@ func skipFolder(name string) (skip, hidden bool) {
 }
 
 func (l *loader) discoverWarn(file, format string, args ...any) {
-	l.warns = append(l.warns, newWarning(file, 0, WarnDiscovery, format, args...))
+	l.warns = append(l.warns, newWarning(file, 0, warnDiscovery, format, args...))
 }
 
 // run discovers and loads every root, in precedence order. With more than
@@ -157,7 +157,7 @@ func (l *loader) discoverWarn(file, format string, args ...any) {
 // order and the shadowing) while the workers read and parse the
 // frontmatters; they are all done when run returns.
 func (l *loader) run() {
-	if n := l.cfg.LoadWorkers; n > 1 {
+	if n := l.cfg.loadWorkers; n > 1 {
 		l.jobs = make(chan []parseJob, n)
 		for range n {
 			l.wg.Add(1)
@@ -367,9 +367,9 @@ func (l *loader) loadOS(w *walk, dir, folder, realDir, plugin string) bool {
 	}
 	file := string(b[:len(b)-1])
 	if err != nil {
-		if errors.Is(err, ErrOutside) {
+		if errors.Is(err, errOutside) {
 			l.markSeen(w, realDir)
-			l.found = append(l.found, found{key: file, real: realDir, entry: &cacheEntry{err: loadError(file, 0, ErrOutside,
+			l.found = append(l.found, found{key: file, real: realDir, entry: &cacheEntry{err: loadError(file, 0, errOutside,
 				"SKILL.md is a symbolic link to a file outside its folder and outside every skill root")}})
 			return true
 		}
@@ -510,7 +510,7 @@ func (l *loader) load(idx int, r Root, key, file string, loc skillLoc, f io.Read
 	l.found = append(l.found, found{key: key, entry: e})
 	if size > l.cfg.MaxSkillBytes {
 		f.Close()
-		e.err = loadError(file, 0, ErrTooLarge, fmt.Sprintf("%d bytes, over the cap of %d (Config.MaxSkillBytes)", size, l.cfg.MaxSkillBytes))
+		e.err = loadError(file, 0, errTooLarge, fmt.Sprintf("%d bytes, over the cap of %d (Config.MaxSkillBytes)", size, l.cfg.MaxSkillBytes))
 		return
 	}
 	j := parseJob{e: e, f: f, file: file, loc: loc, label: r.Label, idx: idx}
@@ -545,7 +545,7 @@ func (l *loader) parse(j parseJob, buf *[]byte) {
 		s.Dir, s.Root, s.rootIdx, s.modTime, s.size = j.loc.dir, j.label, j.idx, j.e.modTime, j.e.size
 		s.fileName, s.linkRoot, s.linkRel, s.id, s.realDir = j.loc.name, j.loc.linkRoot, j.loc.linkRel, j.loc.info.id, j.loc.realDir
 		if j.loc.name != skillFile {
-			s.Warnings = append(s.Warnings, newWarning(j.file, 0, WarnSkillFileName, "the file is named %s; the specification names it SKILL.md (case-sensitive file systems and stricter agents miss it)", j.loc.name))
+			s.Warnings = append(s.Warnings, newWarning(j.file, 0, warnSkillFileName, "the file is named %s; the specification names it SKILL.md (case-sensitive file systems and stricter agents miss it)", j.loc.name))
 		}
 		if j.loc.plugin != "" {
 			s.Name = j.loc.plugin + ":" + s.Name
@@ -558,11 +558,11 @@ func (l *loader) parse(j parseJob, buf *[]byte) {
 // and parses it.
 func (l *loader) read(f io.Reader, file, folder string, bufp *[]byte) (*Skill, error) {
 	buf := (*bufp)[:0]
-	opts := ParseOptions{Folder: folder, Strict: l.cfg.Strict, Lint: l.cfg.Lint}
+	opts := parseOptions{Folder: folder, Strict: l.cfg.Strict, Lint: l.cfg.Lint}
 	for {
 		if len(buf) == cap(buf) {
 			if len(buf) >= l.cfg.MaxFrontmatterBytes {
-				return nil, loadError(file, 0, ErrTooLarge, fmt.Sprintf("no closing --- within the first %d bytes (Config.MaxFrontmatterBytes)", l.cfg.MaxFrontmatterBytes))
+				return nil, loadError(file, 0, errTooLarge, fmt.Sprintf("no closing --- within the first %d bytes (Config.MaxFrontmatterBytes)", l.cfg.MaxFrontmatterBytes))
 			}
 			nb := make([]byte, len(buf), 2*cap(buf))
 			copy(nb, buf)

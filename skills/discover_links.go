@@ -46,7 +46,7 @@ func (l *loader) realRoot(p string) string {
 // openLinked opens a SKILL.md that is a symbolic link: through an os.Root
 // of its folder when the link stays in the folder, else through an os.Root
 // of the configured root that holds its target (skills shared between
-// plugins). A link whose target is in no root is refused (ErrOutside) and
+// plugins). A link whose target is in no root is refused (errOutside) and
 // never read. Opening through os.Root means the target cannot be swapped
 // for one outside between the check and the read.
 func (l *loader) openLinked(loc *skillLoc, file string) (io.ReadCloser, error) {
@@ -56,7 +56,7 @@ func (l *loader) openLinked(loc *skillLoc, file string) (io.ReadCloser, error) {
 	}
 	target, err := filepath.EvalSymlinks(file)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrOutside, err)
+		return nil, fmt.Errorf("%w: %w", errOutside, err)
 	}
 	for i, rr := range l.realRoots {
 		rel, ok := within(target, rr)
@@ -76,7 +76,7 @@ func (l *loader) openLinked(loc *skillLoc, file string) (io.ReadCloser, error) {
 			return nil, err
 		}
 	}
-	return nil, ErrOutside
+	return nil, errOutside
 }
 
 // within returns p relative to dir when p is strictly inside dir.
@@ -113,14 +113,14 @@ func openInRoot(dir, name string, info *fileInfo) (*os.File, error) {
 }
 
 // openRootFile opens a regular file through root, without blocking on a
-// named pipe, filling in info; a path leaving the root is ErrOutside.
+// named pipe, filling in info; a path leaving the root is errOutside.
 func openRootFile(root *os.Root, name string, info *fileInfo) (*os.File, error) {
 	f, err := root.OpenFile(name, os.O_RDONLY|oNonblock, 0)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, err
 		}
-		return nil, fmt.Errorf("%w: %w", ErrOutside, err)
+		return nil, fmt.Errorf("%w: %w", errOutside, err)
 	}
 	st, err := f.Stat()
 	if err != nil || !st.Mode().IsRegular() {

@@ -16,12 +16,12 @@ func Example() {
 		"skills/greet/tone.md":  {Data: []byte("Be brief and warm.\n")},
 	}
 	ctx := context.Background()
-	ts, err := skills.New(ctx, skills.Config{Roots: []skills.Root{{FS: fsys, Dir: "skills", Label: "builtin"}}})
+	ts, err := skills.New(ctx, skills.Config{Roots: []skills.Root{{FS: fsys, Dir: "skills", Label: "builtin"}}, CatalogBudget: 400})
 	if err != nil {
 		panic(err)
 	}
 	defer ts.Close()
-	fmt.Println(skills.Catalog(ts.Skills(), skills.CatalogOptions{Budget: 400}))
+	fmt.Println(ts.Instructions(ctx))
 	a, err := ts.Activate(ctx, "greet")
 	if err != nil {
 		panic(err)
@@ -35,24 +35,61 @@ func Example() {
 	// builtin:skills/greet [{tone.md 19}] Greet 0
 }
 
-// ExampleParse parses a SKILL.md leniently and shows its warnings.
-func ExampleParse() {
-	data := []byte("---\r\nname: pdf\r\ndescription: Fill PDF forms: use when the user sends a form\r\nallowed-tools: [Read, Bash(python3:*)]\r\n---\r\n")
-	s, err := skills.Parse("pdf-forms/SKILL.md", data, skills.ParseOptions{Folder: "pdf-forms"})
+// ExampleToolset_Warnings loads a SKILL.md that breaks the letter of the
+// specification: it loads leniently, with warnings naming file and line,
+// and activating it pre-approves only the allowed-tools that can be
+// granted safely.
+func ExampleToolset_Warnings() {
+	fsys := fstest.MapFS{
+		"pdf-forms/SKILL.md": {Data: []byte("---\r\nname: pdf\r\ndescription: Fill PDF forms: use when the user sends a form\r\nallowed-tools: [Read, Bash(python3:*)]\r\n---\r\n")},
+	}
+	ctx := context.Background()
+	ts, err := skills.New(ctx, skills.Config{Roots: []skills.Root{{FS: fsys, Label: "builtin"}}})
 	if err != nil {
 		panic(err)
 	}
-	fmt.Printf("%s: %s\n", s.Name, s.Description)
-	for _, w := range s.Warnings {
+	defer ts.Close()
+	for _, s := range ts.Skills() {
+		fmt.Printf("%s: %s\n", s.Name, s.Description)
+	}
+	for _, w := range ts.Warnings() {
 		fmt.Println(w)
 	}
-	patterns, skipped := skills.GrantPatterns(s.AllowedTools, nil)
-	fmt.Println(patterns, len(skipped))
+	a, err := ts.Activate(ctx, "pdf")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(a.Granted, len(a.Skipped))
 	// Output:
 	// pdf: Fill PDF forms: use when the user sends a form
-	// pdf-forms/SKILL.md:1: CRLF line endings; read as LF [crlf]
-	// pdf-forms/SKILL.md:3: the value of "description" holds an unquoted ": "; it was read as a quoted string (quote it) [unquoted-colon]
-	// pdf-forms/SKILL.md:4: allowed-tools is a YAML list; the specification uses a space-delimited string [allowed-tools-list]
-	// pdf-forms/SKILL.md:2: name "pdf" differs from its folder "pdf-forms"; the skill is known as "pdf" [name-mismatch]
+	// builtin:pdf-forms/SKILL.md:1: CRLF line endings; read as LF [crlf]
+	// builtin:pdf-forms/SKILL.md:3: the value of "description" holds an unquoted ": "; it was read as a quoted string (quote it) [unquoted-colon]
+	// builtin:pdf-forms/SKILL.md:4: allowed-tools is a YAML list; the specification uses a space-delimited string [allowed-tools-list]
+	// builtin:pdf-forms/SKILL.md:2: name "pdf" differs from its folder "pdf-forms"; the skill is known as "pdf" [name-mismatch]
 	// [Read] 1
+}
+
+// ExampleRefusalOf lists the skills that were refused, with the stable
+// code of each refusal (the code skillcheck -json prints).
+func ExampleRefusalOf() {
+	fsys := fstest.MapFS{
+		"ok/SKILL.md":       {Data: []byte("---\nname: ok\ndescription: Say ok. Use when asked.\n---\nSay ok.\n")},
+		"broken/SKILL.md":   {Data: []byte("---\nname: broken\n---\nNo description.\n")},
+		"unclosed/SKILL.md": {Data: []byte("---\nname: unclosed\ndescription: d\n")},
+	}
+	ts, err := skills.New(context.Background(), skills.Config{Roots: []skills.Root{{FS: fsys, Label: "builtin"}}})
+	if err != nil {
+		panic(err)
+	}
+	defer ts.Close()
+	for _, err := range ts.Errors() {
+		if r, ok := skills.RefusalOf(err); ok {
+			fmt.Printf("%s:%d: %s\n", r.File, r.Line, r.Code)
+		}
+	}
+	fmt.Println(len(ts.Skills()), "loaded")
+	// Output:
+	// builtin:broken/SKILL.md:2: no-description
+	// builtin:unclosed/SKILL.md:0: unclosed
+	// 1 loaded
 }

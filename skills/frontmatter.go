@@ -104,8 +104,8 @@ func trimBlanks(b []byte) []byte { return bytes.TrimRight(b, " \t") }
 
 // scanHeader finds the frontmatter at the start of data. need is true when
 // data ends before the closing delimiter and more may follow (atEOF false).
-// Errors are ErrNoFrontmatter, ErrNotYAML (with the format's name) and
-// ErrUnclosed.
+// Errors are errNoFrontmatter, errNotYAML (with the format's name) and
+// errUnclosed.
 func scanHeader(data []byte, atEOF bool) (h header, need bool, notYAML string, err error) {
 	p := 0
 	if bytes.HasPrefix(data, utf8BOM) {
@@ -128,7 +128,7 @@ func scanHeader(data []byte, atEOF bool) (h header, need bool, notYAML string, e
 		line, next, term, ok := nextLine(data, p, atEOF)
 		if !ok {
 			if atEOF {
-				return h, false, "", ErrNoFrontmatter
+				return h, false, "", errNoFrontmatter
 			}
 			return h, true, "", nil
 		}
@@ -148,10 +148,10 @@ func scanHeader(data []byte, atEOF bool) (h header, need bool, notYAML string, e
 		if h.format == nil {
 			for _, r := range refusedFormats {
 				if string(first) == r.start || (r.start == "{" && first[0] == '{') {
-					return h, false, r.name, ErrNotYAML
+					return h, false, r.name, errNotYAML
 				}
 			}
-			return h, false, "", ErrNoFrontmatter
+			return h, false, "", errNoFrontmatter
 		}
 		break
 	}
@@ -161,7 +161,7 @@ func scanHeader(data []byte, atEOF bool) (h header, need bool, notYAML string, e
 		line, next, term, ok := nextLine(data, p, atEOF)
 		if !ok {
 			if atEOF {
-				return h, false, "", ErrUnclosed
+				return h, false, "", errUnclosed
 			}
 			return h, true, "", nil
 		}

@@ -35,7 +35,7 @@ func FuzzParse(f *testing.F) {
 	addCorpusSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, strict := range []bool{false, true} {
-			s, err := Parse("f/SKILL.md", data, ParseOptions{Folder: "f", Strict: strict})
+			s, err := parse("f/SKILL.md", data, parseOptions{Folder: "f", Strict: strict})
 			if err != nil {
 				if !strings.Contains(err.Error(), "f/SKILL.md") {
 					t.Fatalf("error does not name the file: %v", err)
@@ -50,7 +50,7 @@ func FuzzParse(f *testing.F) {
 					t.Fatalf("bad warning %+v (strict %v)", w, strict)
 				}
 			}
-			c := Catalog([]*Skill{s}, CatalogOptions{Budget: 1 << 20})
+			c := renderCatalog([]*Skill{s}, catalogOptions{Budget: 1 << 20})
 			if strings.Count(c, "<") != 8 || strings.Count(c, ">") != 8 {
 				t.Fatalf("markup escaped the catalog: %q", c)
 			}
@@ -70,7 +70,7 @@ func FuzzFrontmatter(f *testing.F) {
 			t.Fatal("need more data at EOF")
 		}
 		if err != nil {
-			if !errors.Is(err, ErrNoFrontmatter) && !errors.Is(err, ErrNotYAML) && !errors.Is(err, ErrUnclosed) {
+			if !errors.Is(err, errNoFrontmatter) && !errors.Is(err, errNotYAML) && !errors.Is(err, errUnclosed) {
 				t.Fatalf("unexpected error %v", err)
 			}
 			return

@@ -47,7 +47,7 @@ func TestLayouts(t *testing.T) {
 		t.Errorf("errors %v, shadowed %v", ts.Errors(), ts.Shadowed())
 	}
 	s, _ := ts.Skill("lower")
-	if s == nil || !slices.Contains(codes(s.Warnings), WarnSkillFileName) || filepath.Base(s.File) != "skill.md" {
+	if s == nil || !slices.Contains(codes(s.Warnings), warnSkillFileName) || filepath.Base(s.File) != "skill.md" {
 		t.Errorf("lower-case skill.md: %+v", s)
 	}
 	for _, name := range []string{"lower", "plugin-b:common", "plugin-a:review"} {
@@ -87,7 +87,7 @@ func TestNothingFound(t *testing.T) {
 	ts := newToolset(t, Config{Roots: []Root{{Path: filepath.Join("testdata", "nothing")}}})
 	var msg string
 	for _, w := range ts.Warnings() {
-		if w.Code == WarnDiscovery {
+		if w.Code == warnDiscovery {
 			msg = w.Message
 		}
 	}
@@ -116,10 +116,10 @@ func TestLinkedSkillFile(t *testing.T) {
 	}
 	refused := false
 	for _, err := range alone.Errors() {
-		refused = refused || errors.Is(err, ErrOutside)
+		refused = refused || errors.Is(err, errOutside)
 	}
 	if !refused {
-		t.Errorf("no ErrOutside refusal: %v", alone.Errors())
+		t.Errorf("no errOutside refusal: %v", alone.Errors())
 	}
 }
 
@@ -141,4 +141,21 @@ func FuzzPluginManifest(f *testing.F) {
 			t.Fatalf("unusable plugin name %q", name)
 		}
 	})
+}
+
+// TestNewKeepsCallerRoots: New makes root paths absolute in its own copy,
+// never in the caller's slice (which it may share with other toolsets).
+func TestNewKeepsCallerRoots(t *testing.T) {
+	roots := []Root{{Path: filepath.Join("testdata", "quirks", "links"), Label: "rel"}}
+	ts, err := New(context.Background(), Config{Roots: roots})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ts.Close()
+	if roots[0].Path != filepath.Join("testdata", "quirks", "links") {
+		t.Errorf("New changed the caller's root to %q", roots[0].Path)
+	}
+	if !filepath.IsAbs(ts.cfg.Roots[0].Path) {
+		t.Errorf("the toolset's root %q is not absolute", ts.cfg.Roots[0].Path)
+	}
 }

@@ -64,7 +64,7 @@ func TestCatalogFair(t *testing.T) {
 	}
 	// Names alone take about 2,550 characters; 6,000 leaves about 30 a
 	// description: fewer than the old 40-character floor.
-	c := Catalog(many, CatalogOptions{Budget: 6_000})
+	c := renderCatalog(many, catalogOptions{Budget: 6_000})
 	if len(c) > 6_000 {
 		t.Fatalf("over budget: %d", len(c))
 	}
@@ -87,7 +87,7 @@ func TestCatalogFair(t *testing.T) {
 			}
 		}
 	}
-	names := Catalog(many, CatalogOptions{Budget: 3_000})
+	names := renderCatalog(many, catalogOptions{Budget: 3_000})
 	if strings.Contains(names, "<description>") || !strings.Contains(names, "matches a skill's name") {
 		t.Errorf("names-only catalog: %q", names[:300])
 	}

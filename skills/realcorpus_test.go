@@ -406,7 +406,7 @@ func BenchmarkLoadRealCorpus(b *testing.B) {
 	}
 	loader := func(workers int) func() error {
 		return func() error {
-			ts, err := New(context.Background(), Config{Roots: []Root{{Path: root}}, LoadWorkers: workers})
+			ts, err := New(context.Background(), Config{Roots: []Root{{Path: root}}, loadWorkers: workers})
 			if err != nil {
 				return err
 			}

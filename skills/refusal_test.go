@@ -3,6 +3,8 @@ package skills
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io/fs"
 	"path/filepath"
 	"testing"
 )
@@ -15,15 +17,16 @@ func TestRefusalOf(t *testing.T) {
 		folder string
 		line   int
 		reason error
+		code   Code
 	}{
-		{"toml", 1, ErrNotYAML},
-		{"json", 1, ErrNotYAML},
-		{"no-frontmatter", 0, ErrNoFrontmatter},
-		{"no-description", 2, ErrNoDescription},
-		{"unclosed", 0, ErrUnclosed},
-		{"bad-yaml", 3, ErrBadYAML},
-		{"nul", 3, ErrBinary},
-		{"non-utf8", 3, ErrNotUTF8},
+		{"toml", 1, errNotYAML, "not-yaml"},
+		{"json", 1, errNotYAML, "not-yaml"},
+		{"no-frontmatter", 0, errNoFrontmatter, "no-frontmatter"},
+		{"no-description", 2, errNoDescription, "no-description"},
+		{"unclosed", 0, errUnclosed, "unclosed"},
+		{"bad-yaml", 3, errBadYAML, "bad-yaml"},
+		{"nul", 3, errBinary, "binary"},
+		{"non-utf8", 3, errNotUTF8, "not-utf8"},
 	}
 	byFile := map[string]Refusal{}
 	for _, err := range ts.Errors() {
@@ -43,8 +46,8 @@ func TestRefusalOf(t *testing.T) {
 			if !ok {
 				t.Fatalf("no refusal for %s in %v", file, byFile)
 			}
-			if r.Line != tc.line || r.Reason != tc.reason {
-				t.Errorf("refusal %+v, want line %d reason %v", r, tc.line, tc.reason)
+			if r.Line != tc.line || r.Reason != tc.reason || r.Code != tc.code {
+				t.Errorf("refusal %+v, want line %d reason %v code %q", r, tc.line, tc.reason, tc.code)
 			}
 		})
 	}
@@ -59,7 +62,37 @@ func TestRefusalOf(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, err = ts2.Body(context.Background(), "nul-body")
-	if r, ok := RefusalOf(err); !ok || r.Reason != ErrBinary || r.Line != 6 {
+	if r, ok := RefusalOf(err); !ok || r.Reason != errBinary || r.Code != "binary" || r.Line != 6 {
 		t.Errorf("body refusal %+v %v", r, ok)
+	}
+}
+
+// TestRefusalCode: every refusal reason has its stable code (the strings
+// of docs/skills.md and of skillcheck -json), and any other error, even one
+// wrapping a reason, is "unreadable".
+func TestRefusalCode(t *testing.T) {
+	tests := []struct {
+		reason error
+		code   Code
+	}{
+		{errNoFrontmatter, "no-frontmatter"},
+		{errNotYAML, "not-yaml"},
+		{errUnclosed, "unclosed"},
+		{errBadYAML, "bad-yaml"},
+		{errNoDescription, "no-description"},
+		{errNoName, "no-name"},
+		{errBinary, "binary"},
+		{errNotUTF8, "not-utf8"},
+		{errTooLarge, "too-large"},
+		{errStrict, "strict"},
+		{errOutside, "symlink-outside"},
+		{fs.ErrPermission, "unreadable"},
+		{fmt.Errorf("%w: %w", errOutside, errSwapped), "unreadable"},
+	}
+	for _, tc := range tests {
+		r, ok := RefusalOf(loadError("x/SKILL.md", 0, tc.reason, ""))
+		if !ok || r.Code != tc.code {
+			t.Errorf("RefusalOf(%v).Code = %q (%v), want %q", tc.reason, r.Code, ok, tc.code)
+		}
 	}
 }

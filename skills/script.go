@@ -177,7 +177,7 @@ func (t *Toolset) RunScript(ctx context.Context, skill, rel string, args []strin
 	}
 	cmd, err := scriptCommand(rctx, script, filepath.Join(dir, filepath.FromSlash(p)), p, args)
 	if err != nil {
-		return nil, fail(failure.InvalidArgs, fmt.Sprintf("%q cannot be run: %v", rel, err), fmt.Errorf("%w: %w", ErrOutside, err))
+		return nil, fail(failure.InvalidArgs, fmt.Sprintf("%q cannot be run: %v", rel, err), fmt.Errorf("%w: %w", errOutside, err))
 	}
 	cmd.Dir = dir
 	cmd.Env = scriptEnv(s.Dir, t.cfg.ScriptEnv)

@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/switchboard-dev/switchboard/internal/skillcatalog"
 	"gopkg.in/yaml.v2"
 )
 
@@ -66,8 +67,8 @@ type Skill struct {
 	id                fileID
 }
 
-// ParseOptions configures Parse.
-type ParseOptions struct {
+// parseOptions configures parse.
+type parseOptions struct {
 	// Folder is the name of the skill's folder; the name must match it.
 	// Empty means unknown (no name check, no fallback).
 	Folder string
@@ -80,27 +81,27 @@ type ParseOptions struct {
 	Lint bool
 }
 
-// Parse parses the metadata of a SKILL.md from data, the whole file or its
+// parse parses the metadata of a SKILL.md from data, the whole file or its
 // first bytes through the closing delimiter. file names the file in
 // warnings and errors. It returns the refusal as a *failure.Error wrapping
 // one of the Err* reasons.
-func Parse(file string, data []byte, opts ParseOptions) (*Skill, error) {
+func parse(file string, data []byte, opts parseOptions) (*Skill, error) {
 	s, _, err := parseHeader(file, data, true, opts)
 	return s, err
 }
 
 // parseHeader parses the frontmatter at the start of data; need is true when
 // more data is needed (atEOF false).
-func parseHeader(file string, data []byte, atEOF bool, opts ParseOptions) (*Skill, bool, error) {
+func parseHeader(file string, data []byte, atEOF bool, opts parseOptions) (*Skill, bool, error) {
 	h, need, notYAML, err := scanHeader(data, atEOF)
 	if need {
 		return nil, true, nil
 	}
 	if err != nil {
 		switch err {
-		case ErrNotYAML:
-			return nil, false, loadError(file, 1, ErrNotYAML, notYAML+" frontmatter is not accepted; write it as YAML between --- lines")
-		case ErrUnclosed:
+		case errNotYAML:
+			return nil, false, loadError(file, 1, errNotYAML, notYAML+" frontmatter is not accepted; write it as YAML between --- lines")
+		case errUnclosed:
 			if b := firstBad(data); b != nil {
 				return nil, false, b(file)
 			}
@@ -115,19 +116,19 @@ func parseHeader(file string, data []byte, atEOF bool, opts ParseOptions) (*Skil
 		s.Warnings = append(s.Warnings, newWarning(file, line, code, format, args...))
 	}
 	if h.bom {
-		warn(1, WarnBOM, "a UTF-8 byte order mark starts the file; it was ignored")
+		warn(1, warnBOM, "a UTF-8 byte order mark starts the file; it was ignored")
 	}
 	if h.crlf {
-		warn(1, WarnCRLF, "CRLF line endings; read as LF")
+		warn(1, warnCRLF, "CRLF line endings; read as LF")
 	}
 	if h.cr {
-		warn(1, WarnCR, "CR-only line endings; read as LF")
+		warn(1, warnCR, "CR-only line endings; read as LF")
 	}
 	if h.leadingBlank > 0 {
-		warn(1, WarnLeadingBlank, "%d blank line(s) before the opening ---; they were skipped", h.leadingBlank)
+		warn(1, warnLeadingBlank, "%d blank line(s) before the opening ---; they were skipped", h.leadingBlank)
 	}
 	if h.format.Start != "---" {
-		warn(h.firstLine-1, WarnYAMLDelimiter, "the frontmatter opens with %q; the specification uses ---", h.format.Start)
+		warn(h.firstLine-1, warnYAMLDelimiter, "the frontmatter opens with %q; the specification uses ---", h.format.Start)
 	}
 	m, fixes, err := decodeYAML(h.yaml, h.format)
 	if err != nil {
@@ -145,13 +146,13 @@ func parseHeader(file string, data []byte, atEOF bool, opts ParseOptions) (*Skil
 			detail := yamlErrLine.ReplaceAllString(b.msg, "")
 			detail = strings.TrimSpace(detail)
 			if b.key == "name" || b.key == "description" {
-				return nil, false, loadError(file, line, ErrBadYAML, detail)
+				return nil, false, loadError(file, line, errBadYAML, detail)
 			}
-			warn(line, WarnFieldDropped, "the YAML of %q cannot be read (%s); the field was dropped", b.key, detail)
+			warn(line, warnFieldDropped, "the YAML of %q cannot be read (%s); the field was dropped", b.key, detail)
 		}
 	}
 	for _, f := range fixes {
-		warn(f.line+h.firstLine-1, WarnUnquotedColon, "the value of %q holds an unquoted \": \"; it was read as a quoted string (quote it)", f.key)
+		warn(f.line+h.firstLine-1, warnUnquotedColon, "the value of %q holds an unquoted \": \"; it was read as a quoted string (quote it)", f.key)
 	}
 	lineOf := func(key string) int {
 		if n := keyLine(h.yaml, key); n > 0 {
@@ -172,7 +173,7 @@ func parseHeader(file string, data []byte, atEOF bool, opts ParseOptions) (*Skil
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			warn(lineOf(k), WarnUnknownField, "the field %q is not in the specification; it was kept in Extra", k)
+			warn(lineOf(k), warnUnknownField, "the field %q is not in the specification; it was kept in Extra", k)
 		}
 	}
 	if opts.Strict {
@@ -183,7 +184,7 @@ func parseHeader(file string, data []byte, atEOF bool, opts ParseOptions) (*Skil
 			}
 		}
 		if len(devs) > 0 {
-			return s, false, loadError(file, 0, ErrStrict, strings.Join(devs, "; "))
+			return s, false, loadError(file, 0, errStrict, strings.Join(devs, "; "))
 		}
 	}
 	return s, false, nil
@@ -193,7 +194,7 @@ func parseHeader(file string, data []byte, atEOF bool, opts ParseOptions) (*Skil
 func firstBad(data []byte) func(file string) error {
 	if i := bytes.IndexByte(data, 0); i >= 0 {
 		line := 1 + bytes.Count(data[:i], []byte("\n"))
-		return func(file string) error { return loadError(file, line, ErrBinary, "") }
+		return func(file string) error { return loadError(file, line, errBinary, "") }
 	}
 	if !utf8.Valid(data) {
 		i := 0
@@ -206,7 +207,7 @@ func firstBad(data []byte) func(file string) error {
 		}
 		line := 1 + bytes.Count(data[:i], []byte("\n"))
 		return func(file string) error {
-			return loadError(file, line, ErrNotUTF8, fmt.Sprintf("invalid byte at offset %d", i))
+			return loadError(file, line, errNotUTF8, fmt.Sprintf("invalid byte at offset %d", i))
 		}
 	}
 	return nil
@@ -223,7 +224,7 @@ func (s *Skill) fill(m yaml.MapSlice, lineOf func(string) int, warn func(int, Co
 		}
 		for _, prev := range m[:i] {
 			if prev.Key == item.Key {
-				warn(lineOf(key), WarnDuplicateKey, "the key %q is given more than once; the last value is used", key)
+				warn(lineOf(key), warnDuplicateKey, "the key %q is given more than once; the last value is used", key)
 				break
 			}
 		}
@@ -238,7 +239,7 @@ func (s *Skill) fill(m yaml.MapSlice, lineOf func(string) int, warn func(int, Co
 		case "compatibility":
 			s.Compatibility = s.stringField(key, v, lineOf, warn)
 			if n := utf8.RuneCountInString(s.Compatibility); n > maxCompatibilityLen {
-				warn(lineOf(key), WarnCompatibilityLong, "compatibility is %d characters; the specification allows %d", n, maxCompatibilityLen)
+				warn(lineOf(key), warnCompatibilityLong, "compatibility is %d characters; the specification allows %d", n, maxCompatibilityLen)
 			}
 		case "metadata":
 			s.Metadata = metadataField(v, func(code Code, format string, args ...any) { warn(lineOf(key), code, format, args...) })
@@ -255,33 +256,33 @@ func (s *Skill) fill(m yaml.MapSlice, lineOf func(string) int, warn func(int, Co
 		s.Description = strings.TrimSpace(s.stringField("description", desc, lineOf, warn))
 	}
 	if s.Description == "" {
-		return loadError(s.File, lineOf("description"), ErrNoDescription, "add a description saying what the skill does and when to use it")
+		return loadError(s.File, lineOf("description"), errNoDescription, "add a description saying what the skill does and when to use it")
 	}
 	if n := utf8.RuneCountInString(s.Description); n > maxDescriptionLen {
-		warn(lineOf("description"), WarnDescriptionLong, "description is %d characters; the specification allows %d (it is shortened in the catalog if needed)", n, maxDescriptionLen)
+		warn(lineOf("description"), warnDescriptionLong, "description is %d characters; the specification allows %d (it is shortened in the catalog if needed)", n, maxDescriptionLen)
 	}
 	if strings.ContainsAny(s.Description, "<>&") || hasUnsafe(s.Description) {
-		warn(lineOf("description"), WarnMarkup, "description holds markup or control characters; they are escaped or removed in the catalog")
+		warn(lineOf("description"), warnMarkup, "description holds markup or control characters; they are escaped or removed in the catalog")
 	}
 	if hasName {
 		s.Name = strings.TrimSpace(s.stringField("name", name, lineOf, warn))
 	}
 	if s.Name == "" {
 		if s.Folder == "" {
-			return loadError(s.File, lineOf("name"), ErrNoName, "add a name")
+			return loadError(s.File, lineOf("name"), errNoName, "add a name")
 		}
 		s.Name = s.Folder
-		warn(lineOf("name"), WarnNameMissing, "no name; the folder's name %q is used", s.Folder)
+		warn(lineOf("name"), warnNameMissing, "no name; the folder's name %q is used", s.Folder)
 	} else {
 		if msg := checkName(s.Name); msg != "" {
-			warn(lineOf("name"), WarnNameInvalid, "name %q %s", s.Name, msg)
+			warn(lineOf("name"), warnNameInvalid, "name %q %s", s.Name, msg)
 		}
 		if s.Folder != "" && s.Name != s.Folder {
-			warn(lineOf("name"), WarnNameMismatch, "name %q differs from its folder %q; the skill is known as %q", s.Name, s.Folder, s.Name)
+			warn(lineOf("name"), warnNameMismatch, "name %q differs from its folder %q; the skill is known as %q", s.Name, s.Folder, s.Name)
 		}
 	}
 	if hasUnsafe(s.Name) {
-		return loadError(s.File, lineOf("name"), ErrNoName, "the name holds control characters")
+		return loadError(s.File, lineOf("name"), errNoName, "the name holds control characters")
 	}
 	return nil
 }
@@ -314,10 +315,10 @@ func (s *Skill) stringField(key string, v any, lineOf func(string) int, warn fun
 		return ""
 	case bool, int, int64, uint64, float64:
 		str := fmt.Sprint(x)
-		warn(lineOf(key), WarnNotString, "%s was read as a %T (%s); it is used as the string %q (quote it)", key, x, str, str)
+		warn(lineOf(key), warnNotString, "%s was read as a %T (%s); it is used as the string %q (quote it)", key, x, str, str)
 		return str
 	default:
-		warn(lineOf(key), WarnNotString, "%s is a %s, not a string; it was ignored", key, yamlType(x))
+		warn(lineOf(key), warnNotString, "%s is a %s, not a string; it was ignored", key, yamlType(x))
 		return ""
 	}
 }
@@ -337,7 +338,7 @@ func metadataField(v any, warn func(Code, string, ...any)) map[string]string {
 	ms, ok := v.(yaml.MapSlice)
 	if !ok {
 		if v != nil {
-			warn(WarnMetadataType, "metadata is a %s, not a map; it was ignored", yamlType(v))
+			warn(warnMetadataType, "metadata is a %s, not a map; it was ignored", yamlType(v))
 		}
 		return nil
 	}
@@ -370,11 +371,11 @@ func metadataField(v any, warn func(Code, string, ...any)) map[string]string {
 	}
 	walk("", ms)
 	if len(nested) > 0 {
-		warn(WarnMetadataNested, "metadata nests maps under %s; they were flattened to dotted keys", strings.Join(nested, ", "))
+		warn(warnMetadataNested, "metadata nests maps under %s; they were flattened to dotted keys", strings.Join(nested, ", "))
 	}
 	if len(typed) > 0 {
 		sort.Strings(typed)
-		warn(WarnMetadataType, "metadata values of %s are not strings; they were rendered as text", strings.Join(typed, ", "))
+		warn(warnMetadataType, "metadata values of %s are not strings; they were rendered as text", strings.Join(typed, ", "))
 	}
 	return out
 }
@@ -388,16 +389,16 @@ func allowedToolsField(v any, warn func(Code, string, ...any)) []string {
 	case string:
 		entries, commas := splitTools(x)
 		if commas {
-			warn(WarnAllowedToolsList, "allowed-tools is comma-separated; the specification separates entries with spaces")
+			warn(warnAllowedToolsList, "allowed-tools is comma-separated; the specification separates entries with spaces")
 		}
 		return entries
 	case []any:
-		warn(WarnAllowedToolsList, "allowed-tools is a YAML list; the specification uses a space-delimited string")
+		warn(warnAllowedToolsList, "allowed-tools is a YAML list; the specification uses a space-delimited string")
 		var out []string
 		for _, e := range x {
 			str, ok := e.(string)
 			if !ok {
-				warn(WarnAllowedToolsType, "allowed-tools entry %v is not a string; it was ignored", plain(e))
+				warn(warnAllowedToolsType, "allowed-tools entry %v is not a string; it was ignored", plain(e))
 				continue
 			}
 			entries, _ := splitTools(str)
@@ -405,7 +406,7 @@ func allowedToolsField(v any, warn func(Code, string, ...any)) []string {
 		}
 		return out
 	default:
-		warn(WarnAllowedToolsType, "allowed-tools is a %s; it was ignored", yamlType(v))
+		warn(warnAllowedToolsType, "allowed-tools is a %s; it was ignored", yamlType(v))
 		return nil
 	}
 }
@@ -480,9 +481,6 @@ func hasUnsafe(s string) bool {
 	return false
 }
 
-// isUnsafeRune reports characters removed from catalog text: control
-// characters (except none) and invisible formatting characters (bidi
-// overrides, zero-width) that could hide text.
-func isUnsafeRune(r rune) bool {
-	return unicode.IsControl(r) && r != '\n' && r != '\t' || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029'
-}
+// isUnsafeRune reports characters removed from catalog text (see
+// skillcatalog.IsUnsafe).
+func isUnsafeRune(r rune) bool { return skillcatalog.IsUnsafe(r) }

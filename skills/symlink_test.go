@@ -37,7 +37,7 @@ func TestSymlinkedFolders(t *testing.T) {
 	}
 	found := false
 	for _, w := range ts.Warnings() {
-		if w.Code == WarnDiscovery && filepath.Base(w.File) == "broken" {
+		if w.Code == warnDiscovery && filepath.Base(w.File) == "broken" {
 			found = true
 		}
 	}
@@ -60,7 +60,7 @@ func TestBodyRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, want := range map[string]error{"nul-body": ErrBinary, "latin1-body": ErrNotUTF8} {
+	for name, want := range map[string]error{"nul-body": errBinary, "latin1-body": errNotUTF8} {
 		if _, err := ts.Activate(context.Background(), name); !errors.Is(err, want) {
 			t.Errorf("%s: %v, want %v", name, err, want)
 		}
@@ -69,7 +69,7 @@ func TestBodyRefused(t *testing.T) {
 
 // TestSkillFileLink: a SKILL.md that is a symbolic link is read through its
 // folder's os.Root: a link inside the folder loads, a link leaving it is
-// refused with ErrOutside and never read.
+// refused with errOutside and never read.
 func TestSkillFileLink(t *testing.T) {
 	root, outside := t.TempDir(), t.TempDir()
 	secret := filepath.Join(outside, "SKILL.md")
@@ -93,10 +93,10 @@ func TestSkillFileLink(t *testing.T) {
 		t.Error("a SKILL.md linked outside its folder was loaded")
 	}
 	errs := ts.Errors()
-	if len(errs) != 1 || !errors.Is(errs[0], ErrOutside) {
-		t.Fatalf("errors %v, want one ErrOutside", errs)
+	if len(errs) != 1 || !errors.Is(errs[0], errOutside) {
+		t.Fatalf("errors %v, want one errOutside", errs)
 	}
-	if r, ok := RefusalOf(errs[0]); !ok || r.Reason != ErrOutside || filepath.Base(filepath.Dir(r.File)) != "escape" {
+	if r, ok := RefusalOf(errs[0]); !ok || r.Reason != errOutside || filepath.Base(filepath.Dir(r.File)) != "escape" {
 		t.Errorf("refusal %+v", r)
 	}
 	if c := ts.Instructions(context.Background()); strings.Contains(c, "SECRET-CANARY") {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/skillgrant"
 )
 
 // Tool names (before Config.ToolPrefix).
@@ -89,7 +90,8 @@ type Activation struct {
 	Files []File
 	More  bool
 	// Granted are the tool-name patterns pre-approved from allowed-tools;
-	// Skipped the entries that could not be (see GrantPatterns).
+	// Skipped the entries that could not be, each with the reason (see
+	// Config.ToolAliases and docs/skills.md).
 	Granted []string
 	Skipped []string
 }
@@ -106,9 +108,9 @@ func (t *Toolset) Activate(ctx context.Context, name string) (*Activation, error
 		a.Files, a.More = listFiles(d.fsys, t.cfg.MaxListedFiles)
 		d.close()
 	}
-	a.Granted, a.Skipped = GrantPatterns(s.AllowedTools, t.cfg.ToolAliases)
+	a.Granted, a.Skipped = skillgrant.Patterns(s.AllowedTools, t.cfg.ToolAliases)
 	for _, sk := range a.Skipped {
-		t.log.Warn().Str("toolset", t.cfg.Name).Str("skill", s.Name).Str("code", string(WarnAllowedToolSkip)).Msg(sk)
+		t.log.Warn().Str("toolset", t.cfg.Name).Str("skill", s.Name).Str("code", string(warnAllowedToolSkip)).Msg(sk)
 	}
 	if len(a.Granted) > 0 {
 		if call, ok := agent.CallFromContext(ctx); ok {
@@ -178,11 +180,11 @@ func cleanRel(p string) (string, error) {
 	}
 	p = strings.ReplaceAll(p, "\\", "/")
 	if strings.HasPrefix(p, "/") || filepath.IsAbs(p) || filepath.VolumeName(p) != "" {
-		return "", fmt.Errorf("absolute paths are not allowed: %w", ErrOutside)
+		return "", fmt.Errorf("absolute paths are not allowed: %w", errOutside)
 	}
 	for _, el := range strings.Split(p, "/") {
 		if el == ".." {
-			return "", fmt.Errorf("\"..\" is not allowed: %w", ErrOutside)
+			return "", fmt.Errorf("\"..\" is not allowed: %w", errOutside)
 		}
 	}
 	p = path.Clean(p)
@@ -251,10 +253,10 @@ func (t *Toolset) openError(tool, skill, rel string, st fs.FileInfo, err error) 
 	case err == errNotRegular:
 		return fail(failure.InvalidArgs, fmt.Sprintf("%q is not a regular file (a named pipe, a device or a socket); only regular files are read", rel), err)
 	case err == errHardLink:
-		return fail(failure.InvalidArgs, fmt.Sprintf("%q cannot be used: %v", rel, err), fmt.Errorf("%w: %w", ErrOutside, err))
+		return fail(failure.InvalidArgs, fmt.Sprintf("%q cannot be used: %v", rel, err), fmt.Errorf("%w: %w", errOutside, err))
 	}
 	// os.Root refuses links that resolve outside the folder.
-	return fail(failure.InvalidArgs, fmt.Sprintf("%q cannot be read: it is not inside skill %q's folder", rel, skill), fmt.Errorf("%w: %w", ErrOutside, err))
+	return fail(failure.InvalidArgs, fmt.Sprintf("%q cannot be read: it is not inside skill %q's folder", rel, skill), fmt.Errorf("%w: %w", errOutside, err))
 }
 
 func (t *Toolset) callReadFile(ctx context.Context, raw json.RawMessage) (*agent.Result, error) {

@@ -100,8 +100,8 @@ func TestReadFileConfinement(t *testing.T) {
 			if !errors.Is(err, tc.kind) {
 				t.Errorf("error %v is not %v", err, tc.kind)
 			}
-			if tc.outside != errors.Is(err, ErrOutside) {
-				t.Errorf("error %v: ErrOutside = %v, want %v", err, !tc.outside, tc.outside)
+			if tc.outside != errors.Is(err, errOutside) {
+				t.Errorf("error %v: errOutside = %v, want %v", err, !tc.outside, tc.outside)
 			}
 		})
 	}
@@ -184,7 +184,7 @@ func TestEmbeddedRoot(t *testing.T) {
 	if err != nil || res.Text() != "notes" {
 		t.Errorf("read: %v %v", res, err)
 	}
-	if _, err := callTool(t, ts, ToolReadFile, map[string]any{"skill": "hello", "path": "../deep/SKILL.md"}); !errors.Is(err, ErrOutside) {
+	if _, err := callTool(t, ts, ToolReadFile, map[string]any{"skill": "hello", "path": "../deep/SKILL.md"}); !errors.Is(err, errOutside) {
 		t.Errorf("traversal in an fs.FS: %v", err)
 	}
 	if _, err := ts.RunScript(context.Background(), "hello", "scripts/run.sh", nil); !errors.Is(err, failure.ToolError) {

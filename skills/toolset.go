@@ -32,8 +32,8 @@ type Config struct {
 	// specification in any way; the default is lenient (warnings).
 	Strict bool
 	// Lint adds the warnings only strict mode gives (unknown fields)
-	// without refusing more than lenient mode does; for linters (see
-	// ParseOptions.Lint).
+	// without refusing more than lenient mode does: what a linter such as
+	// skillcheck needs. Strict takes precedence.
 	Lint bool
 	// ToolPrefix is prepended to the tool names (activate_skill,
 	// read_skill_file, run_skill_script), to run several skill toolsets in
@@ -48,31 +48,30 @@ type Config struct {
 	MaxDepth int
 	// MaxFolders bounds the folders examined per discovery (default 50,000).
 	MaxFolders int
-	// LoadWorkers is the number of goroutines that read and parse
-	// frontmatters during a load (default GOMAXPROCS, at most 4; 1 parses
-	// in the calling goroutine). They belong to the load and are done when
-	// New or Reload returns.
-	LoadWorkers int
 	// MaxSkillBytes caps the size of a SKILL.md (default 1 MiB).
 	MaxSkillBytes int64
 	// MaxFrontmatterBytes caps the frontmatter read at startup (default
 	// 64 KiB).
 	MaxFrontmatterBytes int
 	// MaxReadBytes caps what one read_skill_file call returns (default
-	// 64 KiB; larger files are read in pages with "offset").
+	// 64 KiB; larger files are read in pages with "offset"). The agent's
+	// Config.MaxResultBytes still caps the text the model is given.
 	MaxReadBytes int
 	// MaxListedFiles caps the bundled files listed on activation (default
 	// 200).
 	MaxListedFiles int
 	// ToolAliases maps allowed-tools names to tool-name patterns of this
-	// agent, e.g. {"Bash": {"mcp__shell__*"}, "WebFetch": {"fetch"}}. See
-	// GrantPatterns.
+	// agent, e.g. {"Bash": {"mcp__shell__*"}, "WebFetch": {"fetch"}}. Only
+	// exact tool names and MCP server-scoped prefixes are granted; see
+	// docs/skills.md for the mapping.
 	ToolAliases map[string][]string
 	// Scripts enables the run_skill_script tool (off by default). Each run
 	// is a permission ask; see docs/skills.md.
 	Scripts bool
 	// ScriptTimeout bounds one script run (default 60s); the script's
-	// process group is killed when it passes or the call is cancelled.
+	// process group is killed when it passes or the call is cancelled. The
+	// agent's tool-call timeout (agent.Config.ToolTimeout) bounds the whole
+	// call too: the shorter one wins.
 	ScriptTimeout time.Duration
 	// ScriptOutputBytes caps the stdout and the stderr kept of one run, each
 	// (default 32 KiB).
@@ -92,6 +91,12 @@ type Config struct {
 	Policy failure.Policy
 	// Logger receives warnings and events (nil: none).
 	Logger *zerolog.Logger
+
+	// loadWorkers is the number of goroutines that read and parse
+	// frontmatters during a load (default GOMAXPROCS, at most 4; 1 parses
+	// in the calling goroutine). They belong to the load and are done when
+	// New or Reload returns. Set by the package's benchmarks only.
+	loadWorkers int
 }
 
 func (c *Config) defaults() {
@@ -107,8 +112,8 @@ func (c *Config) defaults() {
 	if c.MaxFolders <= 0 {
 		c.MaxFolders = 50_000
 	}
-	if c.LoadWorkers <= 0 {
-		c.LoadWorkers = min(runtime.GOMAXPROCS(0), 4)
+	if c.loadWorkers <= 0 {
+		c.loadWorkers = min(runtime.GOMAXPROCS(0), 4)
 	}
 	if c.MaxSkillBytes <= 0 {
 		c.MaxSkillBytes = 1 << 20
@@ -188,8 +193,13 @@ type Toolset struct {
 // returns the toolset. Refused skills do not fail New: they are handled by
 // the failure policy and listed by Errors. With cfg.Watch, New starts the
 // watcher; Close stops it.
+//
+// ctx serves the load only: New fails when it is already done, and refused
+// skills are handed to the failure policy with it. It is not kept: the
+// watcher runs until Close, and later loads use Reload's context.
 func New(ctx context.Context, cfg Config) (*Toolset, error) {
 	cfg.defaults()
+	cfg.Roots = slices.Clone(cfg.Roots) // made absolute below: not the caller's
 	for i, r := range cfg.Roots {
 		switch {
 		case r.Path == "" && r.FS == nil:
@@ -206,7 +216,6 @@ func New(ctx context.Context, cfg Config) (*Toolset, error) {
 			return nil, failure.New(failure.Config, failure.SourceSkill, fmt.Sprintf("skills root %d: Dir %q is not a valid fs.FS path", i, r.Dir))
 		}
 	}
-	cfg.Roots = append([]Root(nil), cfg.Roots...)
 	t := &Toolset{cfg: cfg, log: zerolog.Nop(), changed: make(chan struct{}, 1)}
 	if cfg.Logger != nil {
 		t.log = *cfg.Logger
@@ -272,7 +281,7 @@ func (t *Toolset) Reload(ctx context.Context) (bool, error) {
 		sk := e.skill
 		if first, dup := s.byName[sk.Name]; dup {
 			s.shadowed = append(s.shadowed, Shadow{Name: sk.Name, File: sk.File, By: first.File})
-			s.warnings = append(s.warnings, newWarning(sk.File, 0, WarnShadowed, "skill %q is shadowed by %s, which takes precedence", sk.Name, first.File))
+			s.warnings = append(s.warnings, newWarning(sk.File, 0, warnShadowed, "skill %q is shadowed by %s, which takes precedence", sk.Name, first.File))
 			continue
 		}
 		s.byName[sk.Name] = sk
@@ -324,11 +333,25 @@ func (t *Toolset) Tools(context.Context) ([]agent.Tool, error) { return t.tools,
 func (t *Toolset) Changed() <-chan struct{} { return t.changed }
 
 // Instructions returns the catalog of available skills for the system
-// prompt (see Catalog).
+// prompt, within Config.CatalogBudget characters:
+//
+//	<available_skills>
+//	<skill><name>pdf</name><description>Fill PDF forms…</description></skill>
+//	</available_skills>
+//
+// Every name and description is escaped (XML entities; control and
+// invisible formatting characters removed; line breaks folded to spaces),
+// so no skill can inject markup. When the full catalog does not fit,
+// descriptions are shortened fairly: each to the same length (the longest
+// that fits; shorter descriptions stay whole), cut at a word boundary and
+// ended with "…". Only when that length would be under 20 characters are
+// descriptions dropped (and the header then says to match skills by name),
+// then the skills that still do not fit are omitted (last first) and a
+// note says how many. Skills are in catalog order (see Skills).
 func (t *Toolset) Instructions(context.Context) string {
 	s := t.current()
 	s.catalogOnce.Do(func() {
-		s.catalog = Catalog(s.skills, CatalogOptions{Budget: t.cfg.CatalogBudget, ActivateTool: t.cfg.ToolPrefix + ToolActivate})
+		s.catalog = renderCatalog(s.skills, catalogOptions{Budget: t.cfg.CatalogBudget, ActivateTool: t.cfg.ToolPrefix + ToolActivate})
 	})
 	return s.catalog
 }
@@ -401,7 +424,7 @@ func (t *Toolset) Body(ctx context.Context, name string) (*Skill, *Body, error) 
 	data, err := readAllCapped(f, st.Size(), t.cfg.MaxSkillBytes)
 	if err != nil {
 		if err == errOverCap {
-			err = loadError(s.File, 0, ErrTooLarge, fmt.Sprintf("over the cap of %d bytes (Config.MaxSkillBytes)", t.cfg.MaxSkillBytes))
+			err = loadError(s.File, 0, errTooLarge, fmt.Sprintf("over the cap of %d bytes (Config.MaxSkillBytes)", t.cfg.MaxSkillBytes))
 		} else {
 			err = loadError(s.File, 0, err, "")
 		}

@@ -8,49 +8,95 @@ import (
 	"github.com/switchboard-dev/switchboard/agent/failure"
 )
 
-// Code identifies the kind of a Warning.
+// Code identifies the kind of a Warning or of a Refusal. Its values are
+// stable strings (they are also the codes of skillcheck -json), compared as
+// w.Code == "name-mismatch"; docs/skills.md lists them all.
+//
+// Warning codes; those marked "spec" are deviations from the Agent Skills
+// specification, which strict mode refuses (Warning.Spec is set):
+//
+//	bom                   a UTF-8 byte order mark
+//	crlf, cr              CRLF or CR-only line endings
+//	leading-blank         spec: blank lines before the opening ---
+//	yaml-delimiter        spec: opened with ---yaml
+//	unquoted-colon        spec: a value with an unquoted ": "
+//	duplicate-key         spec: a key given twice (the last wins)
+//	name-missing          spec: no name (the folder's name is used)
+//	name-invalid          spec: not 1-64 lowercase letters, digits, single hyphens
+//	name-mismatch         spec: name differs from the folder
+//	description-long      spec: description over 1,024 characters
+//	markup                description holds markup or control characters (escaped in the catalog)
+//	compatibility-long    spec: compatibility over 500 characters
+//	not-string            spec: a string field read as a boolean, number or other type
+//	metadata-nested       spec: a nested metadata map (flattened with dotted keys)
+//	metadata-type         spec: metadata is not a map, or a value is not a string
+//	allowed-tools-list    spec: allowed-tools as a YAML list, or with commas
+//	allowed-tools-type    spec: allowed-tools neither string nor list (ignored)
+//	allowed-tool-skipped  an allowed-tools entry that cannot be granted safely
+//	unknown-field         spec: a field the specification does not define (kept in Extra); Config.Strict and Config.Lint only
+//	shadowed              a skill hidden by a higher-precedence one of the same name
+//	link-missing          a relative link to a file the skill does not bundle
+//	link-case             a relative link whose case differs from the bundled file
+//	link-outside          a link that leaves the skill folder
+//	discovery             discovery limits, unreadable folders, broken symlinks, roots holding no skill
+//	skill-file-name       spec: the main file is named skill.md, not SKILL.md
+//	field-dropped         spec: an optional field whose YAML cannot be read (dropped)
+//
+// Refusal codes (the skill, or its body, does not load):
+//
+//	no-frontmatter   the file does not start with a --- line
+//	not-yaml         the frontmatter is TOML or JSON; only YAML is accepted
+//	unclosed         no closing --- line at column 0
+//	bad-yaml         the frontmatter cannot be read as YAML, even leniently
+//	no-description   the description is missing or empty
+//	no-name          no name and no folder name to fall back on
+//	binary           the file contains a NUL byte
+//	not-utf8         the file is not valid UTF-8
+//	too-large        the file (or its frontmatter) is over the size cap
+//	strict           Config.Strict found deviations from the specification
+//	symlink-outside  a symbolic link (or a path) leaves the skill folder or the roots
+//	unreadable       any other error reading the skill (Refusal.Reason says which)
 type Code string
 
-// Warning codes. Codes marked "spec" are deviations from the Agent Skills
-// specification: in strict mode they refuse the skill.
+// Warning codes (see Code).
 const (
-	WarnBOM               Code = "bom"                  // a UTF-8 byte order mark
-	WarnCRLF              Code = "crlf"                 // CRLF line endings
-	WarnCR                Code = "cr"                   // CR-only line endings
-	WarnLeadingBlank      Code = "leading-blank"        // spec: blank lines before the opening ---
-	WarnYAMLDelimiter     Code = "yaml-delimiter"       // spec: opened with ---yaml
-	WarnUnquotedColon     Code = "unquoted-colon"       // spec: a value with an unquoted ": "
-	WarnDuplicateKey      Code = "duplicate-key"        // spec: a key given twice (the last wins)
-	WarnNameMissing       Code = "name-missing"         // spec: no name (the folder's name is used)
-	WarnNameInvalid       Code = "name-invalid"         // spec: not 1-64 lowercase letters, digits, single hyphens
-	WarnNameMismatch      Code = "name-mismatch"        // spec: name differs from the folder
-	WarnDescriptionLong   Code = "description-long"     // spec: description over 1,024 characters
-	WarnMarkup            Code = "markup"               // description holds markup or control characters (escaped in the catalog)
-	WarnCompatibilityLong Code = "compatibility-long"   // spec: compatibility over 500 characters
-	WarnNotString         Code = "not-string"           // spec: a string field read as a boolean, number or other type
-	WarnMetadataNested    Code = "metadata-nested"      // spec: a nested metadata map (flattened with dotted keys)
-	WarnMetadataType      Code = "metadata-type"        // spec: metadata is not a map, or a value is not a string
-	WarnAllowedToolsList  Code = "allowed-tools-list"   // spec: allowed-tools as a YAML list, or with commas
-	WarnAllowedToolsType  Code = "allowed-tools-type"   // spec: allowed-tools neither string nor list (ignored)
-	WarnAllowedToolSkip   Code = "allowed-tool-skipped" // an allowed-tools entry that cannot be granted safely
-	WarnUnknownField      Code = "unknown-field"        // spec: a field the specification does not define (kept in Extra); strict mode only
-	WarnShadowed          Code = "shadowed"             // a skill hidden by a higher-precedence one of the same name
-	WarnLinkMissing       Code = "link-missing"         // a relative link to a file the skill does not bundle
-	WarnLinkCase          Code = "link-case"            // a relative link whose case differs from the bundled file
-	WarnLinkOutside       Code = "link-outside"         // a link that leaves the skill folder
-	WarnDiscovery         Code = "discovery"            // discovery limits, unreadable folders, broken symlinks, roots holding no skill
-	WarnSkillFileName     Code = "skill-file-name"      // spec: the main file is named skill.md, not SKILL.md
-	WarnFieldDropped      Code = "field-dropped"        // spec: an optional field whose YAML cannot be read (dropped)
+	warnBOM               Code = "bom"                  // a UTF-8 byte order mark
+	warnCRLF              Code = "crlf"                 // CRLF line endings
+	warnCR                Code = "cr"                   // CR-only line endings
+	warnLeadingBlank      Code = "leading-blank"        // spec: blank lines before the opening ---
+	warnYAMLDelimiter     Code = "yaml-delimiter"       // spec: opened with ---yaml
+	warnUnquotedColon     Code = "unquoted-colon"       // spec: a value with an unquoted ": "
+	warnDuplicateKey      Code = "duplicate-key"        // spec: a key given twice (the last wins)
+	warnNameMissing       Code = "name-missing"         // spec: no name (the folder's name is used)
+	warnNameInvalid       Code = "name-invalid"         // spec: not 1-64 lowercase letters, digits, single hyphens
+	warnNameMismatch      Code = "name-mismatch"        // spec: name differs from the folder
+	warnDescriptionLong   Code = "description-long"     // spec: description over 1,024 characters
+	warnMarkup            Code = "markup"               // description holds markup or control characters (escaped in the catalog)
+	warnCompatibilityLong Code = "compatibility-long"   // spec: compatibility over 500 characters
+	warnNotString         Code = "not-string"           // spec: a string field read as a boolean, number or other type
+	warnMetadataNested    Code = "metadata-nested"      // spec: a nested metadata map (flattened with dotted keys)
+	warnMetadataType      Code = "metadata-type"        // spec: metadata is not a map, or a value is not a string
+	warnAllowedToolsList  Code = "allowed-tools-list"   // spec: allowed-tools as a YAML list, or with commas
+	warnAllowedToolsType  Code = "allowed-tools-type"   // spec: allowed-tools neither string nor list (ignored)
+	warnAllowedToolSkip   Code = "allowed-tool-skipped" // an allowed-tools entry that cannot be granted safely
+	warnUnknownField      Code = "unknown-field"        // spec: a field the specification does not define (kept in Extra); strict mode only
+	warnShadowed          Code = "shadowed"             // a skill hidden by a higher-precedence one of the same name
+	warnLinkMissing       Code = "link-missing"         // a relative link to a file the skill does not bundle
+	warnLinkCase          Code = "link-case"            // a relative link whose case differs from the bundled file
+	warnLinkOutside       Code = "link-outside"         // a link that leaves the skill folder
+	warnDiscovery         Code = "discovery"            // discovery limits, unreadable folders, broken symlinks, roots holding no skill
+	warnSkillFileName     Code = "skill-file-name"      // spec: the main file is named skill.md, not SKILL.md
+	warnFieldDropped      Code = "field-dropped"        // spec: an optional field whose YAML cannot be read (dropped)
 )
 
 // specCodes are the warnings that deviate from the Agent Skills
 // specification.
 func isSpec(c Code) bool {
 	switch c {
-	case WarnLeadingBlank, WarnYAMLDelimiter, WarnUnquotedColon, WarnDuplicateKey, WarnNameMissing,
-		WarnNameInvalid, WarnNameMismatch, WarnDescriptionLong, WarnCompatibilityLong, WarnNotString,
-		WarnMetadataNested, WarnMetadataType, WarnAllowedToolsList, WarnAllowedToolsType, WarnUnknownField,
-		WarnSkillFileName, WarnFieldDropped:
+	case warnLeadingBlank, warnYAMLDelimiter, warnUnquotedColon, warnDuplicateKey, warnNameMissing,
+		warnNameInvalid, warnNameMismatch, warnDescriptionLong, warnCompatibilityLong, warnNotString,
+		warnMetadataNested, warnMetadataType, warnAllowedToolsList, warnAllowedToolsType, warnUnknownField,
+		warnSkillFileName, warnFieldDropped:
 		return true
 	}
 	return false
@@ -86,30 +132,31 @@ func newWarning(file string, line int, code Code, format string, args ...any) Wa
 }
 
 // Reasons a SKILL.md is refused. Load errors wrap one of them in a
-// *failure.Error (Kind Config, Source skills) whose message names the file.
+// *failure.Error (Kind Config, Source skills) whose message names the file;
+// users read them through RefusalOf, whose Code names the reason.
 var (
-	// ErrNoFrontmatter: the file does not start with a --- line.
-	ErrNoFrontmatter = errors.New("no YAML frontmatter (the file must start with a --- line)")
-	// ErrNotYAML: the frontmatter is TOML or JSON; only YAML is accepted.
-	ErrNotYAML = errors.New("frontmatter is not YAML")
-	// ErrUnclosed: no closing --- line at column 0.
-	ErrUnclosed = errors.New("frontmatter is not closed by a --- line at column 0")
-	// ErrBadYAML: the frontmatter cannot be read as YAML, even leniently.
-	ErrBadYAML = errors.New("frontmatter YAML cannot be read")
-	// ErrNoDescription: the description is missing or empty.
-	ErrNoDescription = errors.New("no description")
-	// ErrNoName: no name and no folder name to fall back on.
-	ErrNoName = errors.New("no name")
-	// ErrBinary: the file contains a NUL byte.
-	ErrBinary = errors.New("file contains a NUL byte")
-	// ErrNotUTF8: the file is not valid UTF-8.
-	ErrNotUTF8 = errors.New("file is not valid UTF-8")
-	// ErrTooLarge: the file (or its frontmatter) is over the size cap.
-	ErrTooLarge = errors.New("file is over the size cap")
-	// ErrStrict: strict mode found deviations from the specification.
-	ErrStrict = errors.New("deviates from the Agent Skills specification")
-	// ErrOutside: a path leaves the skill folder.
-	ErrOutside = errors.New("path leaves the skill folder")
+	// errNoFrontmatter: the file does not start with a --- line.
+	errNoFrontmatter = errors.New("no YAML frontmatter (the file must start with a --- line)")
+	// errNotYAML: the frontmatter is TOML or JSON; only YAML is accepted.
+	errNotYAML = errors.New("frontmatter is not YAML")
+	// errUnclosed: no closing --- line at column 0.
+	errUnclosed = errors.New("frontmatter is not closed by a --- line at column 0")
+	// errBadYAML: the frontmatter cannot be read as YAML, even leniently.
+	errBadYAML = errors.New("frontmatter YAML cannot be read")
+	// errNoDescription: the description is missing or empty.
+	errNoDescription = errors.New("no description")
+	// errNoName: no name and no folder name to fall back on.
+	errNoName = errors.New("no name")
+	// errBinary: the file contains a NUL byte.
+	errBinary = errors.New("file contains a NUL byte")
+	// errNotUTF8: the file is not valid UTF-8.
+	errNotUTF8 = errors.New("file is not valid UTF-8")
+	// errTooLarge: the file (or its frontmatter) is over the size cap.
+	errTooLarge = errors.New("file is over the size cap")
+	// errStrict: strict mode found deviations from the specification.
+	errStrict = errors.New("deviates from the Agent Skills specification")
+	// errOutside: a path leaves the skill folder.
+	errOutside = errors.New("path leaves the skill folder")
 )
 
 // Refusal locates and explains why a SKILL.md (or its body) was refused,
@@ -119,7 +166,11 @@ type Refusal struct {
 	// when it applies to the whole file.
 	File string
 	Line int
-	// Reason is one of the Err* sentinels, or the I/O error met.
+	// Code classifies the refusal: one of the refusal codes listed at
+	// Code ("no-description", "too-large", …).
+	Code Code
+	// Reason is the error met: its text says what Code says, or it is the
+	// I/O error when Code is "unreadable".
 	Reason error
 	// Detail says more, or is empty.
 	Detail string
@@ -127,13 +178,45 @@ type Refusal struct {
 
 // RefusalOf returns the refusal an error of this package carries: the
 // errors listed by Toolset.Errors and Toolset.Check, and those returned by
-// Parse and Toolset.Body. ok is false for other errors.
+// Toolset.Body and Toolset.Activate. ok is false for other errors.
 func RefusalOf(err error) (r Refusal, ok bool) {
 	var re *refusalError
 	if !errors.As(err, &re) {
 		return Refusal{}, false
 	}
-	return re.r, true
+	r = re.r
+	r.Code = refusalCode(r.Reason)
+	return r, true
+}
+
+// refusalCode names a refusal's reason (see Code); any error other than
+// the sentinels themselves is "unreadable".
+func refusalCode(reason error) Code {
+	switch reason {
+	case errNoFrontmatter:
+		return "no-frontmatter"
+	case errNotYAML:
+		return "not-yaml"
+	case errUnclosed:
+		return "unclosed"
+	case errBadYAML:
+		return "bad-yaml"
+	case errNoDescription:
+		return "no-description"
+	case errNoName:
+		return "no-name"
+	case errBinary:
+		return "binary"
+	case errNotUTF8:
+		return "not-utf8"
+	case errTooLarge:
+		return "too-large"
+	case errStrict:
+		return "strict"
+	case errOutside:
+		return "symlink-outside"
+	}
+	return "unreadable"
 }
 
 // refusalError carries a Refusal inside a *failure.Error. The failure's

@@ -12,6 +12,8 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/switchboard-dev/switchboard/internal/skillcatalog"
+	"github.com/switchboard-dev/switchboard/internal/skillgrant"
 	"github.com/switchboard-dev/switchboard/skills"
 )
 
@@ -142,7 +144,7 @@ func (c *checker) run(ctx context.Context) error {
 	// Files that hold a skill, loaded or not, to tell empty directories.
 	var files []string
 	for _, w := range ts.Warnings() {
-		if detail, ok := strings.CutPrefix(w.Message, nothingFound); ok && w.Code == skills.WarnDiscovery {
+		if detail, ok := strings.CutPrefix(w.Message, nothingFound); ok && Code(w.Code) == codeDiscovery {
 			if c.skipped == nil {
 				c.skipped = map[string]string{}
 			}
@@ -192,13 +194,13 @@ func (c *checker) refusal(err error, skill, file string) string {
 		if r.Detail != "" {
 			msg += ": " + r.Detail
 		}
-		c.r.add(Finding{File: c.display(r.File), Line: r.Line, Code: codeOf(r.Reason), Skill: skill, Message: c.displayText(msg)})
+		c.r.add(Finding{File: c.display(r.File), Line: r.Line, Code: codeOf(r), Skill: skill, Message: c.displayText(msg)})
 		return r.File
 	}
 	if file == "" && len(c.paths) > 0 {
 		file = c.paths[0].abs
 	}
-	c.r.add(Finding{File: c.display(file), Code: CodeUnreadable, Skill: skill, Message: err.Error()})
+	c.r.add(Finding{File: c.display(file), Code: codeUnreadable, Skill: skill, Message: err.Error()})
 	return file
 }
 
@@ -222,7 +224,7 @@ func (c *checker) empty(files []string) {
 			if detail := c.skipped[m.abs]; detail != "" {
 				msg += "; " + detail
 			}
-			c.r.add(Finding{File: m.given, Code: CodeNoSkills, Message: msg})
+			c.r.add(Finding{File: m.given, Code: codeNoSkills, Message: msg})
 		}
 	}
 }
@@ -232,7 +234,11 @@ func (c *checker) catalog(ctx context.Context, loaded []*skills.Skill) {
 	if len(loaded) == 0 {
 		return
 	}
-	full := skills.Catalog(loaded, skills.CatalogOptions{Budget: 1 << 30})
+	entries := make([]skillcatalog.Entry, len(loaded))
+	for i, s := range loaded {
+		entries[i] = skillcatalog.Entry{Name: s.Name, Description: s.Description}
+	}
+	full := skillcatalog.Render(entries, skillcatalog.Options{Budget: 1 << 30})
 	got := c.r.ts.Instructions(ctx)
 	if got == full {
 		return
@@ -244,7 +250,7 @@ func (c *checker) catalog(ctx context.Context, loaded []*skills.Skill) {
 	case !strings.Contains(got, "<description>"):
 		what = "descriptions are dropped"
 	}
-	c.r.add(Finding{File: c.paths[0].given, Code: CodeCatalogCut,
+	c.r.add(Finding{File: c.paths[0].given, Code: codeCatalogCut,
 		Message: fmt.Sprintf("the catalog of %d skills needs %s characters; within the budget of %s, %s (see skillcheck -catalog)",
 			len(loaded), thousands(len(full)), thousands(c.opts.CatalogBudget), what)})
 }
@@ -264,18 +270,18 @@ func (c *checker) skill(ctx context.Context, s *skills.Skill) {
 		}
 		sum.BodyLines, sum.BodyTokens = measure(b.Markdown)
 		if sum.BodyLines > c.opts.MaxBodyLines || sum.BodyTokens > c.opts.MaxBodyTokens {
-			c.r.add(Finding{File: file, Line: b.Line, Code: CodeBodyLong, Skill: s.Name,
+			c.r.add(Finding{File: file, Line: b.Line, Code: codeBodyLong, Skill: s.Name,
 				Message: fmt.Sprintf("the body is %s lines and about %s tokens; the specification recommends under %s lines and %s tokens (move details to files under references/)",
 					thousands(sum.BodyLines), thousands(sum.BodyTokens), thousands(c.opts.MaxBodyLines), thousands(c.opts.MaxBodyTokens))})
 		}
 	}
 	if !describesWhen(s.Description) {
-		c.r.add(Finding{File: file, Line: keyLine(raw, "description"), Code: CodeDescriptionWhen, Skill: s.Name,
+		c.r.add(Finding{File: file, Line: keyLine(raw, "description"), Code: codeDescriptionWhen, Skill: s.Name,
 			Message: "the description does not say when to use the skill; the specification asks for what it does and when to use it (\"Use when …\")"})
 	}
-	_, skipped := skills.GrantPatterns(s.AllowedTools, nil)
+	_, skipped := skillgrant.Patterns(s.AllowedTools, nil)
 	for _, sk := range skipped {
-		c.r.add(Finding{File: file, Line: keyLine(raw, "allowed-tools"), Code: CodeAllowedToolSkipped, Skill: s.Name,
+		c.r.add(Finding{File: file, Line: keyLine(raw, "allowed-tools"), Code: codeAllowedToolSkipped, Skill: s.Name,
 			Message: "allowed-tools entry " + sk})
 	}
 	text := raw

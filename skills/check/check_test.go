@@ -49,9 +49,9 @@ func TestSeverities(t *testing.T) {
 		{"booleans", "unknown-field", SeverityHint, SeverityError, false, true},
 		{"bom", "bom", SeverityWarning, SeverityWarning, false, true},
 		{"links", "link-missing", SeverityError, SeverityError, true, true},
-		{"nul", CodeBinary, SeverityError, SeverityError, true, true},
-		{"clean", CodeDescriptionWhen, SeverityHint, SeverityHint, false, false},
-		{"long-body", CodeBodyLong, SeverityWarning, SeverityWarning, false, true},
+		{"nul", codeBinary, SeverityError, SeverityError, true, true},
+		{"clean", codeDescriptionWhen, SeverityHint, SeverityHint, false, false},
+		{"long-body", codeBodyLong, SeverityWarning, SeverityWarning, false, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.folder, func(t *testing.T) {
@@ -113,7 +113,7 @@ func TestDirs(t *testing.T) {
 	if f, ok := find(r, "shadowed"); !ok || f.Severity != SeverityWarning || !strings.Contains(f.File, filepath.Join("low", "dup")) {
 		t.Errorf("shadowed %+v in %v", f, r.Findings)
 	}
-	if _, ok := find(r, CodeNoSkills); ok {
+	if _, ok := find(r, codeNoSkills); ok {
 		t.Errorf("no-skills with skills: %v", r.Findings)
 	}
 	empty := t.TempDir()
@@ -121,7 +121,7 @@ func TestDirs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f, ok := find(r, CodeNoSkills); !ok || f.File != empty || !r.Failed() {
+	if f, ok := find(r, codeNoSkills); !ok || f.File != empty || !r.Failed() {
 		t.Errorf("empty dir: %v", r.Findings)
 	}
 	if _, err := Dir(ctx, filepath.Join(empty, "missing"), Options{}); !errors.Is(err, fs.ErrNotExist) {
@@ -148,21 +148,21 @@ func TestOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f, ok := find(r, CodeBodyLong); !ok || f.Line != 10 || !strings.Contains(f.Message, "under 1 lines") {
+	if f, ok := find(r, codeBodyLong); !ok || f.Line != 10 || !strings.Contains(f.Message, "under 1 lines") {
 		t.Errorf("body-long %+v", f)
 	}
 	r, err = Dir(ctx, quirks, Options{CatalogBudget: 600})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, ok := find(r, CodeCatalogCut)
+	f, ok := find(r, codeCatalogCut)
 	if !ok || f.Severity != SeverityHint || !strings.Contains(f.Message, "budget of 600") {
 		t.Errorf("catalog-cut %+v", f)
 	}
 	if got := r.Toolset().Instructions(ctx); len(got) > 600 {
 		t.Errorf("catalog of %d characters over its budget", len(got))
 	}
-	if r, _ = Dir(ctx, quirks, Options{}); slices.Contains(findingCodes(r), CodeCatalogCut) {
+	if r, _ = Dir(ctx, quirks, Options{}); slices.Contains(findingCodes(r), codeCatalogCut) {
 		t.Errorf("catalog-cut with the default budget")
 	}
 }
@@ -194,7 +194,7 @@ func TestScriptModes(t *testing.T) {
 		rel, _ := filepath.Rel(dir, f.File)
 		got[filepath.ToSlash(rel)] = append(got[filepath.ToSlash(rel)], f.Code)
 	}
-	want := map[string][]Code{"scripts/bare": {CodeScriptNoShebang}, "tools/run": {CodeScriptNotExecutable}}
+	want := map[string][]Code{"scripts/bare": {codeScriptNoShebang}, "tools/run": {codeScriptNotExecutable}}
 	if len(got) != len(want) {
 		t.Errorf("findings %v, want %v", got, want)
 	}

@@ -33,7 +33,7 @@ func skipEntry(name string) bool {
 func (c *checker) files(s *skills.Skill, b *skills.Body, text string) int {
 	root, err := os.OpenRoot(s.Dir)
 	if err != nil {
-		c.r.add(Finding{File: c.display(s.Dir), Code: CodeUnreadable, Skill: s.Name, Message: fmt.Sprintf("the skill folder cannot be opened: %v", err)})
+		c.r.add(Finding{File: c.display(s.Dir), Code: codeUnreadable, Skill: s.Name, Message: fmt.Sprintf("the skill folder cannot be opened: %v", err)})
 		return 0
 	}
 	defer root.Close()
@@ -62,12 +62,12 @@ func (c *checker) files(s *skills.Skill, b *skills.Body, text string) int {
 				mode = st.Mode()
 			case errors.Is(err, fs.ErrNotExist):
 				if !skip {
-					c.r.add(Finding{File: file, Code: CodeSymlinkBroken, Skill: s.Name,
+					c.r.add(Finding{File: file, Code: codeSymlinkBroken, Skill: s.Name,
 						Message: fmt.Sprintf("%s is a symbolic link to nothing", p)})
 				}
 				return nil
 			default:
-				c.r.add(Finding{File: file, Code: CodeSymlinkOutside, Skill: s.Name,
+				c.r.add(Finding{File: file, Code: codeSymlinkOutside, Skill: s.Name,
 					Message: fmt.Sprintf("%s is a symbolic link that leaves the skill folder; the model cannot read it and it was not followed (bundle a copy instead)", p)})
 				return nil
 			}
@@ -87,7 +87,7 @@ func (c *checker) files(s *skills.Skill, b *skills.Body, text string) int {
 		n++
 		c.script(root, s, p, file, mode)
 		if b != nil && !mentioned(text, links, p) {
-			c.r.add(Finding{File: file, Code: CodeUnmentioned, Skill: s.Name,
+			c.r.add(Finding{File: file, Code: codeUnmentioned, Skill: s.Name,
 				Message: fmt.Sprintf("%s is bundled but SKILL.md never mentions it (by its path, by its folder written with a trailing slash, or by a link), so the model may never read it", p)})
 		}
 		return nil
@@ -112,11 +112,11 @@ func (c *checker) script(root *os.Root, s *skills.Skill, p, file string, mode fs
 		return
 	}
 	if !shebang {
-		c.r.add(Finding{File: file, Line: 1, Code: CodeScriptNoShebang, Skill: s.Name,
+		c.r.add(Finding{File: file, Line: 1, Code: codeScriptNoShebang, Skill: s.Name,
 			Message: fmt.Sprintf("%s has no #! line; run_skill_script runs scripts directly, without a shell, so the first line must name the interpreter (#!/usr/bin/env python3)", p)})
 	}
 	if mode.Perm()&0o111 == 0 && runtime.GOOS != "windows" {
-		c.r.add(Finding{File: file, Code: CodeScriptNotExecutable, Skill: s.Name,
+		c.r.add(Finding{File: file, Code: codeScriptNotExecutable, Skill: s.Name,
 			Message: fmt.Sprintf("%s is not executable; run_skill_script refuses it (chmod +x, and commit the mode)", p)})
 	}
 }

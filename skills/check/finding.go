@@ -7,37 +7,63 @@ import (
 	"github.com/switchboard-dev/switchboard/skills"
 )
 
-// Code identifies the kind of a Finding. Warnings of the loader keep their
-// skills.Code (bom, name-mismatch, link-missing…); refusals and the
-// checker's own checks have the codes below.
+// Code identifies the kind of a Finding. Its values are stable strings
+// (the codes of skillcheck -json), compared as f.Code == "link-missing";
+// docs/skills.md lists them all. Warnings of the loader and refusals keep
+// their skills.Code (bom, name-mismatch, link-missing, no-description,
+// too-large…: see skills.Code); the checker's own checks have these codes:
+//
+//	no-skills              error: no SKILL.md under a directory
+//	symlink-outside        error: a symbolic link (or a linked SKILL.md) leaving the skill folder
+//	symlink-broken         warning: a symbolic link to nothing
+//	body-long              warning: body over the recommended lines or tokens
+//	unmentioned-file       warning: a bundled file SKILL.md never mentions
+//	script-not-executable  warning: a script without the executable bit
+//	script-no-shebang      warning: a script without a #! line
+//	description-when       hint: the description does not say when to use the skill
+//	catalog-cut            hint: the catalog does not fit its budget in full
+//	allowed-tool-skipped   hint: an allowed-tools entry that cannot be pre-approved here
+//
+// Refusals (the skill does not load) are always errors, and so are the
+// loader's link-missing, link-case and link-outside warnings.
 type Code string
 
-// Refusals: the skill does not load (always errors).
+// Refusals: the skill does not load (always errors); the loader's codes
+// (skills.Refusal.Code).
 const (
-	CodeNoFrontmatter Code = "no-frontmatter" // skills.ErrNoFrontmatter
-	CodeNotYAML       Code = "not-yaml"       // skills.ErrNotYAML
-	CodeUnclosed      Code = "unclosed"       // skills.ErrUnclosed
-	CodeBadYAML       Code = "bad-yaml"       // skills.ErrBadYAML
-	CodeNoDescription Code = "no-description" // skills.ErrNoDescription
-	CodeNoName        Code = "no-name"        // skills.ErrNoName
-	CodeBinary        Code = "binary"         // skills.ErrBinary (in the frontmatter or, on activation, the body)
-	CodeNotUTF8       Code = "not-utf8"       // skills.ErrNotUTF8 (idem)
-	CodeTooLarge      Code = "too-large"      // skills.ErrTooLarge
-	CodeUnreadable    Code = "unreadable"     // any other error reading a skill
+	codeNoFrontmatter Code = "no-frontmatter"
+	codeNotYAML       Code = "not-yaml"
+	codeUnclosed      Code = "unclosed"
+	codeBadYAML       Code = "bad-yaml"
+	codeNoDescription Code = "no-description"
+	codeNoName        Code = "no-name"
+	codeBinary        Code = "binary"   // in the frontmatter or, on activation, the body
+	codeNotUTF8       Code = "not-utf8" // idem
+	codeTooLarge      Code = "too-large"
+	codeUnreadable    Code = "unreadable" // any other error reading a skill
 )
 
 // The checker's own checks.
 const (
-	CodeNoSkills            Code = "no-skills"                      // error: no SKILL.md under a directory
-	CodeSymlinkOutside      Code = "symlink-outside"                // error: a symbolic link (or a linked SKILL.md) leaving the skill folder
-	CodeSymlinkBroken       Code = "symlink-broken"                 // warning: a symbolic link to nothing
-	CodeBodyLong            Code = "body-long"                      // warning: body over the recommended lines or tokens
-	CodeUnmentioned         Code = "unmentioned-file"               // warning: a bundled file SKILL.md never mentions
-	CodeScriptNotExecutable Code = "script-not-executable"          // warning: a script without the executable bit
-	CodeScriptNoShebang     Code = "script-no-shebang"              // warning: a script without a #! line
-	CodeDescriptionWhen     Code = "description-when"               // hint: the description does not say when to use the skill
-	CodeCatalogCut          Code = "catalog-cut"                    // hint: the catalog does not fit its budget in full
-	CodeAllowedToolSkipped  Code = Code(skills.WarnAllowedToolSkip) // hint: an allowed-tools entry that cannot be pre-approved here
+	codeNoSkills            Code = "no-skills"
+	codeSymlinkOutside      Code = "symlink-outside"
+	codeSymlinkBroken       Code = "symlink-broken"
+	codeBodyLong            Code = "body-long"
+	codeUnmentioned         Code = "unmentioned-file"
+	codeScriptNotExecutable Code = "script-not-executable"
+	codeScriptNoShebang     Code = "script-no-shebang"
+	codeDescriptionWhen     Code = "description-when"
+	codeCatalogCut          Code = "catalog-cut"
+	codeAllowedToolSkipped  Code = "allowed-tool-skipped" // the loader's code for the same entries
+)
+
+// Loader warnings the checker classifies (skills.Code values).
+const (
+	codeLinkMissing  Code = "link-missing"
+	codeLinkCase     Code = "link-case"
+	codeLinkOutside  Code = "link-outside"
+	codeUnknownField Code = "unknown-field"
+	codeDiscovery    Code = "discovery"
 )
 
 // Severity says how much a finding matters.
@@ -55,13 +81,13 @@ const (
 // loader loads the skill: the model would be sent to a file it cannot read.
 func severity(c Code, spec, strict bool) Severity {
 	switch c {
-	case CodeNoFrontmatter, CodeNotYAML, CodeUnclosed, CodeBadYAML, CodeNoDescription, CodeNoName,
-		CodeBinary, CodeNotUTF8, CodeTooLarge, CodeUnreadable, CodeNoSkills, CodeSymlinkOutside,
-		Code(skills.WarnLinkMissing), Code(skills.WarnLinkCase), Code(skills.WarnLinkOutside):
+	case codeNoFrontmatter, codeNotYAML, codeUnclosed, codeBadYAML, codeNoDescription, codeNoName,
+		codeBinary, codeNotUTF8, codeTooLarge, codeUnreadable, codeNoSkills, codeSymlinkOutside,
+		codeLinkMissing, codeLinkCase, codeLinkOutside:
 		return SeverityError
-	case CodeDescriptionWhen, CodeCatalogCut, CodeAllowedToolSkipped:
+	case codeDescriptionWhen, codeCatalogCut, codeAllowedToolSkipped:
 		return SeverityHint
-	case Code(skills.WarnUnknownField):
+	case codeUnknownField:
 		// Common and harmless here (other agents' own fields); a strict
 		// agent refuses them.
 		if strict {
@@ -109,29 +135,5 @@ func (f Finding) String() string {
 	return fmt.Sprintf("%s: %s: %s [%s]", loc, f.Severity, f.Message, tag)
 }
 
-// codeOf maps a refusal's reason to its code.
-func codeOf(reason error) Code {
-	switch reason {
-	case skills.ErrNoFrontmatter:
-		return CodeNoFrontmatter
-	case skills.ErrNotYAML:
-		return CodeNotYAML
-	case skills.ErrUnclosed:
-		return CodeUnclosed
-	case skills.ErrBadYAML:
-		return CodeBadYAML
-	case skills.ErrNoDescription:
-		return CodeNoDescription
-	case skills.ErrNoName:
-		return CodeNoName
-	case skills.ErrBinary:
-		return CodeBinary
-	case skills.ErrNotUTF8:
-		return CodeNotUTF8
-	case skills.ErrTooLarge:
-		return CodeTooLarge
-	case skills.ErrOutside:
-		return CodeSymlinkOutside
-	}
-	return CodeUnreadable
-}
+// codeOf is a refusal's code: the loader's (skills.Refusal.Code).
+func codeOf(r skills.Refusal) Code { return Code(r.Code) }

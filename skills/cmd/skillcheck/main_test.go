@@ -66,13 +66,13 @@ const (
 
 // strictSeverity is the severity of a finding in a strict check.
 func (w want) strictSeverity() check.Severity {
-	if w.spec || w.code == check.Code(skills.WarnUnknownField) {
+	if w.spec || w.code == "unknown-field" {
 		return E
 	}
 	return w.sev
 }
 
-var when = want{"SKILL.md", 3, H, check.CodeDescriptionWhen, false, "does not say when to use the skill"}
+var when = want{"SKILL.md", 3, H, "description-when", false, "does not say when to use the skill"}
 
 // corpusCases: every quirk and malicious case of the corpus, with its
 // findings (in lenient mode) and exit statuses (lenient, strict).
@@ -82,9 +82,9 @@ var corpusCases = []struct {
 	want         []want
 }{
 	{[]string{"quirks/allowed-tools-list"}, 0, 1, []want{when,
-		{"SKILL.md", 4, H, check.CodeAllowedToolSkipped, false, `allowed-tools entry Bash(git status:*): argument-scoped rules cannot be expressed`},
+		{"SKILL.md", 4, H, "allowed-tool-skipped", false, `allowed-tools entry Bash(git status:*): argument-scoped rules cannot be expressed`},
 		{"SKILL.md", 4, W, "allowed-tools-list", true, "allowed-tools is a YAML list"}}},
-	{[]string{"quirks/bad-yaml"}, 1, 1, []want{{"SKILL.md", 3, E, check.CodeBadYAML, false, "frontmatter YAML cannot be read"}}},
+	{[]string{"quirks/bad-yaml"}, 1, 1, []want{{"SKILL.md", 3, E, "bad-yaml", false, "frontmatter YAML cannot be read"}}},
 	{[]string{"quirks/bom"}, 0, 1, []want{{"SKILL.md", 1, W, "bom", false, "byte order mark"}, when}},
 	{[]string{"quirks/booleans"}, 0, 1, []want{when,
 		{"SKILL.md", 4, W, "not-string", true, `license was read as a bool (false); it is used as the string "false"`},
@@ -94,29 +94,29 @@ var corpusCases = []struct {
 	{[]string{"quirks/cr-only"}, 0, 1, []want{{"SKILL.md", 1, W, "cr", false, "CR-only line endings"}, when}},
 	{[]string{"quirks/crlf"}, 0, 1, []want{{"SKILL.md", 1, W, "crlf", false, "CRLF line endings"}, when}},
 	{[]string{"quirks/indented-delimiter"}, 0, 0, nil},
-	{[]string{"quirks/json"}, 1, 1, []want{{"SKILL.md", 1, E, check.CodeNotYAML, false, "JSON frontmatter is not accepted"}}},
+	{[]string{"quirks/json"}, 1, 1, []want{{"SKILL.md", 1, E, "not-yaml", false, "JSON frontmatter is not accepted"}}},
 	{[]string{"quirks/links"}, 1, 1, []want{when,
 		{"SKILL.md", 7, E, "link-case", false, `link "references/Guide.md" differs in case from the bundled "references/guide.md"`},
 		{"SKILL.md", 7, E, "link-missing", false, `link "references/nope.md" names a file the skill does not bundle`},
 		{"SKILL.md", 11, E, "link-outside", false, `link "../clean/SKILL.md" leaves the skill folder`}}},
-	{[]string{"quirks/long-body"}, 0, 1, []want{{"SKILL.md", 5, W, check.CodeBodyLong, false, "the body is 522 lines and about 5,567 tokens; the specification recommends under 500 lines and 5,000 tokens"}}},
+	{[]string{"quirks/long-body"}, 0, 1, []want{{"SKILL.md", 5, W, "body-long", false, "the body is 522 lines and about 5,567 tokens; the specification recommends under 500 lines and 5,000 tokens"}}},
 	{[]string{"quirks/long-description"}, 0, 1, []want{{"SKILL.md", 3, W, "description-long", true, "description is 1379 characters; the specification allows 1024"}, when}},
 	{[]string{"quirks/markup"}, 0, 1, []want{when, {"SKILL.md", 3, W, "markup", false, "description holds markup or control characters"}}},
 	{[]string{"quirks/name-mismatch"}, 0, 1, []want{{"SKILL.md", 2, W, "name-mismatch", true, `name "pdf-tools" differs from its folder "name-mismatch"`}, when}},
 	{[]string{"quirks/nested-metadata"}, 0, 1, []want{when, {"SKILL.md", 4, W, "metadata-nested", true, "metadata nests maps under owner"}}},
-	{[]string{"quirks/no-description"}, 1, 1, []want{{"SKILL.md", 2, E, check.CodeNoDescription, false, "no description: add a description"}}},
-	{[]string{"quirks/no-frontmatter"}, 1, 1, []want{{"SKILL.md", 0, E, check.CodeNoFrontmatter, false, "no YAML frontmatter"}}},
-	{[]string{"quirks/non-utf8"}, 1, 1, []want{{"SKILL.md", 3, E, check.CodeNotUTF8, false, "file is not valid UTF-8"}}},
-	{[]string{"quirks/nul"}, 1, 1, []want{{"SKILL.md", 3, E, check.CodeBinary, false, "file contains a NUL byte"}}},
-	{[]string{"quirks/nul-body"}, 1, 1, []want{{"SKILL.md", 7, E, check.CodeBinary, false, "file contains a NUL byte"}}},
+	{[]string{"quirks/no-description"}, 1, 1, []want{{"SKILL.md", 2, E, "no-description", false, "no description: add a description"}}},
+	{[]string{"quirks/no-frontmatter"}, 1, 1, []want{{"SKILL.md", 0, E, "no-frontmatter", false, "no YAML frontmatter"}}},
+	{[]string{"quirks/non-utf8"}, 1, 1, []want{{"SKILL.md", 3, E, "not-utf8", false, "file is not valid UTF-8"}}},
+	{[]string{"quirks/nul"}, 1, 1, []want{{"SKILL.md", 3, E, "binary", false, "file contains a NUL byte"}}},
+	{[]string{"quirks/nul-body"}, 1, 1, []want{{"SKILL.md", 7, E, "binary", false, "file contains a NUL byte"}}},
 	{[]string{"quirks/scripts-mode"}, 0, 1, []want{
-		{"scripts/no-exec.sh", 0, W, check.CodeScriptNotExecutable, false, "scripts/no-exec.sh is not executable; run_skill_script refuses it"},
-		{"scripts/no-shebang.py", 1, W, check.CodeScriptNoShebang, false, "scripts/no-shebang.py has no #! line"}}},
-	{[]string{"quirks/toml"}, 1, 1, []want{{"SKILL.md", 1, E, check.CodeNotYAML, false, "TOML frontmatter is not accepted"}}},
-	{[]string{"quirks/unclosed"}, 1, 1, []want{{"SKILL.md", 0, E, check.CodeUnclosed, false, "frontmatter is not closed by a --- line at column 0"}}},
+		{"scripts/no-exec.sh", 0, W, "script-not-executable", false, "scripts/no-exec.sh is not executable; run_skill_script refuses it"},
+		{"scripts/no-shebang.py", 1, W, "script-no-shebang", false, "scripts/no-shebang.py has no #! line"}}},
+	{[]string{"quirks/toml"}, 1, 1, []want{{"SKILL.md", 1, E, "not-yaml", false, "TOML frontmatter is not accepted"}}},
+	{[]string{"quirks/unclosed"}, 1, 1, []want{{"SKILL.md", 0, E, "unclosed", false, "frontmatter is not closed by a --- line at column 0"}}},
 	{[]string{"quirks/unmentioned"}, 0, 1, []want{
-		{"notes.txt", 0, W, check.CodeUnmentioned, false, "notes.txt is bundled but SKILL.md never mentions it"},
-		{"references/extra.md", 0, W, check.CodeUnmentioned, false, "references/extra.md is bundled but SKILL.md never mentions it"}}},
+		{"notes.txt", 0, W, "unmentioned-file", false, "notes.txt is bundled but SKILL.md never mentions it"},
+		{"references/extra.md", 0, W, "unmentioned-file", false, "references/extra.md is bundled but SKILL.md never mentions it"}}},
 	{[]string{"quirks/unquoted-colon"}, 0, 1, []want{{"SKILL.md", 3, W, "unquoted-colon", true, `the value of "description" holds an unquoted ": "`}}},
 	{[]string{"malicious/traversal"}, 1, 1, []want{
 		{"SKILL.md", 7, E, "link-outside", false, `link "../secret/canary.txt" leaves the skill folder`},
@@ -126,22 +126,22 @@ var corpusCases = []struct {
 		{"SKILL.md", 10, E, "link-outside", false, `link "..\\secret\\canary.txt" leaves the skill folder`},
 		{"SKILL.md", 10, E, "link-outside", false, `link "../../../../etc/passwd" leaves the skill folder`}}},
 	{[]string{"malicious/symlink-escape"}, 1, 1, []want{
-		{".hidden-link", 0, E, check.CodeSymlinkOutside, false, ".hidden-link is a symbolic link that leaves the skill folder"},
+		{".hidden-link", 0, E, "symlink-outside", false, ".hidden-link is a symbolic link that leaves the skill folder"},
 		{"SKILL.md", 7, E, "link-missing", false, `link "data/canary.txt" names a file the skill does not bundle`},
-		{"data", 0, E, check.CodeSymlinkOutside, false, "data is a symbolic link that leaves the skill folder"},
-		{"passwd", 0, E, check.CodeSymlinkOutside, false, "passwd is a symbolic link that leaves the skill folder"},
-		{"references/notes.md", 0, E, check.CodeSymlinkOutside, false, "references/notes.md is a symbolic link that leaves the skill folder"}}},
-	{[]string{"malicious/skill-file-link"}, 1, 1, []want{{"SKILL.md", 0, E, check.CodeSymlinkOutside, false, "SKILL.md is a symbolic link to a file outside its folder"}}},
+		{"data", 0, E, "symlink-outside", false, "data is a symbolic link that leaves the skill folder"},
+		{"passwd", 0, E, "symlink-outside", false, "passwd is a symbolic link that leaves the skill folder"},
+		{"references/notes.md", 0, E, "symlink-outside", false, "references/notes.md is a symbolic link that leaves the skill folder"}}},
+	{[]string{"malicious/skill-file-link"}, 1, 1, []want{{"SKILL.md", 0, E, "symlink-outside", false, "SKILL.md is a symbolic link to a file outside its folder"}}},
 	{[]string{"malicious/catalog-injection"}, 0, 1, []want{
 		{"SKILL.md", 2, W, "name-invalid", true, "holds characters other than lowercase letters, digits and hyphens"},
 		{"SKILL.md", 2, W, "name-mismatch", true, `differs from its folder "catalog-injection"`},
 		{"SKILL.md", 3, W, "markup", false, "description holds markup or control characters"}}},
-	{[]string{"malicious/secret"}, 1, 1, []want{{".", 0, E, check.CodeNoSkills, false, "no SKILL.md found in this directory or its subfolders"}}},
+	{[]string{"malicious/secret"}, 1, 1, []want{{".", 0, E, "no-skills", false, "no SKILL.md found in this directory or its subfolders"}}},
 	{[]string{"roots/high", "roots/low"}, 0, 1, []want{
-		{"dup/SKILL.md", 3, H, check.CodeDescriptionWhen, false, "does not say when"},
-		{"group/nested/SKILL.md", 3, H, check.CodeDescriptionWhen, false, "does not say when"},
+		{"dup/SKILL.md", 3, H, "description-when", false, "does not say when"},
+		{"group/nested/SKILL.md", 3, H, "description-when", false, "does not say when"},
 		{"../low/dup/SKILL.md", 0, W, "shadowed", false, `skill "dup" is shadowed by ` + filepath.Join(corpus, "roots", "high", "dup", "SKILL.md")},
-		{"../low/only-low/SKILL.md", 3, H, check.CodeDescriptionWhen, false, "does not say when"}}},
+		{"../low/only-low/SKILL.md", 3, H, "description-when", false, "does not say when"}}},
 }
 
 // textLine parses a finding printed in text.
@@ -244,7 +244,7 @@ func TestCodesDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	codes := []check.Code{check.CodeUnreadable, check.CodeTooLarge, check.CodeNoName, check.CodeSymlinkBroken, check.CodeCatalogCut}
+	codes := []check.Code{"unreadable", "too-large", "no-name", "symlink-broken", "catalog-cut"}
 	for _, tc := range corpusCases {
 		for _, w := range tc.want {
 			codes = append(codes, w.code)

@@ -1,11 +1,13 @@
-package skills
+// Package skillgrant translates a skill's allowed-tools entries into tool-name
+// patterns for agent.Call.Grant; the skills toolset and skills/check share it.
+package skillgrant
 
 import (
 	"path"
 	"strings"
 )
 
-// GrantPatterns translates a skill's allowed-tools entries into tool-name
+// Patterns translates a skill's allowed-tools entries into tool-name
 // patterns (path.Match syntax over the names the model sees) for
 // agent.Call.Grant. The mapping:
 //
@@ -26,7 +28,7 @@ import (
 //     reported, as are malformed patterns.
 //
 // Grants only turn "ask" into "allow": the agent's deny rules still apply.
-func GrantPatterns(entries []string, aliases map[string][]string) (patterns []string, skipped []string) {
+func Patterns(entries []string, aliases map[string][]string) (patterns []string, skipped []string) {
 	seen := map[string]bool{}
 	add := func(p string) {
 		if !seen[p] {
