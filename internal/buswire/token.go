@@ -1,4 +1,5 @@
 package buswire
+
 // maxToken bounds a subject token's length.
 const maxToken = 128
 
