@@ -33,7 +33,8 @@ const methodV03PushConfigList = "tasks/pushNotificationConfig/list"
 // 0.3 HTTP rule's body: "config", which the JS SDK 0.3 client sends) is
 // wrapped into the request message a2a-go reads; error answers get the 0.3
 // form ({"code": <JSON-RPC code>, "message": ...}) with the same HTTP
-// status. limit bounds the request body read (the body limit middleware
+// status, and so do error events in SSE streams (as "event: error", which
+// 0.3 clients read). limit bounds the request body read (the body limit middleware
 // has already bounded it).
 func v03REST(limit int64, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -51,7 +52,7 @@ func v03REST(limit int64, next http.Handler) http.Handler {
 			r.ContentLength = int64(len(body))
 		}
 		cw := &captureWriter{w: w, max: maxV03ErrorBody,
-			want: func(status int) bool { return status >= 400 }}
+			want: func(status int) bool { return status >= 400 }, event: sseErrorEvent}
 		next.ServeHTTP(cw, r)
 		cw.finish(v03ErrorBody)
 	})
@@ -187,6 +188,23 @@ func v03ErrorBody(_ int, body []byte) (out []byte, ok bool) {
 	return out, err == nil
 }
 
+// sseErrorEvent rewrites one SSE data event written by a2a-go that holds
+// an AIP-193 error ("data: {\"error\": ...}\n\n", written in one piece) as
+// the 0.3 error event: "event: error" with the 0.3 body (v03ErrorBody). ok
+// is false for anything else, which passes unchanged.
+func sseErrorEvent(p []byte) (out []byte, ok bool) {
+	data, isData := bytes.CutPrefix(p, []byte("data: "))
+	data, ended := bytes.CutSuffix(data, []byte("\n\n"))
+	if !isData || !ended || bytes.IndexByte(data, '\n') >= 0 {
+		return nil, false
+	}
+	body, ok := v03ErrorBody(0, data)
+	if !ok {
+		return nil, false
+	}
+	return append(append([]byte("event: error\ndata: "), body...), "\n\n"...), true
+}
+
 // emptyListResult turns a JSON-RPC answer with "result": null into one with
 // "result": []; ok is false for any other answer.
 func emptyListResult(body []byte) (out []byte, ok bool) {
@@ -210,6 +228,7 @@ type captureWriter struct {
 	w         http.ResponseWriter
 	max       int
 	want      func(status int) bool
+	event     func(p []byte) ([]byte, bool) // rewrites one write of an SSE stream (nil: none)
 	status    int
 	capturing bool
 	buf       bytes.Buffer
@@ -234,6 +253,14 @@ func (c *captureWriter) Write(p []byte) (int, error) {
 		c.WriteHeader(http.StatusOK)
 	}
 	if !c.capturing {
+		if c.event != nil && strings.HasPrefix(c.w.Header().Get("Content-Type"), "text/event-stream") {
+			if out, ok := c.event(p); ok {
+				if _, err := c.w.Write(out); err != nil {
+					return 0, err
+				}
+				return len(p), nil
+			}
+		}
 		return c.w.Write(p)
 	}
 	if c.buf.Len()+len(p) <= c.max {

@@ -188,6 +188,28 @@ func TestV03RESTErrorsInV03Form(t *testing.T) {
 			t.Fatalf("err = %v, want task not found", err)
 		}
 	})
+	t.Run("an error in a stream is a 0.3 error event", func(t *testing.T) {
+		status, b, ctype := do03(t, http.MethodPost, hs.URL+RESTPath+"/v1/tasks/no-such-task:subscribe", "", "")
+		_, data, found := bytes.Cut(b, []byte("event: error\ndata: "))
+		var v03 struct {
+			Code  float64         `json:"code"`
+			Error json.RawMessage `json:"error"`
+		}
+		if status != http.StatusOK || ctype != "text/event-stream" || !found ||
+			json.Unmarshal(bytes.TrimSpace(data), &v03) != nil || v03.Code != -32001 || len(v03.Error) == 0 {
+			t.Fatalf("subscribe answered %d %q %s", status, ctype, b)
+		}
+		tr, err := a2av0.NewRESTTransport(a2av0.RESTTransportConfig{URL: hs.URL + RESTPath})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, err := range tr.SubscribeToTask(ctxT(t), a2aclient.ServiceParams{}, &a2ago.SubscribeToTaskRequest{ID: "no-such-task"}) {
+			if !errors.Is(err, a2ago.ErrTaskNotFound) {
+				t.Fatalf("a2a-go's 0.3 client: %v, want task not found", err)
+			}
+			break
+		}
+	})
 	t.Run("successes and streams pass through", func(t *testing.T) {
 		status, b, _ := do03(t, http.MethodGet, hs.URL+RESTPath+"/v1/tasks/"+done, "", "")
 		if status != http.StatusOK || !bytes.Contains(b, []byte(done)) {
@@ -302,6 +324,7 @@ func FuzzV03Rewrites(f *testing.F) {
 		`{"error":{"status":"WHATEVER","details":[1,"x",{"@type":7}]}}`,
 		`{"jsonrpc":"2.0","id":"l","result":null}`, `{"jsonrpc":"2.0","id":1,"result":[]}`,
 		`null`, `[]`, `{"error":null}`, `{`, ``,
+		"data: {\"error\":{\"code\":404,\"status\":\"NOT_FOUND\",\"message\":\"m\"}}\n\n", "data: {\"task\":{}}\n\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -323,6 +346,13 @@ func FuzzV03Rewrites(f *testing.F) {
 			}
 			if json.Unmarshal(out, &v) != nil || v.Code == nil || v.Message == "" || len(v.Error) == 0 {
 				t.Fatalf("v03ErrorBody(%q) = %q", b, out)
+			}
+		}
+		if out, ok := sseErrorEvent(b); ok {
+			body, found := bytes.CutPrefix(out, []byte("event: error\ndata: "))
+			body, ended := bytes.CutSuffix(body, []byte("\n\n"))
+			if !found || !ended || bytes.IndexByte(body, '\n') >= 0 || !json.Valid(body) {
+				t.Fatalf("sseErrorEvent(%q) = %q", b, out)
 			}
 		}
 		if out, ok := emptyListResult(b); ok {
