@@ -190,18 +190,18 @@ func (s *Server) routes() *http.ServeMux {
 			Err: &failure.PanicError{Value: r}})
 		return a2ago.ErrInternalError
 	}))
+	lim := s.cfg.MaxRequestBytes
 	rpc := versioned(bindingJSONRPC,
 		a2asrv.NewJSONRPCHandler(s.handler, topts...),
-		a2av0.NewJSONRPCHandler(s.handler, topts...))
+		v03JSONRPC(lim, a2av0.NewJSONRPCHandler(s.handler, topts...)))
 	rest := versioned(bindingREST,
 		a2asrv.NewRESTHandler(s.handler, topts...),
-		a2av0.NewRESTHandler(s.handler, topts...))
+		v03REST(lim, a2av0.NewRESTHandler(s.handler, topts...)))
 	mux := http.NewServeMux()
 	card := http.HandlerFunc(s.serveCard)
 	mux.Handle("GET "+CardPath, card)
 	mux.Handle("GET "+LegacyCardPath, card)
 	mux.Handle("OPTIONS "+CardPath, card)
-	lim := s.cfg.MaxRequestBytes
 	rpcH := s.cfg.Auth.middleware(bindingJSONRPC, limitBody(bindingJSONRPC, lim, rpc))
 	mux.Handle(JSONRPCPath, rpcH)
 	mux.Handle("POST /{$}", rpcH)
