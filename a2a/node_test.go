@@ -1,13 +1,11 @@
 package a2a
 
 import (
-	"bufio"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // startNode runs an npm peer script from internal/npm and returns the port
@@ -21,50 +19,8 @@ func startNode(t testing.TB, script string, args ...string) string {
 	}
 	cmd := exec.Command("node", append([]string{script}, args...)...)
 	cmd.Dir = npmDir
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		_ = stdin.Close()
-		select {
-		case <-done:
-		case <-time.After(3 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
-	lines := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if p, ok := strings.CutPrefix(sc.Text(), "LISTENING "); ok {
-				lines <- p
-			}
-		}
-		close(lines)
-	}()
-	select {
-	case p, ok := <-lines:
-		if !ok {
-			t.Fatalf("%s exited: %s", script, stderr.String())
-		}
-		return p
-	case <-time.After(30 * time.Second):
-		t.Fatalf("%s did not start: %s", script, stderr.String())
-	}
-	return ""
+	port, _ := startListening(t, cmd)
+	return port
 }
 
 // runNode runs a finite npm script and returns its stdout.
