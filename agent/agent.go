@@ -133,6 +133,10 @@ type Agent struct {
 	// strays counts the goroutines of abandoned tool calls (tools that
 	// ignored their cancellation) still running.
 	strays atomic.Int64
+	// guards is the agent's pool of idle guard workers (guard.go), and
+	// stopGrace how long a cancelled tool may take to return.
+	guards    guardPool
+	stopGrace time.Duration
 }
 
 // New validates cfg and returns an Agent. It lists every toolset once to
@@ -167,7 +171,7 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 		cfg.Name = "switchboard-agent"
 	}
 	a := &Agent{cfg: cfg, log: zerolog.Nop(), perms: cfg.Permissions, schemas: schema.NewCache(),
-		timeoutErr: callTimeoutErr(cfg.ToolTimeout)}
+		timeoutErr: callTimeoutErr(cfg.ToolTimeout), stopGrace: stopGrace}
 	if cfg.Logger != nil {
 		a.log = *cfg.Logger
 	}

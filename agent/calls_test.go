@@ -164,7 +164,6 @@ func TestDetachedSingleCall(t *testing.T) {
 // is counted, and ends when the tool finally returns.
 func TestCooperativeToolIgnoringCancellation(t *testing.T) {
 	const grace = 100 * time.Millisecond
-	defer agent.SetStopGrace(grace)()
 	cases := []struct {
 		name     string
 		stream   bool
@@ -205,6 +204,7 @@ func TestCooperativeToolIgnoringCancellation(t *testing.T) {
 			})
 			cfg.Model = llm.NewScripted(llm.Calls(llm.CallTool("1", "liar", nil)), llm.SummarizeResults("done"))
 			a := newAgent(t, cfg)
+			agent.SetStopGrace(a, grace)
 			s := a.NewSession()
 
 			type result struct {

@@ -21,9 +21,9 @@ import (
 // times the hand-off itself. An idle worker exits after guardIdle.
 
 // stopGrace is how long a cancelled tool may take to return before the
-// agent stops waiting for it and reports it as timed out (a variable for
-// tests).
-var stopGrace = 2 * time.Second
+// agent stops waiting for it and reports it as timed out (Agent.stopGrace,
+// which tests shorten).
+const stopGrace = 2 * time.Second
 
 // guardIdle is how long an idle guard worker waits for the next call
 // before it exits.
@@ -36,7 +36,7 @@ const guardIdle = 100 * time.Millisecond
 // progress arriving on live (a call run on the run's goroutine).
 func (r *run) callTool(ctx context.Context, tool Tool, args json.RawMessage, cs *callState) (*Result, error) {
 	g := &guardCall{a: r.a, ctx: ctx, tool: tool, args: args, ch: make(chan guardOut, 1), start: time.Now()}
-	guards.run(g)
+	r.a.guards.run(g)
 wait:
 	for {
 		select {
@@ -48,7 +48,8 @@ wait:
 			break wait
 		}
 	}
-	t := time.NewTimer(stopGrace)
+	grace := r.a.stopGrace
+	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
 	case o := <-g.ch:
@@ -60,9 +61,9 @@ wait:
 	}
 	r.a.strays.Add(1)
 	name := tool.Spec().Name
-	r.a.log.Warn().Str("tool", name).Str("run", r.id).Dur("grace", stopGrace).
+	r.a.log.Warn().Str("tool", name).Str("run", r.id).Dur("grace", grace).
 		Msg("tool ignored cancellation; the call is abandoned and its result will be discarded")
-	return nil, fmt.Errorf("tool %q ignored cancellation for %s: %w", name, stopGrace, context.Cause(ctx))
+	return nil, fmt.Errorf("tool %q ignored cancellation for %s: %w", name, grace, context.Cause(ctx))
 }
 
 // finishedLate is the outcome of a call that returned after its context
@@ -119,9 +120,6 @@ func (g *guardCall) returned() {
 			Msg("an abandoned tool call returned; its result is discarded")
 	}
 }
-
-// guards is the process's pool of idle guard workers.
-var guards guardPool
 
 // guardPool hands calls to idle workers, most recently idle first (its
 // stack is the likeliest to be grown and in cache), starting a worker when
