@@ -55,8 +55,7 @@ type kvWire[T any] struct {
 	Value T   `json:"value"`
 }
 
-// version is the payload version; errVersion wraps into every refusal of
-// another version.
+// version is the payload version every payload carries.
 const version = buswire.Version
 
 func checkVersion(op string, v int) error { return buswire.CheckVersion(op, v) }
@@ -127,6 +126,3 @@ func decodeSamplingReply(data []byte) (agent.SamplingResult, error) {
 func decodeElicitationReply(data []byte) (agent.ElicitationResult, error) {
 	return buswire.DecodeElicitationReply(data)
 }
-
-// decodeReply decodes a reply of any result type.
-func decodeReply[T any](data []byte, op string) (T, error) { return buswire.DecodeReply[T](data, op) }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/buswire"
 )
 
 // Request headers and error headers (the error headers are the nats.go
@@ -70,7 +71,7 @@ func request[Req, Res any](ctx context.Context, b *Bus, key failure.Key, subject
 }
 
 func decodeSamplingReplyOp(data []byte, op string) (agent.SamplingResult, error) {
-	return decodeReply[agent.SamplingResult](data, op)
+	return buswire.DecodeReply[agent.SamplingResult](data, op)
 }
 
 func decodeElicitReplyOp(data []byte, _ string) (agent.ElicitationResult, error) {
