@@ -4,6 +4,7 @@
 package policyref
 
 import (
+	"reflect"
 	"sync/atomic"
 
 	"github.com/switchboard-dev/switchboard/agent/failure"
@@ -39,8 +40,15 @@ func (r *Ref) Use(p failure.Policy) bool {
 		return false
 	}
 	if r.explicit || !r.adopted.CompareAndSwap(false, true) {
-		return r.Get() == p
+		return Same(r.Get(), p)
 	}
 	r.p.Store(&holder{p})
 	return true
+}
+
+// Same reports whether a and b are the same policy, without panicking on
+// policies of a type that == cannot compare.
+func Same(a, b failure.Policy) bool {
+	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
+	return ta == tb && ta != nil && ta.Comparable() && a == b
 }

@@ -52,3 +52,20 @@ func TestRefConcurrent(t *testing.T) {
 		t.Fatal("the agent's policy was not adopted")
 	}
 }
+
+// funcPolicy is a policy of a type == cannot compare.
+type funcPolicy struct {
+	failure.Policy
+	tags []string
+}
+
+func TestSameUncomparable(t *testing.T) {
+	a := funcPolicy{Policy: failure.NewPolicy(failure.PolicyConfig{})}
+	r := New(a, nil)
+	if r.Use(funcPolicy{Policy: a.Policy}) {
+		t.Fatal("an uncomparable policy was taken for the configured one")
+	}
+	if Same(a, a) {
+		t.Fatal("uncomparable policies compared equal")
+	}
+}
