@@ -51,7 +51,7 @@ func newBase(c Common, runners ...agent.Runner) (base, error) {
 		b.log = *c.Logger
 	}
 	if b.policy == nil {
-		b.policy = inheritedPolicy(append([]any{c.Events}, anys(runners)...))
+		b.policy = inheritedPolicy(c.Events, runners)
 	}
 	if b.policy == nil {
 		b.policy = failure.NewPolicy(failure.PolicyConfig{Logger: &b.log})
@@ -59,23 +59,19 @@ func newBase(c Common, runners ...agent.Runner) (base, error) {
 	return b, nil
 }
 
-// inheritedPolicy is the policy of the first of cs that has one.
-func inheritedPolicy(cs []any) failure.Policy {
+// inheritedPolicy is the policy of events, else of the first runner that
+// has one (nil if none has).
+func inheritedPolicy(events agent.EventSink, runners []agent.Runner) failure.Policy {
 	type hasPolicy interface{ Policy() failure.Policy }
-	for _, c := range cs {
-		if hp, ok := c.(hasPolicy); ok && hp.Policy() != nil {
+	if hp, ok := events.(hasPolicy); ok && hp.Policy() != nil {
+		return hp.Policy()
+	}
+	for _, r := range runners {
+		if hp, ok := r.(hasPolicy); ok && hp.Policy() != nil {
 			return hp.Policy()
 		}
 	}
 	return nil
-}
-
-func anys(rs []agent.Runner) []any {
-	out := make([]any, len(rs))
-	for i, r := range rs {
-		out[i] = r
-	}
-	return out
 }
 
 // Policy returns the failure policy the workflow uses.
