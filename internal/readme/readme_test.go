@@ -79,9 +79,10 @@ func dedent(lines []string) []string {
 	return out
 }
 
-// sync checks (or, with fix, rewrites) the snippets of one document. It
-// returns the document's new text and the snippets that differed.
-func sync(doc string, fix bool) (string, []string, error) {
+// syncSnippets checks the snippets of one document: it returns the
+// document with every snippet rewritten from its code, and the snippets
+// that differed.
+func syncSnippets(doc string) (string, []string, error) {
 	lines := strings.Split(doc, "\n")
 	var out, stale []string
 	for i := 0; i < len(lines); i++ {
@@ -125,7 +126,7 @@ func TestSnippets(t *testing.T) {
 			t.Fatal(err)
 		}
 		snippets += strings.Count(string(data), "<!-- snippet: ")
-		fixed, stale, err := sync(string(data), *update)
+		fixed, stale, err := syncSnippets(string(data))
 		if err != nil {
 			t.Errorf("%s: %v", path, err)
 			continue
@@ -150,14 +151,14 @@ func TestSnippets(t *testing.T) {
 // -update's rewrite makes it equal.
 func TestSyncFindsDrift(t *testing.T) {
 	doc := "intro\n<!-- snippet: examples/embedding/main.go embedding -->\n```go\nold code\n```\ntail"
-	fixed, stale, err := sync(doc, true)
+	fixed, stale, err := syncSnippets(doc)
 	if err != nil || len(stale) != 1 {
 		t.Fatalf("stale %v, err %v; want one stale snippet", stale, err)
 	}
-	if _, stale, _ := sync(fixed, false); len(stale) != 0 {
+	if _, stale, _ := syncSnippets(fixed); len(stale) != 0 {
 		t.Fatalf("after the rewrite, still stale: %v", stale)
 	}
-	if _, _, err := sync("<!-- snippet: nope.go x -->\n```go\n```", false); err == nil {
+	if _, _, err := syncSnippets("<!-- snippet: nope.go x -->\n```go\n```"); err == nil {
 		t.Fatal("a snippet of a missing file was accepted")
 	}
 }
