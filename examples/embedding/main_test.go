@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,9 +18,9 @@ import (
 // TestNewAgent runs the README's wiring against a local OpenAI-compatible
 // server, in a project folder with an .mcp.json and a skill.
 func TestNewAgent(t *testing.T) {
-	var requests int
+	var requests atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		requests++
+		requests.Add(1)
 		body, _ := io.ReadAll(r.Body)
 		if !strings.Contains(string(body), `"stream":true`) {
 			w.Header().Set("Content-Type", "application/json")
@@ -56,8 +57,8 @@ func TestNewAgent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ans.Text != "All quiet." || requests != 1 {
-		t.Errorf("answer %q after %d model requests, want %q after 1", ans.Text, requests, "All quiet.")
+	if ans.Text != "All quiet." || requests.Load() != 1 {
+		t.Errorf("answer %q after %d model requests, want %q after 1", ans.Text, requests.Load(), "All quiet.")
 	}
 	if err := closeAll(); err != nil {
 		t.Fatalf("closeAll: %v", err)
