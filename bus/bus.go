@@ -394,8 +394,8 @@ func (b *Bus) ClientURL() string {
 	return b.srv.ClientURL()
 }
 
-// Close stops the services this Bus serves (in-flight handlers are
-// cancelled and awaited), flushes buffered events, drains the connection's
+// Close stops the services this Bus serves (their in-flight handlers get
+// 5s together, then are cancelled and awaited 5s more), flushes buffered events, drains the connection's
 // subscriptions and the connection, then shuts the embedded server down and
 // removes a temporary store directory. It takes at most closeTimeout
 // (30s) whatever the server and the responders' handlers do; later calls
@@ -411,11 +411,17 @@ func (b *Bus) Close() error {
 	svcs := b.services
 	b.services = nil
 	b.mu.Unlock()
-	for _, s := range svcs {
-		if err := s.stop(ctx); err != nil {
-			errs = append(errs, err)
-		}
+	// The services stop together: their in-flight handlers share one
+	// grace, then each cancelled handler gets stopGrace more.
+	gctx, gcancel := context.WithTimeout(ctx, stopGrace)
+	stopErrs := make([]error, len(svcs))
+	var wg sync.WaitGroup
+	for i, s := range svcs {
+		wg.Go(func() { stopErrs[i] = s.stop(gctx) })
 	}
+	wg.Wait()
+	gcancel()
+	errs = append(errs, stopErrs...)
 	b.events.close(ctx)
 	if err := b.nc.Drain(); err != nil {
 		// Disconnected (or already closed): nothing can be drained.

@@ -391,3 +391,36 @@ func TestServiceStop(t *testing.T) {
 	_, err = b.Sampler().Sample(ctx, samplingRequest("x"))
 	wantKind(t, err, failure.Unavailable)
 }
+
+// TestBusCloseBoundsHandlers: closing the bus gives a responder's
+// in-flight handler its 5s grace, then cancels it, whatever the handler
+// would have waited for.
+func TestBusCloseBoundsHandlers(t *testing.T) {
+	b, err := bus.New(context.Background(), bus.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t, 40*time.Second)
+	started := make(chan struct{})
+	if _, err := b.ServeSampling(ctx, agent.SamplerFunc(func(ctx context.Context, _ agent.SamplingRequest) (agent.SamplingResult, error) {
+		close(started)
+		<-ctx.Done() // a model call that only ends when cancelled
+		return agent.SamplingResult{}, ctx.Err()
+	}), bus.ServeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		_, err := b.Sampler().Sample(ctx, samplingRequest("x"))
+		errc <- err
+	}()
+	<-started
+	start := time.Now()
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 8*time.Second {
+		t.Errorf("Close took %s, want the 5s grace and little more", d)
+	}
+	<-errc
+}
