@@ -105,30 +105,12 @@ func TestServerStopsReading(t *testing.T) {
 	t.Logf("Close took %s", time.Since(t0))
 }
 
-// syncBuf is a log sink safe for concurrent writes.
-type syncBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestLogFlood: a server floods log notifications faster than they are
 // handled (issue 15, item 6). The heap stays bounded, the drops are
 // logged, and Close is prompt.
 func TestLogFlood(t *testing.T) {
 	const n = 50_000 // about 25 MB of notifications
-	var logs syncBuf
+	var logs syncBuffer
 	log := zerolog.New(&logs).Level(zerolog.WarnLevel)
 	cfg := quickConfig(testServer("flood", "", nil))
 	cfg.Logger = &log

@@ -30,10 +30,7 @@ type versionGate struct {
 	version string
 }
 
-// sawWrite and sawRead note a message written or read.
-func (g *versionGate) sawWrite(msg jsonrpc.Message) { g.saw(msg) }
-func (g *versionGate) sawRead(msg jsonrpc.Message)  { g.saw(msg) }
-
+// saw notes a message written or read.
 func (g *versionGate) saw(msg jsonrpc.Message) {
 	switch m := msg.(type) {
 	case *jsonrpc.Request:
@@ -78,9 +75,6 @@ func (g *versionGate) answered(resp *jsonrpc.Response) {
 		}
 	}
 }
-
-// pending reports whether a handshake answer is awaited.
-func (g *versionGate) pending() bool { return g.waiting.Load() }
 
 // allowBatch returns the error go-sdk gives a batch under the negotiated
 // revision, or nil where batches are allowed.

@@ -147,7 +147,7 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if c.nudge != nil && c.nudge.read(msg) {
 			continue
 		}
-		c.gate.sawRead(msg)
+		c.gate.saw(msg)
 		if c.notes != nil && c.notes.offer(msg) {
 			continue
 		}
@@ -300,7 +300,7 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if c.nudge != nil {
 		c.nudge.wrote(msg) // before the answer can be read
 	}
-	c.gate.sawWrite(msg)
+	c.gate.saw(msg)
 	return c.writeLine(ctx, append(data, '\n'))
 }
 

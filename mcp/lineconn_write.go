@@ -101,17 +101,13 @@ func (c *lineConn) writeBounded(ctx context.Context, data []byte) (written int, 
 	})
 	defer stop()
 	ctxDeadline, hasDeadline := ctx.Deadline()
-	stall := c.stall
-	if stall <= 0 {
-		stall = writeStall
-	}
 	for written < len(data) {
 		mu.Lock()
 		if done {
 			mu.Unlock()
 			return written, false, ctx.Err()
 		}
-		d := time.Now().Add(stall)
+		d := time.Now().Add(c.stall)
 		byStall := true
 		if hasDeadline && ctxDeadline.Before(d) {
 			d, byStall = ctxDeadline, false

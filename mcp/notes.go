@@ -156,15 +156,25 @@ type coalescer struct {
 	lastLog time.Time
 }
 
-func noteKey(method string, params json.RawMessage) string {
+// noteKey is the key under which a coalesced notification is pending:
+// its method, and for resources/updated its URI too.
+func noteKey(method, uri string) string {
 	if method != "notifications/resources/updated" {
 		return method
+	}
+	return method + " " + uri
+}
+
+// uriOf is the uri of a resources/updated notification's parameters.
+func uriOf(method string, params json.RawMessage) string {
+	if method != "notifications/resources/updated" {
+		return ""
 	}
 	var p struct {
 		URI string `json:"uri"`
 	}
 	_ = json.Unmarshal(params, &p)
-	return method + " " + p.URI
+	return p.URI
 }
 
 // drop reports whether msg is a coalesced notification to drop; if it is
@@ -174,7 +184,7 @@ func (k *coalescer) drop(msg jsonrpc.Message) bool {
 	if !ok || req.ID.IsValid() || !coalescedMethods[req.Method] {
 		return false
 	}
-	key := noteKey(req.Method, req.Params)
+	key := noteKey(req.Method, uriOf(req.Method, req.Params))
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	now := time.Now()
@@ -211,12 +221,8 @@ func (k *coalescer) drop(msg jsonrpc.Message) bool {
 // handled records that go-sdk handed a coalesced notification to its
 // handler: the next one like it is passed on.
 func (k *coalescer) handled(method, uri string) {
-	key := method
-	if uri != "" || method == "notifications/resources/updated" {
-		key = method + " " + uri
-	}
 	k.mu.Lock()
-	delete(k.pending, key)
+	delete(k.pending, noteKey(method, uri))
 	k.mu.Unlock()
 }
 

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -118,7 +119,7 @@ func (r *resultStore) spill(tool string, res *agent.Result) (*agent.Result, erro
 		}
 		sr.items = append(sr.items, it)
 		sr.bytes += int64(it.size)
-		desc := fmt.Sprintf("%s %s, %d bytes", p.Type, cmpOr(p.MIMEType, "application/octet-stream"), len(p.Data))
+		desc := fmt.Sprintf("%s %s, %d bytes", p.Type, cmp.Or(p.MIMEType, "application/octet-stream"), len(p.Data))
 		if p.URI != "" {
 			desc = fmt.Sprintf("%s %s", desc, p.URI)
 		}
@@ -144,13 +145,6 @@ func (r *resultStore) spill(tool string, res *agent.Result) (*agent.Result, erro
 	}
 	msg += fmt.Sprintf("\nThe first %d bytes:\n%s", len(preview), preview)
 	return &agent.Result{IsError: res.IsError, Parts: []agent.Part{{Type: agent.PartText, Text: msg}}}, nil
-}
-
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // extension returns a file name extension for a MIME type (".bin" when
@@ -260,7 +254,7 @@ func (r *resultStore) read(id string, offset, length int) (*agent.Result, error)
 		}
 		return agent.TextResult(note + "\n" + string(buf)), nil
 	}
-	desc := fmt.Sprintf("%s %s", it.part.Type, cmpOr(it.part.MIMEType, "application/octet-stream"))
+	desc := fmt.Sprintf("%s %s", it.part.Type, cmp.Or(it.part.MIMEType, "application/octet-stream"))
 	if offset == 0 && end == size && size <= readWholeMax {
 		p := it.part
 		p.Data = buf

@@ -23,7 +23,6 @@ type stdioTransport struct {
 	cmd      *exec.Cmd
 	grace    time.Duration // each wait of the shutdown
 	maxFrame int           // the bound on one message's size
-	stall    time.Duration // lineConn.stall (0: writeStall)
 	// notes, if set, handles the server's log and progress notifications
 	// (see noteQueue); log gets the queue's drop reports.
 	notes    func(method string, params json.RawMessage)
@@ -86,9 +85,6 @@ func (t *stdioTransport) Connect(context.Context) (gomcp.Connection, error) {
 		return fmt.Errorf("the server process %d did not exit after SIGKILL", t.cmd.Process.Pid)
 	}
 	c := newLineConn(stdout, stdin, stop, t.maxFrame)
-	if t.stall > 0 {
-		c.stall = t.stall
-	}
 	c.kill = func() {
 		// A server that stopped reading, or whose input holds half a
 		// message: kill it (and its group) at once; Close reaps it.
