@@ -14,6 +14,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/policyref"
 	"github.com/switchboard-dev/switchboard/internal/schema"
 )
 
@@ -115,8 +116,7 @@ type LogMessage struct {
 type Manager struct {
 	cfg     Config
 	log     zerolog.Logger
-	policy  atomic.Pointer[policyRef] // see policy.go
-	ownPol  bool                      // Config.Policy was set
+	policy  *policyref.Ref // Config.Policy, or a default an agent's replaces
 	schemas *schema.Cache
 	servers []*server
 	byName  map[string]*server
@@ -186,7 +186,7 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 	if cfg.Logger != nil {
 		m.log = cfg.Logger.With().Str("component", "mcp").Logger()
 	}
-	m.initPolicy(cfg.Policy)
+	m.policy = policyref.New(cfg.Policy, failure.NewPolicy(failure.PolicyConfig{Logger: &m.log}))
 	for i := range cfg.Servers {
 		sc := cfg.Servers[i]
 		if err := sc.normalize(); err != nil {
