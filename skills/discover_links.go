@@ -8,9 +8,17 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Symbolic links met by discovery, and the os.Root openings they need.
+
+// fileInfo is what discovery needs of an opened SKILL.md.
+type fileInfo struct {
+	mod  time.Time
+	size int64
+	id   fileID
+}
 
 // realRoot resolves a root's symbolic links, resolving each parent folder
 // once however many roots it holds ("" when the root is not a folder).

@@ -19,13 +19,6 @@ const atFDCWD = ^uintptr(99)
 // thousands of skills, that is a third of the per-file system calls.
 type rawFile struct{ fd int }
 
-// fileInfo is what discovery needs of an opened SKILL.md.
-type fileInfo struct {
-	mod  time.Time
-	size int64
-	id   fileID
-}
-
 // openSkillFile opens name and returns its modification time, size and
 // identity. It opens with O_NONBLOCK, so a named pipe never blocks the
 // open, and refuses (errNotRegular) anything that is not a regular file;

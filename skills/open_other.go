@@ -2,17 +2,7 @@
 
 package skills
 
-import (
-	"os"
-	"time"
-)
-
-// fileInfo is what discovery needs of an opened SKILL.md.
-type fileInfo struct {
-	mod  time.Time
-	size int64
-	id   fileID
-}
+import "os"
 
 // openSkillFile opens name and returns its modification time, size and
 // identity. A name that is not a regular file reports errNotRegular (it is
