@@ -149,7 +149,7 @@ func (d *skillDir) openFile(name string, noHardLinks bool) (fs.File, fs.FileInfo
 		f.Close()
 		return nil, st, errNotRegular
 	}
-	if _, nlink, ok := idOf(st); ok && noHardLinks && nlink > 1 {
+	if nlink, ok := nlinkOf(st); ok && noHardLinks && nlink > 1 {
 		f.Close()
 		return nil, st, errHardLink
 	}

@@ -17,7 +17,6 @@ import (
 type fileInfo struct {
 	mod  time.Time
 	size int64
-	id   fileID
 }
 
 // realRoot resolves a root's symbolic links, resolving each parent folder
@@ -138,7 +137,6 @@ func openRootFile(root *os.Root, name string, info *fileInfo) (*os.File, error) 
 		}
 		return nil, err
 	}
-	id, _, _ := idOf(st)
-	*info = fileInfo{mod: st.ModTime(), size: st.Size(), id: id}
+	*info = fileInfo{mod: st.ModTime(), size: st.Size()}
 	return f, nil
 }
