@@ -253,11 +253,12 @@ func (l *loader) rootOS(w *walk) {
 		w.found = true
 		return
 	}
-	if l.loadOS(w, r.Path, filepath.Base(real), real, l.pluginAbove(r.Path)) {
+	plugin := l.pluginAbove(r.Path)
+	if l.loadOS(w, r.Path, filepath.Base(real), real, plugin) {
 		return
 	}
 	w.visiting[real] = true
-	l.walkOS(w, r.Path, real, 0, l.pluginAbove(r.Path))
+	l.walkOS(w, r.Path, real, 0, plugin)
 }
 
 // pluginAbove returns the plugin a root belongs to when the root is a
