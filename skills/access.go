@@ -149,7 +149,7 @@ func (d *skillDir) openFile(name string, noHardLinks bool) (fs.File, fs.FileInfo
 		f.Close()
 		return nil, st, errNotRegular
 	}
-	if _, nlink, ok := idOf(st); ok && noHardLinks && nlink > 1 {
+	if nlink, ok := nlinkOf(st); ok && noHardLinks && nlink > 1 {
 		f.Close()
 		return nil, st, errHardLink
 	}
@@ -172,14 +172,8 @@ func (d *skillDir) openMain() (fs.File, fs.FileInfo, error) {
 		return nil, nil, err
 	}
 	defer root.Close()
-	var info fileInfo
-	f, err := openRootFile(root, s.linkRel, &info)
+	f, st, err := openRootFile(root, s.linkRel)
 	if err != nil {
-		return nil, nil, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
 		return nil, nil, err
 	}
 	return f, st, nil

@@ -253,11 +253,12 @@ func (l *loader) rootOS(w *walk) {
 		w.found = true
 		return
 	}
-	if l.loadOS(w, r.Path, filepath.Base(real), real, l.pluginAbove(r.Path)) {
+	plugin := l.pluginAbove(r.Path)
+	if l.loadOS(w, r.Path, filepath.Base(real), real, plugin) {
 		return
 	}
 	w.visiting[real] = true
-	l.walkOS(w, r.Path, real, 0, l.pluginAbove(r.Path))
+	l.walkOS(w, r.Path, real, 0, plugin)
 }
 
 // pluginAbove returns the plugin a root belongs to when the root is a
@@ -543,7 +544,7 @@ func (l *loader) parse(j parseJob, buf *[]byte) {
 	s, err := l.read(j.f, j.file, j.loc.folder, buf)
 	if s != nil {
 		s.Dir, s.Root, s.rootIdx, s.modTime, s.size = j.loc.dir, j.label, j.idx, j.e.modTime, j.e.size
-		s.fileName, s.linkRoot, s.linkRel, s.id, s.realDir = j.loc.name, j.loc.linkRoot, j.loc.linkRel, j.loc.info.id, j.loc.realDir
+		s.fileName, s.linkRoot, s.linkRel, s.realDir = j.loc.name, j.loc.linkRoot, j.loc.linkRel, j.loc.realDir
 		if j.loc.name != skillFile {
 			s.Warnings = append(s.Warnings, newWarning(j.file, 0, warnSkillFileName, "the file is named %s; the specification names it SKILL.md (case-sensitive file systems and stricter agents miss it)", j.loc.name))
 		}

@@ -8,9 +8,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Symbolic links met by discovery, and the os.Root openings they need.
+
+// fileInfo is what discovery needs of an opened SKILL.md.
+type fileInfo struct {
+	mod  time.Time
+	size int64
+}
 
 // realRoot resolves a root's symbolic links, resolving each parent folder
 // once however many roots it holds ("" when the root is not a folder).
@@ -50,9 +57,13 @@ func (l *loader) realRoot(p string) string {
 // never read. Opening through os.Root means the target cannot be swapped
 // for one outside between the check and the read.
 func (l *loader) openLinked(loc *skillLoc, file string) (io.ReadCloser, error) {
-	f, err := openInRoot(loc.dir, loc.name, &loc.info)
-	if err == nil || errors.Is(err, fs.ErrNotExist) || err == errNotRegular {
-		return f, err
+	f, st, err := openInRoot(loc.dir, loc.name)
+	if err == nil {
+		loc.info = fileInfo{mod: st.ModTime(), size: st.Size()}
+		return f, nil
+	}
+	if errors.Is(err, fs.ErrNotExist) || err == errNotRegular {
+		return nil, err
 	}
 	target, err := filepath.EvalSymlinks(file)
 	if err != nil {
@@ -67,8 +78,9 @@ func (l *loader) openLinked(loc *skillLoc, file string) (io.ReadCloser, error) {
 		if err != nil {
 			continue
 		}
-		f, err := openRootFile(root, rel, &loc.info)
+		f, st, err := openRootFile(root, rel)
 		if err == nil {
+			loc.info = fileInfo{mod: st.ModTime(), size: st.Size()}
 			loc.linkRoot, loc.linkRel = rr, rel
 			return f, nil
 		}
@@ -103,24 +115,25 @@ func (l *loader) osRoot(i int) (*os.Root, error) {
 }
 
 // openInRoot opens dir/name through an os.Root of dir.
-func openInRoot(dir, name string, info *fileInfo) (*os.File, error) {
+func openInRoot(dir, name string) (*os.File, fs.FileInfo, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer root.Close()
-	return openRootFile(root, name, info)
+	return openRootFile(root, name)
 }
 
 // openRootFile opens a regular file through root, without blocking on a
-// named pipe, filling in info; a path leaving the root is errOutside.
-func openRootFile(root *os.Root, name string, info *fileInfo) (*os.File, error) {
+// named pipe, and returns it with its FileInfo; a path leaving the root is
+// errOutside.
+func openRootFile(root *os.Root, name string) (*os.File, fs.FileInfo, error) {
 	f, err := root.OpenFile(name, os.O_RDONLY|oNonblock, 0)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, err
+			return nil, nil, err
 		}
-		return nil, fmt.Errorf("%w: %w", errOutside, err)
+		return nil, nil, fmt.Errorf("%w: %w", errOutside, err)
 	}
 	st, err := f.Stat()
 	if err != nil || !st.Mode().IsRegular() {
@@ -128,9 +141,7 @@ func openRootFile(root *os.Root, name string, info *fileInfo) (*os.File, error) 
 		if err == nil {
 			err = errNotRegular
 		}
-		return nil, err
+		return nil, nil, err
 	}
-	id, _, _ := idOf(st)
-	*info = fileInfo{mod: st.ModTime(), size: st.Size(), id: id}
-	return f, nil
+	return f, st, nil
 }

@@ -19,15 +19,8 @@ const atFDCWD = ^uintptr(99)
 // thousands of skills, that is a third of the per-file system calls.
 type rawFile struct{ fd int }
 
-// fileInfo is what discovery needs of an opened SKILL.md.
-type fileInfo struct {
-	mod  time.Time
-	size int64
-	id   fileID
-}
-
-// openSkillFile opens name and returns its modification time, size and
-// identity. It opens with O_NONBLOCK, so a named pipe never blocks the
+// openSkillFile opens name and returns its modification time and size.
+// It opens with O_NONBLOCK, so a named pipe never blocks the
 // open, and refuses (errNotRegular) anything that is not a regular file;
 // a symbolic link reports errSymlink (it is opened through an os.Root
 // instead, see openLinked).
@@ -75,7 +68,7 @@ func openSkillPath(path []byte) (*rawFile, fileInfo, error) {
 		return nil, fileInfo{}, errNotRegular
 	}
 	sec, nsec := st.Mtim.Unix()
-	return &rawFile{fd: fd}, fileInfo{mod: time.Unix(sec, nsec), size: st.Size, id: fileID{dev: st.Dev, ino: st.Ino}}, nil
+	return &rawFile{fd: fd}, fileInfo{mod: time.Unix(sec, nsec), size: st.Size}, nil
 }
 
 // Read reads from the file; 0 bytes at the end is io.EOF.

@@ -2,20 +2,10 @@
 
 package skills
 
-import (
-	"os"
-	"time"
-)
+import "os"
 
-// fileInfo is what discovery needs of an opened SKILL.md.
-type fileInfo struct {
-	mod  time.Time
-	size int64
-	id   fileID
-}
-
-// openSkillFile opens name and returns its modification time, size and
-// identity. A name that is not a regular file reports errNotRegular (it is
+// openSkillFile opens name and returns its modification time and size.
+// A name that is not a regular file reports errNotRegular (it is
 // opened without blocking, so a named pipe cannot hang the open); a
 // symbolic link reports errSymlink (it is opened through an os.Root
 // instead, see openLinked).
@@ -36,8 +26,7 @@ func openSkillFile(name string) (*os.File, fileInfo, error) {
 		f.Close()
 		return nil, fileInfo{}, errNotRegular
 	}
-	id, _, _ := idOf(st)
-	return f, fileInfo{mod: st.ModTime(), size: st.Size(), id: id}, nil
+	return f, fileInfo{mod: st.ModTime(), size: st.Size()}, nil
 }
 
 // openSkillPath is openSkillFile for a NUL-terminated path.

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"path"
 	"path/filepath"
-	"strings"
 )
 
 // Claude Code plugins. A folder holding .claude-plugin/plugin.json is a
@@ -113,6 +112,6 @@ func (l *loader) plugin(file string, f io.Reader) string {
 	if err != nil {
 		l.discoverWarn(file, "%v; the plugin's skills keep their own names", err)
 	}
-	l.pluginNames[file] = strings.TrimSpace(name)
-	return l.pluginNames[file]
+	l.pluginNames[file] = name
+	return name
 }

@@ -60,11 +60,10 @@ type Skill struct {
 	// fileName is the main file's name in Dir (SKILL.md or skill.md);
 	// linkRoot and linkRel, when linkRoot is set, locate a SKILL.md linked
 	// into another root (see skillLoc). realDir is Dir without symbolic
-	// links, as found at load; id is the main file's identity.
+	// links, as found at load.
 	fileName          string
 	linkRoot, linkRel string
 	realDir           string
-	id                fileID
 }
 
 // parseOptions configures parse.
