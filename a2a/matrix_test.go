@@ -101,7 +101,7 @@ func TestInteropMatrix(t *testing.T) {
 			for _, b := range []string{"JSONRPC", "HTTP+JSON"} {
 				t.Run(row.name+"/"+b, func(t *testing.T) {
 					rec.reset()
-					out := runNode(t, row.script, front.URL, b, hook, front.URL+"/rest")
+					out := runNode(t, row.script, front.URL, b, hook)
 					theirClientRow(t, b, out, rec)
 				})
 			}
