@@ -290,22 +290,6 @@ func (l *lastRequest) get() (version, path string) {
 	return l.version, l.path
 }
 
-// slowTask starts a task that runs until cancelled.
-func slowTask(t *testing.T, ctx context.Context, c *a2aclient.Client) a2ago.TaskID {
-	t.Helper()
-	m := textMsg("slow matrix")
-	m.Config = &a2ago.SendMessageConfig{ReturnImmediately: true}
-	res, err := c.SendMessage(ctx, m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	task, ok := res.(*a2ago.Task)
-	if !ok {
-		t.Fatalf("answer %T", res)
-	}
-	return task.ID
-}
-
 // cancelAndSubscribe runs the cancel and subscribe cells on one slow task.
 func cancelAndSubscribe(t *testing.T, ctx context.Context, c *a2aclient.Client, cell func(string, func(*testing.T))) {
 	cell("subscribe", func(t *testing.T) {
