@@ -6,22 +6,12 @@
 // protocol 0.3. Prints one JSON line per cell: {"op", "ok", "detail"} or
 // {"op", "unsupported": reason}, then "DONE".
 import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, RestTransportFactory } from 'a2a-sdk-v03/client';
+import { assert, cell, sleep, unsupported } from './matrix-cells.mjs';
 
 const [base, binding, hook] = process.argv.slice(2);
-const report = (op, ok, detail) => process.stdout.write(JSON.stringify({ op, ok: !!ok, detail }) + '\n');
 const msg = (s, extra = {}) => ({ kind: 'message', messageId: crypto.randomUUID(), role: 'user', parts: [{ kind: 'text', text: s }], ...extra });
 const partsText = (ps) => (ps ?? []).map((p) => (p.kind === 'text' ? p.text : '')).join('');
 const artText = (t) => (t.artifacts ?? []).map((a) => partsText(a.parts)).join('');
-const assert = (c, m) => { if (!c) throw new Error(m); };
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function cell(op, fn) {
-  try {
-    report(op, true, await fn());
-  } catch (e) {
-    report(op, false, String(e?.stack ?? e));
-  }
-}
 
 const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
   transports: [new JsonRpcTransportFactory(), new RestTransportFactory()],
@@ -71,7 +61,7 @@ await cell('get', async () => {
   assert(t.id === done.id && t.status.state === 'completed', JSON.stringify(t.status));
   return t.id;
 });
-process.stdout.write(JSON.stringify({ op: 'list', unsupported: 'A2A 0.3 has no ListTasks (tasks/list was added in 1.0); the 0.3 SDK client has no such method' }) + '\n');
+unsupported('list', 'A2A 0.3 has no ListTasks (tasks/list was added in 1.0); the 0.3 SDK client has no such method');
 const slow = async () => {
   const r = await client.sendMessage({ message: msg('slow matrix'), configuration: { blocking: false } });
   assert(r.kind === 'task', 'not a task: ' + JSON.stringify(r));
