@@ -191,13 +191,7 @@ func TestPushConfigs_PUSH_CREATE_GET_LIST_DEL_DELIVER(t *testing.T) {
 	for _, b := range bindings {
 		t.Run(string(b), func(t *testing.T) {
 			c := clientFor(t, hs.URL, b, nil)
-			m := textMsg("slow push")
-			m.Config = &a2ago.SendMessageConfig{ReturnImmediately: true}
-			res, err := c.SendMessage(ctx, m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			id := res.(*a2ago.Task).ID
+			id := slowTask(t, ctx, c)
 			pc, err := c.CreateTaskPushConfig(ctx, &a2ago.PushConfig{TaskID: id, URL: hook, Token: "secret-token"})
 			if err != nil || pc.ID == "" {
 				t.Fatalf("create = %+v, %v", pc, err)
@@ -292,13 +286,7 @@ func TestPushRefusesPrivateTargets(t *testing.T) {
 	}
 	for _, b := range bindings {
 		c := clientFor(t, hs.URL, b, nil)
-		m := textMsg("slow push")
-		m.Config = &a2ago.SendMessageConfig{ReturnImmediately: true}
-		res, err := c.SendMessage(ctx, m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		id := res.(*a2ago.Task).ID
+		id := slowTask(t, ctx, c)
 		for _, tc := range targets {
 			t.Run(string(b)+"/create/"+tc.url, func(t *testing.T) {
 				_, err := c.CreateTaskPushConfig(ctx, &a2ago.PushConfig{TaskID: id, URL: tc.url})
@@ -344,13 +332,7 @@ func TestPushRefusedAtDelivery(t *testing.T) {
 	_, hs := newWorker(t, ServerConfig{PushNotifications: true, PushStore: pushes, Logger: &log})
 	ctx := ctxT(t)
 	c := clientFor(t, hs.URL, a2ago.TransportProtocolJSONRPC, nil)
-	m := textMsg("slow push")
-	m.Config = &a2ago.SendMessageConfig{ReturnImmediately: true}
-	res, err := c.SendMessage(ctx, m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := res.(*a2ago.Task).ID
+	id := slowTask(t, ctx, c)
 	if _, err := pushes.Save(ctx, id, &a2ago.PushConfig{URL: hook, Token: "t"}); err != nil {
 		t.Fatal(err)
 	}

@@ -103,18 +103,11 @@ func (h *answerHandler) SendStreamingMessage(ctx context.Context, req *a2ago.Sen
 // interrupted reports an event after which a client acts: a terminal
 // state, or input or auth required.
 func interrupted(ev a2ago.Event) bool {
-	var st a2ago.TaskState
-	switch v := ev.(type) {
-	case *a2ago.Task:
-		st = v.Status.State
-	case *a2ago.TaskStatusUpdateEvent:
-		st = v.Status.State
-	case *a2ago.Message:
+	if _, ok := ev.(*a2ago.Message); ok {
 		return true
-	default:
-		return false
 	}
-	return st.Terminal() || st == a2ago.TaskStateInputRequired || st == a2ago.TaskStateAuthRequired
+	st, ok := eventState(ev)
+	return ok && (st.Terminal() || st == a2ago.TaskStateInputRequired || st == a2ago.TaskStateAuthRequired)
 }
 
 // resumedSnapshot shows a task snapshot taken just after the answer was

@@ -39,10 +39,8 @@ const methodV03PushConfigList = "tasks/pushNotificationConfig/list"
 func v03REST(limit int64, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost && isPushCreatePath(r.URL.Path) && r.Body != nil && r.Body != http.NoBody {
-			body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
-			if err != nil || int64(len(body)) > limit {
-				writeRequestError(w, bindingREST, http.StatusRequestEntityTooLarge, a2ago.ErrInvalidRequest,
-					"the request body could not be read within the server's limit")
+			body, ok := readBody(w, r, bindingREST, limit)
+			if !ok {
 				return
 			}
 			if out, ok := pushCreateBody(body); ok {
@@ -67,10 +65,8 @@ func v03JSONRPC(limit int64, next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
-		if err != nil || int64(len(body)) > limit {
-			writeRequestError(w, bindingJSONRPC, http.StatusRequestEntityTooLarge, a2ago.ErrInvalidRequest,
-				"the request body could not be read within the server's limit")
+		body, ok := readBody(w, r, bindingJSONRPC, limit)
+		if !ok {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
@@ -85,6 +81,18 @@ func v03JSONRPC(limit int64, next http.Handler) http.Handler {
 		next.ServeHTTP(cw, r)
 		cw.finish(func(_ int, b []byte) ([]byte, bool) { return emptyListResult(b) })
 	})
+}
+
+// readBody reads r's body, at most limit bytes; when it cannot, it answers
+// 413 and ok is false.
+func readBody(w http.ResponseWriter, r *http.Request, b binding, limit int64) (body []byte, ok bool) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	if err != nil || int64(len(body)) > limit {
+		writeRequestError(w, b, http.StatusRequestEntityTooLarge, a2ago.ErrInvalidRequest,
+			"the request body could not be read within the server's limit")
+		return nil, false
+	}
+	return body, true
 }
 
 // isPushCreatePath reports whether p is /v1/tasks/{id}/pushNotificationConfigs.

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"go.uber.org/goleak"
 
 	"github.com/switchboard-dev/switchboard/agent"
@@ -165,3 +167,19 @@ var lastUser = testkit.LastUser
 
 // ctxT is a test's context, bounded by 60s.
 func ctxT(t testing.TB) context.Context { return testkit.Ctx(t, 60*time.Second) }
+
+// slowTask starts a task that runs until cancelled.
+func slowTask(t *testing.T, ctx context.Context, c *a2aclient.Client) a2ago.TaskID {
+	t.Helper()
+	m := textMsg("slow matrix")
+	m.Config = &a2ago.SendMessageConfig{ReturnImmediately: true}
+	res, err := c.SendMessage(ctx, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, ok := res.(*a2ago.Task)
+	if !ok {
+		t.Fatalf("answer %T", res)
+	}
+	return task.ID
+}

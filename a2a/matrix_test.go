@@ -101,7 +101,7 @@ func TestInteropMatrix(t *testing.T) {
 			for _, b := range []string{"JSONRPC", "HTTP+JSON"} {
 				t.Run(row.name+"/"+b, func(t *testing.T) {
 					rec.reset()
-					out := runNode(t, row.script, front.URL, b, hook, front.URL+"/rest")
+					out := runNode(t, row.script, front.URL, b, hook)
 					theirClientRow(t, b, out, rec)
 				})
 			}
@@ -288,22 +288,6 @@ func (l *lastRequest) get() (version, path string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.version, l.path
-}
-
-// slowTask starts a task that runs until cancelled.
-func slowTask(t *testing.T, ctx context.Context, c *a2aclient.Client) a2ago.TaskID {
-	t.Helper()
-	m := textMsg("slow matrix")
-	m.Config = &a2ago.SendMessageConfig{ReturnImmediately: true}
-	res, err := c.SendMessage(ctx, m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	task, ok := res.(*a2ago.Task)
-	if !ok {
-		t.Fatalf("answer %T", res)
-	}
-	return task.ID
 }
 
 // cancelAndSubscribe runs the cancel and subscribe cells on one slow task.

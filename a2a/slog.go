@@ -130,17 +130,10 @@ func addAttr(ev *zerolog.Event, prefix string, a slog.Attr) {
 		}
 		ev.Dict(key, d)
 	default:
-		switch x := v.Any().(type) {
-		case error:
-			if x == nil {
-				ev.Str(key, "<nil>")
-			} else {
-				ev.Str(key, x.Error())
-			}
-		case nil:
-			ev.Interface(key, nil)
-		default:
-			ev.Interface(key, x)
+		if err, ok := v.Any().(error); ok {
+			ev.Str(key, err.Error())
+		} else {
+			ev.Interface(key, v.Any())
 		}
 	}
 }

@@ -8,19 +8,23 @@ import (
 	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
 )
 
+// eventState is the task state ev carries: a task's or a status update's;
+// ok is false for other events.
+func eventState(ev a2ago.Event) (st a2ago.TaskState, ok bool) {
+	switch v := ev.(type) {
+	case *a2ago.Task:
+		return v.Status.State, true
+	case *a2ago.TaskStatusUpdateEvent:
+		return v.Status.State, true
+	}
+	return a2ago.TaskStateUnspecified, false
+}
+
 // isFinal reports whether ev ends an execution: a terminal state or
 // input-required.
 func isFinal(ev a2ago.Event) bool {
-	var st a2ago.TaskState
-	switch v := ev.(type) {
-	case *a2ago.Task:
-		st = v.Status.State
-	case *a2ago.TaskStatusUpdateEvent:
-		st = v.Status.State
-	default:
-		return false
-	}
-	return st.Terminal() || st == a2ago.TaskStateInputRequired
+	st, ok := eventState(ev)
+	return ok && (st.Terminal() || st == a2ago.TaskStateInputRequired)
 }
 
 // fold returns the task after ev, sharing with cur everything ev does not

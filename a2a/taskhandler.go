@@ -56,13 +56,8 @@ func (h *taskHandler) SendMessage(ctx context.Context, req *a2ago.SendMessageReq
 }
 
 func authRequired(ev a2ago.Event) bool {
-	switch v := ev.(type) {
-	case *a2ago.Task:
-		return v.Status.State == a2ago.TaskStateAuthRequired
-	case *a2ago.TaskStatusUpdateEvent:
-		return v.Status.State == a2ago.TaskStateAuthRequired
-	}
-	return false
+	st, _ := eventState(ev)
+	return st == a2ago.TaskStateAuthRequired
 }
 
 // SendStreamingMessage streams the task's events until its execution ends.

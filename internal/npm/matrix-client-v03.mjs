@@ -1,29 +1,17 @@
 // The interop matrix's A2A 0.3 client (@a2a-js/sdk 0.3.14, installed as
 // "a2a-sdk-v03"): every operation against an A2A server over one binding.
-// Usage: node matrix-client-v03.mjs <baseURL> <JSONRPC|HTTP+JSON> <hookURL> [restURL]
+// Usage: node matrix-client-v03.mjs <baseURL> <JSONRPC|HTTP+JSON> <hookURL>
 // The server is Switchboard's test worker (see matrix-client-v1.mjs).
 // The "card" cell checks that the server's card offers the binding at
-// protocol 0.3; when it does not and restURL is given, the other cells use
-// the card with that REST interface added, so that the binding itself is
-// still exercised. Prints one JSON line per cell: {"op", "ok", "detail"} or
+// protocol 0.3. Prints one JSON line per cell: {"op", "ok", "detail"} or
 // {"op", "unsupported": reason}, then "DONE".
 import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, RestTransportFactory } from 'a2a-sdk-v03/client';
+import { assert, cell, sleep, unsupported } from './matrix-cells.mjs';
 
-const [base, binding, hook, restURL] = process.argv.slice(2);
-const report = (op, ok, detail) => process.stdout.write(JSON.stringify({ op, ok: !!ok, detail }) + '\n');
+const [base, binding, hook] = process.argv.slice(2);
 const msg = (s, extra = {}) => ({ kind: 'message', messageId: crypto.randomUUID(), role: 'user', parts: [{ kind: 'text', text: s }], ...extra });
 const partsText = (ps) => (ps ?? []).map((p) => (p.kind === 'text' ? p.text : '')).join('');
 const artText = (t) => (t.artifacts ?? []).map((a) => partsText(a.parts)).join('');
-const assert = (c, m) => { if (!c) throw new Error(m); };
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function cell(op, fn) {
-  try {
-    report(op, true, await fn());
-  } catch (e) {
-    report(op, false, String(e?.stack ?? e));
-  }
-}
 
 const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
   transports: [new JsonRpcTransportFactory(), new RestTransportFactory()],
@@ -31,18 +19,14 @@ const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryO
 }));
 const cardRes = await fetch(new URL('/.well-known/agent-card.json', base));
 const card = await cardRes.json();
-const offered = () => [{ url: card.url, transport: card.preferredTransport ?? 'JSONRPC' }, ...(card.additionalInterfaces ?? [])];
-let client;
+const offered = [{ url: card.url, transport: card.preferredTransport ?? 'JSONRPC' }, ...(card.additionalInterfaces ?? [])];
 await cell('card', async () => {
   assert(card.name && card.protocolVersion?.startsWith('0.3'), 'not a 0.3 card: ' + JSON.stringify(card).slice(0, 300));
-  const i = offered().find((i) => i.transport === binding);
-  assert(i, `the card offers no ${binding} interface at protocol 0.3: ${JSON.stringify(offered())}`);
+  const i = offered.find((i) => i.transport === binding);
+  assert(i, `the card offers no ${binding} interface at protocol 0.3: ${JSON.stringify(offered)}`);
   return card.name + ' ' + i.url;
 });
-if (!offered().some((i) => i.transport === binding) && binding === 'HTTP+JSON' && restURL) {
-  card.additionalInterfaces = [...(card.additionalInterfaces ?? []), { url: restURL, transport: 'HTTP+JSON' }];
-}
-client = await factory.createFromAgentCard(card);
+const client = await factory.createFromAgentCard(card);
 
 let done;
 await cell('send', async () => {
@@ -77,7 +61,7 @@ await cell('get', async () => {
   assert(t.id === done.id && t.status.state === 'completed', JSON.stringify(t.status));
   return t.id;
 });
-process.stdout.write(JSON.stringify({ op: 'list', unsupported: 'A2A 0.3 has no ListTasks (tasks/list was added in 1.0); the 0.3 SDK client has no such method' }) + '\n');
+unsupported('list', 'A2A 0.3 has no ListTasks (tasks/list was added in 1.0); the 0.3 SDK client has no such method');
 const slow = async () => {
   const r = await client.sendMessage({ message: msg('slow matrix'), configuration: { blocking: false } });
   assert(r.kind === 'task', 'not a task: ' + JSON.stringify(r));
@@ -111,22 +95,13 @@ await cell('cancel', async () => {
 const pushTask = await slow().catch(() => undefined);
 let cfg;
 const needCfg = () => assert(cfg, 'no config from push-create');
-const setCfg = { taskId: pushTask?.id, pushNotificationConfig: { id: 'cfg-1', url: hook, token: 'tok' } };
 await cell('push-create', async () => {
   assert(pushTask, 'no task');
-  const c = await client.setTaskPushNotificationConfig(setCfg);
+  const c = await client.setTaskPushNotificationConfig({ taskId: pushTask.id, pushNotificationConfig: { id: 'cfg-1', url: hook, token: 'tok' } });
   assert(c.taskId === pushTask.id && c.pushNotificationConfig?.url === hook && c.pushNotificationConfig.id, 'created ' + JSON.stringify(c));
   cfg = c.pushNotificationConfig;
   return cfg.id;
 });
-if (!cfg && pushTask && binding !== 'JSONRPC') {
-  // Create it over JSON-RPC so that get, list and delete still run over
-  // the binding under test.
-  const rpc = await new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-    transports: [new JsonRpcTransportFactory()], preferredTransports: ['JSONRPC'],
-  })).createFromAgentCard(card);
-  cfg = (await rpc.setTaskPushNotificationConfig(setCfg).catch(() => ({}))).pushNotificationConfig;
-}
 await cell('push-get', async () => {
   needCfg();
   const g = await client.getTaskPushNotificationConfig({ id: pushTask.id, pushNotificationConfigId: cfg.id });

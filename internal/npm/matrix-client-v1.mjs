@@ -6,9 +6,9 @@
 // Prints one JSON line per cell: {"op", "ok", "detail"}, then "DONE".
 import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, RestTransportFactory } from '@a2a-js/sdk/client';
 import { TaskState, Role } from '@a2a-js/sdk';
+import { assert, cell, sleep } from './matrix-cells.mjs';
 
 const [base, binding, hook] = process.argv.slice(2);
-const report = (op, ok, detail) => process.stdout.write(JSON.stringify({ op, ok: !!ok, detail }) + '\n');
 const text = (s) => ({ content: { $case: 'text', value: s }, metadata: undefined, filename: '', mediaType: '' });
 const msg = (s, extra = {}) => ({
   messageId: crypto.randomUUID(), contextId: '', taskId: '', role: Role.ROLE_USER, parts: [text(s)],
@@ -19,16 +19,6 @@ const req = (m, cfg) => ({ tenant: '', message: m, configuration: cfg, metadata:
 const partsText = (ps) => (ps ?? []).map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
 const artText = (t) => (t.artifacts ?? []).map((a) => partsText(a.parts)).join('');
 const isTask = (r) => r && typeof r === 'object' && 'status' in r && 'id' in r;
-const assert = (c, m) => { if (!c) throw new Error(m); };
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function cell(op, fn) {
-  try {
-    report(op, true, await fn());
-  } catch (e) {
-    report(op, false, String(e?.stack ?? e));
-  }
-}
 
 const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
   transports: [new JsonRpcTransportFactory(), new RestTransportFactory()],
