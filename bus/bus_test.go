@@ -72,6 +72,10 @@ func TestNewEmbeddedAndClose(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			// Temp store dirs are counted in a TMPDIR of this test's own:
+			// other packages' tests create and remove theirs in the
+			// shared one at the same time.
+			t.Setenv("TMPDIR", t.TempDir())
 			ctx := ctxT(t, 30*time.Second)
 			before, _ := filepath.Glob(filepath.Join(os.TempDir(), "switchboard-nats-*"))
 			b, err := bus.New(ctx, tt.cfg)
