@@ -67,6 +67,10 @@ type ServerConfig struct {
 	// newest go-sdk speaks, with a bounded fallback for servers that ignore
 	// the 2026-07-28 discovery probe).
 	ProtocolVersion string `json:"protocolVersion,omitempty"`
+	// Auth configures MCP authorization (OAuth 2.1) for an http server
+	// ("oauth" in .mcp.json). Nil: automatic, unless an Authorization
+	// header is configured. See Auth and docs/mcp.md.
+	Auth *Auth `json:"oauth,omitempty"`
 
 	// Server is an in-process go-sdk server (Type inprocess). The manager
 	// connects it over an in-memory pipe for each connection attempt, so
@@ -234,6 +238,23 @@ var knownFields = map[string]string{
 	"disabled": "boolean", "protocolVersion": "string",
 }
 
+// expandAuth expands ${VAR} in a server's OAuth settings.
+func expandAuth(a *Auth, exp func(field, s string) string) {
+	if a == nil {
+		return
+	}
+	for _, f := range []struct {
+		name string
+		p    *string
+	}{{"clientId", &a.ClientID}, {"clientSecret", &a.ClientSecret}, {"privateKey", &a.PrivateKey},
+		{"privateKeyFile", &a.PrivateKeyFile}, {"redirectUrl", &a.RedirectURL}, {"clientMetadataUrl", &a.ClientMetadataURL}} {
+		*f.p = exp("oauth."+f.name, *f.p)
+	}
+	for i := range a.Scopes {
+		a.Scopes[i] = exp(fmt.Sprintf("oauth.scopes[%d]", i), a.Scopes[i])
+	}
+}
+
 func decodeServer(file, name string, raw json.RawMessage, lookup func(string) (string, bool)) (ServerConfig, error) {
 	fail := func(field, msg string, a ...any) error {
 		return &ConfigError{File: file, Server: name, Field: field, Msg: fmt.Sprintf(msg, a...)}
@@ -277,6 +298,8 @@ func decodeServer(file, name string, raw json.RawMessage, lookup func(string) (s
 			err = json.Unmarshal(v, &sc.StartupTimeout)
 		case "idleTimeout":
 			err = json.Unmarshal(v, &sc.IdleTimeout)
+		case "oauth":
+			err = json.Unmarshal(v, &sc.Auth)
 		default:
 			continue // other hosts' settings (autoApprove, alwaysAllow, ...) are ignored
 		}
@@ -314,6 +337,7 @@ func decodeServer(file, name string, raw json.RawMessage, lookup func(string) (s
 	for i := range sc.Roots {
 		sc.Roots[i] = exp(fmt.Sprintf("roots[%d]", i), sc.Roots[i])
 	}
+	expandAuth(sc.Auth, exp)
 	if err != nil {
 		return sc, err
 	}
@@ -432,7 +456,7 @@ func (sc *ServerConfig) normalize() error {
 	if sc.ProtocolVersion != "" && !slices.Contains(protocolVersions, sc.ProtocolVersion) {
 		return fail("protocolVersion", "%q is not a protocol version go-sdk speaks (%s)", sc.ProtocolVersion, strings.Join(protocolVersions, ", "))
 	}
-	return nil
+	return sc.checkAuth()
 }
 
 // protocolVersions are the revisions go-sdk v1.8.0 negotiates.

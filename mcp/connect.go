@@ -37,6 +37,9 @@ func (s *server) connect(ctx context.Context) (*gomcp.ClientSession, *attempt, e
 
 func (s *server) connectOnce(ctx context.Context) (*gomcp.ClientSession, *attempt, error) {
 	startup := s.startupTimeout()
+	if h, _ := s.oauthHandler(); h != nil {
+		startup += h.LoginTimeout() // a person may be logging in
+	}
 	s.mu.Lock()
 	pinned := s.protocol
 	s.mu.Unlock()
@@ -112,9 +115,12 @@ func (s *server) connectErr(ctx context.Context, err error, timedOut bool, timeo
 	var se *json.SyntaxError
 	var ee *exec.Error
 	var hs *wstransport.HandshakeError
+	var ae *failure.Error
 	switch {
 	case ctx.Err() != nil:
 		fe.Kind = failure.Canceled
+	case errors.As(err, &ae) && ae.Op == "authorize":
+		fe.Kind, fe.Message = ae.Kind, ae.Message
 	case timedOut:
 		fe.Kind = failure.Timeout
 		fe.Message = fmt.Sprintf("the server did not complete the MCP handshake within %s", timeout)
@@ -124,7 +130,7 @@ func (s *server) connectErr(ctx context.Context, err error, timedOut bool, timeo
 	case errors.As(err, &hs) && (hs.Status == http.StatusUnauthorized || hs.Status == http.StatusForbidden),
 		strings.Contains(err.Error(), http.StatusText(http.StatusUnauthorized)), strings.Contains(err.Error(), http.StatusText(http.StatusForbidden)):
 		fe.Kind = failure.PermissionDenied
-		fe.Message = "the server refused the credentials (check the headers of its configuration)"
+		fe.Message = authRefusedMessage(s.cfg)
 	case errors.Is(err, failure.Protocol), errors.As(err, &se), strings.Contains(err.Error(), "invalid character"), strings.Contains(err.Error(), "unsupported protocol version"):
 		fe.Kind = failure.Protocol
 		fe.Message = "the server broke the MCP protocol during the handshake"
