@@ -67,14 +67,14 @@ type refresher func(ctx context.Context, cur *oauth2.Token) (*oauth2.Token, erro
 // refresh the server refused (invalid_grant: revoked or expired), so that
 // the next request is answered 401 and a new login starts.
 type tokenSource struct {
-	mu       sync.Mutex
-	rec      *record
-	refresh  refresher
-	save     func(*record)
-	drop     func()
-	log      zerolog.Logger
-	timeout  time.Duration
-	now      func() time.Time
+	mu      sync.Mutex
+	rec     *record
+	refresh refresher
+	save    func(*record)
+	drop    func()
+	log     zerolog.Logger
+	timeout time.Duration
+	now     func() time.Time
 }
 
 func (t *tokenSource) Token() (*oauth2.Token, error) {
