@@ -120,7 +120,7 @@ func (s *server) connectErr(ctx context.Context, err error, timedOut bool, timeo
 	case ctx.Err() != nil:
 		fe.Kind = failure.Canceled
 	case errors.As(err, &ae) && ae.Op == "authorize":
-		fe.Kind, fe.Message = ae.Kind, ae.Message
+		fe.Kind, fe.Op, fe.Message = ae.Kind, ae.Op, ae.Message
 	case timedOut:
 		fe.Kind = failure.Timeout
 		fe.Message = fmt.Sprintf("the server did not complete the MCP handshake within %s", timeout)

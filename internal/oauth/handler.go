@@ -32,6 +32,10 @@ const (
 	// within stepUpWindow before the server is reported as refusing.
 	maxStepUps   = 3
 	stepUpWindow = time.Minute
+	// endedFor is how long a declined, expired or refused login is
+	// remembered: requests meanwhile fail with its error instead of asking
+	// the person again (a connection makes several requests).
+	endedFor = 10 * time.Second
 )
 
 type userKey struct{}
@@ -180,6 +184,8 @@ type user struct {
 	code    *auth.AuthorizationCodeHandler
 	granted []string // client_credentials scopes granted, for step-up
 	stepUps []time.Time
+	ended   error // the last login's end, when it did not log in
+	endedAt time.Time
 
 	loginMu sync.Mutex // one login at a time per user
 }
@@ -312,7 +318,24 @@ func (u *user) authorize(ctx context.Context, req *http.Request, resp *http.Resp
 	if cc {
 		return u.clientCredentials(ctx, ch, serverURL)
 	}
-	return u.authorizationCode(ctx, req, resp)
+	u.mu.Lock()
+	ended, at := u.ended, u.endedAt
+	u.mu.Unlock()
+	if ended != nil && time.Since(at) < endedFor {
+		return ended
+	}
+	err = u.authorizationCode(ctx, req, resp)
+	var fe *failure.Error
+	if errors.As(err, &fe) && (fe.Kind == failure.Declined || fe.Kind == failure.Timeout || fe.Kind == failure.PermissionDenied) {
+		u.mu.Lock()
+		u.ended, u.endedAt = err, time.Now()
+		u.mu.Unlock()
+	} else if err == nil {
+		u.mu.Lock()
+		u.ended = nil
+		u.mu.Unlock()
+	}
+	return err
 }
 
 func (u *user) stepUp() error {

@@ -100,7 +100,7 @@ func (l *Logins) Loopback(port int) (string, error) {
 	mux.Handle(CallbackPath, l)
 	lb := &loopback{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		WriteTimeout: 30 * time.Second, MaxHeaderBytes: 16 << 10},
-		url: "http://localhost:" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port) + CallbackPath}
+		url: loopbackURL(port, ln.Addr().(*net.TCPAddr).Port)}
 	lb.wg.Add(1)
 	go func() {
 		defer lb.wg.Done()
@@ -108,6 +108,18 @@ func (l *Logins) Loopback(port int) (string, error) {
 	}()
 	l.listeners[port] = lb
 	return lb.url, nil
+}
+
+// loopbackURL is the redirect URL of a loopback listener: a configured
+// port is spelled with localhost (as Claude Code registers it), a port
+// the system picked with 127.0.0.1, which authorization servers match
+// whatever the port (RFC 8252, section 7.3).
+func loopbackURL(configured, actual int) string {
+	host := "127.0.0.1"
+	if configured != 0 {
+		host = "localhost"
+	}
+	return "http://" + host + ":" + strconv.Itoa(actual) + CallbackPath
 }
 
 // Close stops the listeners and fails the pending logins.
