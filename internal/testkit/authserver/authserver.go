@@ -57,26 +57,32 @@ type Options struct {
 // New starts both servers in front of mcpHandler; they stop with the test.
 func New(t testing.TB, mcpHandler http.Handler, o Options) *Server {
 	t.Helper()
+	s, err := Start(mcpHandler, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Start starts both servers in front of mcpHandler (for examples; tests
+// use New). Close stops them.
+func Start(mcpHandler http.Handler, o Options) (*Server, error) {
 	if o.AccessTokenLifespan == 0 {
 		o.AccessTokenLifespan = time.Hour
 	}
 	if o.Required == nil {
 		o.Required = []string{"read"}
 	}
-	s := &Server{required: o.Required, grants: map[string]int{}, logins: map[string]int{}}
-	s.AS = httptest.NewServer(http.HandlerFunc(s.serveAS))
-	t.Cleanup(s.AS.Close)
-	s.RS = httptest.NewServer(s.resource(mcpHandler))
-	t.Cleanup(s.RS.Close)
-
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	secret, err := bcrypt.GenerateFromPassword([]byte(ServiceSecret), bcrypt.MinCost)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
+	s := &Server{required: o.Required, grants: map[string]int{}, logins: map[string]int{}}
 	store := storage.NewMemoryStore()
 	scopes := []string{"read", "write", "offline_access"}
 	store.Clients[PublicClient] = &fosite.DefaultClient{ID: PublicClient, Public: true,
@@ -88,7 +94,15 @@ func New(t testing.TB, mcpHandler http.Handler, o Options) *Server {
 		EnforcePKCEForPublicClients: true, EnablePKCEPlainChallengeMethod: false, ScopeStrategy: fosite.ExactScopeStrategy,
 		AudienceMatchingStrategy: fosite.DefaultAudienceMatchingStrategy, SendDebugMessagesToClients: true}
 	s.fos = compose.ComposeAllEnabled(cfg, store, key)
-	return s
+	s.AS = httptest.NewServer(http.HandlerFunc(s.serveAS))
+	s.RS = httptest.NewServer(s.resource(mcpHandler))
+	return s, nil
+}
+
+// Close stops both servers.
+func (s *Server) Close() {
+	s.RS.Close()
+	s.AS.Close()
 }
 
 // Endpoint is the MCP server's URL.
