@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/agent"
@@ -313,4 +314,46 @@ func hasAuthHeader(h map[string]string) bool {
 		}
 	}
 	return false
+}
+
+// handshakeTimer is the startup timeout of one connection attempt: it
+// runs expire after timeout, unless a person is logging in to the server
+// then (that wait is bounded by Auth.LoginTimeout), in which case it
+// waits for the login to end.
+type handshakeTimer struct {
+	mu          sync.Mutex
+	t           *time.Timer
+	done, fired bool
+}
+
+func (s *server) handshakeTimer(timeout time.Duration, expire func()) *handshakeTimer {
+	h := &handshakeTimer{}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.t = time.AfterFunc(timeout, func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if h.done {
+			return
+		}
+		if s.auth != nil && s.auth.LoggingIn() {
+			h.t.Reset(250 * time.Millisecond)
+			return
+		}
+		h.done, h.fired = true, true
+		expire()
+	})
+	return h
+}
+
+// Stop stops the timer and reports whether it had not expired.
+func (h *handshakeTimer) Stop() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.done {
+		return !h.fired
+	}
+	h.done = true
+	h.t.Stop()
+	return true
 }

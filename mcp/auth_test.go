@@ -25,7 +25,7 @@ import (
 // names) so that the redirect reaches the Manager's listener, or declines,
 // or never answers.
 type browser struct {
-	mode  string // "visit" (default), "decline", "hang", "deny"
+	mode  string // "visit" (default), "slow" (visit after 1s), "decline", "hang", "deny"
 	asked atomic.Int32
 	mu    sync.Mutex
 	seen  []agent.Elicitation
@@ -45,6 +45,8 @@ func (b *browser) Elicit(ctx context.Context, e agent.Elicitation) (agent.Elicit
 	case "hang":
 		<-ctx.Done()
 		return agent.ElicitationResult{}, ctx.Err()
+	case "slow":
+		time.Sleep(time.Second)
 	}
 	user := ""
 	if _, rest, ok := strings.Cut(e.Message, "(as "); ok {
@@ -257,4 +259,19 @@ func TestAuthPerUser(t *testing.T) {
 	if as.Logins("alice") != 1 || as.Logins("bob") != 1 || as.Logins("") != 1 {
 		t.Errorf("logins: alice %d, bob %d, the connection %d; want one each", as.Logins("alice"), as.Logins("bob"), as.Logins(""))
 	}
+}
+
+// TestAuthLoginOutlastsStartupTimeout: a person taking longer than the
+// server's startup timeout to log in does not fail the connection (the
+// login has its own bound).
+func TestAuthLoginOutlastsStartupTimeout(t *testing.T) {
+	as := protected(t, authserver.Options{})
+	b := &browser{mode: "slow"}
+	cfg := authConfig(as, &Auth{ClientID: authserver.PublicClient}, b, nil)
+	cfg.StartupTimeout = 400 * time.Millisecond
+	m := newManager(t, cfg)
+	if st := m.Status()[0]; st.State != StateReady {
+		t.Fatalf("status %s, %v", st.State, st.Err)
+	}
+	echo(t, testkit.Ctx(t, 10*time.Second), m)
 }

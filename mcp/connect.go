@@ -37,9 +37,6 @@ func (s *server) connect(ctx context.Context) (*gomcp.ClientSession, *attempt, e
 
 func (s *server) connectOnce(ctx context.Context) (*gomcp.ClientSession, *attempt, error) {
 	startup := s.startupTimeout()
-	if h, _ := s.oauthHandler(); h != nil {
-		startup += h.LoginTimeout() // a person may be logging in
-	}
 	s.mu.Lock()
 	pinned := s.protocol
 	s.mu.Unlock()
@@ -77,7 +74,7 @@ func (s *server) dial(ctx context.Context, timeout time.Duration, version string
 	// session's teardown cancels it afterwards.
 	cctx, cancel := context.WithCancel(ctx)
 	timedOut := make(chan struct{})
-	timer := time.AfterFunc(timeout, func() { close(timedOut); cancel() })
+	timer := s.handshakeTimer(timeout, func() { close(timedOut); cancel() })
 	var opts *gomcp.ClientSessionOptions
 	if version != "" {
 		opts = &gomcp.ClientSessionOptions{ProtocolVersion: version}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -82,9 +83,10 @@ type Config struct {
 // Handler is a server's auth.OAuthHandler: it keeps one login per user
 // (the user of the request's context, else of the connection's).
 type Handler struct {
-	cfg Config
-	mu  sync.Mutex
-	us  map[string]*user
+	cfg    Config
+	mu     sync.Mutex
+	us     map[string]*user
+	active atomic.Int32 // persons logging in
 }
 
 var _ auth.OAuthHandler = (*Handler)(nil)
@@ -156,8 +158,9 @@ func (h *Handler) Header(ctx context.Context) (value string, ok bool) {
 	return "Bearer " + tok.AccessToken, true
 }
 
-// LoginTimeout is how long a person's login may take.
-func (h *Handler) LoginTimeout() time.Duration { return h.cfg.LoginTimeout }
+// LoggingIn reports whether a person is logging in (the wait has its own
+// bound, LoginTimeout).
+func (h *Handler) LoggingIn() bool { return h.active.Load() > 0 }
 
 // Authorize logs ctx's user in after a 401 or an insufficient_scope 403.
 func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
@@ -438,6 +441,8 @@ func (u *user) codeHandler() (*auth.AuthorizationCodeHandler, error) {
 				return nil, h.fail(failure.PermissionDenied, "the server needs a login and nobody can be asked (set mcp.Config.Elicitor, or configure a client_credentials grant)", nil)
 			}
 			h.cfg.Log.Info().Str("user", u.id).Msg("login needed: the authorization URL goes to a person")
+			h.active.Add(1)
+			defer h.active.Add(-1)
 			return h.cfg.Logins.login(ctx, h.fail, h.cfg.Ask, u.id, a.URL, h.cfg.LoginTimeout)
 		},
 		NewTokenSource: func(_ context.Context, c *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
