@@ -3,6 +3,8 @@ package mcp
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -106,5 +108,33 @@ func TestFileTokenStore(t *testing.T) {
 	}
 	if _, err := NewFileTokenStore(""); !errors.Is(err, failure.Config) {
 		t.Errorf("empty path: %v", err)
+	}
+}
+
+// TestAuthRefusedMessage: a 401 no login answers says what to do, for
+// each way the server was configured.
+func TestAuthRefusedMessage(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "no", http.StatusUnauthorized)
+	}))
+	t.Cleanup(srv.Close)
+	tests := []struct {
+		name string
+		sc   ServerConfig
+		want string
+	}{
+		{"static header", ServerConfig{URL: srv.URL, Headers: map[string]string{"Authorization": "Bearer old"}}, "refused the Authorization header of its configuration"},
+		{"login disabled", ServerConfig{URL: srv.URL, Auth: &Auth{Disabled: true}}, `remove "oauth": {"disabled": true}`},
+		{"sse", ServerConfig{Type: "sse", URL: srv.URL}, "check the headers of its configuration"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.sc.Name = "api"
+			m := newManager(t, quickConfig(tt.sc))
+			st := m.Status()[0]
+			if !errors.Is(st.Err, failure.PermissionDenied) || !strings.Contains(st.Err.Error(), tt.want) {
+				t.Fatalf("status %s, %v; want PermissionDenied saying %q", st.State, st.Err, tt.want)
+			}
+		})
 	}
 }
