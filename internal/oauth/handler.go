@@ -223,6 +223,7 @@ func (u *user) newSource(rec *record, r refresher) *tokenSource {
 	ts := &tokenSource{rec: rec, refresh: r, log: u.h.cfg.Log, timeout: tokenTimeout, now: time.Now}
 	ts.save = func(r *record) { u.save(r) }
 	ts.drop = func() { u.drop() }
+	ts.reload = u.reload
 	return ts
 }
 
@@ -243,6 +244,24 @@ func refreshConfig(cfg *oauth2.Config, c *http.Client) refresher {
 		ctx = context.WithValue(ctx, oauth2.HTTPClient, c)
 		return cfg.TokenSource(ctx, &oauth2.Token{RefreshToken: cur.RefreshToken}).Token()
 	}
+}
+
+// reload reads the user's record from the store (nil if none or unreadable).
+func (u *user) reload() *record {
+	if u.h.cfg.Store == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	b, err := u.h.cfg.Store.Load(ctx, u.key)
+	if err != nil || b == nil {
+		return nil
+	}
+	rec, err := decodeRecord(b)
+	if err != nil {
+		return nil
+	}
+	return rec
 }
 
 func (u *user) save(r *record) {

@@ -72,6 +72,7 @@ type tokenSource struct {
 	refresh refresher
 	save    func(*record)
 	drop    func()
+	reload  func() *record // the store's record now (another replica may have refreshed)
 	log     zerolog.Logger
 	timeout time.Duration
 	now     func() time.Time
@@ -91,12 +92,18 @@ func (t *tokenSource) Token() (*oauth2.Token, error) {
 		t.forget()
 		return nil, &oauth2.RetrieveError{ErrorCode: "invalid_grant", ErrorDescription: "token expired and cannot be refreshed"}
 	}
+	if r := t.newer(tok); r != nil {
+		return r.Token, nil
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), t.timeout)
 	defer cancel()
 	nt, err := t.refresh(ctx, tok)
 	if err != nil {
 		var re *oauth2.RetrieveError
 		if errors.As(err, &re) && (re.ErrorCode == "invalid_grant" || re.ErrorCode == "invalid_client" || re.ErrorCode == "unauthorized_client") {
+			if r := t.newer(tok); r != nil {
+				return r.Token, nil // another replica refreshed (and rotated the refresh token) first
+			}
 			t.log.Info().Str("error", re.ErrorCode).Msg("the authorization server refused the refresh: a new login is needed")
 			t.forget()
 			return nil, &oauth2.RetrieveError{ErrorCode: "invalid_grant", ErrorDescription: "refresh refused"}
@@ -111,6 +118,25 @@ func (t *tokenSource) Token() (*oauth2.Token, error) {
 	t.rec = &r
 	t.save(&r)
 	return nt, nil
+}
+
+// newer adopts the store's record when another holder of the login
+// (a replica) has replaced tok with a token that is still good.
+func (t *tokenSource) newer(tok *oauth2.Token) *record {
+	if t.reload == nil {
+		return nil
+	}
+	r := t.reload()
+	if r == nil || r.Token.AccessToken == "" || r.Token.AccessToken == tok.AccessToken {
+		return nil
+	}
+	old := t.rec
+	t.rec = r
+	if t.expiring(r.Token) {
+		t.rec = old
+		return nil
+	}
+	return r
 }
 
 // expiring reports whether tok expires within its refresh margin.

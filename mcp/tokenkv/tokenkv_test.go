@@ -122,6 +122,48 @@ func TestSharedLogin(t *testing.T) {
 	}
 }
 
+// TestSharedLoginRefresh: when one replica has refreshed the shared login
+// (the authorization server rotates refresh tokens), the other adopts the
+// new token from the bucket instead of refreshing with the spent refresh
+// token, which would fail and, at fosite, revoke the login.
+func TestSharedLoginRefresh(t *testing.T) {
+	srv := gomcp.NewServer(&gomcp.Implementation{Name: "api", Version: "1"}, nil)
+	gomcp.AddTool(srv, &gomcp.Tool{Name: "ping"}, func(context.Context, *gomcp.CallToolRequest, struct{}) (*gomcp.CallToolResult, any, error) {
+		return &gomcp.CallToolResult{Content: []gomcp.Content{&gomcp.TextContent{Text: "pong"}}}, nil, nil
+	})
+	as := authserver.New(t, gomcp.NewStreamableHTTPHandler(func(*http.Request) *gomcp.Server { return srv }, nil),
+		authserver.Options{AccessTokenLifespan: 2 * time.Second})
+	kv := bucket(t)
+	key := bytes.Repeat([]byte{9}, 32)
+	ctx := testkit.Ctx(t, 30*time.Second)
+	v := &visitor{}
+	newReplica := func() *mcp.Manager {
+		store, _ := tokenkv.New(kv, key)
+		m, err := mcp.New(ctx, mcp.Config{Servers: []mcp.ServerConfig{{Name: "api", URL: as.Endpoint(),
+			Auth: &mcp.Auth{ClientID: authserver.PublicClient}}}, Elicitor: v, TokenStore: store, KeepAlive: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = m.Close() })
+		return m
+	}
+	call := func(m *mcp.Manager) {
+		t.Helper()
+		if _, err := m.CallTool(ctx, "api", "ping", json.RawMessage(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, b := newReplica(), newReplica()
+	call(a)
+	call(b)
+	time.Sleep(1600 * time.Millisecond) // into the last quarter of the token's life
+	call(a)                              // a refreshes
+	call(b)                              // b adopts a's token
+	if v.asked.Load() != 1 || as.Grants("refresh_token") != 1 {
+		t.Errorf("asked %d, refresh grants %d; want 1 and 1", v.asked.Load(), as.Grants("refresh_token"))
+	}
+}
+
 func TestNewRefusesBadKeys(t *testing.T) {
 	kv := bucket(t)
 	for _, k := range [][]byte{nil, make([]byte, 16), make([]byte, 33)} {
