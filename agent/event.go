@@ -98,9 +98,13 @@ func NewFailureInfo(o failure.Outcome) *FailureInfo {
 	if msg == "" {
 		msg = o.Err.Kind.String()
 	}
+	action := "report"
+	if o.Abort {
+		action = "abort"
+	}
 	return &FailureInfo{
 		Kind: o.Err.Kind, Source: o.Err.Source, Name: o.Err.Name, Tool: o.Err.Tool,
-		Action: o.Action.String(), Message: failure.Redact(msg), Retryable: o.Err.Retryable,
+		Action: action, Message: failure.Redact(msg), Retryable: o.Err.Retryable,
 	}
 }
 

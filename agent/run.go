@@ -63,7 +63,7 @@ func (s *Session) stream(ctx context.Context, input string, done func(*Answer)) 
 		s.mu.Lock()
 		if s.busy {
 			s.mu.Unlock()
-			yield(Event{}, ErrBusy)
+			yield(Event{}, errBusy())
 			return
 		}
 		s.busy = true
@@ -135,7 +135,7 @@ func (r *run) publish(ev Event) Event {
 // fail closes a failed run with EventRunFailed, yielded with the error.
 func (r *run) fail(err error) {
 	ev := r.publish(Event{Type: EventRunFailed,
-		Failure: NewFailureInfo(failure.Outcome{Err: failure.From(err), Action: failure.Abort})})
+		Failure: NewFailureInfo(failure.Outcome{Err: failure.From(err), Abort: true})})
 	if !r.stopped {
 		r.yield(ev, err)
 	}
@@ -153,7 +153,7 @@ func (r *run) handle(err error, call *CallInfo) failure.Outcome {
 // action for its kind: the event says it was reported.
 func (r *run) survive(err error) {
 	o := r.a.policy.Handle(r.ctx, err)
-	o.Action = failure.Report
+	o.Abort = false
 	r.ans.Failures++
 	r.emit(Event{Type: EventFailure, Failure: NewFailureInfo(o)})
 }

@@ -43,7 +43,7 @@ type Config struct {
 	Elicitor agent.Elicitor
 	// OnLog, if set, receives every log message a server sends. It must not
 	// block.
-	OnLog func(ctx context.Context, msg LogMessage)
+	OnLog func(ctx context.Context, msg logMessage)
 	// OnResourceUpdated, if set, receives resources/updated notifications of
 	// subscribed resources (the bus can publish them). It must not block.
 	OnResourceUpdated func(ctx context.Context, server, uri string)
@@ -103,8 +103,8 @@ type Config struct {
 	HTTPClient *http.Client
 }
 
-// LogMessage is a log message a server sent (notifications/message).
-type LogMessage struct {
+// logMessage is a log message a server sent (notifications/message).
+type logMessage struct {
 	Server string `json:"server"`
 	Level  string `json:"level"`
 	Logger string `json:"logger,omitempty"`
@@ -193,7 +193,7 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 			return nil, err
 		}
 		if _, dup := m.byName[sc.Name]; dup {
-			return nil, &ConfigError{Server: sc.Name, Msg: "server name is used twice"}
+			return nil, &configError{Server: sc.Name, Msg: "server name is used twice"}
 		}
 		s := newServer(m, sc)
 		m.servers = append(m.servers, s)

@@ -108,14 +108,14 @@ func TestModelTextNeverLeaksCause(t *testing.T) {
 }
 
 func TestDefaultActions(t *testing.T) {
-	for k, want := range map[failure.Kind]failure.Action{
-		failure.Transient: failure.Report, failure.InvalidArgs: failure.Report, failure.UnknownTool: failure.Report,
-		failure.ToolError: failure.Report, failure.PermissionDenied: failure.Report, failure.Declined: failure.Report,
-		failure.Timeout: failure.Report, failure.Unavailable: failure.Report,
-		failure.Budget: failure.Abort, failure.Panic: failure.Abort, failure.Canceled: failure.Abort, failure.Model: failure.Abort,
+	for k, want := range map[failure.Kind]bool{
+		failure.Transient: false, failure.InvalidArgs: false, failure.UnknownTool: false,
+		failure.ToolError: false, failure.PermissionDenied: false, failure.Declined: false,
+		failure.Timeout: false, failure.Unavailable: false,
+		failure.Budget: true, failure.Panic: true, failure.Canceled: true, failure.Model: true,
 	} {
-		if got := failure.NewPolicy(failure.PolicyConfig{}).Handle(context.Background(), failure.New(k, failure.SourceTool, "x")).Action; got != want {
-			t.Errorf("%s: %s, want %s", k, got, want)
+		if got := failure.NewPolicy(failure.PolicyConfig{}).Handle(context.Background(), failure.New(k, failure.SourceTool, "x")).Abort; got != want {
+			t.Errorf("%s: abort %v, want %v", k, got, want)
 		}
 	}
 }
@@ -166,7 +166,7 @@ func TestPolicyRetryAndBreaker(t *testing.T) {
 		t.Errorf("transitions %v", transitions)
 	}
 	o := p.Handle(ctx, err2())
-	if o.Action != failure.Abort || reported.Load() != 1 {
+	if !o.Abort || reported.Load() != 1 {
 		t.Errorf("handle: %+v reported %d", o, reported.Load())
 	}
 	// A cancelled context stops retrying at once.
@@ -202,10 +202,10 @@ func ExampleNewPolicy() {
 	})
 	fmt.Println(attempts, err)
 	o := p.Handle(context.Background(), failure.New(failure.PermissionDenied, failure.SourceAgent, "denied by rule"))
-	fmt.Println(o.Action, o.ModelText)
+	fmt.Println("abort:", o.Abort, "-", o.ModelText)
 	// Output:
 	// 2 <nil>
-	// report Error (permission_denied) from the tool: denied by rule
+	// abort: false - Error (permission_denied) from the tool: denied by rule
 }
 
 // TestNestedExecuteDoesNotMultiplyRetries: a failure an inner Execute

@@ -68,9 +68,9 @@ func Approved(word string) func(context.Context, Iteration) (bool, error) {
 	}
 }
 
-// RenderRevision is the default input of a loop's body after the first
+// renderRevision is the default input of a loop's body after the first
 // iteration: the task, the last output and the feedback on it.
-func RenderRevision(task, last, feedback string) string {
+func renderRevision(task, last, feedback string) string {
 	s := fmt.Sprintf("Task:\n%s\n\nYour previous attempt:\n%s\n", task, last)
 	if feedback != "" {
 		s += "\nFeedback on it:\n" + feedback + "\n"
@@ -116,7 +116,7 @@ func (l *Loop) Stream(ctx context.Context, input string) iter.Seq2[agent.Event, 
 		for i := 0; i < l.max; i++ {
 			in := task
 			if i > 0 {
-				in = RenderRevision(task, last, feedback)
+				in = renderRevision(task, last, feedback)
 			}
 			if l.body.Input != nil {
 				in = l.body.Input(Input{Task: task, Previous: last, Feedback: feedback, Index: i})
@@ -151,7 +151,7 @@ func (l *Loop) Stream(ctx context.Context, input string) iter.Seq2[agent.Event, 
 		o := w.b.policy.Handle(w.ctx, budget)
 		w.ans.Failures++
 		if l.acceptLast {
-			o.Action = failure.Report
+			o.Abort = false
 			w.emit(agent.Event{Type: agent.EventFailure, Failure: agent.NewFailureInfo(o)})
 			return last, nil
 		}

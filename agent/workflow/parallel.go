@@ -97,9 +97,9 @@ func NewParallel(cfg ParallelConfig) (*Parallel, error) {
 	return p, nil
 }
 
-// RenderResults is the default input of a merge step: the task, then each
+// renderResults is the default input of a merge step: the task, then each
 // branch's output under its name, and a note for each dropped branch.
-func RenderResults(task string, results []BranchResult) string {
+func renderResults(task string, results []BranchResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Task:\n%s\n\nResults of %d branches:\n", task, len(results))
 	for _, r := range results {
@@ -196,7 +196,7 @@ func (p *Parallel) Stream(ctx context.Context, input string) iter.Seq2[agent.Eve
 			return "", &failure.Error{Kind: failure.KindOf(results[0].Err), Source: failure.SourceAgent, Name: p.name,
 				Message: fmt.Sprintf("all %d branches failed", len(results)), Err: results[0].Err}
 		}
-		merged := RenderResults(task, results)
+		merged := renderResults(task, results)
 		if p.merge == nil {
 			return merged, nil
 		}

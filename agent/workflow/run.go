@@ -119,7 +119,7 @@ func (b *base) stream(ctx context.Context, input string, body func(w *wrun, inpu
 			}
 			fe := failure.From(err)
 			ev := w.publish(agent.Event{Type: agent.EventRunFailed,
-				Failure: agent.NewFailureInfo(failure.Outcome{Err: fe, Action: failure.Abort})})
+				Failure: agent.NewFailureInfo(failure.Outcome{Err: fe, Abort: true})})
 			if !w.stopped {
 				yield(ev, err)
 			}
