@@ -58,7 +58,7 @@ type Config struct {
 	// Elicitor answers permission asks and tools' questions for a person.
 	// Without one, every "ask" is declined.
 	Elicitor Elicitor
-	// Permissions is the permission policy (nil: DefaultClassifier).
+	// Permissions is the permission policy (nil: defaultClassifier).
 	Permissions *Permissions
 	// Policy handles every failure of the agent's runs and of its toolsets'
 	// sources (nil: the policy of Events or Elicitor when they have one, as
@@ -243,7 +243,7 @@ type Answer struct {
 	Elapsed time.Duration `json:"elapsed"`
 	// Handoff is set when the run ended by handing the conversation to
 	// another agent (see NewHandoffTool); Text is then empty.
-	Handoff *Handoff `json:"handoff,omitempty"`
+	Handoff *handoffRequest `json:"handoff,omitempty"`
 }
 
 // Run answers input in a new conversation.

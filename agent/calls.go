@@ -184,7 +184,7 @@ func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolRes
 // event.
 func callEvent(turn int, info *CallInfo, m callMsg) Event {
 	if m.nested != nil {
-		ev := Nest(*m.nested)
+		ev := nest(*m.nested)
 		ev.Turn, ev.Call = turn, info
 		return ev
 	}

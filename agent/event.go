@@ -138,7 +138,7 @@ type Event struct {
 	Nested *Event `json:"nested,omitempty"`
 	// Handoff is set on EventHandoff and on the EventFinal of a run that
 	// ended by handing off.
-	Handoff *Handoff `json:"handoff,omitempty"`
+	Handoff *handoffRequest `json:"handoff,omitempty"`
 	// Answer summarises the run on EventFinal.
 	Answer *Answer `json:"answer,omitempty"`
 }
@@ -184,8 +184,8 @@ type EventSink interface {
 	Emit(ctx context.Context, ev Event)
 }
 
-// EventSinkFunc adapts a function to EventSink.
-type EventSinkFunc func(ctx context.Context, ev Event)
+// eventSinkFunc adapts a function to EventSink.
+type eventSinkFunc func(ctx context.Context, ev Event)
 
 // Emit calls f.
-func (f EventSinkFunc) Emit(ctx context.Context, ev Event) { f(ctx, ev) }
+func (f eventSinkFunc) Emit(ctx context.Context, ev Event) { f(ctx, ev) }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/runctx"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -50,7 +51,7 @@ type run struct {
 	// (under emitMu while a call runs on the run's goroutine).
 	detached bool
 	// handoff is the first handoff a turn's calls asked for, by call order.
-	handoff    *Handoff
+	handoff    *handoffRequest
 	handoffIdx int
 }
 
@@ -80,9 +81,9 @@ func (s *Session) stream(ctx context.Context, input string, done func(*Answer)) 
 			defer cancelT()
 		}
 		defer cancel(nil)
-		r := &run{s: s, a: a, id: NewRunID(), ctx: rctx, cancel: cancel, yield: yield,
+		r := &run{s: s, a: a, id: runctx.NewRunID(), ctx: rctx, cancel: cancel, yield: yield,
 			start: time.Now(), lastGood: map[string][]Tool{}}
-		r.parent, _ = ParentFromContext(ctx)
+		r.parent, _ = parentFromContext(ctx)
 		r.sinkCtx = context.WithoutCancel(rctx)
 		r.detached = done != nil
 		r.ans.Run = r.id

@@ -51,7 +51,7 @@ type typedKV[T any] struct {
 // openKV creates the bucket, or updates its configuration, and returns it.
 func openKV[T any](ctx context.Context, b *Bus, cfg kvConfig) (*typedKV[T], error) {
 	if cfg.Bucket == "" {
-		return nil, b.fail(failure.Config, "open kv", nil, "kvConfig.Bucket is required")
+		return nil, b.fail(failure.Config, "open kv", nil, "KVConfig.Bucket is required")
 	}
 	storage := jetstream.FileStorage
 	if cfg.Memory {

@@ -13,8 +13,8 @@ import (
 // Request headers and error headers (the error headers are the nats.go
 // micro ones, so generic tools show service errors).
 const (
-	headerError     = "Nats-busService-Error"
-	headerErrorCode = "Nats-busService-Error-Code"
+	headerError     = "Nats-Service-Error"
+	headerErrorCode = "Nats-Service-Error-Code"
 )
 
 // request sends a request envelope to subject and decodes the reply. The
