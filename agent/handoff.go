@@ -29,7 +29,7 @@ const (
 
 // handoffRequest is a run's request to hand its conversation to another agent. A
 // run whose model calls a handoff tool ends after that turn: its Answer
-// carries the Handoff and the workflow that runs it (workflow.Handoffs)
+// carries the Handoff and the workflow that runs it (workflow.NewHandoffs)
 // starts the target with the context asked for.
 type handoffRequest struct {
 	// To names the agent that takes over.
@@ -75,7 +75,7 @@ type handoffTool struct {
 
 // NewHandoffTool returns a tool that hands the conversation to the agent
 // named to. Give it to an agent (Config.Tools) that runs inside a
-// workflow.Handoffs, which knows the target by that name. When the model
+// workflow.NewHandoffs, which knows the target by that name. When the model
 // calls it, the run records the handoff and ends after the turn.
 func NewHandoffTool(to string, opts *HandoffOptions) (Tool, error) {
 	var o HandoffOptions

@@ -87,7 +87,7 @@ type activation struct {
 	BaseDir string
 	// Files are the bundled files, relative to BaseDir; More is set when the
 	// list was cut at Config.MaxListedFiles.
-	Files []File
+	Files []bodyFile
 	More  bool
 	// Granted are the tool-name patterns pre-approved from allowed-tools;
 	// Skipped the entries that could not be, each with the reason (see
