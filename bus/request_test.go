@@ -107,7 +107,7 @@ func TestSamplingRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.Text != tt.wantText || res.Model != llm.ScriptedName || res.Usage.Total() == 0 {
+			if res.Text != tt.wantText || res.Model != llm.NewScripted().Name() || res.Usage.Total() == 0 {
 				t.Errorf("result = %+v, want text %q", res, tt.wantText)
 			}
 		})
