@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/redact"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -104,7 +105,7 @@ func NewFailureInfo(o failure.Outcome) *FailureInfo {
 	}
 	return &FailureInfo{
 		Kind: o.Err.Kind, Source: o.Err.Source, Name: o.Err.Name, Tool: o.Err.Tool,
-		Action: action, Message: failure.Redact(msg), Retryable: o.Err.Retryable,
+		Action: action, Message: redact.Redact(msg), Retryable: o.Err.Retryable,
 	}
 }
 

@@ -64,34 +64,6 @@ func TestErrorIsAs(t *testing.T) {
 	}
 }
 
-func TestHTTPStatus(t *testing.T) {
-	for code, want := range map[int]failure.Kind{429: failure.Transient, 503: failure.Transient, 500: failure.Transient,
-		401: failure.PermissionDenied, 403: failure.PermissionDenied, 400: failure.Protocol, 408: failure.Timeout, 200: failure.Unknown} {
-		if got := failure.FromHTTPStatus(code); got != want {
-			t.Errorf("%d: %s, want %s", code, got, want)
-		}
-	}
-}
-
-func TestRedact(t *testing.T) {
-	cases := map[string]string{
-		"Authorization: Bearer abcdefghijklmnop":    "Authorization: [REDACTED]",
-		"key sk-proj-abcdefghijklmnopqrstuv failed": "key [REDACTED] failed",
-		"dial https://user:pass@example.com/x":      "dial https://[REDACTED]@example.com/x",
-		"api_key=12345 other=1":                     "api_key=[REDACTED] other=1",
-		"password: hunter2":                         "password: [REDACTED]",
-		"nothing secret here":                       "nothing secret here",
-	}
-	for in, want := range cases {
-		if got := failure.Redact(in); got != want {
-			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
-		}
-	}
-	if got := failure.Redact(strings.Repeat("x", 5000)); len(got) > 2010 {
-		t.Errorf("not capped: %d", len(got))
-	}
-}
-
 func TestModelTextNeverLeaksCause(t *testing.T) {
 	e := &failure.Error{Kind: failure.Transient, Source: failure.SourceA2A, Name: "peer", Tool: "ask_peer",
 		Err: errors.New("GET https://u:secretpw@peer/x: token=abc123 refused")}

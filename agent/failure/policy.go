@@ -10,6 +10,8 @@ import (
 	"github.com/cenkalti/backoff/v5"
 	"github.com/rs/zerolog"
 	"github.com/sony/gobreaker/v2"
+
+	"github.com/switchboard-dev/switchboard/internal/redact"
 )
 
 // Key identifies one source for retries and circuit breaking: one MCP
@@ -304,11 +306,11 @@ func ModelText(e *Error) string {
 		who = fmt.Sprintf("tool %q", e.Tool)
 	}
 	if e.Message != "" {
-		return fmt.Sprintf("Error (%s) from %s: %s", e.Kind, who, Redact(e.Message))
+		return fmt.Sprintf("Error (%s) from %s: %s", e.Kind, who, redact.Redact(e.Message))
 	}
 	detail := ""
 	if e.Err != nil {
-		detail = ": " + Redact(e.Err.Error())
+		detail = ": " + redact.Redact(e.Err.Error())
 	}
 	switch e.Kind {
 	case InvalidArgs:

@@ -13,6 +13,7 @@ import (
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/internal/buswire"
+	"github.com/switchboard-dev/switchboard/internal/redact"
 	"github.com/switchboard-dev/switchboard/internal/runctx"
 )
 
@@ -218,7 +219,7 @@ func (j *job) onControl(msg *nats.Msg) {
 	if kind != failure.Timeout {
 		kind = failure.Canceled
 	}
-	reason := failure.Redact(c.Reason)
+	reason := redact.Redact(c.Reason)
 	if reason == "" {
 		reason = "the caller cancelled the run"
 	}
