@@ -25,4 +25,3 @@ func FromStatus(code int) failure.Kind {
 	}
 	return failure.Unknown
 }
-

@@ -14,4 +14,3 @@ func TestHTTPStatus(t *testing.T) {
 		}
 	}
 }
-

@@ -23,4 +23,3 @@ func TestRedact(t *testing.T) {
 		t.Errorf("not capped: %d", len(got))
 	}
 }
-
