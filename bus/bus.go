@@ -20,10 +20,10 @@ import (
 	"github.com/switchboard-dev/switchboard/agent/failure"
 )
 
-// streamConfig configures the JetStream stream that keeps events, progress
+// StreamConfig configures the JetStream stream that keeps events, progress
 // and A2A task updates so that late subscribers can replay them. The zero
 // value means defaults.
-type streamConfig struct {
+type StreamConfig struct {
 	// Name of the stream (default: the prefix upper-cased, with characters
 	// other than letters, digits, - and _ replaced by _).
 	Name string
@@ -83,7 +83,7 @@ type Config struct {
 	ConnectTimeout time.Duration
 
 	// Stream configures the events/progress/tasks stream.
-	Stream streamConfig
+	Stream StreamConfig
 
 	// EventBuffer is the number of events Emit buffers before it drops
 	// (default 4096).

@@ -19,8 +19,6 @@ var NewSubjects = newSubjects
 type (
 	KVConfig       = kvConfig
 	Entry[T any]   = kvEntry[T]
-	StreamConfig   = streamConfig
-	ModelHint      = modelHint
 	ProgressUpdate = progressUpdate
 )
 

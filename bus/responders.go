@@ -26,9 +26,9 @@ const (
 	SampleDeny SamplingPolicy = "deny"
 )
 
-// modelHint maps a model-preference hint to a model: the first hint of a
+// ModelHint maps a model-preference hint to a model: the first hint of a
 // request that contains Hint (case-insensitively) picks Model.
-type modelHint struct {
+type ModelHint struct {
 	Hint  string
 	Model llm.Model
 }
@@ -39,7 +39,7 @@ type ModelSamplerConfig struct {
 	Model llm.Model
 	// Hints map model-preference hints to models, tried in the order of the
 	// request's hints, then of this list.
-	Hints []modelHint
+	Hints []ModelHint
 	// Policy decides whether to answer (default SampleAsk).
 	Policy SamplingPolicy
 	// Elicitor asks a person under SampleAsk; without one, asks are

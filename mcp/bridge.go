@@ -141,7 +141,7 @@ func (s *server) onLog(ctx context.Context, req *gomcp.LoggingMessageRequest) {
 	data, _ := json.Marshal(p.Data)
 	ev.Str("stream", "mcp-log").Str("level_mcp", string(p.Level)).Str("logger", p.Logger).RawJSON("data", jsonOr(data)).Msg("server log message")
 	if f := s.m.cfg.OnLog; f != nil {
-		f(ctx, logMessage{Server: s.cfg.Name, Level: string(p.Level), Logger: p.Logger, Data: p.Data})
+		f(ctx, LogMessage{Server: s.cfg.Name, Level: string(p.Level), Logger: p.Logger, Data: p.Data})
 	}
 }
 

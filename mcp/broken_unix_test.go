@@ -115,7 +115,7 @@ func TestLogFlood(t *testing.T) {
 	cfg := quickConfig(testServer("flood", "", nil))
 	cfg.Logger = &log
 	var handled atomic.Int64
-	cfg.OnLog = func(context.Context, logMessage) {
+	cfg.OnLog = func(context.Context, LogMessage) {
 		handled.Add(1)
 		time.Sleep(time.Millisecond) // a slow consumer
 	}

@@ -59,7 +59,7 @@ func everythingHTTP(t *testing.T, nodeModules string) string {
 // recorder collects what servers push to the host.
 type recorder struct {
 	mu      sync.Mutex
-	logs    []logMessage
+	logs    []LogMessage
 	updates []string
 	elicits []agent.Elicitation
 	samples []agent.SamplingRequest
@@ -129,7 +129,7 @@ func TestInteropEverything(t *testing.T) {
 			cfg := quickConfig(sc)
 			cfg.StartupTimeout = 30 * time.Second
 			cfg.Sampler, cfg.Elicitor = b.Sampler(), b.Elicitor()
-			cfg.OnLog = func(_ context.Context, msg logMessage) {
+			cfg.OnLog = func(_ context.Context, msg LogMessage) {
 				rec.mu.Lock()
 				rec.logs = append(rec.logs, msg)
 				rec.mu.Unlock()

@@ -43,7 +43,7 @@ type Config struct {
 	Elicitor agent.Elicitor
 	// OnLog, if set, receives every log message a server sends. It must not
 	// block.
-	OnLog func(ctx context.Context, msg logMessage)
+	OnLog func(ctx context.Context, msg LogMessage)
 	// OnResourceUpdated, if set, receives resources/updated notifications of
 	// subscribed resources (the bus can publish them). It must not block.
 	OnResourceUpdated func(ctx context.Context, server, uri string)
@@ -103,8 +103,8 @@ type Config struct {
 	HTTPClient *http.Client
 }
 
-// logMessage is a log message a server sent (notifications/message).
-type logMessage struct {
+// LogMessage is a log message a server sent (notifications/message).
+type LogMessage struct {
 	Server string `json:"server"`
 	Level  string `json:"level"`
 	Logger string `json:"logger,omitempty"`
