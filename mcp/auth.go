@@ -126,7 +126,7 @@ func (sc *ServerConfig) checkAuth() error {
 		return nil
 	}
 	fail := func(field, msg string, args ...any) error {
-		return &ConfigError{Server: sc.Name, Field: "oauth." + field, Msg: fmt.Sprintf(msg, args...)}
+		return &configError{Server: sc.Name, Field: "oauth." + field, Msg: fmt.Sprintf(msg, args...)}
 	}
 	if sc.Type != typeHTTP {
 		return fail("", "authorization is supported for http (streamable) servers, not %s", sc.Type)

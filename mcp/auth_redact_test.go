@@ -70,7 +70,7 @@ func TestAuthRedaction(t *testing.T) {
 		}),
 	)
 	a, err := agent.New(context.Background(), agent.Config{Model: model, Toolsets: []agent.Toolset{m.Toolset()},
-		Events: agent.EventSinkFunc(func(_ context.Context, ev agent.Event) { record(ev) }), Logger: &log})
+		Events: testkit.EventSinkFunc(func(_ context.Context, ev agent.Event) { record(ev) }), Logger: &log})
 	if err != nil {
 		t.Fatal(err)
 	}

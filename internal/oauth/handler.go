@@ -19,6 +19,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/httpkind"
 )
 
 // Defaults.
@@ -512,7 +513,7 @@ func union(a, b []string) []string {
 func tokenErrKind(err error) failure.Kind {
 	var re *oauth2.RetrieveError
 	if errors.As(err, &re) && re.Response != nil {
-		if k := failure.FromHTTPStatus(re.Response.StatusCode); k == failure.Transient {
+		if k := httpkind.FromStatus(re.Response.StatusCode); k == failure.Transient {
 			return k
 		}
 	}

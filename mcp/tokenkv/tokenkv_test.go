@@ -157,8 +157,8 @@ func TestSharedLoginRefresh(t *testing.T) {
 	call(a)
 	call(b)
 	time.Sleep(1600 * time.Millisecond) // into the last quarter of the token's life
-	call(a)                              // a refreshes
-	call(b)                              // b adopts a's token
+	call(a)                             // a refreshes
+	call(b)                             // b adopts a's token
 	if v.asked.Load() != 1 || as.Grants("refresh_token") != 1 {
 		t.Errorf("asked %d, refresh grants %d; want 1 and 1", v.asked.Load(), as.Grants("refresh_token"))
 	}
