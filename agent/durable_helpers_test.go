@@ -227,7 +227,9 @@ func results(h []llm.Message) map[string]llm.ToolResult {
 	return out
 }
 
-func inDoubt(r llm.ToolResult) bool { return r.IsError && strings.Contains(r.Content, "outcome of the call") }
+func inDoubt(r llm.ToolResult) bool {
+	return r.IsError && strings.Contains(r.Content, "outcome of the call")
+}
 
 func durableAgent(t *testing.T, st agent.Store, m llm.Model, l *ledger, sink agent.EventSink, d agent.Durability) *agent.Agent {
 	t.Helper()
