@@ -20,7 +20,7 @@ func parkAgent(t *testing.T, st agent.Store, l *ledger, el agent.Elicitor, sink 
 	t.Helper()
 	d.Store = st
 	a, err := agent.New(context.Background(), agent.Config{Name: "parker", Tools: durableTools(l), Elicitor: el, Events: sink,
-		Model: &planModel{final: "finished", steps: [][]llm.ToolCall{{call("p1", "pay", 1), call("l1", "look", 1)}}},
+		Model:       &planModel{final: "finished", steps: [][]llm.ToolCall{{call("p1", "pay", 1), call("l1", "look", 1)}}},
 		Permissions: &agent.Permissions{Rules: []agent.Rule{{Tool: "pay", Permission: agent.Ask}, {Tool: "*", Permission: agent.Allow}}},
 		Policy:      testkit.FastPolicy(failure.PolicyConfig{}), Durable: d})
 	if err != nil {
