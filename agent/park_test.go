@@ -51,7 +51,7 @@ func TestParkedQuestion(t *testing.T) {
 			l := newLedger()
 			d := agent.Durability{ParkAfter: -1, QuestionTTL: time.Hour}
 			if tc.expire {
-				d.QuestionTTL = 100 * time.Millisecond
+				d.QuestionTTL = time.Second
 			}
 			a1 := parkAgent(t, st, l, nil, nil, d)
 			s1 := a1.NewSession()
@@ -91,7 +91,7 @@ func TestParkedQuestion(t *testing.T) {
 			}
 			var final *agent.Answer
 			if tc.expire {
-				time.Sleep(150 * time.Millisecond)
+				time.Sleep(time.Until(inbox[0].Deadline) + 10*time.Millisecond)
 				_, err := a2.Answer(ctx, ans.Question, agent.ElicitationResult{Action: agent.ElicitAccept})
 				if !errors.Is(err, failure.Timeout) {
 					t.Fatalf("an answer after the deadline: %v", err)
