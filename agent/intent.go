@@ -34,7 +34,14 @@ func (r *run) recordIntent(ctx context.Context, c llm.ToolCall, spec ToolSpec, a
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 	defer cancel()
 	err := d.st.PutIntent(sctx, &CallRecord{V: recordVersion, Run: r.id, Call: c.ID, Tool: c.Name, Args: args, Idempotent: spec.Idempotent})
-	if err != nil {
+	if errors.Is(err, failure.Conflict) && !spec.Idempotent {
+		// Another attempt at this run (one this process took the run from,
+		// or one taking it now) started the call: its outcome is not ours
+		// to know, and it does not run again.
+		return &failure.Outcome{Err: &failure.Error{Kind: failure.InDoubt, Source: failure.SourceAgent, Tool: c.Name,
+			Op: "record intent", Err: err}}
+	}
+	if err != nil && !errors.Is(err, failure.Conflict) {
 		return notRun(d.stop(err))
 	}
 	d.mu.Lock()

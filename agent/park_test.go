@@ -2,9 +2,12 @@ package agent_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -216,4 +219,93 @@ func TestDurableEntryPointErrors(t *testing.T) {
 	if _, err := a.Answer(ctx, "q_missing", agent.ElicitationResult{Action: agent.ElicitAccept}); !errors.Is(err, failure.NotFound) {
 		t.Errorf("an answer to a missing question: %v", err)
 	}
+}
+
+// A read-only tool's own questions (Call.Elicit) park the run too: the
+// resumed run calls the tool again and its earlier questions are answered
+// from the store, in order. A side-effecting tool's question is not
+// parked: it is asked as without a store (no Elicitor: declined).
+func TestParkedToolQuestion(t *testing.T) {
+	ctx := testkit.Ctx(t, 20*time.Second)
+	var runs, payRuns atomic.Int32
+	form := agent.NewFuncTool(agent.ToolSpec{Name: "form", Description: "asks twice", ReadOnly: true},
+		func(ctx context.Context, _ json.RawMessage) (*agent.Result, error) {
+			runs.Add(1)
+			c, _ := agent.CallFromContext(ctx)
+			var got []string
+			for _, q := range []string{"name?", "city?"} {
+				ans, err := c.Elicit(ctx, agent.Elicitation{Kind: agent.ElicitForm, Message: q})
+				if err != nil {
+					return nil, err
+				}
+				got = append(got, fmt.Sprint(ans.Content["v"]))
+			}
+			return agent.TextResult("form: " + strings.Join(got, ",")), nil
+		})
+	pay := agent.NewFuncTool(agent.ToolSpec{Name: "pay", Description: "asks, then pays"},
+		func(ctx context.Context, _ json.RawMessage) (*agent.Result, error) {
+			payRuns.Add(1)
+			c, _ := agent.CallFromContext(ctx)
+			ans, err := c.Elicit(ctx, agent.Elicitation{Kind: agent.ElicitForm, Message: "card?"})
+			if err != nil {
+				return nil, err
+			}
+			return agent.TextResult("pay: " + string(ans.Action)), nil
+		})
+	st := agent.NewMemoryStore(agent.MemoryStoreOptions{})
+	mk := func() *agent.Agent {
+		a, err := agent.New(ctx, agent.Config{Name: "forms", Tools: []agent.Tool{form, pay}, Permissions: agent.AllowAll(),
+			Model:   &planModel{final: "filled", steps: [][]llm.ToolCall{{call("f1", "form", 1), call("p1", "pay", 1)}}},
+			Durable: agent.Durability{Store: st, ParkAfter: -1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	ans, err := mk().Run(ctx, "fill")
+	if !errors.Is(err, failure.Parked) {
+		t.Fatalf("first run: %v", err)
+	}
+	answers := map[string]string{"name?": "Ada", "city?": "London"}
+	for round := 0; ; round++ {
+		if round > 3 {
+			t.Fatal("the run kept parking")
+		}
+		a := mk()
+		inbox, err := a.Inbox(ctx)
+		if err != nil || len(inbox) != 1 {
+			t.Fatalf("round %d inbox: %+v %v", round, inbox, err)
+		}
+		q := inbox[0]
+		if q.Elicitation.Call != "f1" || q.Elicitation.Kind != agent.ElicitForm {
+			t.Fatalf("question %+v", q)
+		}
+		ans, err = a.Answer(ctx, q.ID, agent.ElicitationResult{Action: agent.ElicitAccept,
+			Content: map[string]any{"v": answers[q.Elicitation.Message]}})
+		if errors.Is(err, failure.Parked) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		break
+	}
+	if ans.Text != "filled" || runs.Load() != 3 || payRuns.Load() != 1 {
+		t.Fatalf("answer %+v; form ran %d times, pay %d", ans, runs.Load(), payRuns.Load())
+	}
+	rec, _ := st.LoadSession(ctx, mustSession(t, st, ans.Run))
+	checkHistory(t, rec.History)
+	res := results(rec.History)
+	if !strings.Contains(res["f1"].Content, "form: Ada,London") || !strings.Contains(res["p1"].Content, "pay: decline") {
+		t.Fatalf("results: %q / %q", res["f1"].Content, res["p1"].Content)
+	}
+}
+
+func mustSession(t *testing.T, st agent.Store, run string) string {
+	t.Helper()
+	cp, err := st.LoadCheckpoint(context.Background(), run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cp.Session
 }

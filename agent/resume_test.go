@@ -64,7 +64,7 @@ func TestResumeRace(t *testing.T) {
 		}
 	}
 	if ok < 1 {
-		t.Fatal("no replica finished the run")
+		t.Fatalf("no replica finished the run: %v", errs)
 	}
 	for key, n := range l.runs {
 		if l.tool[key] == "pay" && n > 1 {
