@@ -133,7 +133,10 @@ type killStore struct {
 	agent.Store
 	n      int
 	before bool
-	cancel context.CancelFunc
+	// stopOnly cancels the run at write n without killing the store: the
+	// caller stopped the run; the process lives on.
+	stopOnly bool
+	cancel   context.CancelFunc
 	writes atomic.Int32
 	dead   atomic.Bool
 }
@@ -146,8 +149,11 @@ func (k *killStore) write(do func() error) error {
 	}
 	w := int(k.writes.Add(1))
 	if k.n > 0 && w == k.n {
-		k.dead.Store(true)
 		k.cancel()
+		if k.stopOnly {
+			return do()
+		}
+		k.dead.Store(true)
 		if k.before {
 			return errKilled
 		}

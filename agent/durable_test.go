@@ -244,3 +244,47 @@ func TestDurableSessionHeld(t *testing.T) {
 		t.Fatalf("history: %+v", h)
 	}
 }
+
+// A run its caller stops (its context cancelled at each store write, the
+// process alive) ends as it does without a store: a Canceled failure, every
+// call answered, the session free for the next run; resuming it returns
+// the same failure.
+func TestDurableStopAtEveryWrite(t *testing.T) {
+	ctx := testkit.Ctx(t, 60*time.Second)
+	for n := 3; n <= 22; n++ {
+		t.Run(fmt.Sprint("write", n), func(t *testing.T) {
+			st := agent.NewMemoryStore(agent.MemoryStoreOptions{})
+			rctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			l := newLedger()
+			ks := &killStore{Store: st, n: n, stopOnly: true, cancel: cancel}
+			a := durableAgent(t, ks, fourTurns(), l, nil, agent.Durability{})
+			s := a.NewSession()
+			ans, err := s.Run(rctx, "go")
+			if err == nil {
+				return // stopped after its last call: the answer came first
+			}
+			if !errors.Is(err, failure.Canceled) {
+				t.Fatalf("a stopped run: %v", err)
+			}
+			rec, lerr := st.LoadSession(ctx, s.ID())
+			if lerr != nil || rec.Run != "" {
+				t.Fatalf("session after the stop: %+v %v", rec, lerr)
+			}
+			if len(rec.History) > 0 {
+				checkHistory(t, rec.History)
+			}
+			if _, err := a.Resume(ctx, ans.Run); !errors.Is(err, failure.Canceled) {
+				t.Fatalf("resume of a stopped run: %v", err)
+			}
+			for key, runs := range l.runs {
+				if runs > 1 && l.tool[key] == "pay" {
+					t.Fatalf("%s ran %d times", key, runs)
+				}
+			}
+			if ans2, err := s.Run(ctx, "again"); err != nil || ans2.Text != "all done" {
+				t.Fatalf("the next run: %v %+v", err, ans2)
+			}
+		})
+	}
+}
