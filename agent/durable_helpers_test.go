@@ -137,8 +137,8 @@ type killStore struct {
 	// caller stopped the run; the process lives on.
 	stopOnly bool
 	cancel   context.CancelFunc
-	writes atomic.Int32
-	dead   atomic.Bool
+	writes   atomic.Int32
+	dead     atomic.Bool
 }
 
 var errKilled = &failure.Error{Kind: failure.Unavailable, Source: failure.SourceAgent, Message: "the process was killed"}
