@@ -102,6 +102,7 @@ func (r *run) resumeRun(cp *Checkpoint) ([]llm.Message, int, error) {
 	if err != nil {
 		return nil, 0, d.stop(err)
 	}
+	r.a.log.Info().Str("run", r.id).Str("session", cp.Session).Str("from", cp.State).Int("turn", cp.Turn).Msg("run resumed")
 	r.s.grants.set(cp.Grants)
 	r.ans.Turns, r.ans.Usage, r.ans.ToolCalls, r.ans.Failures = cp.Turn, cp.Usage, cp.ToolCalls, cp.Failures
 	r.system = r.systemPrompt()

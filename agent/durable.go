@@ -373,6 +373,7 @@ func (r *run) halted() error {
 		return err
 	}
 	r.ans.Question = parked[0]
+	r.a.log.Info().Str("run", r.id).Str("session", r.s.id).Strs("questions", parked).Msg("run parked")
 	return parkedErr(parked)
 }
 
