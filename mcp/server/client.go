@@ -1,0 +1,203 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/llm"
+)
+
+// mrtrVersion is the first protocol revision in which a server may not
+// send requests to the client while serving one (multi round-trip
+// requests replace them).
+const mrtrVersion = "2026-07-28"
+
+// sessionKey is the context key of the MCP session a call serves.
+type sessionKey struct{}
+
+func withSession(ctx context.Context, ss *gomcp.ServerSession) context.Context {
+	if ss == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, sessionKey{}, ss)
+}
+
+func sessionFrom(ctx context.Context) *gomcp.ServerSession {
+	ss, _ := ctx.Value(sessionKey{}).(*gomcp.ServerSession)
+	return ss
+}
+
+// sessionID is the call's MCP session id ("" on stdio).
+func sessionID(req *gomcp.CallToolRequest) string {
+	if req == nil || req.Session == nil {
+		return ""
+	}
+	return req.Session.ID()
+}
+
+// clientID names the caller for rate limits and audit: the token's subject
+// when the request was authenticated, else its session.
+func clientID(_ context.Context, req *gomcp.CallToolRequest) string {
+	if req.Extra != nil && req.Extra.TokenInfo != nil && req.Extra.TokenInfo.UserID != "" {
+		return "sub:" + req.Extra.TokenInfo.UserID
+	}
+	if id := sessionID(req); id != "" {
+		return "session:" + id
+	}
+	return "stdio"
+}
+
+// serverRequestsAllowed reports whether the session may be sent requests
+// (elicitation, sampling) while a call is being served.
+func serverRequestsAllowed(ss *gomcp.ServerSession) (*gomcp.ClientCapabilities, bool) {
+	ip := ss.InitializeParams()
+	if ip == nil || ip.ProtocolVersion >= mrtrVersion || ip.Capabilities == nil {
+		return nil, false
+	}
+	return ip.Capabilities, true
+}
+
+func canElicit(ss *gomcp.ServerSession) bool {
+	caps, ok := serverRequestsAllowed(ss)
+	return ok && caps.Elicitation != nil
+}
+
+// Elicitor returns an agent.Elicitor that asks the person behind the MCP
+// client of the call being served (found in ctx) with an elicitation
+// request. Give it to the agents offered as Runners (agent.Config.Elicitor)
+// so their permission asks reach the client; tools' own questions
+// (agent.Call.Elicit) reach it without configuration. Outside a call, or
+// with a client that cannot be asked, the answer is a decline.
+func (s *Server) Elicitor() agent.Elicitor {
+	return agent.ElicitorFunc(func(ctx context.Context, e agent.Elicitation) (agent.ElicitationResult, error) {
+		ss := sessionFrom(ctx)
+		if ss == nil || !canElicit(ss) {
+			return agent.ElicitationResult{Action: agent.ElicitDecline,
+				Reason: "the MCP client cannot be asked (no elicitation capability, or a protocol revision without server requests)"}, nil
+		}
+		params := &gomcp.ElicitParams{Message: e.Message}
+		switch e.Kind {
+		case agent.ElicitURL:
+			params.Mode, params.URL, params.ElicitationID = "url", e.URL, e.ID
+		default:
+			params.Mode = "form"
+			params.RequestedSchema = formSchema(e)
+			if e.Kind == agent.ElicitPermission && e.Tool != "" {
+				params.Message = fmt.Sprintf("%s\n(tool %s, arguments %s)", e.Message, e.Tool, truncate(string(e.Args), 2000))
+			}
+		}
+		res, err := ss.Elicit(ctx, params)
+		if err != nil {
+			return agent.ElicitationResult{}, &failure.Error{Kind: failure.KindOf(err), Source: failure.SourceMCP,
+				Name: "client", Op: "elicit", Message: "asking the MCP client's user failed", Err: err}
+		}
+		return agent.ElicitationResult{Action: agent.ElicitAction(res.Action), Content: res.Content}, nil
+	})
+}
+
+// formSchema is the requested schema of a form elicitation: the
+// question's own, or for free-text input one string, "text".
+func formSchema(e agent.Elicitation) json.RawMessage {
+	if len(e.Schema) > 0 && json.Valid(e.Schema) {
+		return e.Schema
+	}
+	if e.Kind == agent.ElicitInput {
+		return json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`)
+	}
+	return json.RawMessage(`{"type":"object","properties":{}}`)
+}
+
+// Sampler returns an agent.Sampler served by the model of the MCP client of
+// the call being served (sampling/createMessage), for the agents and MCP
+// managers behind the server whose sampling the client's model should
+// answer. Outside a call, or with a client without the sampling
+// capability, it fails with failure.Unavailable.
+func (s *Server) Sampler() agent.Sampler {
+	return agent.SamplerFunc(func(ctx context.Context, req agent.SamplingRequest) (agent.SamplingResult, error) {
+		ss := sessionFrom(ctx)
+		if ss == nil {
+			return agent.SamplingResult{}, failure.New(failure.Unavailable, failure.SourceMCP, "no MCP client is being served here to sample from")
+		}
+		if caps, ok := serverRequestsAllowed(ss); !ok || caps.Sampling == nil {
+			return agent.SamplingResult{}, failure.New(failure.Unavailable, failure.SourceMCP, "the MCP client offers no sampling")
+		}
+		params := &gomcp.CreateMessageParams{SystemPrompt: req.System, MaxTokens: int64(req.MaxTokens),
+			StopSequences: req.StopSequences}
+		if params.MaxTokens <= 0 {
+			params.MaxTokens = 1024
+		}
+		if req.Temperature != nil {
+			params.Temperature = *req.Temperature
+		}
+		for _, m := range req.Messages {
+			role := gomcp.Role("user")
+			if m.Role == llm.RoleAssistant {
+				role = "assistant"
+			}
+			params.Messages = append(params.Messages, &gomcp.SamplingMessage{Role: role,
+				Content: &gomcp.TextContent{Text: messageText(m)}})
+		}
+		res, err := ss.CreateMessage(ctx, params)
+		if err != nil {
+			return agent.SamplingResult{}, &failure.Error{Kind: failure.KindOf(err), Source: failure.SourceMCP,
+				Name: "client", Op: "sample", Message: "the MCP client's model failed to answer", Err: err}
+		}
+		out := agent.SamplingResult{Model: res.Model, StopReason: res.StopReason}
+		if tc, ok := res.Content.(*gomcp.TextContent); ok {
+			out.Text = tc.Text
+		}
+		return out, nil
+	})
+}
+
+// Model returns an llm.Model answered by the MCP client's model through
+// Sampler: an agent offered as a Runner and built on it thinks with the
+// model of whoever calls it. It is text only: the request's tools are not
+// offered (sampling with tools is left out), so give such an agent no
+// tools it must call.
+func (s *Server) Model() llm.Model { return clientModel{s.Sampler()} }
+
+type clientModel struct{ sampler agent.Sampler }
+
+func (clientModel) Name() string { return "mcp-client (sampling)" }
+
+func (m clientModel) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	sreq := agent.SamplingRequest{System: req.System, Messages: req.Messages, MaxTokens: req.MaxTokens,
+		Temperature: req.Temperature, StopSequences: req.StopSequences}
+	if call, ok := agent.CallFromContext(ctx); ok {
+		sreq.Run = call.Run
+	}
+	res, err := m.sampler.Sample(ctx, sreq)
+	if err != nil {
+		return nil, err
+	}
+	if req.OnText != nil {
+		req.OnText(res.Text)
+	}
+	return &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Text: res.Text}, StopReason: res.StopReason}, nil
+}
+
+// messageText flattens a message for sampling: its text, then its tool
+// results' text.
+func messageText(m llm.Message) string {
+	text := m.Text
+	for _, r := range m.ToolResults {
+		if text != "" {
+			text += "\n"
+		}
+		text += r.Content
+	}
+	return text
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
