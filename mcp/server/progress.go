@@ -19,6 +19,7 @@ type progress struct {
 	token any
 
 	mu   sync.Mutex
+	sent bool
 	last float64
 }
 
@@ -54,10 +55,10 @@ func (p *progress) send(ctx context.Context, value, total float64, msg string) {
 		return
 	}
 	p.mu.Lock()
-	if value < 0 || value <= p.last {
+	if value < 0 || (p.sent && value <= p.last) {
 		value = p.last + 1
 	}
-	p.last = value
+	p.sent, p.last = true, value
 	p.mu.Unlock()
 	// A failed notification (client gone) is not the call's failure.
 	_ = p.ss.NotifyProgress(ctx, &gomcp.ProgressNotificationParams{ProgressToken: p.token,

@@ -96,6 +96,10 @@ type Config struct {
 	// served alone, so replicas need no affinity, but server-to-client
 	// requests (elicitation, sampling) are refused (see docs/gateway.md).
 	Stateless bool
+	// MCPOptions are go-sdk's server options (completion and subscription
+	// handlers, keepalive, ...), for what Server.MCP adds; Instructions
+	// above wins over theirs.
+	MCPOptions *gomcp.ServerOptions
 	// Policy handles failures (nil: failure.NewPolicy with Logger).
 	Policy failure.Policy
 	// Logger receives structured logs (nil: none).
@@ -152,8 +156,15 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		s.policy = failure.NewPolicy(failure.PolicyConfig{Logger: cfg.Logger})
 	}
 	s.limits = newLimiters(cfg.RateLimit, cfg.RateBurst, cfg.MaxClients)
-	s.mcp = gomcp.NewServer(&gomcp.Implementation{Name: cfg.Name, Version: cfg.Version},
-		&gomcp.ServerOptions{Instructions: cfg.Instructions, HasTools: true})
+	var opts gomcp.ServerOptions
+	if cfg.MCPOptions != nil {
+		opts = *cfg.MCPOptions
+	}
+	if cfg.Instructions != "" {
+		opts.Instructions = cfg.Instructions
+	}
+	opts.HasTools = true
+	s.mcp = gomcp.NewServer(&gomcp.Implementation{Name: cfg.Name, Version: cfg.Version}, &opts)
 	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	var err error
 	if s.tools, err = newToolRegistry(s); err != nil {
@@ -183,11 +194,14 @@ func (s *Server) Run(ctx context.Context, t gomcp.Transport) error {
 	return err
 }
 
-// Close stops watching the toolsets for changes. Sessions being served end
-// with their transports.
+// Close stops watching the toolsets for changes and closes every session
+// (HTTP sessions end; a stdio Run returns).
 func (s *Server) Close() error {
 	s.cancel()
 	s.wg.Wait()
+	for ss := range s.mcp.Sessions() {
+		_ = ss.Close()
+	}
 	return nil
 }
 
