@@ -100,9 +100,16 @@ func (s *Server) runTool(ctx context.Context, req *gomcp.CallToolRequest, tool a
 	}
 	ctx, cancel := context.WithTimeout(withSession(ctx, req.Session), timeout)
 	defer cancel()
+	// The call's run id finds its session for the questions and sampling
+	// requests of sources that lose the context on the way (an MCP
+	// server's requests arrive on the manager's own goroutines).
 	id := fmt.Sprintf("mcp_%d", callSeq.Add(1))
+	if req.Session != nil {
+		s.inflight.Store(id, req.Session)
+		defer s.inflight.Delete(id)
+	}
 	prog := newProgress(req)
-	ctx, done := callhook.Bind(ctx, callhook.Call{Run: sessionID(req), ID: id, Tool: spec.Name, Source: spec.Source,
+	ctx, done := callhook.Bind(ctx, callhook.Call{Run: id, ID: id, Tool: spec.Name, Source: spec.Source,
 		Progress: func(p any) { prog.report(ctx, p.(agent.Progress)) },
 		Forward:  func(ev any) bool { prog.event(ctx, ev.(agent.Event)); return true },
 		Elicitor: s.Elicitor()})

@@ -27,9 +27,22 @@ func withSession(ctx context.Context, ss *gomcp.ServerSession) context.Context {
 	return context.WithValue(ctx, sessionKey{}, ss)
 }
 
-func sessionFrom(ctx context.Context) *gomcp.ServerSession {
-	ss, _ := ctx.Value(sessionKey{}).(*gomcp.ServerSession)
-	return ss
+// sessionFor finds the session a question or sampling request belongs
+// to: the one in ctx, else the one serving the call of run (the run id of
+// the request, or of the call in ctx).
+func (s *Server) sessionFor(ctx context.Context, run string) *gomcp.ServerSession {
+	if ss, ok := ctx.Value(sessionKey{}).(*gomcp.ServerSession); ok {
+		return ss
+	}
+	if run == "" {
+		if c, ok := agent.CallFromContext(ctx); ok {
+			run = c.Run
+		}
+	}
+	if v, ok := s.inflight.Load(run); ok {
+		return v.(*gomcp.ServerSession)
+	}
+	return nil
 }
 
 // sessionID is the call's MCP session id ("" on stdio).
@@ -75,7 +88,7 @@ func canElicit(ss *gomcp.ServerSession) bool {
 // with a client that cannot be asked, the answer is a decline.
 func (s *Server) Elicitor() agent.Elicitor {
 	return agent.ElicitorFunc(func(ctx context.Context, e agent.Elicitation) (agent.ElicitationResult, error) {
-		ss := sessionFrom(ctx)
+		ss := s.sessionFor(ctx, e.Run)
 		if ss == nil || !canElicit(ss) {
 			return agent.ElicitationResult{Action: agent.ElicitDecline,
 				Reason: "the MCP client cannot be asked (no elicitation capability, or a protocol revision without server requests)"}, nil
@@ -119,7 +132,7 @@ func formSchema(e agent.Elicitation) json.RawMessage {
 // capability, it fails with failure.Unavailable.
 func (s *Server) Sampler() agent.Sampler {
 	return agent.SamplerFunc(func(ctx context.Context, req agent.SamplingRequest) (agent.SamplingResult, error) {
-		ss := sessionFrom(ctx)
+		ss := s.sessionFor(ctx, req.Run)
 		if ss == nil {
 			return agent.SamplingResult{}, failure.New(failure.Unavailable, failure.SourceMCP, "no MCP client is being served here to sample from")
 		}

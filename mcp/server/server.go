@@ -115,6 +115,8 @@ type Server struct {
 	mcp    *gomcp.Server
 	tools  *toolRegistry
 	limits *limiters
+	// inflight maps the run id of each call being served to its session.
+	inflight sync.Map
 
 	ctx    context.Context
 	cancel context.CancelFunc
