@@ -6,8 +6,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -71,15 +69,11 @@ func TestConformanceServer(t *testing.T) {
 	testkit.Conformance(t)
 	start := time.Now()
 
-	srv := newReferenceServer(t)
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", srv.Handler())
-	hs := httptest.NewServer(mux)
-	defer hs.Close()
+	url := serveHTTP(t, newReferenceServer(t), "/mcp")
 
 	ref := startEverythingServer(t)
 	theirs := runConformance(t, ref)
-	ours := runConformance(t, hs.URL+"/mcp")
+	ours := runConformance(t, url)
 	t.Logf("conformance server --suite active: switchboard %d checks passed and %d failed (%d scenarios clean); go-sdk everything-server %d passed and %d failed (%d scenarios clean); %.1f s",
 		ours.passed, ours.failed, len(ours.ok), theirs.passed, theirs.failed, len(theirs.ok), time.Since(start).Seconds())
 	for name := range theirs.ok {
