@@ -28,13 +28,26 @@ var callSeq atomic.Uint64
 
 // callTool serves one tools/call: rate limit, permission, arguments, then
 // the tool under the failure policy, with its call context bound to the
-// MCP session. It always answers with a result (refusals and failures are
-// error results), and records the call for the audit hook.
+// MCP client. It always answers with a result (refusals and failures are
+// error results), and records the call for the audit hook once it ended.
+// A session on a protocol revision with multi round-trip requests
+// (2026-07-28) gets its questions as input-required results (mrtr.go).
 func (s *Server) callTool(ctx context.Context, req *gomcp.CallToolRequest, name string) *gomcp.CallToolResult {
+	if req.Params.RequestState != "" {
+		return s.resumeMRTR(ctx, req)
+	}
+	if req.Session != nil && usesMRTR(req.Session) {
+		return s.startMRTR(ctx, req, name)
+	}
+	return s.serveAudited(ctx, req, name, directLink(req.Session))
+}
+
+// serveAudited serves the call and records it.
+func (s *Server) serveAudited(ctx context.Context, req *gomcp.CallToolRequest, name string, link *clientLink) *gomcp.CallToolResult {
 	start := time.Now()
 	client := clientID(ctx, req)
 	rec := AuditRecord{Time: start, Client: client, Session: sessionID(req), Tool: name}
-	res, outcome := s.serveCall(ctx, req, name, client, &rec)
+	res, outcome := s.serveCall(ctx, req, name, client, link, &rec)
 	rec.Outcome, rec.Duration = outcome, time.Since(start)
 	rec.IsError = res.IsError
 	if s.cfg.Audit != nil {
@@ -44,7 +57,7 @@ func (s *Server) callTool(ctx context.Context, req *gomcp.CallToolRequest, name 
 }
 
 // serveCall does the work of callTool and names its outcome.
-func (s *Server) serveCall(ctx context.Context, req *gomcp.CallToolRequest, name, client string, rec *AuditRecord) (*gomcp.CallToolResult, string) {
+func (s *Server) serveCall(ctx context.Context, req *gomcp.CallToolRequest, name, client string, link *clientLink, rec *AuditRecord) (*gomcp.CallToolResult, string) {
 	tool, ok := s.tools.lookup(name)
 	if !ok {
 		return errorResult(fmt.Sprintf("unknown tool %q", name)), outcomeUnknownTool
@@ -62,7 +75,7 @@ func (s *Server) serveCall(ctx context.Context, req *gomcp.CallToolRequest, name
 	case agent.Deny:
 		return errorResult(fmt.Sprintf("permission denied: the tool %s may not be called here", name)), outcomeDenied
 	case agent.Ask:
-		if ok, why := s.askPermission(ctx, req, spec, args); !ok {
+		if ok, why := s.askPermission(ctx, link, spec, args); !ok {
 			return errorResult(fmt.Sprintf("permission denied: %s", why)), outcomeDenied
 		}
 	}
@@ -73,7 +86,7 @@ func (s *Server) serveCall(ctx context.Context, req *gomcp.CallToolRequest, name
 			return errorResult(fmt.Sprintf("invalid arguments for %s: %v", name, err)), outcomeInvalidArgs
 		}
 	}
-	result, err := s.runTool(ctx, req, tool, spec, args)
+	result, err := s.runTool(ctx, req, link, tool, spec, args)
 	if err != nil {
 		fe := failure.From(err)
 		if fe.Tool == "" {
@@ -93,19 +106,19 @@ func (s *Server) serveCall(ctx context.Context, req *gomcp.CallToolRequest, name
 // keyed as an agent keys it) and its timeout, with its call context bound
 // to the session. A panic is recovered; a tool that ignores its cancelled
 // context is abandoned stopGrace after its deadline.
-func (s *Server) runTool(ctx context.Context, req *gomcp.CallToolRequest, tool agent.Tool, spec agent.ToolSpec, args json.RawMessage) (*agent.Result, error) {
+func (s *Server) runTool(ctx context.Context, req *gomcp.CallToolRequest, link *clientLink, tool agent.Tool, spec agent.ToolSpec, args json.RawMessage) (*agent.Result, error) {
 	timeout := s.cfg.CallTimeout
 	if spec.Timeout > 0 {
 		timeout = spec.Timeout
 	}
-	ctx, cancel := context.WithTimeout(withSession(ctx, req.Session), timeout)
+	ctx, cancel := context.WithTimeout(withLink(ctx, link), timeout)
 	defer cancel()
 	// The call's run id finds its session for the questions and sampling
 	// requests of sources that lose the context on the way (an MCP
 	// server's requests arrive on the manager's own goroutines).
 	id := fmt.Sprintf("mcp_%d", callSeq.Add(1))
-	if req.Session != nil {
-		s.inflight.Store(id, req.Session)
+	if link != nil {
+		s.inflight.Store(id, link)
 		defer s.inflight.Delete(id)
 	}
 	prog := newProgress(req)
@@ -210,8 +223,8 @@ func errorResult(text string) *gomcp.CallToolResult {
 
 // askPermission puts an "ask" decision to the client as a form
 // elicitation; it reports whether the person accepted, and why not.
-func (s *Server) askPermission(ctx context.Context, req *gomcp.CallToolRequest, spec agent.ToolSpec, args json.RawMessage) (bool, string) {
-	if req.Session == nil || !canElicit(req.Session) {
+func (s *Server) askPermission(ctx context.Context, link *clientLink, spec agent.ToolSpec, args json.RawMessage) (bool, string) {
+	if !link.canElicit() {
 		return false, fmt.Sprintf("the tool %s needs a person's approval, and this client cannot be asked (no elicitation capability)", spec.Name)
 	}
 	shown := string(args)
@@ -220,7 +233,7 @@ func (s *Server) askPermission(ctx context.Context, req *gomcp.CallToolRequest, 
 	}
 	ectx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
 	defer cancel()
-	res, err := req.Session.Elicit(ectx, &gomcp.ElicitParams{Mode: "form",
+	res, err := link.elicit(ectx, &gomcp.ElicitParams{Mode: "form",
 		Message:         fmt.Sprintf("Allow the tool %s to run with the arguments %s?", spec.Name, strings.TrimSpace(shown)),
 		RequestedSchema: json.RawMessage(`{"type":"object","properties":{}}`)})
 	if err != nil {

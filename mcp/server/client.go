@@ -17,22 +17,95 @@ import (
 // requests replace them).
 const mrtrVersion = "2026-07-28"
 
-// sessionKey is the context key of the MCP session a call serves.
-type sessionKey struct{}
+// linkKey is the context key of the client link of a call being served.
+type linkKey struct{}
 
-func withSession(ctx context.Context, ss *gomcp.ServerSession) context.Context {
-	if ss == nil {
+func withLink(ctx context.Context, l *clientLink) context.Context {
+	if l == nil {
 		return ctx
 	}
-	return context.WithValue(ctx, sessionKey{}, ss)
+	return context.WithValue(ctx, linkKey{}, l)
 }
 
-// sessionFor finds the session a question or sampling request belongs
+// clientLink is how a call asks its MCP client: by sending it requests
+// (protocol revisions before 2026-07-28), or by answering the call with an
+// input-required result and waiting for the retry (mrtr.go).
+type clientLink struct {
+	ss   *gomcp.ServerSession
+	caps *gomcp.ClientCapabilities
+	ask  func(ctx context.Context, r gomcp.InputRequest) (gomcp.InputResponse, error)
+}
+
+// directLink asks by sending requests on ss.
+func directLink(ss *gomcp.ServerSession) *clientLink {
+	l := &clientLink{ss: ss}
+	if ss == nil {
+		return l
+	}
+	if ip := ss.InitializeParams(); ip != nil && ip.ProtocolVersion < mrtrVersion {
+		l.caps = ip.Capabilities
+	}
+	l.ask = func(ctx context.Context, r gomcp.InputRequest) (gomcp.InputResponse, error) {
+		switch r := r.(type) {
+		case *gomcp.ElicitParams:
+			return ss.Elicit(ctx, r)
+		case *gomcp.CreateMessageParams:
+			return ss.CreateMessage(ctx, r)
+		}
+		return nil, fmt.Errorf("unsupported request %T", r)
+	}
+	return l
+}
+
+func (l *clientLink) canElicit() bool {
+	return l != nil && l.ask != nil && l.caps != nil && l.caps.Elicitation != nil
+}
+
+func (l *clientLink) canSample() bool {
+	return l != nil && l.ask != nil && l.caps != nil && l.caps.Sampling != nil
+}
+
+func (l *clientLink) elicit(ctx context.Context, p *gomcp.ElicitParams) (*gomcp.ElicitResult, error) {
+	r, err := l.ask(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	res, ok := r.(*gomcp.ElicitResult)
+	if !ok || res == nil {
+		return nil, fmt.Errorf("the client answered an elicitation with %T", r)
+	}
+	return res, nil
+}
+
+// sample asks the client's model; the answer's text and model.
+func (l *clientLink) sample(ctx context.Context, p *gomcp.CreateMessageParams) (text, model, stop string, err error) {
+	r, err := l.ask(ctx, p)
+	if err != nil {
+		return "", "", "", err
+	}
+	switch res := r.(type) {
+	case *gomcp.CreateMessageResult:
+		if tc, ok := res.Content.(*gomcp.TextContent); ok {
+			text = tc.Text
+		}
+		return text, res.Model, res.StopReason, nil
+	case *gomcp.CreateMessageWithToolsResult:
+		for _, c := range res.Content {
+			if tc, ok := c.(*gomcp.TextContent); ok {
+				text += tc.Text
+			}
+		}
+		return text, res.Model, res.StopReason, nil
+	}
+	return "", "", "", fmt.Errorf("the client answered a sampling request with %T", r)
+}
+
+// linkFor finds the client link a question or sampling request belongs
 // to: the one in ctx, else the one serving the call of run (the run id of
 // the request, or of the call in ctx).
-func (s *Server) sessionFor(ctx context.Context, run string) *gomcp.ServerSession {
-	if ss, ok := ctx.Value(sessionKey{}).(*gomcp.ServerSession); ok {
-		return ss
+func (s *Server) linkFor(ctx context.Context, run string) *clientLink {
+	if l, ok := ctx.Value(linkKey{}).(*clientLink); ok {
+		return l
 	}
 	if run == "" {
 		if c, ok := agent.CallFromContext(ctx); ok {
@@ -40,7 +113,7 @@ func (s *Server) sessionFor(ctx context.Context, run string) *gomcp.ServerSessio
 		}
 	}
 	if v, ok := s.inflight.Load(run); ok {
-		return v.(*gomcp.ServerSession)
+		return v.(*clientLink)
 	}
 	return nil
 }
@@ -65,21 +138,6 @@ func clientID(_ context.Context, req *gomcp.CallToolRequest) string {
 	return "stdio"
 }
 
-// serverRequestsAllowed reports whether the session may be sent requests
-// (elicitation, sampling) while a call is being served.
-func serverRequestsAllowed(ss *gomcp.ServerSession) (*gomcp.ClientCapabilities, bool) {
-	ip := ss.InitializeParams()
-	if ip == nil || ip.ProtocolVersion >= mrtrVersion || ip.Capabilities == nil {
-		return nil, false
-	}
-	return ip.Capabilities, true
-}
-
-func canElicit(ss *gomcp.ServerSession) bool {
-	caps, ok := serverRequestsAllowed(ss)
-	return ok && caps.Elicitation != nil
-}
-
 // Elicitor returns an agent.Elicitor that asks the person behind the MCP
 // client of the call being served (found in ctx) with an elicitation
 // request. Give it to the agents offered as Runners (agent.Config.Elicitor)
@@ -88,8 +146,8 @@ func canElicit(ss *gomcp.ServerSession) bool {
 // with a client that cannot be asked, the answer is a decline.
 func (s *Server) Elicitor() agent.Elicitor {
 	return agent.ElicitorFunc(func(ctx context.Context, e agent.Elicitation) (agent.ElicitationResult, error) {
-		ss := s.sessionFor(ctx, e.Run)
-		if ss == nil || !canElicit(ss) {
+		link := s.linkFor(ctx, e.Run)
+		if !link.canElicit() {
 			return agent.ElicitationResult{Action: agent.ElicitDecline,
 				Reason: "the MCP client cannot be asked (no elicitation capability, or a protocol revision without server requests)"}, nil
 		}
@@ -104,7 +162,7 @@ func (s *Server) Elicitor() agent.Elicitor {
 				params.Message = fmt.Sprintf("%s\n(tool %s, arguments %s)", e.Message, e.Tool, truncate(string(e.Args), 2000))
 			}
 		}
-		res, err := ss.Elicit(ctx, params)
+		res, err := link.elicit(ctx, params)
 		if err != nil {
 			return agent.ElicitationResult{}, &failure.Error{Kind: failure.KindOf(err), Source: failure.SourceMCP,
 				Name: "client", Op: "elicit", Message: "asking the MCP client's user failed", Err: err}
@@ -132,11 +190,11 @@ func formSchema(e agent.Elicitation) json.RawMessage {
 // capability, it fails with failure.Unavailable.
 func (s *Server) Sampler() agent.Sampler {
 	return agent.SamplerFunc(func(ctx context.Context, req agent.SamplingRequest) (agent.SamplingResult, error) {
-		ss := s.sessionFor(ctx, req.Run)
-		if ss == nil {
+		link := s.linkFor(ctx, req.Run)
+		if link == nil {
 			return agent.SamplingResult{}, failure.New(failure.Unavailable, failure.SourceMCP, "no MCP client is being served here to sample from")
 		}
-		if caps, ok := serverRequestsAllowed(ss); !ok || caps.Sampling == nil {
+		if !link.canSample() {
 			return agent.SamplingResult{}, failure.New(failure.Unavailable, failure.SourceMCP, "the MCP client offers no sampling")
 		}
 		params := &gomcp.CreateMessageParams{SystemPrompt: req.System, MaxTokens: int64(req.MaxTokens),
@@ -155,16 +213,12 @@ func (s *Server) Sampler() agent.Sampler {
 			params.Messages = append(params.Messages, &gomcp.SamplingMessage{Role: role,
 				Content: &gomcp.TextContent{Text: messageText(m)}})
 		}
-		res, err := ss.CreateMessage(ctx, params)
+		text, model, stop, err := link.sample(ctx, params)
 		if err != nil {
 			return agent.SamplingResult{}, &failure.Error{Kind: failure.KindOf(err), Source: failure.SourceMCP,
 				Name: "client", Op: "sample", Message: "the MCP client's model failed to answer", Err: err}
 		}
-		out := agent.SamplingResult{Model: res.Model, StopReason: res.StopReason}
-		if tc, ok := res.Content.(*gomcp.TextContent); ok {
-			out.Text = tc.Text
-		}
-		return out, nil
+		return agent.SamplingResult{Model: model, Text: text, StopReason: stop}, nil
 	})
 }
 

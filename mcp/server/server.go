@@ -31,6 +31,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -117,6 +118,10 @@ type Server struct {
 	limits *limiters
 	// inflight maps the run id of each call being served to its session.
 	inflight sync.Map
+	// pending are the calls of multi round-trip sessions waiting for the
+	// client's retry, by requestState (npending counts them).
+	pending  sync.Map
+	npending atomic.Int64
 
 	ctx    context.Context
 	cancel context.CancelFunc
