@@ -120,11 +120,19 @@ func TestRunnerAsTool(t *testing.T) {
 				}
 				return // progress of a call that outlives its first request is not delivered
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			joined := strings.Join(progress, "|")
-			if !strings.Contains(joined, "calling write_note") || !strings.Contains(joined, "answered") {
-				t.Errorf("progress notifications %q lack the run's steps", progress)
+			// Notifications are handled on the client's goroutines: they may
+			// be seen shortly after the result.
+			var joined string
+			for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+				mu.Lock()
+				joined = strings.Join(progress, "|")
+				mu.Unlock()
+				if strings.Contains(joined, "calling write_note") && strings.Contains(joined, "scribe: answered") {
+					break
+				}
+			}
+			if !strings.Contains(joined, "calling write_note") || !strings.Contains(joined, "scribe: answered") {
+				t.Errorf("progress notifications %q lack the run's steps", joined)
 			}
 		})
 	}
