@@ -190,7 +190,8 @@ func serve(ctx context.Context, o *serveOptions, stdin io.Reader, stdout, stderr
 	defer srv.Close()
 	if o.listen == "" {
 		log.Info().Msg("serving MCP on stdio")
-		return srv.Run(ctx, &gomcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}})
+		in, out := pollable(stdin, stdout)
+		return srv.Run(ctx, &gomcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}})
 	}
 	return serveHTTP(ctx, srv, o, &log)
 }
