@@ -305,3 +305,41 @@ func TestSkillsAsPromptsAndResources(t *testing.T) {
 		t.Errorf("resource text %q", got)
 	}
 }
+
+// TestClientModel: an agent built on Server.Model thinks with the model of
+// the MCP client that calls it (sampling/createMessage), on both protocol
+// revisions.
+func TestClientModel(t *testing.T) {
+	for _, protocol := range []string{"2025-11-25", ""} {
+		t.Run("protocol="+protocol, func(t *testing.T) {
+			var srv *server.Server
+			a, err := agent.New(context.Background(), agent.Config{Name: "echoer", Description: "answers with the caller's model",
+				Model: modelFunc(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+					return srv.Model().Generate(ctx, req)
+				})})
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv = newServer(t, server.Config{Runners: []agent.Runner{a}})
+			var sampled atomic.Int32
+			cs := connectMemAt(t, srv, &gomcp.ClientOptions{
+				CreateMessageHandler: func(_ context.Context, req *gomcp.CreateMessageRequest) (*gomcp.CreateMessageResult, error) {
+					sampled.Add(1)
+					last := req.Params.Messages[len(req.Params.Messages)-1].Content.(*gomcp.TextContent).Text
+					return &gomcp.CreateMessageResult{Model: "client-model", Role: "assistant",
+						Content: &gomcp.TextContent{Text: "client says: " + last}}, nil
+				}}, protocol)
+			txt, isErr := callText(t, cs, "echoer", map[string]any{"input": "ping"})
+			if isErr || txt != "client says: ping" || sampled.Load() != 1 {
+				t.Errorf("answer %q (error %v), sampled %d times", txt, isErr, sampled.Load())
+			}
+		})
+	}
+}
+
+type modelFunc func(ctx context.Context, req *llm.Request) (*llm.Response, error)
+
+func (modelFunc) Name() string { return "func" }
+func (f modelFunc) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	return f(ctx, req)
+}
