@@ -126,14 +126,19 @@ func sessionID(req *gomcp.CallToolRequest) string {
 	return req.Session.ID()
 }
 
-// clientID names the caller for rate limits and audit: the token's subject
-// when the request was authenticated, else its session.
+// clientID names the caller for rate limits, audit and continuing a
+// multi round-trip call: the token's subject when the request was
+// authenticated, else its session; unauthenticated stateless HTTP requests
+// are all "http" (one rate-limit bucket), stdio is "stdio".
 func clientID(_ context.Context, req *gomcp.CallToolRequest) string {
 	if req.Extra != nil && req.Extra.TokenInfo != nil && req.Extra.TokenInfo.UserID != "" {
 		return "sub:" + req.Extra.TokenInfo.UserID
 	}
 	if id := sessionID(req); id != "" {
 		return "session:" + id
+	}
+	if req.Extra != nil && req.Extra.Header != nil {
+		return "http"
 	}
 	return "stdio"
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"time"
 
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -27,7 +28,9 @@ func usesMRTR(ss *gomcp.ServerSession) bool {
 // on a goroutine of its own, so that it can wait for answers across the
 // client's retries (which arrive as new requests).
 type pendingCall struct {
-	s         *Server
+	s *Server
+	// client is who made the call: only the same client may continue it.
+	client    string
 	questions chan question
 	done      chan *gomcp.CallToolResult
 	cancel    context.CancelFunc
@@ -45,7 +48,7 @@ type question struct {
 // startMRTR starts the call on a goroutine (bounded by its tool timeout and
 // by Close) and answers with its result or its first question.
 func (s *Server) startMRTR(ctx context.Context, req *gomcp.CallToolRequest, name string) *gomcp.CallToolResult {
-	p := &pendingCall{s: s, questions: make(chan question), done: make(chan *gomcp.CallToolResult, 1)}
+	p := &pendingCall{s: s, client: callOwner(req), questions: make(chan question), done: make(chan *gomcp.CallToolResult, 1)}
 	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(s.ctx, cancel)
 	p.cancel = cancel
@@ -65,8 +68,9 @@ func (s *Server) startMRTR(ctx context.Context, req *gomcp.CallToolRequest, name
 // resumeMRTR delivers a retry's answer to the call waiting under its
 // requestState and answers with the call's result or its next question.
 func (s *Server) resumeMRTR(ctx context.Context, req *gomcp.CallToolRequest) *gomcp.CallToolResult {
-	v, ok := s.pending.LoadAndDelete(req.Params.RequestState)
-	if !ok {
+	v, ok := s.pending.Load(req.Params.RequestState)
+	if !ok || v.(*pendingCall).client != callOwner(req) || !s.pending.CompareAndDelete(req.Params.RequestState, v) {
+		// Another client's state is as unknown as a made-up one.
 		return errorResult("unknown or expired requestState: call the tool again without it")
 	}
 	s.npending.Add(-1)
@@ -99,6 +103,19 @@ func (p *pendingCall) wait(ctx context.Context) *gomcp.CallToolResult {
 		p.cancel()
 		return errorResult("the call was cancelled")
 	}
+}
+
+// callOwner is who may continue a call: the token's subject, else the
+// session (by id, or by identity on stdio and in-process connections).
+// Unauthenticated stateless HTTP requests have no identity: there the
+// unguessable requestState (128 random bits), known only to the caller,
+// is the only binding.
+func callOwner(req *gomcp.CallToolRequest) string {
+	id := clientID(context.Background(), req)
+	if id == "stdio" {
+		return fmt.Sprintf("conn:%p", req.Session)
+	}
+	return id
 }
 
 // errTooManyPending refuses a question past maxPending.

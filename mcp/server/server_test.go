@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -342,4 +343,55 @@ type modelFunc func(ctx context.Context, req *llm.Request) (*llm.Response, error
 func (modelFunc) Name() string { return "func" }
 func (f modelFunc) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 	return f(ctx, req)
+}
+
+// TestRequestStateBound: a multi round-trip call continues only for the
+// client that made it: another session presenting its requestState, or a
+// made-up one, is refused, and the owner's retry still completes the call.
+func TestRequestStateBound(t *testing.T) {
+	ask := agent.NewFuncTool(agent.ToolSpec{Name: "ask", ReadOnly: true},
+		func(ctx context.Context, _ json.RawMessage) (*agent.Result, error) {
+			call, _ := agent.CallFromContext(ctx)
+			res, err := call.Elicit(ctx, agent.Elicitation{Kind: agent.ElicitForm, Message: "name?",
+				Schema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`)})
+			if err != nil {
+				return nil, err
+			}
+			return agent.TextResult(fmt.Sprintf("%s %v", res.Action, res.Content["name"])), nil
+		})
+	srv := newServer(t, server.Config{Toolsets: []agent.Toolset{agent.NewToolset("t", ask)}})
+	manual := &gomcp.ClientOptions{MultiRoundTrip: &gomcp.MultiRoundTripOptions{Disabled: true},
+		ElicitationHandler: func(context.Context, *gomcp.ElicitRequest) (*gomcp.ElicitResult, error) {
+			return &gomcp.ElicitResult{Action: "accept"}, nil // declares the capability; never called here
+		}}
+	owner, other := connectMem(t, srv, manual), connectMem(t, srv, manual)
+	ctx := testkit.Ctx(t, 20*time.Second)
+	first, err := owner.CallTool(ctx, &gomcp.CallToolParams{Name: "ask", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.RequestState == "" || first.InputRequests["q"] == nil {
+		t.Fatalf("no input-required result: %+v", first)
+	}
+	for name, c := range map[string]struct {
+		cs    *gomcp.ClientSession
+		state string
+	}{"other session": {other, first.RequestState}, "made-up state": {owner, "not-a-state"}} {
+		res, err := c.cs.CallTool(ctx, &gomcp.CallToolParams{Name: "ask", Arguments: map[string]any{}, RequestState: c.state,
+			InputResponses: gomcp.InputResponseMap{"q": &gomcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "mallory"}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.IsError || !strings.Contains(res.Content[0].(*gomcp.TextContent).Text, "unknown or expired requestState") {
+			t.Errorf("%s: %+v", name, res.Content)
+		}
+	}
+	res, err := owner.CallTool(ctx, &gomcp.CallToolParams{Name: "ask", Arguments: map[string]any{}, RequestState: first.RequestState,
+		InputResponses: gomcp.InputResponseMap{"q": &gomcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "alice"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if txt := res.Content[0].(*gomcp.TextContent).Text; res.IsError || txt != "accept alice" {
+		t.Errorf("the owner's retry: %q (error %v)", txt, res.IsError)
+	}
 }
