@@ -395,3 +395,48 @@ func TestRequestStateBound(t *testing.T) {
 		t.Errorf("the owner's retry: %q (error %v)", txt, res.IsError)
 	}
 }
+
+// TestStateless: a stateless HTTP server (replicas without affinity) lists
+// and calls for go-sdk's client at both revisions, and a tool's question
+// gets a prompt answer (a decline, or the client's answer through a multi
+// round-trip retry), never a hung call.
+func TestStateless(t *testing.T) {
+	ask := agent.NewFuncTool(agent.ToolSpec{Name: "ask", ReadOnly: true},
+		func(ctx context.Context, _ json.RawMessage) (*agent.Result, error) {
+			call, _ := agent.CallFromContext(ctx)
+			res, err := call.Elicit(ctx, agent.Elicitation{Kind: agent.ElicitForm, Message: "ok?"})
+			if err != nil {
+				return nil, err
+			}
+			return agent.TextResult(string(res.Action)), nil
+		})
+	plain := agent.NewFuncTool(agent.ToolSpec{Name: "plain", ReadOnly: true},
+		func(context.Context, json.RawMessage) (*agent.Result, error) { return agent.TextResult("plain"), nil })
+	srv := newServer(t, server.Config{Toolsets: []agent.Toolset{agent.NewToolset("t", ask, plain)}, Stateless: true})
+	url := serveHTTP(t, srv, "")
+	for _, protocol := range []string{"2025-11-25", ""} {
+		t.Run("protocol="+protocol, func(t *testing.T) {
+			c := gomcp.NewClient(&gomcp.Implementation{Name: "stateless", Version: "1"}, &gomcp.ClientOptions{
+				ElicitationHandler: func(context.Context, *gomcp.ElicitRequest) (*gomcp.ElicitResult, error) {
+					return &gomcp.ElicitResult{Action: "accept"}, nil
+				}})
+			cs, err := c.Connect(testkit.Ctx(t, 10*time.Second), &gomcp.StreamableClientTransport{Endpoint: url},
+				&gomcp.ClientSessionOptions{ProtocolVersion: protocol})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			if got := toolNames(t, cs); len(got) != 2 {
+				t.Errorf("tools %v", got)
+			}
+			if txt, isErr := callText(t, cs, "plain", map[string]any{}); isErr || txt != "plain" {
+				t.Errorf("plain: %q", txt)
+			}
+			txt, isErr := callText(t, cs, "ask", map[string]any{})
+			t.Logf("a question on stateless HTTP at %q: %q (error %v)", cs.InitializeResult().ProtocolVersion, txt, isErr)
+			if isErr || (txt != "accept" && txt != "decline") {
+				t.Errorf("ask: %q (error %v)", txt, isErr)
+			}
+		})
+	}
+}
