@@ -26,22 +26,13 @@ type auditor struct {
 	log    *zerolog.Logger
 }
 
-func newAuditor(ctx context.Context, url string, log *zerolog.Logger) (*auditor, error) {
-	cfg := bus.Config{Name: "switchboard-gateway", Logger: log}
-	if url != "" {
-		cfg.URLs = []string{url}
-	}
-	b, err := bus.New(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
+func newAuditor(ctx context.Context, b *bus.Bus, log *zerolog.Logger) (*auditor, error) {
 	a := &auditor{b: b, js: b.JetStream(), prefix: b.Subjects().Prefix(), log: log}
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if _, err := a.js.CreateOrUpdateStream(sctx, jetstream.StreamConfig{Name: auditStream,
 		Subjects: []string{a.prefix + ".audit.>"}, MaxAge: 30 * 24 * time.Hour, MaxBytes: 1 << 30,
 		Discard: jetstream.DiscardOld}); err != nil {
-		b.Close()
 		return nil, fmt.Errorf("audit stream: %w", err)
 	}
 	return a, nil
@@ -66,4 +57,12 @@ func (a *auditor) record(ctx context.Context, rec server.AuditRecord) {
 	}
 }
 
-func (a *auditor) close() { _ = a.b.Close() }
+// newBus connects the gateway's bus: the NATS server of url, or an
+// embedded one.
+func newBus(ctx context.Context, url string, log *zerolog.Logger) (*bus.Bus, error) {
+	cfg := bus.Config{Name: "switchboard-gateway", Logger: log}
+	if url != "" {
+		cfg.URLs = []string{url}
+	}
+	return bus.New(ctx, cfg)
+}

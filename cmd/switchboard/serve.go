@@ -20,6 +20,7 @@ import (
 	"github.com/switchboard-dev/switchboard/a2a"
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/bus"
 	"github.com/switchboard-dev/switchboard/mcp"
 	"github.com/switchboard-dev/switchboard/mcp/server"
 	"github.com/switchboard-dev/switchboard/skills"
@@ -44,6 +45,7 @@ type serveOptions struct {
 	rate        float64
 	burst       int
 	nats        string
+	replica     string
 	audit       bool
 	stateless   bool
 	origins     list
@@ -67,7 +69,8 @@ func parseServe(args []string, stderr io.Writer) (*serveOptions, error) {
 	fs.BoolVar(&o.allowAll, "allow-all", false, "allow every tool no rule names (default: reads allowed, writes ask, execution denied)")
 	fs.Float64Var(&o.rate, "rate", 0, "tools/call per second allowed to each client (0: no limit)")
 	fs.IntVar(&o.burst, "burst", 0, "burst of calls allowed to each client (default 1 + rate)")
-	fs.StringVar(&o.nats, "nats", "", "NATS URL for the audit stream (default: an embedded server when -audit is set)")
+	fs.StringVar(&o.nats, "nats", "", "NATS URL shared by replicas: the audit stream, and retries relayed to the replica holding their call (default: an embedded server when -audit is set)")
+	fs.StringVar(&o.replica, "replica", "", "this replica's name among gateways sharing -nats (default: random)")
 	fs.BoolVar(&o.audit, "audit", false, "publish a record of every call on JetStream (<prefix>.audit.<tool>)")
 	fs.BoolVar(&o.stateless, "stateless", false, "serve HTTP without sessions (replicas without affinity; no elicitation or sampling)")
 	fs.Var(&o.origins, "allowed-origin", "a browser origin allowed besides the server's own (repeatable)")
@@ -166,13 +169,26 @@ func serve(ctx context.Context, o *serveOptions, stdin io.Reader, stdout, stderr
 		}
 		cfg.Toolsets = append(cfg.Toolsets, ts)
 	}
+	var b *bus.Bus
 	if o.audit || o.nats != "" {
-		a, err := newAuditor(ctx, o.nats, &log)
+		if b, err = newBus(ctx, o.nats, &log); err != nil {
+			return err
+		}
+		closers = append(closers, func() { _ = b.Close() })
+	}
+	if o.audit {
+		a, err := newAuditor(ctx, b, &log)
 		if err != nil {
 			return err
 		}
-		closers = append(closers, a.close)
 		cfg.Audit = a.record
+	}
+	var rl *relay
+	if o.nats != "" {
+		// Replicas share the NATS server: a retry of a call held by
+		// another replica is relayed to it.
+		rl = newRelay(b, o.callTimeout, &log)
+		cfg.Replica, cfg.Relay = o.replica, rl.forward
 	}
 	if o.auth.enabled() {
 		v, err := o.auth.verifier()
@@ -188,6 +204,13 @@ func serve(ctx context.Context, o *serveOptions, stdin io.Reader, stdout, stderr
 	}
 	late.srv.Store(srv)
 	defer srv.Close()
+	if rl != nil {
+		stop, err := rl.serve(srv)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	if o.listen == "" {
 		log.Info().Msg("serving MCP on stdio")
 		in, out := pollable(stdin, stdout)

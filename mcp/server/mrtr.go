@@ -68,8 +68,17 @@ func (s *Server) startMRTR(ctx context.Context, req *gomcp.CallToolRequest, name
 // resumeMRTR delivers a retry's answer to the call waiting under its
 // requestState and answers with the call's result or its next question.
 func (s *Server) resumeMRTR(ctx context.Context, req *gomcp.CallToolRequest) *gomcp.CallToolResult {
-	v, ok := s.pending.Load(req.Params.RequestState)
-	if !ok || v.(*pendingCall).client != callOwner(req) || !s.pending.CompareAndDelete(req.Params.RequestState, v) {
+	if res, ok := s.relayRetry(ctx, req); ok {
+		return res
+	}
+	return s.resumePending(ctx, req.Params.RequestState, callOwner(req), req.Params.InputResponses)
+}
+
+// resumePending continues the call waiting under state for owner with the
+// retry's answers.
+func (s *Server) resumePending(ctx context.Context, state, owner string, responses gomcp.InputResponseMap) *gomcp.CallToolResult {
+	v, ok := s.pending.Load(state)
+	if !ok || v.(*pendingCall).client != owner || !s.pending.CompareAndDelete(state, v) {
 		// Another client's state is as unknown as a made-up one.
 		return errorResult("unknown or expired requestState: call the tool again without it")
 	}
@@ -77,7 +86,7 @@ func (s *Server) resumeMRTR(ctx context.Context, req *gomcp.CallToolRequest) *go
 	p := v.(*pendingCall)
 	p.timer.Stop()
 	// A retry without the answer declines the question.
-	p.q.answer <- req.Params.InputResponses[inputKey]
+	p.q.answer <- responses[inputKey]
 	return p.wait(ctx)
 }
 
@@ -89,7 +98,7 @@ func (p *pendingCall) wait(ctx context.Context) *gomcp.CallToolResult {
 	case res := <-p.done:
 		return res
 	case q := <-p.questions:
-		token := rand.Text()
+		token := p.s.replica + "." + rand.Text()
 		p.q = q
 		p.timer = time.AfterFunc(p.s.cfg.CallTimeout, func() {
 			if p.s.pending.CompareAndDelete(token, p) {

@@ -26,10 +26,12 @@ package server
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -101,6 +103,14 @@ type Config struct {
 	// handlers, keepalive, ...), for what Server.MCP adds; Instructions
 	// above wins over theirs.
 	MCPOptions *gomcp.ServerOptions
+	// Replica names this server among replicas (default: random); it
+	// prefixes its multi round-trip requestStates. Relay, when set, carries
+	// a retry whose state names another replica to that replica (whose
+	// Server.ServeRetry answers it) and returns the answer: with it, a load
+	// balancer without affinity can send a 2026-07-28 client's retries to
+	// any replica. The gateway relays over NATS request-reply.
+	Replica string
+	Relay   func(ctx context.Context, replica string, retry []byte) ([]byte, error)
 	// Policy handles failures (nil: failure.NewPolicy with Logger).
 	Policy failure.Policy
 	// Logger receives structured logs (nil: none).
@@ -116,6 +126,8 @@ type Server struct {
 	mcp    *gomcp.Server
 	tools  *toolRegistry
 	limits *limiters
+	// replica prefixes this server's requestStates.
+	replica string
 	// inflight maps the run id of each call being served to its session.
 	inflight sync.Map
 	// pending are the calls of multi round-trip sessions waiting for the
@@ -154,7 +166,13 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			return nil, failure.Wrap(failure.Config, failure.SourceMCP, fmt.Errorf("server: AllowedOrigins: %w", err))
 		}
 	}
-	s := &Server{cfg: cfg, log: zerolog.Nop()}
+	if strings.ContainsAny(cfg.Replica, ". *>\t\r\n") {
+		return nil, failure.New(failure.Config, failure.SourceMCP, fmt.Sprintf("server: Replica %q must not hold dots, blanks or wildcards", cfg.Replica))
+	}
+	s := &Server{cfg: cfg, log: zerolog.Nop(), replica: cfg.Replica}
+	if s.replica == "" {
+		s.replica = strings.ToLower(rand.Text()[:12])
+	}
 	if cfg.Logger != nil {
 		s.log = cfg.Logger.With().Str("component", "mcp-server").Logger()
 	}
