@@ -275,13 +275,20 @@ func (l lateClient) elicitor() agent.Elicitor {
 }
 
 func (l lateClient) sampler() agent.Sampler {
-	return agent.SamplerFunc(func(ctx context.Context, req agent.SamplingRequest) (agent.SamplingResult, error) {
+	return samplerFunc(func(ctx context.Context, req agent.SamplingRequest) (agent.SamplingResult, error) {
 		srv := l.srv.Load()
 		if srv == nil {
 			return agent.SamplingResult{}, failure.New(failure.Unavailable, failure.SourceMCP, "the gateway is starting")
 		}
 		return srv.Sampler().Sample(ctx, req)
 	})
+}
+
+// samplerFunc adapts a function to agent.Sampler.
+type samplerFunc func(ctx context.Context, req agent.SamplingRequest) (agent.SamplingResult, error)
+
+func (f samplerFunc) Sample(ctx context.Context, req agent.SamplingRequest) (agent.SamplingResult, error) {
+	return f(ctx, req)
 }
 
 type nopWriteCloser struct{ io.Writer }

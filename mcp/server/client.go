@@ -194,7 +194,7 @@ func formSchema(e agent.Elicitation) json.RawMessage {
 // answer. Outside a call, or with a client without the sampling
 // capability, it fails with failure.Unavailable.
 func (s *Server) Sampler() agent.Sampler {
-	return agent.SamplerFunc(func(ctx context.Context, req agent.SamplingRequest) (agent.SamplingResult, error) {
+	return samplerFunc(func(ctx context.Context, req agent.SamplingRequest) (agent.SamplingResult, error) {
 		link := s.linkFor(ctx, req.Run)
 		if link == nil {
 			return agent.SamplingResult{}, failure.New(failure.Unavailable, failure.SourceMCP, "no MCP client is being served here to sample from")
@@ -235,6 +235,13 @@ func (s *Server) Sampler() agent.Sampler {
 func (s *Server) Model() llm.Model { return clientModel{s.Sampler()} }
 
 type clientModel struct{ sampler agent.Sampler }
+
+// samplerFunc adapts a function to agent.Sampler.
+type samplerFunc func(ctx context.Context, req agent.SamplingRequest) (agent.SamplingResult, error)
+
+func (f samplerFunc) Sample(ctx context.Context, req agent.SamplingRequest) (agent.SamplingResult, error) {
+	return f(ctx, req)
+}
 
 func (clientModel) Name() string { return "mcp-client (sampling)" }
 

@@ -66,7 +66,8 @@ type Config struct {
 	// skill tools.
 	Skills *skills.Toolset
 	// Permissions is the permission policy applied to listing and calls
-	// (nil: agent.DefaultClassifier, as in an agent). A denied tool is not
+	// (nil: the default classification, as in an agent: reads allowed,
+	// writes asked, command execution denied). A denied tool is not
 	// listed and is refused; an "ask" asks the client (elicitation) and is
 	// refused when the client cannot be asked.
 	Permissions *agent.Permissions
