@@ -137,8 +137,8 @@ func TestVerifierKeys(t *testing.T) {
 		t.Error("an HS256 token keyed with the public key was accepted")
 	}
 	for _, bad := range []authOptions{
-		{keyFile: keyFile},                   // no audience
-		{audience: testAudience},             // no key
+		{keyFile: keyFile},       // no audience
+		{audience: testAudience}, // no key
 		{audience: testAudience, keyFile: "/nonexistent"},
 		{audience: testAudience, secretEnv: "SB_UNSET_SECRET_FOR_TEST"},
 	} {

@@ -262,7 +262,9 @@ func a2aToolset(ctx context.Context, peers []string, policy failure.Policy, log 
 
 // lateClient hands sources built before the server its Elicitor and
 // Sampler.
-type lateClient struct{ srv *atomic.Pointer[server.Server] }
+type lateClient struct {
+	srv *atomic.Pointer[server.Server]
+}
 
 func (l lateClient) elicitor() agent.Elicitor {
 	return agent.ElicitorFunc(func(ctx context.Context, e agent.Elicitation) (agent.ElicitationResult, error) {

@@ -255,4 +255,3 @@ func TestHTTPProtection(t *testing.T) {
 	}
 	http.DefaultClient.CloseIdleConnections()
 }
-

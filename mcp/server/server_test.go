@@ -188,7 +188,10 @@ func TestCallRefusals(t *testing.T) {
 		agent.NewFuncTool(agent.ToolSpec{Name: "boom", ReadOnly: true},
 			func(context.Context, json.RawMessage) (*agent.Result, error) { panic("kaboom") }),
 		agent.NewFuncTool(agent.ToolSpec{Name: "stuck", ReadOnly: true, Timeout: 50 * time.Millisecond},
-			func(context.Context, json.RawMessage) (*agent.Result, error) { time.Sleep(2500 * time.Millisecond); return nil, nil }),
+			func(context.Context, json.RawMessage) (*agent.Result, error) {
+				time.Sleep(2500 * time.Millisecond)
+				return nil, nil
+			}),
 		agent.NewFuncTool(agent.ToolSpec{Name: "delete_all", Destructive: true},
 			func(context.Context, json.RawMessage) (*agent.Result, error) { return agent.TextResult("deleted"), nil }),
 	}

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
-
 )
 
 // maxSkillResource bounds the bytes of one skill file served as a resource
