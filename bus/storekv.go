@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/switchboard-dev/switchboard/agent/failure"
@@ -25,9 +26,12 @@ import (
 type durableKV struct {
 	b      *Bus
 	kv     jetstream.KeyValue
+	stream jetstream.Stream // the bucket's stream
 	blobs  *blobStore
 	bucket string
-	key    failure.Key
+	// subject is where the bucket's values are published ("$KV.<bucket>.").
+	subject string
+	key     failure.Key
 }
 
 // blobPrefix starts a bucket value that points to an object (the record
@@ -60,13 +64,17 @@ type blobStore struct {
 // openDurableKV creates or updates bucket (file storage, one revision per
 // key, maxAge 0 = no expiry).
 func openDurableKV(ctx context.Context, b *Bus, bucket, desc string, maxAge time.Duration, replicas int, blobs *blobStore) (*durableKV, error) {
-	d := &durableKV{b: b, blobs: blobs, bucket: bucket, key: failure.Key{Source: failure.SourceBus, Name: "store:" + bucket}}
+	d := &durableKV{b: b, blobs: blobs, bucket: bucket, subject: "$KV." + bucket + ".", key: failure.Key{Source: failure.SourceBus, Name: "store:" + bucket}}
 	err := b.jetStreamAdmin(ctx, d.key, "open store", func(ctx context.Context) error {
 		kv, err := b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 			Bucket: bucket, Description: desc, History: 1, TTL: maxAge, Replicas: replicas,
-			Storage: jetstream.FileStorage,
+			Storage: jetstream.FileStorage, LimitMarkerTTL: markerTTL,
 		})
+		if err != nil {
+			return err
+		}
 		d.kv = kv
+		d.stream, err = b.js.Stream(ctx, "KV_"+bucket)
 		return err
 	})
 	if err != nil {
@@ -74,6 +82,9 @@ func openDurableKV(ctx context.Context, b *Bus, bucket, desc string, maxAge time
 	}
 	return d, nil
 }
+
+// markerTTL is how long a bucket keeps the marker of a key that expired.
+const markerTTL = time.Minute
 
 // openBlobStore creates or updates the object store of large values.
 func openBlobStore(ctx context.Context, b *Bus, bucket string, maxAge time.Duration, replicas, inline int) (*blobStore, error) {
@@ -114,9 +125,10 @@ func (d *durableKV) get(ctx context.Context, key string) ([]byte, uint64, error)
 }
 
 // put writes value under key if the key's revision is rev (0: the key
-// must not exist), and returns the new revision; a stale revision or an
-// existing key is a Conflict failure.
-func (d *durableKV) put(ctx context.Context, key string, value []byte, rev uint64) (uint64, error) {
+// must not exist, or be deleted or expired), and returns the new revision;
+// a stale revision or an existing key is a Conflict failure. ttl > 0
+// expires the key that long after this write (a per-message TTL).
+func (d *durableKV) put(ctx context.Context, key string, value []byte, rev uint64, ttl time.Duration) (uint64, error) {
 	id := d.bucket + "/" + key
 	stored, obj, err := d.blobs.store(ctx, id, value)
 	if err != nil {
@@ -124,10 +136,15 @@ func (d *durableKV) put(ctx context.Context, key string, value []byte, rev uint6
 	}
 	var next uint64
 	err = d.exec(ctx, "store put", func(ctx context.Context) (err error) {
-		if rev == 0 {
-			next, err = d.kv.Create(ctx, key, stored)
-		} else {
-			next, err = d.kv.Update(ctx, key, stored, rev)
+		next, err = d.publish(ctx, key, stored, rev, ttl)
+		if err != nil && rev == 0 && isWrongLastSeq(err) {
+			// A deleted or expired key leaves a marker: create over it.
+			if seq, ok := d.marker(ctx, key); ok {
+				next, err = d.publish(ctx, key, stored, seq, ttl)
+			}
+		}
+		if isWrongLastSeq(err) {
+			err = fmt.Errorf("%w: %w", err, jetstream.ErrKeyRevisionMismatch)
 		}
 		return err
 	})
@@ -137,6 +154,39 @@ func (d *durableKV) put(ctx context.Context, key string, value []byte, rev uint6
 	}
 	d.blobs.replaced(id, obj)
 	return next, nil
+}
+
+// marker returns the sequence of key's last message if it marks a deletion
+// or an expiry.
+func (d *durableKV) marker(ctx context.Context, key string) (uint64, bool) {
+	m, err := d.stream.GetLastMsgForSubject(ctx, d.subject+key)
+	if err != nil || m.Header == nil {
+		return 0, false
+	}
+	if m.Header.Get("KV-Operation") != "" || m.Header.Get(jetstream.MarkerReasonHeader) != "" {
+		return m.Sequence, true
+	}
+	return 0, false
+}
+
+// publish is one revision-checked write of the bucket's subject for key.
+func (d *durableKV) publish(ctx context.Context, key string, data []byte, rev uint64, ttl time.Duration) (uint64, error) {
+	opts := []jetstream.PublishOpt{jetstream.WithExpectLastSequencePerSubject(rev)}
+	if ttl > 0 {
+		opts = append(opts, jetstream.WithMsgTTL(max(ttl, time.Second)))
+	}
+	ack, err := d.b.js.PublishMsg(ctx, &nats.Msg{Subject: d.subject + key, Data: data}, opts...)
+	if err != nil {
+		return 0, err
+	}
+	return ack.Sequence, nil
+}
+
+// isWrongLastSeq is JetStream's answer to a stale expected sequence.
+func isWrongLastSeq(err error) bool {
+	var api *jetstream.APIError
+	return errors.As(err, &api) && (api.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+		api.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
 }
 
 // del deletes key (rev 0: whatever its revision; a missing key is not an
@@ -178,6 +228,51 @@ func (d *durableKV) keys(ctx context.Context, filter string) ([]string, error) {
 		return nil
 	})
 	return keys, err
+}
+
+// sweep deletes the objects of this bucket's keys that no key points to
+// any more (their key expired or was replaced by another process), if they
+// are older than minAge (a write in flight has put its object but not yet
+// its key).
+func (d *durableKV) sweep(ctx context.Context, minAge time.Duration) error {
+	var infos []*jetstream.ObjectInfo
+	err := d.b.policy.Execute(ctx, d.blobs.key, func(ctx context.Context) (err error) {
+		infos, err = d.blobs.obs.List(ctx)
+		if errors.Is(err, jetstream.ErrNoObjectsFound) {
+			infos, err = nil, nil
+		}
+		return d.b.classifyConn(err, "store sweep")
+	})
+	if err != nil {
+		return err
+	}
+	pre := d.bucket + "/"
+	for _, info := range infos {
+		rest, ok := strings.CutPrefix(info.Name, pre)
+		key, _, ok2 := strings.Cut(rest, "/")
+		if !ok || !ok2 || time.Since(info.ModTime) < minAge {
+			continue
+		}
+		e, err := d.kv.Get(ctx, key)
+		switch {
+		case errors.Is(err, jetstream.ErrKeyNotFound), errors.Is(err, jetstream.ErrKeyDeleted):
+		case err != nil:
+			return d.b.classifyConn(err, "store sweep")
+		case blobName(e.Value()) == info.Name:
+			continue
+		}
+		d.blobs.drop(info.Name)
+	}
+	return nil
+}
+
+// blobName is the object a bucket value points to ("" for an inline one).
+func blobName(stored []byte) string {
+	var ref blobRef
+	if len(stored) == 0 || stored[0] != blobPrefix || json.Unmarshal(stored[1:], &ref) != nil {
+		return ""
+	}
+	return ref.Obj
 }
 
 // store returns what the bucket holds for value: value itself, or, when it

@@ -66,14 +66,14 @@ func TestDurableKVRoundTripAcrossRestart(t *testing.T) {
 		key   string
 		value []byte
 	}{{"small", small}, {"big", big}} {
-		rev, err := d.put(ctx, tc.key, tc.value, 0)
+		rev, err := d.put(ctx, tc.key, tc.value, 0, 0)
 		if err != nil {
 			t.Fatalf("create %s: %v", tc.key, err)
 		}
-		if _, err := d.put(ctx, tc.key, tc.value, 0); !errors.Is(err, failure.Conflict) {
+		if _, err := d.put(ctx, tc.key, tc.value, 0, 0); !errors.Is(err, failure.Conflict) {
 			t.Errorf("second create of %s: %v, want Conflict", tc.key, err)
 		}
-		if _, err := d.put(ctx, tc.key, tc.value, rev+100); !errors.Is(err, failure.Conflict) {
+		if _, err := d.put(ctx, tc.key, tc.value, rev+100, 0); !errors.Is(err, failure.Conflict) {
 			t.Errorf("update of %s at a wrong revision: %v, want Conflict", tc.key, err)
 		}
 		got, grev, err := d.get(ctx, tc.key)
@@ -87,7 +87,7 @@ func TestDurableKVRoundTripAcrossRestart(t *testing.T) {
 	}
 	// Replace the large value by another large one: the old object goes.
 	big2 := bytes.ReplaceAll(big, []byte("x"), []byte("y"))
-	rev, err := d.put(ctx, "big", big2, revs["big"])
+	rev, err := d.put(ctx, "big", big2, revs["big"], 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,31 +127,56 @@ func TestDurableKVRoundTripAcrossRestart(t *testing.T) {
 	if _, _, err := d.get(ctx, "big"); !errors.Is(err, failure.NotFound) {
 		t.Errorf("get deleted: %v, want NotFound", err)
 	}
-	if _, err := d.put(ctx, "big", small, 0); err != nil {
+	if _, err := d.put(ctx, "big", small, 0, 0); err != nil {
 		t.Errorf("create after delete: %v", err)
 	}
 }
 
-// TestDurableKVExpiry: a bucket with a MaxAge forgets keys not written for
-// that long, and their objects go too.
+// TestDurableKVExpiry: a key expires after the bucket's MaxAge or its own
+// TTL; its object goes with the bucket's MaxAge, or with a sweep.
 func TestDurableKVExpiry(t *testing.T) {
-	b, d := openTestKV(t, t.TempDir(), 64, time.Second)
-	defer b.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := d.put(ctx, "k", []byte(`{"text":"`+strings.Repeat("z", 500)+`"}`), 0); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		_, _, err := d.get(ctx, "k")
-		if errors.Is(err, failure.NotFound) && objectCount(t, d) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the key did not expire: %v, %d objects", err, objectCount(t, d))
-		}
-		time.Sleep(200 * time.Millisecond)
+	for _, tc := range []struct {
+		name        string
+		maxAge, ttl time.Duration
+	}{{"bucket MaxAge", time.Second, 0}, {"per-key TTL", 0, time.Second}} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, d := openTestKV(t, t.TempDir(), 64, tc.maxAge)
+			defer b.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			big := []byte(`{"text":"` + strings.Repeat("z", 500) + `"}`)
+			if _, err := d.put(ctx, "k", big, 0, tc.ttl); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := d.put(ctx, "keep", []byte(`{"a":1}`), 0, 0); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				_, _, err := d.get(ctx, "k")
+				if errors.Is(err, failure.NotFound) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the key did not expire: %v", err)
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+			if _, err := d.put(ctx, "k", []byte(`{"again":true}`), 0, 0); err != nil {
+				t.Errorf("create after expiry: %v", err)
+			}
+			if n := objectCount(t, d); n != 0 && tc.maxAge == 0 {
+				if err := d.sweep(ctx, 0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if n := objectCount(t, d); n != 0 {
+				t.Errorf("%d objects left after the key expired", n)
+			}
+			if _, _, err := d.get(ctx, "keep"); err != nil && tc.maxAge == 0 {
+				t.Errorf("a key without TTL: %v", err)
+			}
+		})
 	}
 }
 
