@@ -63,12 +63,12 @@ type blobStore struct {
 
 // openDurableKV creates or updates bucket (file storage, one revision per
 // key, maxAge 0 = no expiry).
-func openDurableKV(ctx context.Context, b *Bus, bucket, desc string, maxAge time.Duration, replicas int, blobs *blobStore) (*durableKV, error) {
+func openDurableKV(ctx context.Context, b *Bus, bucket, desc string, maxAge time.Duration, replicas int, maxBytes int64, blobs *blobStore) (*durableKV, error) {
 	d := &durableKV{b: b, blobs: blobs, bucket: bucket, subject: "$KV." + bucket + ".", key: failure.Key{Source: failure.SourceBus, Name: "store:" + bucket}}
 	err := b.jetStreamAdmin(ctx, d.key, "open store", func(ctx context.Context) error {
 		kv, err := b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 			Bucket: bucket, Description: desc, History: 1, TTL: maxAge, Replicas: replicas,
-			Storage: jetstream.FileStorage, LimitMarkerTTL: markerTTL,
+			Storage: jetstream.FileStorage, LimitMarkerTTL: markerTTL, MaxBytes: maxBytes,
 		})
 		if err != nil {
 			return err
@@ -104,8 +104,31 @@ func openBlobStore(ctx context.Context, b *Bus, bucket string, maxAge time.Durat
 }
 
 func (d *durableKV) exec(ctx context.Context, op string, f func(context.Context) error) error {
-	return d.b.policy.Execute(ctx, d.key, func(ctx context.Context) error { return d.b.classifyConn(f(ctx), op) })
+	return d.b.policy.Execute(ctx, d.key, func(ctx context.Context) error { return d.b.classifyConn(d.full(f(ctx), op), op) })
 }
+
+// full makes a write refused for the bucket's limits a Budget failure (the
+// server answers 503, which would otherwise be retried as transient).
+func (d *durableKV) full(err error, op string) error {
+	var api *jetstream.APIError
+	if !errors.As(err, &api) {
+		return err
+	}
+	switch {
+	case api.ErrorCode == jetstream.JSErrCodeStreamMessageExceedsMaximum,
+		api.ErrorCode == jsErrStoreFailed && strings.Contains(api.Description, "maximum"),
+		api.ErrorCode == jsErrStorageExceeded:
+		return &failure.Error{Kind: failure.Budget, Source: failure.SourceBus, Name: d.bucket, Op: op, Err: err,
+			Message: "the store's bucket " + d.bucket + " is full (StoreConfig.MaxBucketBytes) or the record is too large"}
+	}
+	return err
+}
+
+// JetStream error codes of a write refused for a stream's limits.
+const (
+	jsErrStoreFailed     = 10077 // "maximum bytes exceeded" and the like
+	jsErrStorageExceeded = 10047 // insufficient storage resources
+)
 
 // get returns key's value and revision; a missing (or expired) key is a
 // NotFound failure.
@@ -207,6 +230,52 @@ func (d *durableKV) del(ctx context.Context, key string, rev uint64) error {
 		d.blobs.replaced(d.bucket+"/"+key, "")
 	}
 	return err
+}
+
+// scan returns the values of the keys matching filter (a subject pattern),
+// read with one watcher rather than a read per key.
+func (d *durableKV) scan(ctx context.Context, filter string) ([][]byte, error) {
+	var stored []jetstream.KeyValueEntry
+	err := d.exec(ctx, "store scan", func(ctx context.Context) error {
+		stored = stored[:0]
+		w, err := d.kv.WatchFiltered(ctx, []string{filter}, jetstream.IgnoreDeletes())
+		if err != nil {
+			return err
+		}
+		defer func() { _ = w.Stop() }()
+		for {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case e, ok := <-w.Updates():
+				if !ok {
+					return errors.New("the watcher closed")
+				}
+				if e == nil { // the current values are all in
+					return nil
+				}
+				stored = append(stored, e)
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]byte, 0, len(stored))
+	for _, e := range stored {
+		if e.Operation() != jetstream.KeyValuePut {
+			continue
+		}
+		data, err := d.blobs.resolve(ctx, d.bucket+"/"+e.Key(), e.Value())
+		if errors.Is(err, failure.NotFound) {
+			continue // replaced or expired meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, data)
+	}
+	return out, nil
 }
 
 // keys lists the keys matching filter (a subject pattern, e.g. "q.>").

@@ -29,7 +29,7 @@ func openTestKV(t *testing.T, dir string, inline int, maxAge time.Duration) (*Bu
 		b.Close()
 		t.Fatal(err)
 	}
-	d, err := openDurableKV(ctx, b, "T_REC", "test records", maxAge, 1, blobs)
+	d, err := openDurableKV(ctx, b, "T_REC", "test records", maxAge, 1, 0, blobs)
 	if err != nil {
 		b.Close()
 		t.Fatal(err)
