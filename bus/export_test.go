@@ -1,6 +1,11 @@
 package bus
 
-import "context"
+import (
+	"context"
+	"errors"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
 
 // PublishProgress publishes a progress report, for the external tests.
 func PublishProgress(ctx context.Context, b *Bus, p ProgressUpdate) error {
@@ -14,3 +19,18 @@ func ProgressPublisher(b *Bus, run string) func(context.Context, ProgressUpdate)
 
 // NewSubjects is the subject scheme under prefix, for the external tests.
 var NewSubjects = newSubjects
+
+// OpenStoreInline is OpenStore with values over inline bytes kept in the
+// object store, for the tests of large records.
+func OpenStoreInline(ctx context.Context, b *Bus, cfg StoreConfig, inline int) (*jsStore, error) {
+	return openStore(ctx, b, cfg, inline)
+}
+
+// StoreObjects counts the objects of a store's object store.
+func StoreObjects(ctx context.Context, s *jsStore) (int, error) {
+	l, err := s.blobs.obs.List(ctx)
+	if errors.Is(err, jetstream.ErrNoObjectsFound) {
+		return 0, nil
+	}
+	return len(l), err
+}

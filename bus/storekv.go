@@ -46,9 +46,10 @@ type blobRef struct {
 }
 
 // blobStore is the object store of large values, shared by the store's
-// buckets. known remembers, per bucket key, the object this process last
-// wrote or read for it, so that the object a later write replaces is
-// deleted at once; objects left by a crash between the two writes (or
+// buckets. known remembers, per bucket key, the objects this process last
+// wrote or read for it (the current one and the one before), so that a
+// replaced object is deleted one write later (a reader that has just read
+// the previous pointer still finds its object); objects left by a crash between the two writes (or
 // replaced by another process) expire with the bucket's MaxAge, or go with
 // their key's deletion.
 type blobStore struct {
@@ -58,7 +59,7 @@ type blobStore struct {
 	key    failure.Key
 
 	mu    sync.Mutex
-	known map[string]string
+	known map[string][2]string
 }
 
 // openDurableKV creates or updates bucket (file storage, one revision per
@@ -88,7 +89,7 @@ const markerTTL = time.Minute
 
 // openBlobStore creates or updates the object store of large values.
 func openBlobStore(ctx context.Context, b *Bus, bucket string, maxAge time.Duration, replicas, inline int) (*blobStore, error) {
-	s := &blobStore{b: b, inline: inline, key: failure.Key{Source: failure.SourceBus, Name: "store:" + bucket}, known: map[string]string{}}
+	s := &blobStore{b: b, inline: inline, key: failure.Key{Source: failure.SourceBus, Name: "store:" + bucket}, known: map[string][2]string{}}
 	err := b.jetStreamAdmin(ctx, s.key, "open store", func(ctx context.Context) error {
 		obs, err := b.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
 			Bucket: bucket, Description: "Switchboard durable values over the maximum message size",
@@ -133,20 +134,32 @@ const (
 // get returns key's value and revision; a missing (or expired) key is a
 // NotFound failure.
 func (d *durableKV) get(ctx context.Context, key string) ([]byte, uint64, error) {
-	var e jetstream.KeyValueEntry
-	if err := d.exec(ctx, "store get", func(ctx context.Context) (err error) {
-		e, err = d.kv.Get(ctx, key)
-		if errors.Is(err, jetstream.ErrKeyDeleted) {
-			err = jetstream.ErrKeyNotFound
+	var last error
+	var lastRev uint64
+	for range 3 {
+		var e jetstream.KeyValueEntry
+		if err := d.exec(ctx, "store get", func(ctx context.Context) (err error) {
+			e, err = d.kv.Get(ctx, key)
+			if errors.Is(err, jetstream.ErrKeyDeleted) {
+				err = jetstream.ErrKeyNotFound
+			}
+			return err
+		}); err != nil {
+			return nil, 0, err
 		}
-		return err
-	}); err != nil {
-		return nil, 0, err
+		if last != nil && e.Revision() == lastRev {
+			break // the same pointer: its object is gone
+		}
+		data, err := d.blobs.resolve(ctx, d.bucket+"/"+key, e.Value())
+		if err == nil || ctx.Err() != nil || blobName(e.Value()) == "" {
+			return data, e.Revision(), err
+		}
+		// The object may have been replaced and deleted while it was read:
+		// read the key again.
+		last, lastRev = err, e.Revision()
 	}
-	data, err := d.blobs.resolve(ctx, d.bucket+"/"+key, e.Value())
-	return data, e.Revision(), err
+	return nil, 0, last
 }
-
 // put writes value under key if the key's revision is rev (0: the key
 // must not exist, or be deleted or expired), and returns the new revision;
 // a stale revision or an existing key is a Conflict failure. ttl > 0
@@ -381,7 +394,10 @@ func (s *blobStore) resolve(ctx context.Context, id string, stored []byte) ([]by
 	}
 	var data []byte
 	err := s.b.policy.Execute(ctx, s.key, func(ctx context.Context) (err error) {
-		data, err = s.obs.GetBytes(ctx, ref.Obj)
+		// A deleted object's chunks are not awaited beyond this.
+		octx, cancel := context.WithTimeout(ctx, objectReadTimeout+time.Duration(ref.Size>>20)*time.Second)
+		defer cancel()
+		data, err = s.obs.GetBytes(octx, ref.Obj)
 		if errors.Is(err, jetstream.ErrObjectNotFound) {
 			return &failure.Error{Kind: failure.NotFound, Source: failure.SourceBus, Op: "store get object", Err: err,
 				Message: "the record's object is gone (expired)"}
@@ -395,27 +411,37 @@ func (s *blobStore) resolve(ctx context.Context, id string, stored []byte) ([]by
 		return nil, protocolError("store get", fmt.Errorf("object %s has %d bytes, the pointer says %d", ref.Obj, len(data), ref.Size))
 	}
 	s.mu.Lock()
-	s.known[id] = ref.Obj
+	if gen := s.known[id]; gen[0] != ref.Obj {
+		s.known[id] = [2]string{ref.Obj, gen[0]}
+	}
 	s.mu.Unlock()
 	return data, nil
 }
 
 // replaced records that id now holds obj ("" for an inline value or a
-// deletion) and deletes the object it held before, if known.
+// deletion) and deletes the object it held two writes ago (on a deletion,
+// every object it held).
 func (s *blobStore) replaced(id, obj string) {
 	s.mu.Lock()
-	old := s.known[id]
-	if obj == "" {
+	gen := s.known[id]
+	var drop []string
+	if obj == "" && gen[0] == "" && gen[1] == "" {
+		s.mu.Unlock()
+		return
+	}
+	switch {
+	case obj == "":
+		drop = gen[:]
 		delete(s.known, id)
-	} else {
-		s.known[id] = obj
+	case obj != gen[0]:
+		drop = gen[1:]
+		s.known[id] = [2]string{obj, gen[0]}
 	}
 	s.mu.Unlock()
-	if old != "" && old != obj {
-		s.drop(old)
+	for _, o := range drop {
+		s.drop(o)
 	}
 }
-
 // drop deletes an object nobody points to any more, bounded by
 // dropTimeout (a failure leaves it to expire).
 func (s *blobStore) drop(obj string) {
@@ -428,6 +454,9 @@ func (s *blobStore) drop(obj string) {
 		s.b.log.Debug().Err(err).Str("object", obj).Msg("store: an orphaned object could not be deleted")
 	}
 }
+
+// objectReadTimeout bounds the read of an object, plus a second per MiB.
+const objectReadTimeout = 2 * time.Second
 
 // dropTimeout bounds the deletion of a replaced object.
 const dropTimeout = 5 * time.Second

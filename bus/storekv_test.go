@@ -85,15 +85,19 @@ func TestDurableKVRoundTripAcrossRestart(t *testing.T) {
 	if n := objectCount(t, d); n != 1 {
 		t.Errorf("%d objects after one large value (and two refused writes), want 1", n)
 	}
-	// Replace the large value by another large one: the old object goes.
-	big2 := bytes.ReplaceAll(big, []byte("x"), []byte("y"))
-	rev, err := d.put(ctx, "big", big2, revs["big"], 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	revs["big"] = rev
-	if n := objectCount(t, d); n != 1 {
-		t.Errorf("%d objects after replacing the large value, want 1", n)
+	// Replace the large value by others: the object replaced two writes
+	// ago goes (the one just replaced stays for readers of its pointer).
+	var big2 []byte
+	for i, c := range []string{"y", "z", "w"} {
+		big2 = bytes.ReplaceAll(big, []byte("x"), []byte(c))
+		rev, err := d.put(ctx, "big", big2, revs["big"], 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		revs["big"] = rev
+		if n := objectCount(t, d); n != 2 {
+			t.Errorf("%d objects after replacing the large value %d times, want 2", n, i+1)
+		}
 	}
 	if _, _, err := d.get(ctx, "missing"); !errors.Is(err, failure.NotFound) {
 		t.Errorf("get missing: %v, want NotFound", err)
@@ -121,8 +125,16 @@ func TestDurableKVRoundTripAcrossRestart(t *testing.T) {
 	if err := d.del(ctx, "big", 0); err != nil {
 		t.Fatal(err)
 	}
+	// This process knew the current object only: the sweep finds the
+	// other.
+	if n := objectCount(t, d); n != 1 {
+		t.Errorf("%d objects after deleting the large value, want 1", n)
+	}
+	if err := d.sweep(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
 	if n := objectCount(t, d); n != 0 {
-		t.Errorf("%d objects after deleting the large value, want 0", n)
+		t.Errorf("%d objects after the sweep, want 0", n)
 	}
 	if _, _, err := d.get(ctx, "big"); !errors.Is(err, failure.NotFound) {
 		t.Errorf("get deleted: %v, want NotFound", err)
@@ -170,8 +182,11 @@ func TestDurableKVExpiry(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if n := objectCount(t, d); n != 0 {
-				t.Errorf("%d objects left after the key expired", n)
+			for n := objectCount(t, d); n != 0; n = objectCount(t, d) {
+				if time.Now().After(deadline) {
+					t.Fatalf("%d objects left after the key expired", n)
+				}
+				time.Sleep(100 * time.Millisecond)
 			}
 			if _, _, err := d.get(ctx, "keep"); err != nil && tc.maxAge == 0 {
 				t.Errorf("a key without TTL: %v", err)
