@@ -148,8 +148,12 @@ type Checkpoint struct {
 	// Grants are the tool patterns the run pre-approved so far (the
 	// session's and those granted during the run).
 	Grants []string `json:"grants,omitempty"`
-	// Question is the question a parked run waits on.
+	// Question is the question a parked run waits on (the first of
+	// Questions).
 	Question string `json:"question,omitempty"`
+	// Questions are all the questions a parked run waits on, one per tool
+	// call that asked.
+	Questions []string `json:"questions,omitempty"`
 	// Answer is the outcome of a finished run; Error the failure kind of a
 	// failed one.
 	Answer *Answer `json:"answer,omitempty"`
