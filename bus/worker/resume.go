@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"iter"
+	"time"
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
@@ -53,6 +54,27 @@ func (s *Server) runEvents(j *job) iter.Seq2[agent.Event, error] {
 			if !yield(ev, err) {
 				return
 			}
+		}
+	}
+}
+
+// attemptOrWait is an attempt; a run to resume (its worker was lost) that
+// finds no worker at all waits for one to serve the pool again, for up to
+// CapacityWait: its checkpoint keeps it, and a new worker process resumes
+// it.
+func (st *stream) attemptOrWait(ctx context.Context) (*terminal, error) {
+	deadline := time.Now().Add(st.p.cfg.CapacityWait)
+	for {
+		t, err := st.attempt(ctx)
+		if !errors.Is(err, ErrNoWorker) || st.remoteRun == "" || time.Now().After(deadline) {
+			return t, err
+		}
+		timer := time.NewTimer(st.p.cfg.Heartbeat)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return t, err
+		case <-timer.C:
 		}
 	}
 }

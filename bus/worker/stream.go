@@ -48,7 +48,7 @@ func (st *stream) run() {
 		if st.stopped {
 			return nil
 		}
-		t, err := st.attempt(ctx)
+		t, err := st.attemptOrWait(ctx)
 		if errors.Is(err, ErrNoWorker) {
 			// Found at once and costing nothing to find again, it must not
 			// open the pool's circuit: a worker that starts serving later
