@@ -17,6 +17,10 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(envNATSDir) != "" {
+		// Re-executed by natsServerProcess: be a NATS server.
+		os.Exit(natsProcess())
+	}
 	goleak.VerifyTestMain(m)
 }
 
