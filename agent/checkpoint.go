@@ -79,7 +79,7 @@ func (r *run) resumeRun(cp *Checkpoint) ([]llm.Message, int, error) {
 	case stateDone, stateFailed:
 		return nil, 0, r.replayEnd(cp)
 	case stateParked:
-		answers, pending, err := r.questions(cp)
+		d, pending, err := r.questions(cp)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -87,7 +87,7 @@ func (r *run) resumeRun(cp *Checkpoint) ([]llm.Message, int, error) {
 			r.ans.Question = pending[0]
 			return nil, 0, parkedErr(pending)
 		}
-		r.d = &durableRun{answers: answers}
+		r.d = d
 	default:
 		r.d = &durableRun{}
 	}
@@ -102,6 +102,7 @@ func (r *run) resumeRun(cp *Checkpoint) ([]llm.Message, int, error) {
 	if err != nil {
 		return nil, 0, d.stop(err)
 	}
+	r.a.log.Info().Str("run", r.id).Str("session", cp.Session).Str("from", cp.State).Int("turn", cp.Turn).Msg("run resumed")
 	r.s.grants.set(cp.Grants)
 	r.ans.Turns, r.ans.Usage, r.ans.ToolCalls, r.ans.Failures = cp.Turn, cp.Usage, cp.ToolCalls, cp.Failures
 	r.system = r.systemPrompt()
@@ -168,7 +169,7 @@ func (r *run) resumeBatch(hist []llm.Message, cp *Checkpoint, calls []llm.ToolCa
 			Message: fmt.Sprintf("the run's budget of %d tokens is exhausted (%d used)", b.MaxRunTokens, r.ans.Usage.Total())}
 	}
 	results, callAbort := r.runCalls(turn, slices.Clone(calls), abort)
-	d.known, d.intents, d.answers = nil, nil, nil
+	d.known, d.intents, d.answers, d.replay = nil, nil, nil, nil
 	if err := r.halted(); err != nil {
 		return hist, err
 	}
@@ -195,16 +196,19 @@ func (r *run) resumeBatch(hist []llm.Message, cp *Checkpoint, calls []llm.ToolCa
 }
 
 // questions loads the questions of a parked run: the resolved ones (an
-// answer, or past their deadline) by call id, and the ids still pending.
-func (r *run) questions(cp *Checkpoint) (map[string]*Question, []string, error) {
+// answer, or past their deadline) become the resumed attempt's answers
+// (permission asks by call, tools' own questions by call in order), and
+// the ids still pending are returned.
+func (r *run) questions(cp *Checkpoint) (*durableRun, []string, error) {
 	ids := cp.Questions
 	if len(ids) == 0 && cp.Question != "" {
 		ids = []string{cp.Question}
 	}
 	ctx, cancel := r.storeCtx()
 	defer cancel()
-	answers := map[string]*Question{}
+	d := &durableRun{answers: map[string]*Question{}, replay: map[string][]*Question{}}
 	var pending []string
+	var asked []*Question
 	for _, id := range ids {
 		q, err := r.a.cfg.Durable.Store.LoadQuestion(ctx, id)
 		if err != nil {
@@ -214,9 +218,18 @@ func (r *run) questions(cp *Checkpoint) (map[string]*Question, []string, error) 
 			pending = append(pending, id)
 			continue
 		}
-		answers[q.Elicitation.Call] = q
+		d.carry = append(d.carry, id)
+		if q.Elicitation.Kind == ElicitPermission {
+			d.answers[q.Elicitation.Call] = q
+		} else {
+			asked = append(asked, q)
+		}
 	}
-	return answers, pending, nil
+	slices.SortStableFunc(asked, func(a, b *Question) int { return a.Created.Compare(b.Created) })
+	for _, q := range asked {
+		d.replay[q.Elicitation.Call] = append(d.replay[q.Elicitation.Call], q)
+	}
+	return d, pending, nil
 }
 
 // replayEnd returns a finished run's outcome again (recording its end in

@@ -51,8 +51,15 @@ type durableRun struct {
 	mu sync.Mutex
 	// intended marks the calls of this attempt that have an intent.
 	intended map[string]bool
-	// parked lists the questions the current batch parked on.
-	parked []string
+	// parked lists the questions the current batch parked on, and
+	// parkedCalls the calls that asked them (they get no result).
+	parked      []string
+	parkedCalls map[string]bool
+	// carry are the batch's questions answered (or expired) before this
+	// attempt, kept in the checkpoint should the batch park again; replay
+	// holds the answers to tools' own questions, by call, in order.
+	carry  []string
+	replay map[string][]*Question
 	// halt is the first store failure: the run stops and writes nothing
 	// more (it is resumable from its last checkpoint).
 	halt error
@@ -337,6 +344,7 @@ func (r *run) checkpointTurn(hist []llm.Message, base int) error {
 		return nil
 	}
 	r.d.cp.Messages, r.d.cp.Results = hist[base:], nil
+	r.d.cp.Question, r.d.cp.Questions, r.d.carry = "", nil, nil
 	r.fillCheckpoint()
 	return r.saveCheckpoint()
 }
@@ -358,13 +366,14 @@ func (r *run) halted() error {
 	if len(parked) == 0 {
 		return nil
 	}
-	d.cp.State, d.cp.Question, d.cp.Questions = stateParked, parked[0], parked
+	d.cp.State, d.cp.Question, d.cp.Questions = stateParked, parked[0], append(slices.Clone(d.carry), parked...)
 	d.cp.Failures = r.ans.Failures
 	d.cp.Grants = r.s.grants.snapshot()
 	if err := r.saveCheckpoint(); err != nil {
 		return err
 	}
 	r.ans.Question = parked[0]
+	r.a.log.Info().Str("run", r.id).Str("session", r.s.id).Strs("questions", parked).Msg("run parked")
 	return parkedErr(parked)
 }
 

@@ -34,7 +34,14 @@ func (r *run) recordIntent(ctx context.Context, c llm.ToolCall, spec ToolSpec, a
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 	defer cancel()
 	err := d.st.PutIntent(sctx, &CallRecord{V: recordVersion, Run: r.id, Call: c.ID, Tool: c.Name, Args: args, Idempotent: spec.Idempotent})
-	if err != nil {
+	if errors.Is(err, failure.Conflict) && !spec.Idempotent {
+		// Another attempt at this run (one this process took the run from,
+		// or one taking it now) started the call: its outcome is not ours
+		// to know, and it does not run again.
+		return &failure.Outcome{Err: &failure.Error{Kind: failure.InDoubt, Source: failure.SourceAgent, Tool: c.Name,
+			Op: "record intent", Err: err}}
+	}
+	if err != nil && !errors.Is(err, failure.Conflict) {
 		return notRun(d.stop(err))
 	}
 	d.mu.Lock()
@@ -43,8 +50,9 @@ func (r *run) recordIntent(ctx context.Context, c llm.ToolCall, spec ToolSpec, a
 	return nil
 }
 
-// saveResult records a call's result: in its call record when it has an
-// intent, and in the checkpoint.
+// saveResult records a call's result: a call with an intent in its call
+// record (which is that result's checkpoint: a resume reads it), any other
+// in the run's checkpoint.
 func (r *run) saveResult(c llm.ToolCall, res llm.ToolResult) error {
 	d := r.d
 	if err := d.halted(); err != nil {
@@ -53,17 +61,18 @@ func (r *run) saveResult(c llm.ToolCall, res llm.ToolResult) error {
 	d.mu.Lock()
 	intended := d.intended[c.ID]
 	d.mu.Unlock()
-	if intended {
-		ctx, cancel := r.storeCtx()
-		err := d.st.PutCallResult(ctx, &CallRecord{Run: r.id, Call: c.ID, Result: &res})
-		cancel()
-		if err != nil && !errors.Is(err, failure.Conflict) {
-			return d.stop(err)
-		}
-	}
 	d.cp.Results = append(d.cp.Results, res)
 	d.cp.Failures = r.ans.Failures
-	return r.saveCheckpoint()
+	if !intended {
+		return r.saveCheckpoint()
+	}
+	ctx, cancel := r.storeCtx()
+	defer cancel()
+	err := d.st.PutCallResult(ctx, &CallRecord{Run: r.id, Call: c.ID, Result: &res})
+	if err != nil && !errors.Is(err, failure.Conflict) {
+		return d.stop(err)
+	}
+	return nil
 }
 
 // resumeCall settles a call of a resumed batch that needs no run: one with

@@ -68,6 +68,10 @@ func (r *run) park(ctx context.Context, call *Call, e Elicitation) error {
 	}
 	d.mu.Lock()
 	d.parked = append(d.parked, q.ID)
+	if d.parkedCalls == nil {
+		d.parkedCalls = map[string]bool{}
+	}
+	d.parkedCalls[call.ID] = true
 	d.mu.Unlock()
 	return &failure.Error{Kind: failure.Parked, Source: failure.SourceAgent, Tool: call.Tool,
 		Message: fmt.Sprintf("the call waits for a person's answer to question %s", q.ID)}
@@ -85,10 +89,18 @@ func parkOutcome(err error) *failure.Outcome {
 // parkedCall reports a call that parked: its failure event says so, and it
 // gets no result until the run resumes.
 func (r *run) parkedCall(turn int, info *CallInfo, m callMsg) bool {
-	if m.outcome == nil || !errors.Is(m.outcome.Err, failure.Parked) {
+	r.d.mu.Lock()
+	parked := r.d.parkedCalls[info.ID]
+	r.d.mu.Unlock()
+	if !parked {
 		return false
 	}
-	o := r.a.policy.Handle(r.ctx, m.outcome.Err)
+	fe := &failure.Error{Kind: failure.Parked, Source: failure.SourceAgent, Tool: info.Tool,
+		Message: "the call waits for a person's answer; the run resumes when it comes"}
+	if m.outcome != nil && errors.Is(m.outcome.Err, failure.Parked) {
+		fe = m.outcome.Err
+	}
+	o := r.a.policy.Handle(r.ctx, fe)
 	r.emit(Event{Type: EventFailure, Turn: turn, Call: info, Failure: NewFailureInfo(o)})
 	return true
 }
@@ -155,4 +167,51 @@ func (r *run) resumedAsk(call string) bool {
 	}
 	_, ok := r.d.answers[call]
 	return ok
+}
+
+// parksElicitation reports whether a tool's own question (Call.Elicit)
+// may park the run: with parking on, for a read-only or idempotent tool,
+// which the resumed run calls again (its earlier questions are then
+// answered from the store, in order).
+func (r *run) parksElicitation(c *Call) bool {
+	if !r.parks() {
+		return false
+	}
+	t := r.index[c.Tool]
+	if t == nil {
+		return false
+	}
+	spec := t.Spec()
+	return spec.ReadOnly || spec.Idempotent
+}
+
+// elicitOrPark answers a tool's question from the store when the resumed
+// run has its answer, else asks the Elicitor for ParkAfter, else parks.
+func (r *run) elicitOrPark(ctx context.Context, c *Call, e Elicitation) (ElicitationResult, error) {
+	e.Run, e.Call = c.Run, c.ID
+	if e.Source.Kind == "" {
+		e.Source = c.Source
+	}
+	d := r.d
+	d.mu.Lock()
+	if qs := d.replay[c.ID]; len(qs) > 0 {
+		q := qs[0]
+		d.replay[c.ID] = qs[1:]
+		d.mu.Unlock()
+		if q.Answer != nil {
+			return *q.Answer, nil
+		}
+		return ElicitationResult{}, &failure.Error{Kind: failure.Timeout, Source: failure.SourceAgent, Tool: c.Tool,
+			Err: errQuestionExpired, Message: "nobody answered the question before its deadline"}
+	}
+	d.mu.Unlock()
+	if grace := r.a.cfg.Durable.ParkAfter; grace > 0 && r.a.cfg.Elicitor != nil {
+		ectx, cancel := context.WithTimeoutCause(ctx, grace, errGrace)
+		ans, err := r.a.cfg.Elicitor.Elicit(ectx, e)
+		cancel()
+		if err == nil || ctx.Err() != nil {
+			return ans, err
+		}
+	}
+	return ElicitationResult{}, r.park(ctx, c, e)
 }

@@ -113,6 +113,7 @@ func TestDefaultActions(t *testing.T) {
 		failure.ToolError: failure.Report, failure.PermissionDenied: failure.Report, failure.Declined: failure.Report,
 		failure.Timeout: failure.Report, failure.Unavailable: failure.Report,
 		failure.Budget: failure.Abort, failure.Panic: failure.Abort, failure.Canceled: failure.Abort, failure.Model: failure.Abort,
+		failure.InDoubt: failure.Report, failure.Parked: failure.Abort,
 	} {
 		if got := failure.NewPolicy(failure.PolicyConfig{}).Handle(context.Background(), failure.New(k, failure.SourceTool, "x")).Action; got != want {
 			t.Errorf("%s: %s, want %s", k, got, want)
@@ -276,5 +277,20 @@ func TestMarkRetried(t *testing.T) {
 	}
 	if remote.Retried() {
 		t.Fatal("MarkRetried changed the original")
+	}
+}
+
+// The durability kinds have stable names, and the model is told what an
+// in-doubt call means without the failure's cause.
+func TestDurabilityKinds(t *testing.T) {
+	for k, name := range map[failure.Kind]string{failure.InDoubt: "in_doubt", failure.Parked: "parked"} {
+		var back failure.Kind
+		if k.String() != name || back.UnmarshalText([]byte(name)) != nil || back != k {
+			t.Errorf("%d: name %q, decoded %v", int(k), k.String(), back)
+		}
+	}
+	text := failure.ModelText(&failure.Error{Kind: failure.InDoubt, Tool: "pay", Err: errors.New("secret=abc")})
+	if !strings.Contains(text, "unknown") || !strings.Contains(text, "not run again") || strings.Contains(text, "secret") {
+		t.Errorf("in-doubt text: %q", text)
 	}
 }
