@@ -126,8 +126,18 @@ func openStore(ctx context.Context, b *Bus, cfg StoreConfig, inline int) (*jsSto
 	if s.questions, err = open("_QUESTIONS", "Switchboard parked questions (the inbox)"); err != nil {
 		return nil, err
 	}
+	// Objects orphaned by a process that died between its two writes, or
+	// whose key expired, go now (a failed sweep is tried at the next open).
+	for _, r := range []*recBucket{s.sessions, s.runs, s.questions} {
+		if err := r.d.sweep(ctx, sweepMinAge); err != nil {
+			b.log.Warn().Err(err).Str("bucket", r.d.bucket).Msg("store: the sweep of orphaned objects failed")
+		}
+	}
 	return s, nil
 }
+
+// sweepMinAge spares the objects of writes that may still be in flight.
+const sweepMinAge = 10 * time.Minute
 
 // recBucket is a bucket of records that carry their own revision counter
 // (1 for a new record, +1 per write). seen remembers, per key, the last
