@@ -308,3 +308,41 @@ func TestParkedRunsHoldNothing(t *testing.T) {
 		t.Errorf("the questions bucket holds %d messages, want %d", si.State.Msgs, warm+n)
 	}
 }
+
+// TestDurableRunWrites checks BenchmarkDurableRun's arithmetic: the
+// durable ten-call run writes, on the server, one checkpoint when it
+// starts, one per model turn that calls tools (5), one per result of a
+// read-only call (5) and one when it ends; an intent and a result for each
+// of its five side-effecting calls (their results' checkpoints); and its
+// session twice (taken, then given its messages): 24 writes.
+func TestDurableRunWrites(t *testing.T) {
+	b := newBus(t, bus.Config{})
+	ctx := ctxT(t, 30*time.Second)
+	st, err := bus.OpenStore(ctx, b, bus.StoreConfig{Name: "runcount"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq := func(stream string) uint64 {
+		s, err := b.JetStream().Stream(ctx, stream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := s.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.State.LastSeq
+	}
+	a := tenCallAgent(t, st)
+	runs0, sess0 := seq("KV_RUNCOUNT_RUNS"), seq("KV_RUNCOUNT_SESSIONS")
+	ans, err := a.Run(ctx, "go")
+	if err != nil || ans.ToolCalls != 10 {
+		t.Fatalf("%+v, %v", ans, err)
+	}
+	if got, want := seq("KV_RUNCOUNT_RUNS")-runs0, uint64(1+5+5+1+5+5); got != want {
+		t.Errorf("the run wrote %d checkpoints and call records, want %d", got, want)
+	}
+	if got := seq("KV_RUNCOUNT_SESSIONS") - sess0; got != 2 {
+		t.Errorf("the run wrote its session %d times, want 2", got)
+	}
+}
