@@ -49,8 +49,8 @@ const (
 	answersMaxConcurrent = 8
 )
 
-func (b *Bus) answersStream() string     { return b.stream + "_ANSWERS" }
-func (b *Bus) answersSubject() string    { return b.subj.prefix + ".answers." }
+func (b *Bus) answersStream() string      { return b.stream + "_ANSWERS" }
+func (b *Bus) answersSubject() string     { return b.subj.prefix + ".answers." }
 func answersConsumer(agent string) string { return "answers_" + storeKey(agent) }
 
 // ensureAnswers creates the answers stream.
@@ -109,16 +109,16 @@ func (b *Bus) Answer(ctx context.Context, q *agent.Question, answer agent.Elicit
 // AnswerServer applies the answers to one agent's parked questions in this
 // process (ServeAnswers). Close it before closing the Bus.
 type AnswerServer struct {
-	b       *Bus
-	a       *agent.Agent
-	st      agent.Store
-	name    string
-	cc      jetstream.ConsumeContext
-	ctx     context.Context
-	cancel  context.CancelFunc
-	sem     chan struct{}
-	wg      sync.WaitGroup
-	once    sync.Once
+	b      *Bus
+	a      *agent.Agent
+	st     agent.Store
+	name   string
+	cc     jetstream.ConsumeContext
+	ctx    context.Context
+	cancel context.CancelFunc
+	sem    chan struct{}
+	wg     sync.WaitGroup
+	once   sync.Once
 }
 
 // ServeAnswers applies, in this process, the answers sent with Answer to

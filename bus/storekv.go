@@ -160,6 +160,7 @@ func (d *durableKV) get(ctx context.Context, key string) ([]byte, uint64, error)
 	}
 	return nil, 0, last
 }
+
 // put writes value under key if the key's revision is rev (0: the key
 // must not exist, or be deleted or expired), and returns the new revision;
 // a stale revision or an existing key is a Conflict failure. ttl > 0
@@ -442,6 +443,7 @@ func (s *blobStore) replaced(id, obj string) {
 		s.drop(o)
 	}
 }
+
 // drop deletes an object nobody points to any more, bounded by
 // dropTimeout (a failure leaves it to expire).
 func (s *blobStore) drop(obj string) {

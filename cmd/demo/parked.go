@@ -86,7 +86,9 @@ func (w *world) parkedStep(ctx context.Context) error {
 		return err
 	}
 	publish := agent.NewFuncTool(agent.ToolSpec{Name: "publish_report", Description: "Publishes the report."},
-		func(context.Context, json.RawMessage) (*agent.Result, error) { return agent.TextResult("published"), nil })
+		func(context.Context, json.RawMessage) (*agent.Result, error) {
+			return agent.TextResult("published"), nil
+		})
 	model := llm.NewCyclic(llm.React(func(req *llm.Request) llm.Step {
 		if len(llm.LastToolResults(req)) > 0 {
 			return llm.Say("The report is published.")
