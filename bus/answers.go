@@ -172,8 +172,14 @@ func (s *AnswerServer) Close() error {
 	case <-done:
 		return nil
 	case <-time.After(stopGrace):
-		<-done // the runs honour cancellation within their own stop grace
-		return s.b.fail(failure.Timeout, "stop answers", nil, "resumed runs took long to stop")
+	}
+	select {
+	case <-done:
+		return nil
+	case <-time.After(stopGrace):
+		err := s.b.fail(failure.Timeout, "stop answers", nil, fmt.Sprintf("a resumed run ignored cancellation for %s; it was abandoned", 2*stopGrace))
+		s.b.policy.Handle(context.Background(), err)
+		return err
 	}
 }
 
@@ -199,16 +205,16 @@ func (s *AnswerServer) onMessage(m jetstream.Msg) {
 // (Term) when it cannot apply, and retried later (Nak) when the store
 // failed.
 func (s *AnswerServer) apply(m jetstream.Msg) {
-	var w answerWire
-	if err := json.Unmarshal(m.Data(), &w); err != nil || checkVersion("answer", w.V) != nil || w.Question == "" {
-		s.b.log.Warn().Str("subject", m.Subject()).Msg("a malformed answer was dropped")
+	w, err := decodeAnswer(m.Data())
+	if err != nil {
+		s.b.log.Warn().Err(err).Str("subject", m.Subject()).Msg("a malformed answer was dropped")
 		_ = m.Term()
 		return
 	}
 	stop := s.keepAlive(m)
 	defer stop()
 	log := s.b.log.With().Str("question", w.Question).Str("run", w.Run).Logger()
-	_, err := s.a.Answer(s.ctx, w.Question, w.Answer)
+	_, err = s.a.Answer(s.ctx, w.Question, w.Answer)
 	switch {
 	case err == nil, errors.Is(err, failure.Parked):
 	case errors.Is(err, failure.Conflict) && s.redelivered(m, w):
@@ -236,6 +242,25 @@ func (s *AnswerServer) apply(m jetstream.Msg) {
 		log.Info().Err(err).Msg("the run resumed by an answer failed")
 	}
 	_ = m.Ack()
+}
+
+// decodeAnswer decodes an answer's payload: version 1, with a question
+// id, an agent and one of the three actions.
+func decodeAnswer(data []byte) (answerWire, error) {
+	var w answerWire
+	if err := json.Unmarshal(data, &w); err != nil {
+		return answerWire{}, protocolError("decode answer", err)
+	}
+	if err := checkVersion("decode answer", w.V); err != nil {
+		return answerWire{}, err
+	}
+	switch {
+	case w.Question == "" || w.Agent == "":
+		return answerWire{}, protocolError("decode answer", errors.New("the answer names no question or agent"))
+	case w.Answer.Action != agent.ElicitAccept && w.Answer.Action != agent.ElicitDecline && w.Answer.Action != agent.ElicitCancel:
+		return answerWire{}, protocolError("decode answer", fmt.Errorf("unknown action %q", w.Answer.Action))
+	}
+	return w, nil
 }
 
 // redelivered reports whether m is an answer this server's agent recorded

@@ -34,3 +34,13 @@ func StoreObjects(ctx context.Context, s *jsStore) (int, error) {
 	}
 	return len(l), err
 }
+
+// DecodeAnswer, BlobName, StoreKey and IDOfKey are the store's and the
+// answers' parsers of outside input, for the fuzz tests.
+func DecodeAnswer(data []byte) error { _, err := decodeAnswer(data); return err }
+
+var (
+	BlobName = blobName
+	StoreKey = storeKey
+	IDOfKey  = idOfKey
+)

@@ -131,6 +131,9 @@ func TestStoreLimits(t *testing.T) {
 	if got, err := s.LoadSession(ctx, "s"); err != nil || got.Revision != 1 || len(got.History) != 0 {
 		t.Errorf("the session after a refused append: %+v, %v", got, err)
 	}
+	if _, err := s.PutSession(ctx, &agent.SessionRecord{ID: strings.Repeat("x", 2000)}, 0); !errors.Is(err, failure.InvalidArgs) {
+		t.Errorf("a 2,000-byte session id: %v, want InvalidArgs", err)
+	}
 	var full error
 	for i := 0; i < 200 && full == nil; i++ {
 		_, full = s.PutSession(ctx, &agent.SessionRecord{ID: fmt.Sprint("fill", i), History: []llm.Message{{Text: strings.Repeat("y", 700)}}}, 0)

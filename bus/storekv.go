@@ -134,6 +134,9 @@ const (
 // get returns key's value and revision; a missing (or expired) key is a
 // NotFound failure.
 func (d *durableKV) get(ctx context.Context, key string) ([]byte, uint64, error) {
+	if err := checkKey(key); err != nil {
+		return nil, 0, err
+	}
 	var last error
 	var lastRev uint64
 	for range 3 {
@@ -166,6 +169,9 @@ func (d *durableKV) get(ctx context.Context, key string) ([]byte, uint64, error)
 // a stale revision or an existing key is a Conflict failure. ttl > 0
 // expires the key that long after this write (a per-message TTL).
 func (d *durableKV) put(ctx context.Context, key string, value []byte, rev uint64, ttl time.Duration) (uint64, error) {
+	if err := checkKey(key); err != nil {
+		return 0, err
+	}
 	id := d.bucket + "/" + key
 	stored, obj, err := d.blobs.store(ctx, id, value)
 	if err != nil {
@@ -229,6 +235,9 @@ func isWrongLastSeq(err error) bool {
 // del deletes key (rev 0: whatever its revision; a missing key is not an
 // error) and its object, if this process knows it.
 func (d *durableKV) del(ctx context.Context, key string, rev uint64) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
 	err := d.exec(ctx, "store delete", func(ctx context.Context) error {
 		var opts []jetstream.KVDeleteOpt
 		if rev != 0 {
@@ -462,6 +471,18 @@ const objectReadTimeout = 2 * time.Second
 
 // dropTimeout bounds the deletion of a replaced object.
 const dropTimeout = 5 * time.Second
+
+// maxKeyBytes bounds a key (ids of sessions, runs, calls and questions
+// come from outside; a subject must fit NATS's control line).
+const maxKeyBytes = 1024
+
+func checkKey(key string) error {
+	if len(key) > maxKeyBytes {
+		return &failure.Error{Kind: failure.InvalidArgs, Source: failure.SourceBus, Op: "store",
+			Message: fmt.Sprintf("an id is too long (its key is %d bytes, the limit %d)", len(key), maxKeyBytes)}
+	}
+	return nil
+}
 
 // storeKey makes a KV key of an id given from outside: ids made of
 // letters, digits, '-' and '_' are kept (readable keys); any other id is
