@@ -131,7 +131,11 @@ func TestStoreLimits(t *testing.T) {
 	if got, err := s.LoadSession(ctx, "s"); err != nil || got.Revision != 1 || len(got.History) != 0 {
 		t.Errorf("the session after a refused append: %+v, %v", got, err)
 	}
-	if _, err := s.PutSession(ctx, &agent.SessionRecord{ID: strings.Repeat("x", 2000)}, 0); !errors.Is(err, failure.InvalidArgs) {
+	def, err := bus.OpenStore(ctx, b, bus.StoreConfig{Name: "limits_default"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := def.PutSession(ctx, &agent.SessionRecord{ID: strings.Repeat("x", 2000)}, 0); !errors.Is(err, failure.InvalidArgs) {
 		t.Errorf("a 2,000-byte session id: %v, want InvalidArgs", err)
 	}
 	var full error
