@@ -192,7 +192,7 @@ func TestDurableWorkersKilled(t *testing.T) {
 	const wantCuts = 100
 	token := rand.Text()
 	host := newBus(t, bus.Config{Listen: "127.0.0.1:0", Token: token, StoreDir: t.TempDir()})
-	ctx := ctxT(t, 100*time.Second)
+	ctx := ctxT(t, 180*time.Second)
 	chargeLog := t.TempDir() + "/charges.log"
 	st, err := bus.OpenStore(ctx, host, bus.StoreConfig{})
 	if err != nil {
@@ -279,10 +279,14 @@ func TestDurableWorkersKilled(t *testing.T) {
 		spawn()
 		// The next kill waits for the new worker: a kill with no other
 		// worker serving tests CapacityWait, not resuming.
-		waitFor(t, "a replacement worker", func() bool {
-			infos, err := pool.Workers(ctx)
-			return err == nil && len(infos) >= 2
-		})
+		for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			if infos, err := pool.Workers(ctx); err == nil && len(infos) >= 2 {
+				break
+			}
+			if time.Now().After(deadline) || ctx.Err() != nil {
+				t.Fatal("no replacement worker after 60s")
+			}
+		}
 	}
 	<-stopRuns
 	wg.Wait()
