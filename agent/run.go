@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/runctx"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -50,7 +51,7 @@ type run struct {
 	// (under emitMu while a call runs on the run's goroutine).
 	detached bool
 	// handoff is the first handoff a turn's calls asked for, by call order.
-	handoff    *Handoff
+	handoff    *handoffRequest
 	handoffIdx int
 	// d is the run's durable state (nil without Config.Durable.Store).
 	d *durableRun
@@ -76,7 +77,7 @@ func (s *Session) streamRun(ctx context.Context, id string, done func(*Answer),
 		s.mu.Lock()
 		if s.busy {
 			s.mu.Unlock()
-			yield(Event{}, ErrBusy)
+			yield(Event{}, errBusy())
 			return
 		}
 		s.busy = true
@@ -94,11 +95,11 @@ func (s *Session) streamRun(ctx context.Context, id string, done func(*Answer),
 		}
 		defer cancel(nil)
 		if id == "" {
-			id = NewRunID()
+			id = runctx.NewRunID()
 		}
 		r := &run{s: s, a: a, id: id, ctx: rctx, cancel: cancel, yield: yield,
 			start: time.Now(), lastGood: map[string][]Tool{}}
-		r.parent, _ = ParentFromContext(ctx)
+		r.parent, _ = parentFromContext(ctx)
 		r.sinkCtx = context.WithoutCancel(rctx)
 		r.detached = done != nil
 		r.ans.Run = r.id
@@ -151,7 +152,7 @@ func (r *run) publish(ev Event) Event {
 // fail closes a failed run with EventRunFailed, yielded with the error.
 func (r *run) fail(err error) {
 	ev := r.publish(Event{Type: EventRunFailed,
-		Failure: NewFailureInfo(failure.Outcome{Err: failure.From(err), Action: failure.Abort})})
+		Failure: NewFailureInfo(failure.Outcome{Err: failure.From(err), Abort: true})})
 	if !r.stopped {
 		r.yield(ev, err)
 	}
@@ -169,7 +170,7 @@ func (r *run) handle(err error, call *CallInfo) failure.Outcome {
 // action for its kind: the event says it was reported.
 func (r *run) survive(err error) {
 	o := r.a.policy.Handle(r.ctx, err)
-	o.Action = failure.Report
+	o.Abort = false
 	r.ans.Failures++
 	r.emit(Event{Type: EventFailure, Failure: NewFailureInfo(o)})
 }
