@@ -81,6 +81,10 @@ type Config struct {
 	MaxResultBytes int
 	// MaxTokens caps each model answer (0: provider default).
 	MaxTokens int
+	// Context keeps requests inside the model's context window: tool
+	// search when tool definitions are big, history compaction when the
+	// prompt is (docs/context.md).
+	Context ContextConfig
 }
 
 // PolicyUser is implemented by toolsets whose source runs work of its own
@@ -137,6 +141,8 @@ type Agent struct {
 	// stopGrace how long a cancelled tool may take to return.
 	guards    guardPool
 	stopGrace time.Duration
+	// deferIx is the tool search index of the last tool snapshot.
+	deferIx atomic.Pointer[deferIndex]
 }
 
 // New validates cfg and returns an Agent. It lists every toolset once to
@@ -170,6 +176,7 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 	if cfg.Name == "" {
 		cfg.Name = "switchboard-agent"
 	}
+	contextDefaults(&cfg.Context)
 	a := &Agent{cfg: cfg, log: zerolog.Nop(), perms: cfg.Permissions, schemas: schema.NewCache(),
 		timeoutErr: callTimeoutErr(cfg.ToolTimeout), stopGrace: stopGrace}
 	if cfg.Logger != nil {
@@ -264,6 +271,7 @@ type Session struct {
 	busy    bool
 	history []llm.Message
 	grants  grants
+	cx      ctxState
 }
 
 // NewSession starts an empty conversation.

@@ -52,6 +52,10 @@ type run struct {
 	// handoff is the first handoff a turn's calls asked for, by call order.
 	handoff    *Handoff
 	handoffIdx int
+	// cx is the run's context economy (context.go); skills is the
+	// Instructor part of the system prompt.
+	cx     *ctxRun
+	skills string
 }
 
 // errConsumerStopped is the cancellation cause when the caller of Stream
@@ -176,6 +180,7 @@ func (r *run) loop(hist []llm.Message, input string) ([]llm.Message, error) {
 	hist = append(hist, llm.Message{Role: llm.RoleUser, Text: input})
 	r.emit(Event{Type: EventRunStarted, Text: input})
 	r.system = r.systemPrompt()
+	r.newCtxRun(r.skills)
 	b := r.a.cfg.Budget
 
 	// fail ends the run: the failure is handled and the history is closed
@@ -194,8 +199,12 @@ func (r *run) loop(hist []llm.Message, input string) ([]llm.Message, error) {
 		}
 		r.ans.Turns = turn
 		defs := r.gatherTools()
-		r.emit(Event{Type: EventTurnStarted, Turn: turn})
-		resp, err := r.generate(hist, defs)
+		prompt, defs, info, err := r.prepare(hist, defs)
+		r.emit(Event{Type: EventTurnStarted, Turn: turn, Context: info})
+		if err != nil {
+			return fail(err)
+		}
+		resp, err := r.generate(prompt, defs)
 		if err != nil {
 			if r.ctx.Err() != nil {
 				return fail(r.endErr())
@@ -204,6 +213,7 @@ func (r *run) loop(hist []llm.Message, input string) ([]llm.Message, error) {
 		}
 		r.ans.Usage.InputTokens += resp.Usage.InputTokens
 		r.ans.Usage.OutputTokens += resp.Usage.OutputTokens
+		r.observe(resp.Usage)
 		msg := resp.Message
 		msg.Role = llm.RoleAssistant
 		fixCallIDs(msg.ToolCalls, r.id, turn)
@@ -277,6 +287,7 @@ func (r *run) systemPrompt() string {
 		if in, ok := ts.(Instructor); ok {
 			if t := in.Instructions(r.ctx); t != "" {
 				parts = append(parts, t)
+				r.skills += t
 			}
 		}
 	}
