@@ -63,11 +63,19 @@ func checkPrompt(t *testing.T, i int, msgs []llm.Message) {
 // prompt is under the threshold, calls stay paired, the session keeps its
 // whole history, and the events count what the summariser was asked.
 func TestLongSessionCompaction(t *testing.T) {
+	// KeepRecent 5 puts the natural cut on a tool message: the cut must
+	// move to its call.
+	for _, keep := range []int{0, 5} {
+		t.Run(fmt.Sprintf("keep %d", keep), func(t *testing.T) { longSession(t, keep) })
+	}
+}
+
+func longSession(t *testing.T, keep int) {
 	const window, runs, per = 16_000, 10, 20
 	rec := &recorder{inner: llm.NewScripted(longScript(runs, per)...)}
 	size := func(n int) int { return 300 + (n*7919)%5000 }
 	a := newAgent(t, agent.Config{Model: rec, Tools: []agent.Tool{sizedTool(size)},
-		Context: agent.ContextConfig{Window: window}, Budget: agent.Budget{MaxTurns: per}})
+		Context: agent.ContextConfig{Window: window, KeepRecent: keep}, Budget: agent.Budget{MaxTurns: per}})
 	s := a.NewSession()
 	var infos []*agent.ContextInfo
 	for r := range runs {
