@@ -90,6 +90,8 @@ func TestDemoEndToEnd(t *testing.T) {
 		"Summary: 6 tool calls",
 		"1 failure handled",
 		"1 transient failure retried",
+		"Last prompt:",
+		"tool definitions",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q", want)
