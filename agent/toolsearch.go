@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 
 	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/internal/toolsearch"
@@ -30,13 +31,29 @@ var searchToolSchema = json.RawMessage(`{"type":"object","properties":{` +
 	`"required":["query"],"additionalProperties":false}`)
 
 // deferIndex is the search index of one tool snapshot's definitions (the
-// snapshot's defs slice identifies it), and their estimated tokens.
+// snapshot's defs slice identifies it), and their estimated tokens. It is
+// shared by the agent's runs.
 type deferIndex struct {
 	first  *llm.ToolDef
 	n      int
 	tokens int
-	ix     *toolsearch.Index
 	pos    map[string]int
+	// ix is built by the first search.
+	once sync.Once
+	all  []llm.ToolDef
+	ix   *toolsearch.Index
+}
+
+// index returns the search index, building it on first use.
+func (di *deferIndex) index() *toolsearch.Index {
+	di.once.Do(func() {
+		docs := make([]toolsearch.Doc, len(di.all))
+		for i, d := range di.all {
+			docs[i] = toolsearch.Doc{Name: d.Name, Description: d.Description, Schema: d.Schema}
+		}
+		di.ix = toolsearch.New(docs)
+	})
+	return di.ix
 }
 
 // deferIndexFor returns the index of all, built once per tool snapshot.
@@ -44,13 +61,10 @@ func (a *Agent) deferIndexFor(all []llm.ToolDef) *deferIndex {
 	if di := a.deferIx.Load(); di != nil && di.n == len(all) && di.first == &all[0] {
 		return di
 	}
-	docs := make([]toolsearch.Doc, len(all))
-	di := &deferIndex{first: &all[0], n: len(all), tokens: defsTokens(all), pos: make(map[string]int, len(all))}
+	di := &deferIndex{first: &all[0], n: len(all), tokens: defsTokens(all), pos: make(map[string]int, len(all)), all: all}
 	for i, d := range all {
-		docs[i] = toolsearch.Doc{Name: d.Name, Description: d.Description, Schema: d.Schema}
 		di.pos[d.Name] = i
 	}
-	di.ix = toolsearch.New(docs)
 	a.deferIx.Store(di)
 	return di
 }
@@ -176,7 +190,7 @@ func (t *searchTool) Call(ctx context.Context, args json.RawMessage) (*Result, e
 		Tools []foundTool `json:"tools"`
 		Note  string      `json:"note"`
 	}{Tools: []foundTool{}}
-	for _, h := range t.di.ix.Search(in.Query, limit) {
+	for _, h := range t.di.index().Search(in.Query, limit) {
 		d := t.all[h.Doc]
 		t.cx.load(d.Name)
 		f := foundTool{Name: d.Name, Description: clip(d.Description, searchDescBytes)}
