@@ -26,6 +26,9 @@ const (
 		"Answer with the summary only."
 )
 
+// leftOutNote ends a summary after messages that could not be summarised.
+const leftOutNote = "\n(Later messages could not be summarised and were left out.)"
+
 func elisionNote(tr llm.ToolResult) string {
 	return fmt.Sprintf("[the %d-byte result of %s was elided from the prompt to save context; call the tool again if it is needed]",
 		len(tr.Content), tr.Name)
@@ -119,7 +122,9 @@ func (cx *ctxRun) compact(hist []llm.Message, toolTok int) ([]llm.Message, *Cont
 		return &ContextInfo{System: cx.scaled(cx.systemTok), Skills: cx.scaled(cx.skillsTok),
 			History: cx.scaled(h), ToolResults: cx.scaled(res)}
 	}
-	threshold := cfg.CompactShare * float64(cx.window)
+	// A prompt that passes the window by the estimate's error bound is
+	// not sent (prepare): compaction starts below that whatever the share.
+	threshold := min(cfg.CompactShare, 1/(1+tokens.ErrorBound)) * float64(cx.window)
 	est := cx.scaled(base + h + res)
 	if cfg.CompactShare < 0 || float64(est) <= threshold {
 		cx.streak = 0
@@ -158,7 +163,10 @@ func (cx *ctxRun) compact(hist []llm.Message, toolTok int) ([]llm.Message, *Cont
 		if err != nil {
 			cx.r.survive(err)
 			comp.Note = "summarising failed; the compacted messages are left out of the prompt"
-			summary = st.summary + "\n(Later messages could not be summarised and were left out.)"
+			summary = st.summary
+			if !strings.HasSuffix(summary, leftOutNote) {
+				summary += leftOutNote
+			}
 		}
 		comp.Summarized = keep - st.upto
 		st.upto, st.summary = keep, summary

@@ -26,8 +26,10 @@ type ContextConfig struct {
 	// names, or prefixes ending in "*" ("mcp__files__*").
 	Pinned []string
 	// CompactShare is the share of the window the estimated prompt may take
-	// before old turns are compacted (default 0.80; a negative value never
-	// compacts). Compaction brings the prompt down to about half the window.
+	// before old turns are compacted (default 0.80, at most 0.82: a prompt
+	// that may pass the window by the estimate's error bound is never sent;
+	// a negative value never compacts). Compaction brings the prompt down to
+	// about half the window.
 	CompactShare float64
 	// KeepRecent is the number of most recent messages compaction leaves as
 	// they are (default 6; fewer when they alone are too big).
@@ -69,9 +71,10 @@ type ContextInfo struct {
 type Compaction struct {
 	// Before is the prompt's estimate before compaction.
 	Before int `json:"before"`
-	// Summarized is the number of history messages replaced by a summary
-	// (counted from the start of the history); Elided the number of old tool
-	// results replaced by a short note.
+	// Summarized is the number of history messages folded into the summary
+	// this time (the summary stands for the history's first messages, up to
+	// the kept tail); Elided the number of old tool results replaced by a
+	// short note this time.
 	Summarized int `json:"summarized,omitempty"`
 	Elided     int `json:"elided,omitempty"`
 	// Note says what happened in words (a failed summary, the loop guard).
