@@ -214,28 +214,37 @@ func summaryTokens(window int) int { return min(max(window/20, 256), 4000) }
 // msgs, through the failure policy, bounded by the tool timeout.
 func (cx *ctxRun) summarize(msgs []llm.Message) (string, error) {
 	r := cx.r
-	model := r.a.cfg.Context.Summarizer
-	if model == nil {
-		model = r.a.cfg.Model
-	}
 	maxTok := summaryTokens(cx.window)
-	req := &llm.Request{System: summarizerPrompt, MaxTokens: maxTok, Compaction: true,
-		Messages: []llm.Message{{Role: llm.RoleUser, Text: cx.transcript(msgs)}}}
+	transcript := []llm.Message{{Role: llm.RoleUser, Text: cx.transcript(msgs)}}
+	name := r.a.cfg.Model.Name()
+	ask := func(ctx context.Context) (string, error) {
+		req := &llm.Request{System: summarizerPrompt, MaxTokens: maxTok, Compaction: true, Messages: transcript}
+		resp, err := r.a.cfg.Model.Generate(ctx, req)
+		if err != nil || resp == nil {
+			return "", err
+		}
+		return resp.Message.Text, nil
+	}
+	if s := r.a.cfg.Context.Summarizer; s != nil {
+		name = "summarizer"
+		ask = func(ctx context.Context) (string, error) {
+			res, err := s.Sample(ctx, SamplingRequest{Run: r.id, Source: Provenance{Kind: "agent", Name: "compaction"},
+				System: summarizerPrompt, Messages: transcript, MaxTokens: maxTok})
+			return res.Text, err
+		}
+	}
 	ctx, cancel := context.WithTimeout(r.ctx, r.a.cfg.ToolTimeout)
 	defer cancel()
 	var text string
-	err := r.a.policy.Execute(ctx, failure.Key{Source: failure.SourceModel, Name: model.Name()}, func(ctx context.Context) (err error) {
+	err := r.a.policy.Execute(ctx, failure.Key{Source: failure.SourceModel, Name: name}, func(ctx context.Context) (err error) {
 		defer func() {
 			if v := recover(); v != nil {
-				err = &failure.Error{Kind: failure.Panic, Source: failure.SourceModel, Name: model.Name(), Err: panicError(v)}
+				err = &failure.Error{Kind: failure.Panic, Source: failure.SourceModel, Name: name, Err: panicError(v)}
 			}
 		}()
-		resp, err := model.Generate(ctx, req)
-		if err == nil && (resp == nil || strings.TrimSpace(resp.Message.Text) == "") {
-			err = &failure.Error{Kind: failure.Model, Source: failure.SourceModel, Name: model.Name(), Message: "the summariser returned no summary"}
-		}
-		if err == nil {
-			text = resp.Message.Text
+		text, err = ask(ctx)
+		if err == nil && strings.TrimSpace(text) == "" {
+			err = &failure.Error{Kind: failure.Model, Source: failure.SourceModel, Name: name, Message: "the summariser returned no summary"}
 		}
 		return err
 	})
@@ -243,6 +252,9 @@ func (cx *ctxRun) summarize(msgs []llm.Message) (string, error) {
 		fe := *failure.From(err)
 		if fe.Kind == failure.Unknown {
 			fe.Kind = failure.Model
+		}
+		if fe.Source == "" {
+			fe.Source, fe.Name = failure.SourceModel, name
 		}
 		fe.Op = "compact history"
 		return "", &fe

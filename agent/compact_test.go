@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -227,9 +228,13 @@ func TestCompactionLoopGuard(t *testing.T) {
 // compacted turns are left out of the prompt, and the run goes on.
 func TestCompactionSummarizerFails(t *testing.T) {
 	rec := &recorder{inner: llm.NewScripted(longScript(1, 14)...)}
-	bad := llm.NewScripted() // its script is empty: every request fails
+	var asked atomic.Int32
+	bad := agent.SamplerFunc(func(context.Context, agent.SamplingRequest) (agent.SamplingResult, error) {
+		asked.Add(1)
+		return agent.SamplingResult{}, failure.New(failure.Model, failure.SourceModel, "the summariser is down")
+	})
 	a := newAgent(t, agent.Config{Model: rec, Tools: []agent.Tool{sizedTool(func(int) int { return 1500 })},
-		Context: agent.ContextConfig{Window: 6_000, KeepRecent: 2, Summarizer: failingSummarizer{bad}}})
+		Context: agent.ContextConfig{Window: 6_000, KeepRecent: 2, Summarizer: bad}})
 	evs, err := collect(t, a.Stream(testkit.Ctx(t, 10*time.Second), "read"))
 	if err != nil {
 		t.Fatal(err)
@@ -252,19 +257,12 @@ func TestCompactionSummarizerFails(t *testing.T) {
 	if !reported {
 		t.Error("the summariser's failure was not reported")
 	}
+	if asked.Load() == 0 || rec.summaries() != 0 {
+		t.Errorf("the summariser was asked %d times, the model %d: want the summariser only", asked.Load(), rec.summaries())
+	}
 	for i, tr := range rec.turns() {
 		checkPrompt(t, i, tr.msgs)
 	}
-}
-
-// failingSummarizer answers summaries with its inner model, which fails.
-type failingSummarizer struct{ inner *llm.Scripted }
-
-func (f failingSummarizer) Name() string { return "failing summariser" }
-func (f failingSummarizer) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-	r := *req
-	r.Compaction = false
-	return f.inner.Generate(ctx, &r)
 }
 
 // TestPromptBreakdown: turn_started reports the prompt by part, and the

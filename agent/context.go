@@ -35,9 +35,10 @@ type ContextConfig struct {
 	// they are (default 6; fewer when they alone are too big).
 	KeepRecent int
 	// Summarizer writes the summaries of compacted turns (nil: the agent's
-	// model). Any llm.Model serves, e.g. one answering through the bus's
-	// sampler.
-	Summarizer llm.Model
+	// model, asked with llm.Request.Compaction set). The bus's Sampler()
+	// sends them to whoever serves sampling; bus.ModelSampler or a
+	// SamplerFunc puts another model there.
+	Summarizer Sampler
 }
 
 // ContextInfo is the prompt of one model turn, reported on its
