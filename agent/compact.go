@@ -38,7 +38,13 @@ func elisionNote(tr llm.ToolResult) string {
 func (cx *ctxRun) estimates(hist []llm.Message) []msgTok {
 	st := cx.st
 	if len(st.tok) > len(hist) {
-		st.tok = st.tok[:0] // the history was cut: measure again
+		st.tok = st.tok[:len(hist)] // the history was cut
+	}
+	for i := range st.tok {
+		if st.tok[i].sig != signature(&hist[i]) {
+			st.tok = st.tok[:i] // replaced from here on: measure again
+			break
+		}
 	}
 	for i := len(st.tok); i < len(hist); i++ {
 		st.tok = append(st.tok, measure(&hist[i]))

@@ -303,3 +303,23 @@ type instructorSet struct {
 }
 
 func (s instructorSet) Instructions(context.Context) string { return s.text }
+
+// TestBreakdownAfterFailedRun: a run that fails before its first turn
+// completes leaves no trace in the history; the next run's breakdown is of
+// its own input, not of the dropped one at the same place.
+func TestBreakdownAfterFailedRun(t *testing.T) {
+	rec := &recorder{inner: llm.NewScripted(llm.Fail(failure.New(failure.Model, failure.SourceModel, "refused")), llm.Say("ok"))}
+	a := newAgent(t, agent.Config{Model: rec})
+	s := a.NewSession()
+	if _, err := s.Run(testkit.Ctx(t, 10*time.Second), strings.Repeat("long input ", 400)); err == nil {
+		t.Fatal("the first run did not fail")
+	}
+	evs, err := collect(t, s.Stream(testkit.Ctx(t, 10*time.Second), "hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, sent := turnInfos(evs)[0], rec.turns()[1]
+	if d := info.Prompt - sent.tokens; d < -4 || d > 4 {
+		t.Errorf("breakdown says %d tokens (history %d), the request had %d", info.Prompt, info.History, sent.tokens)
+	}
+}

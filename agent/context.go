@@ -231,12 +231,26 @@ func defsTokens(defs []llm.ToolDef) int {
 }
 
 // msgTok is the estimate of one message: its text and calls, its tool
-// results, and its tool results as sent once old ones are elided.
-type msgTok struct{ hist, results, elided int }
+// results, and its tool results as sent once old ones are elided; sig
+// tells the message it was made for from another at the same place.
+type msgTok struct{ hist, results, elided, sig int }
+
+// signature is a cheap fingerprint of a message: its role, sizes and
+// counts (a history cut by a failed run and grown again is measured anew).
+func signature(m *llm.Message) int {
+	n := len(m.Role) + len(m.Text)<<8 + len(m.ToolCalls)<<40 + len(m.ToolResults)<<48
+	for _, r := range m.ToolResults {
+		n += len(r.Content) << 4
+	}
+	for _, c := range m.ToolCalls {
+		n += len(c.ID) + len(c.Args)<<2
+	}
+	return n
+}
 
 // measure estimates a message.
 func measure(m *llm.Message) msgTok {
-	t := msgTok{hist: msgOverhead + tokens.Count(m.Text)}
+	t := msgTok{hist: msgOverhead + tokens.Count(m.Text), sig: signature(m)}
 	for _, c := range m.ToolCalls {
 		t.hist += defOverhead + tokens.Count(c.Name) + tokens.Count(string(c.Args))
 	}
