@@ -323,3 +323,50 @@ func TestBreakdownAfterFailedRun(t *testing.T) {
 		t.Errorf("breakdown says %d tokens (history %d), the request had %d", info.Prompt, info.History, sent.tokens)
 	}
 }
+
+// reporting is a model whose provider reports factor times the estimated
+// input tokens (a tokenizer that counts more than the estimator).
+type reporting struct {
+	*recorder
+	factor float64
+}
+
+func (m reporting) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	resp, err := m.recorder.Generate(ctx, req)
+	if err == nil {
+		resp.Usage.InputTokens = int(m.factor * float64(promptTokens(req)))
+	}
+	return resp, err
+}
+
+// TestEstimateFollowsReportedUsage: when the provider reports more input
+// tokens than estimated, later estimates are scaled up to match, so the
+// provider's count of every request stays under the window.
+func TestEstimateFollowsReportedUsage(t *testing.T) {
+	const window, factor = 16_000, 1.5
+	rec := &recorder{inner: llm.NewScripted(longScript(3, 20)...)}
+	m := reporting{rec, factor}
+	a := newAgent(t, agent.Config{Model: m, Tools: []agent.Tool{sizedTool(func(n int) int { return 300 + (n*7919)%5000 })},
+		Context: agent.ContextConfig{Window: window}, Budget: agent.Budget{MaxTurns: 20}})
+	s := a.NewSession()
+	var infos []*agent.ContextInfo
+	for r := range 3 {
+		evs, err := collect(t, s.Stream(testkit.Ctx(t, 30*time.Second), fmt.Sprintf("part %d", r)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		infos = append(infos, turnInfos(evs)...)
+	}
+	for i, tr := range rec.turns() {
+		reported := int(factor * float64(tr.tokens))
+		if reported > window {
+			t.Errorf("turn %d: the provider counted %d tokens, over the window %d", i, reported, window)
+		}
+		if i == 0 {
+			continue // nothing reported yet
+		}
+		if d := math.Abs(float64(infos[i].Prompt-reported)) / float64(reported); d > 0.02 {
+			t.Errorf("turn %d: breakdown %d tokens, the provider's count %d", i, infos[i].Prompt, reported)
+		}
+	}
+}
