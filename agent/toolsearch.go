@@ -95,14 +95,43 @@ func (cx *ctxRun) selectTools(all []llm.ToolDef) ([]llm.ToolDef, int) {
 			defs = append(defs, d)
 		}
 	}
-	cx.st.mu.Lock()
-	for _, n := range cx.st.loaded {
+	defs = append(defs, cx.loadedDefs(di, all, int(cfg.DeferShare*float64(cx.window))-cx.scaled(defsTokens(defs)))...)
+	return defs, len(all) - (len(defs) - 1)
+}
+
+// loadedDefs are the definitions of the loaded tools, in load order. When
+// they pass budget tokens the oldest are unloaded (a call by name, or a
+// search, loads them again), so loading cannot grow the prompt without
+// bound.
+func (cx *ctxRun) loadedDefs(di *deferIndex, all []llm.ToolDef, budget int) []llm.ToolDef {
+	st := cx.st
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	first, size := len(st.loaded), 0
+	for first > 0 {
+		i, ok := di.pos[st.loaded[first-1]]
+		if !ok {
+			first-- // no longer listed: kept, defined again if it comes back
+			continue
+		}
+		n := cx.scaled(defsTokens(all[i : i+1]))
+		if size+n > budget {
+			break
+		}
+		size += n
+		first--
+	}
+	for _, n := range st.loaded[:first] {
+		delete(st.loadedSet, n)
+	}
+	st.loaded = append(st.loaded[:0], st.loaded[first:]...)
+	var defs []llm.ToolDef
+	for _, n := range st.loaded {
 		if i, ok := di.pos[n]; ok && !cx.pinned(n) {
 			defs = append(defs, all[i])
 		}
 	}
-	cx.st.mu.Unlock()
-	return defs, len(all) - (len(defs) - 1)
+	return defs
 }
 
 // pinned reports whether a tool stays defined when tools are deferred:

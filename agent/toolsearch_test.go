@@ -1,6 +1,8 @@
 package agent_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -182,5 +184,50 @@ func TestSearchToolBadInput(t *testing.T) {
 	}
 	if !res[2].IsError || !strings.Contains(res[2].Content, "no tool named") {
 		t.Errorf("unknown tool: %+v", res[2])
+	}
+}
+
+// TestLoadedToolsBounded: searches that load more tools than the deferral
+// share holds unload the oldest: the definitions sent stay within the
+// share, and the last search's tools are defined.
+func TestLoadedToolsBounded(t *testing.T) {
+	const window = 40_000
+	queries := []string{"entities relations graph", "thinking step session", "resource links reference", "toggle simulated logging"}
+	var steps []llm.Step
+	for i, q := range queries {
+		steps = append(steps, llm.Calls(llm.CallTool(fmt.Sprintf("s%d", i), "search_tools", map[string]any{"query": q, "limit": 20})))
+	}
+	steps = append(steps, llm.Say("done"))
+	rec := &recorder{inner: llm.NewScripted(steps...)}
+	a := newAgent(t, agent.Config{Model: rec, Toolsets: serverTools(t, 20, 20, nil), Context: agent.ContextConfig{Window: window}})
+	s := a.NewSession()
+	evs, err := collect(t, s.Stream(testkit.Ctx(t, 10*time.Second), "many searches"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	infos := turnInfos(evs)
+	budget := int(0.10 * window)
+	grew := false
+	for i, info := range infos {
+		if info.Tools > budget+200 { // the search tool itself is on top of the share
+			t.Errorf("turn %d: %d tokens of definitions (%d tools), over the share of %d", i+1, info.Tools, info.ToolsDefined, budget)
+		}
+		if i > 0 && info.ToolsDefined > 30 {
+			grew = true
+		}
+	}
+	if !grew {
+		t.Fatalf("the searches never loaded many tools: %d defined at the end", infos[len(infos)-1].ToolsDefined)
+	}
+	last := rec.turns()[len(rec.turns())-1].tools
+	var found struct {
+		Tools []struct{ Name string } `json:"tools"`
+	}
+	res := lastResults(s.History())[0].Content
+	if err := json.Unmarshal([]byte(res[strings.IndexByte(res, '\n')+1:strings.LastIndexByte(res, '\n')]), &found); err != nil || len(found.Tools) == 0 {
+		t.Fatalf("last search result %q: %v", res, err)
+	}
+	if !slices.Contains(last, found.Tools[0].Name) {
+		t.Errorf("the last search's best tool %s is not defined in the last turn", found.Tools[0].Name)
 	}
 }
