@@ -89,7 +89,7 @@ func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolRes
 			}
 			o := r.handle(fe, info)
 			if fe.Kind == failure.Budget {
-				o.Action = failure.Report // the run ends after the batch, with every call answered
+				o.Abort = false // the run ends after the batch, with every call answered
 			}
 			results[i] = r.toolResult(c, info, nil, &o)
 			r.emit(Event{Type: EventToolFinished, Turn: turn, Call: info, Result: ErrorResult("%s", o.ModelText)})
@@ -130,7 +130,7 @@ func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolRes
 			r.ans.Failures++
 			r.emit(Event{Type: EventFailure, Turn: turn, Call: info, Failure: NewFailureInfo(o)})
 			m.outcome = &o
-			if o.Action == failure.Abort && abort == nil {
+			if o.Abort && abort == nil {
 				abort = o.Err
 				cancelBatch(o.Err)
 			}
@@ -184,7 +184,7 @@ func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolRes
 // event.
 func callEvent(turn int, info *CallInfo, m callMsg) Event {
 	if m.nested != nil {
-		ev := Nest(*m.nested)
+		ev := nest(*m.nested)
 		ev.Turn, ev.Call = turn, info
 		return ev
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/runctx"
 )
 
 // Common configures what every workflow shares. The zero value means
@@ -107,8 +108,8 @@ func (b *base) stream(ctx context.Context, input string, body func(w *wrun, inpu
 	return func(yield func(agent.Event, error) bool) {
 		rctx, cancel := context.WithCancelCause(ctx)
 		defer cancel(nil)
-		w := &wrun{b: b, id: agent.NewRunID(), ctx: rctx, cancel: cancel, yield: yield, start: time.Now()}
-		w.parent, _ = agent.ParentFromContext(ctx)
+		w := &wrun{b: b, id: runctx.NewRunID(), ctx: rctx, cancel: cancel, yield: yield, start: time.Now()}
+		w.parent, _ = runctx.ParentFromContext(ctx).(*agent.Parent)
 		w.ans.Run = w.id
 		w.emit(agent.Event{Type: agent.EventRunStarted, Text: input})
 		out, err := body(w, input)
@@ -119,7 +120,7 @@ func (b *base) stream(ctx context.Context, input string, body func(w *wrun, inpu
 			}
 			fe := failure.From(err)
 			ev := w.publish(agent.Event{Type: agent.EventRunFailed,
-				Failure: agent.NewFailureInfo(failure.Outcome{Err: fe, Action: failure.Abort})})
+				Failure: agent.NewFailureInfo(failure.Outcome{Err: fe, Abort: true})})
 			if !w.stopped {
 				yield(ev, err)
 			}
