@@ -229,7 +229,7 @@ func TestCompactionLoopGuard(t *testing.T) {
 func TestCompactionSummarizerFails(t *testing.T) {
 	rec := &recorder{inner: llm.NewScripted(longScript(1, 14)...)}
 	var asked atomic.Int32
-	bad := agent.SamplerFunc(func(context.Context, agent.SamplingRequest) (agent.SamplingResult, error) {
+	bad := testkit.SamplerFunc(func(context.Context, agent.SamplingRequest) (agent.SamplingResult, error) {
 		asked.Add(1)
 		return agent.SamplingResult{}, failure.New(failure.Model, failure.SourceModel, "the summariser is down")
 	})
@@ -308,7 +308,7 @@ func (s instructorSet) Instructions(context.Context) string { return s.text }
 // completes leaves no trace in the history; the next run's breakdown is of
 // its own input, not of the dropped one at the same place.
 func TestBreakdownAfterFailedRun(t *testing.T) {
-	rec := &recorder{inner: llm.NewScripted(llm.Fail(failure.New(failure.Model, failure.SourceModel, "refused")), llm.Say("ok"))}
+	rec := &recorder{inner: llm.NewScripted(llm.Step{Err: failure.New(failure.Model, failure.SourceModel, "refused")}, llm.Say("ok"))}
 	a := newAgent(t, agent.Config{Model: rec})
 	s := a.NewSession()
 	if _, err := s.Run(testkit.Ctx(t, 10*time.Second), strings.Repeat("long input ", 400)); err == nil {

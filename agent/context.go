@@ -36,8 +36,8 @@ type ContextConfig struct {
 	KeepRecent int
 	// Summarizer writes the summaries of compacted turns (nil: the agent's
 	// model, asked with llm.Request.Compaction set). The bus's Sampler()
-	// sends them to whoever serves sampling; bus.ModelSampler or a
-	// SamplerFunc puts another model there.
+	// sends them to whoever serves sampling; bus.NewModelSampler (or any
+	// Sample method) puts another model there.
 	Summarizer Sampler
 }
 

@@ -1,4 +1,4 @@
-package tokens
+package tokens_test
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/internal/testkit"
+	"github.com/switchboard-dev/switchboard/internal/tokens"
 )
 
 // sample is one chunk of the corpus with its token counts by gpt-tokenizer
@@ -44,7 +45,7 @@ func TestEstimateErrorBound(t *testing.T) {
 	var est, ref, refCL int
 	worst := 0.0
 	for i, s := range loadSamples(t) {
-		n := Count(s.Text)
+		n := tokens.Count(s.Text)
 		est += n
 		ref += s.O200k
 		refCL += s.CL100k
@@ -54,8 +55,8 @@ func TestEstimateErrorBound(t *testing.T) {
 			}
 			e := float64(n)/float64(r) - 1
 			worst = math.Max(worst, math.Abs(e))
-			if math.Abs(e) > ErrorBound {
-				t.Errorf("sample %d (%s): estimate %d, reference %d: error %+.1f%% exceeds %.0f%%", i, s.File, n, r, 100*e, 100*ErrorBound)
+			if math.Abs(e) > tokens.ErrorBound {
+				t.Errorf("sample %d (%s): estimate %d, reference %d: error %+.1f%% exceeds %.0f%%", i, s.File, n, r, 100*e, 100*tokens.ErrorBound)
 			}
 		}
 	}
@@ -98,7 +99,7 @@ func TestCountBasics(t *testing.T) {
 		{"工具的结果", 3, 6},
 		{"\xff\xfe", 1, 2},
 	} {
-		if n := Count(tc.in); n < tc.min || n > tc.max {
+		if n := tokens.Count(tc.in); n < tc.min || n > tc.max {
 			t.Errorf("Count(%q) = %d, want %d..%d", tc.in, n, tc.min, tc.max)
 		}
 	}
@@ -109,7 +110,7 @@ func FuzzCount(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		n := Count(s)
+		n := tokens.Count(s)
 		if n < 0 || n > len(s) {
 			t.Fatalf("Count(%q) = %d, outside 0..%d", s, n, len(s))
 		}
@@ -133,7 +134,7 @@ func TestWindow(t *testing.T) {
 		{"scripted (offline)", 0},
 		{"", 0},
 	} {
-		if got := Window(tc.name); got != tc.want {
+		if got := tokens.Window(tc.name); got != tc.want {
 			t.Errorf("Window(%q) = %d, want %d", tc.name, got, tc.want)
 		}
 	}
