@@ -370,3 +370,32 @@ func TestEstimateFollowsReportedUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownWindowNeverRefuses: a model whose window is not known (the
+// scripted model, no Context.Window) gets a prompt bigger than the default
+// guess: the agent sends it and lets the provider decide; with the window
+// configured, the same prompt is refused with a Budget failure.
+func TestUnknownWindowNeverRefuses(t *testing.T) {
+	big := strings.Repeat("all work and no play ", 40_000) // about 160K tokens
+	for _, tc := range []struct {
+		name   string
+		window int
+		refuse bool
+	}{{"unknown window", 0, false}, {"known window", 128_000, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &recorder{inner: llm.NewScripted(llm.Say("read it"))}
+			a := newAgent(t, agent.Config{Model: rec, Context: agent.ContextConfig{Window: tc.window}})
+			_, err := a.Run(testkit.Ctx(t, 30*time.Second), big)
+			if tc.refuse {
+				var fe *failure.Error
+				if !errors.As(err, &fe) || fe.Kind != failure.Budget || len(rec.turns()) != 0 {
+					t.Fatalf("err %v after %d requests: want a Budget failure and no request", err, len(rec.turns()))
+				}
+				return
+			}
+			if err != nil || len(rec.turns()) != 1 {
+				t.Fatalf("err %v after %d requests: want the request sent", err, len(rec.turns()))
+			}
+		})
+	}
+}

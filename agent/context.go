@@ -122,6 +122,9 @@ type ctxRun struct {
 	r      *run
 	st     *ctxState
 	window int
+	// known is set when the window is not the default guess: only then is
+	// a prompt that cannot fit refused before it is sent.
+	known bool
 	// skillsText is the Instructor text of the system prompt (the rest is
 	// the system part).
 	skillsTok int
@@ -137,20 +140,22 @@ type ctxRun struct {
 	lastEst   int
 }
 
-// window resolves the context window of the agent's model.
-func (a *Agent) window() int {
+// window resolves the context window of the agent's model, and whether it
+// is known (configured, told by the model or known for its name) rather
+// than the default guess.
+func (a *Agent) window() (int, bool) {
 	if w := a.cfg.Context.Window; w > 0 {
-		return w
+		return w, true
 	}
 	if m, ok := a.cfg.Model.(interface{ ContextWindow() int }); ok {
 		if w := m.ContextWindow(); w > 0 {
-			return w
+			return w, true
 		}
 	}
 	if w := tokens.Window(a.cfg.Model.Name()); w > 0 {
-		return w
+		return w, true
 	}
-	return tokens.DefaultWindow
+	return tokens.DefaultWindow, false
 }
 
 // contextDefaults fills the zero fields of c.
@@ -173,8 +178,8 @@ func (r *run) newCtxRun(skillsText string) {
 	if st.scale < 1 {
 		st.scale = 1
 	}
-	r.cx = &ctxRun{r: r, st: st, window: r.a.window(),
-		skillsTok: tokens.Count(skillsText)}
+	r.cx = &ctxRun{r: r, st: st, skillsTok: tokens.Count(skillsText)}
+	r.cx.window, r.cx.known = r.a.window()
 	r.cx.systemTok = tokens.Count(r.system) - r.cx.skillsTok
 }
 
@@ -198,8 +203,9 @@ func (r *run) prepare(hist []llm.Message, all []llm.ToolDef) ([]llm.Message, []l
 	info.Prompt = info.System + info.Skills + info.Tools + info.History + info.ToolResults
 	cx.lastEst = info.Prompt
 	// The estimate may be low by its error bound: a prompt that could
-	// pass the window is not sent.
-	if float64(info.Prompt)*(1+tokens.ErrorBound) > float64(cx.window) {
+	// pass a known window is not sent (with a guessed one the provider
+	// decides).
+	if cx.known && float64(info.Prompt)*(1+tokens.ErrorBound) > float64(cx.window) {
 		return nil, nil, info, &failure.Error{Kind: failure.Budget, Source: failure.SourceAgent,
 			Message: fmt.Sprintf("the prompt (about %d tokens) does not fit the model's context window of %d tokens, even compacted", info.Prompt, cx.window)}
 	}
