@@ -112,7 +112,10 @@ func firstLine(s string) string {
 // offline default of the demo and the model of tests. It streams each text
 // answer word by word through Request.OnText, reports input usage as one
 // token per four bytes (rounded up, per message) and output usage as the
-// number of words, and says it is scripted in its Name.
+// number of words, and says it is scripted in its Name. A request marked
+// Compaction is answered with a deterministic summary (the lines of the
+// transcript that name requests and tools, within Request.MaxTokens)
+// without using a step of the script.
 //
 // A Scripted model is safe for concurrent use; its position in the script is
 // shared by all callers.
@@ -146,6 +149,9 @@ func (s *Scripted) Requests() int {
 func (s *Scripted) Generate(ctx context.Context, req *Request) (*Response, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if req.Compaction {
+		return scriptedSummary(req), nil
 	}
 	s.mu.Lock()
 	s.reqs++

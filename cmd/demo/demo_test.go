@@ -95,6 +95,8 @@ func TestDemoEndToEnd(t *testing.T) {
 		`inbox: "`,
 		"answering: accept",
 		"resumed the run here: The report is published.",
+		"Last prompt:",
+		"tool definitions",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q", want)
