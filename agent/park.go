@@ -16,8 +16,9 @@ var errQuestionExpired = errors.New("agent: the question expired before an answe
 // errGrace ends the wait for the Elicitor when the run parks instead.
 var errGrace = errors.New("agent: no answer within the grace time; the run parks")
 
-// parks reports whether the run parks permission asks.
-func (r *run) parks() bool { return r.d != nil && r.a.cfg.Durable.ParkAfter != 0 }
+// parks reports whether the run parks permission asks (a call outside a
+// run, served by mcp/server, has no run and never parks).
+func (r *run) parks() bool { return r != nil && r.d != nil && r.a.cfg.Durable.ParkAfter != 0 }
 
 // askPermission asks a person whether a call may run: a resumed call gets
 // the answer its parked question received (or a Timeout when the question
