@@ -52,6 +52,8 @@ type run struct {
 	// handoff is the first handoff a turn's calls asked for, by call order.
 	handoff    *Handoff
 	handoffIdx int
+	// trace is the run's telemetry (telemetry.go).
+	trace runTrace
 }
 
 // errConsumerStopped is the cancellation cause when the caller of Stream
@@ -83,12 +85,14 @@ func (s *Session) stream(ctx context.Context, input string, done func(*Answer)) 
 		r := &run{s: s, a: a, id: NewRunID(), ctx: rctx, cancel: cancel, yield: yield,
 			start: time.Now(), lastGood: map[string][]Tool{}}
 		r.parent, _ = ParentFromContext(ctx)
+		r.traceStart(input)
 		r.sinkCtx = context.WithoutCancel(rctx)
 		r.detached = done != nil
 		r.ans.Run = r.id
 
 		newHist, err := r.loop(hist, input)
 		r.ans.Elapsed = time.Since(r.start)
+		r.traceEnd(err)
 
 		s.mu.Lock()
 		s.history = newHist
