@@ -17,6 +17,7 @@ import (
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/internal/schema"
+	"github.com/switchboard-dev/switchboard/internal/telemetry"
 )
 
 // Toolset returns the agent.Toolset of every server's tools (named
@@ -189,6 +190,7 @@ func (s *server) callTool(ctx context.Context, modelName, orig string, output []
 	s.addInflight(token, fl)
 	params := &gomcp.CallToolParams{Name: orig, Arguments: args}
 	params.SetProgressToken(token)
+	params.Meta = telemetry.InjectMeta(cctx, params.Meta) // W3C trace context, the MCP convention
 	res, err := sess.CallTool(cctx, params)
 	if err != nil && sessionMissing(err) && cctx.Err() == nil {
 		// The HTTP session expired or the server restarted: the request was
