@@ -110,3 +110,20 @@ func ExtractHeader(ctx context.Context, h map[string][]string) context.Context {
 	}
 	return propagator.Extract(ctx, headerCarrier(h))
 }
+
+// Carry returns dst with src's span context and baggage: work that outlives
+// the request that started it (a context of its own) stays in its trace.
+func Carry(dst, src context.Context) context.Context {
+	if sc := trace.SpanContextFromContext(src); sc.IsValid() {
+		dst = trace.ContextWithSpanContext(dst, sc)
+	}
+	if b := baggage.FromContext(src); b.Len() > 0 {
+		dst = baggage.ContextWithBaggage(dst, b)
+	}
+	return dst
+}
+
+// HasHTTP reports whether HTTP headers carry trace context or baggage.
+func HasHTTP(h http.Header) bool {
+	return h.Get("Traceparent") != "" || h.Get("Baggage") != ""
+}
