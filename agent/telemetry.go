@@ -26,6 +26,10 @@ type Telemetry struct {
 	RecordContent bool
 }
 
+// Telemetry is the agent's telemetry configuration: a workflow of agents
+// makes its own spans with the first step's.
+func (a *Agent) Telemetry() Telemetry { return a.cfg.Telemetry }
+
 // source resolves the configured providers.
 func (t Telemetry) source() *telemetry.Source {
 	return telemetry.NewSource(t.TracerProvider, t.MeterProvider, t.RecordContent)
@@ -41,7 +45,9 @@ type runTrace struct {
 func (r *run) traceStart(input string) {
 	t := r.a.tel.Get()
 	if t == nil {
-		return
+		if t = telemetry.Carried(r.ctx); t == nil {
+			return
+		}
 	}
 	parent := ""
 	if r.parent != nil {

@@ -47,7 +47,7 @@ func TestTelemetrySpans(t *testing.T) {
 		events map[string][]string
 	}{
 		{
-			name: "one call, 1.36 attributes",
+			name:  "one call, 1.36 attributes",
 			steps: []llm.Step{llm.Calls(llm.CallTool("c1", "echo", map[string]any{"x": 1})), llm.Say("done")},
 			tree:  "invoke_agent tracer\n  " + chat + "\n  execute_tool echo\n  " + chat + "\n",
 			want: map[string]map[string]string{
@@ -67,7 +67,7 @@ func TestTelemetrySpans(t *testing.T) {
 			tree:  "invoke_agent tracer\n  " + chat + "\n  execute_tool echo\n  " + chat + "\n",
 			want: map[string]map[string]string{
 				"invoke_agent tracer": {"gen_ai.provider.name": "switchboard", "gen_ai.system": "-",
-					"gen_ai.input.messages": `[{"parts":[{"content":"go","type":"text"}],"role":"user"}]`,
+					"gen_ai.input.messages":  `[{"parts":[{"content":"go","type":"text"}],"role":"user"}]`,
 					"gen_ai.output.messages": `[{"parts":[{"content":"done","type":"text"}],"role":"assistant"}]`},
 				"execute_tool echo": {"gen_ai.tool.call.arguments": `{"x":1}`, "gen_ai.tool.call.result": `echo {"x":1}`},
 			},

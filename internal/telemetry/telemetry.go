@@ -149,8 +149,15 @@ func With(ctx context.Context, t *Telemetry) context.Context {
 
 // From is the Telemetry ctx carries, else the global one.
 func From(ctx context.Context) *Telemetry {
-	if t, ok := ctx.Value(ctxKey{}).(*Telemetry); ok {
+	if t := Carried(ctx); t != nil {
 		return t
 	}
 	return Global()
+}
+
+// Carried is the Telemetry ctx carries (nil: none): a run inside a traced
+// run or workflow uses its caller's providers when it has none of its own.
+func Carried(ctx context.Context) *Telemetry {
+	t, _ := ctx.Value(ctxKey{}).(*Telemetry)
+	return t
 }
