@@ -56,6 +56,12 @@ func (r *run) traceStart(input string) {
 	r.trace.t = t
 	r.ctx, r.trace.op = t.StartAgent(telemetry.With(r.ctx, t), r.a.cfg.Name, r.id, parent,
 		r.a.cfg.Model.Name(), input, trace.SpanContext{})
+	if !r.trace.op.Recording() {
+		// An unsampled run (its span does not record): its turns and calls
+		// make no spans of their own, only metrics, and its context
+		// propagates the run's unsampled span context.
+		r.trace.t = t.Quiet()
+	}
 }
 
 // traceEnd closes the run's span.

@@ -29,13 +29,20 @@ type opKey struct{}
 // start opens an operation; its span (if tracing) is a child of ctx's.
 func (t *Telemetry) start(ctx context.Context, op, name string, kind trace.SpanKind, attrs, mattrs []attribute.KeyValue, links ...trace.Link) (context.Context, *Op) {
 	o := &Op{t: t, op: op, start: time.Now(), mattrs: mattrs}
-	if t.tracer != nil {
-		opts := []trace.SpanStartOption{trace.WithSpanKind(kind), trace.WithAttributes(attrs...)}
-		if len(links) > 0 {
-			opts = append(opts, trace.WithLinks(links...))
-		}
-		ctx, o.span = t.tracer.Start(ctx, name, opts...)
+	if t.tracer == nil {
+		return ctx, o
 	}
+	// Attributes are set once the span is known to record: an unsampled
+	// span costs its start and end only.
+	if len(links) > 0 {
+		ctx, o.span = t.tracer.Start(ctx, name, trace.WithSpanKind(kind), trace.WithLinks(links...))
+	} else {
+		ctx, o.span = t.tracer.Start(ctx, name, trace.WithSpanKind(kind))
+	}
+	if !o.span.IsRecording() {
+		return ctx, o
+	}
+	o.span.SetAttributes(attrs...)
 	return context.WithValue(ctx, opKey{}, o), o
 }
 
@@ -104,9 +111,21 @@ func (t *Telemetry) StartChat(ctx context.Context, model string) (context.Contex
 	if t == nil {
 		return ctx, nil
 	}
-	prov, m := ProviderModel(model)
-	attrs := []attribute.KeyValue{KeyOperation.String(OpChat), t.provider(prov), KeyRequestModel.String(m)}
-	return t.start(ctx, OpChat, spanName(OpChat, m), trace.SpanKindClient, attrs, attrs)
+	c := t.chat.Load()
+	if c == nil || c.model != model {
+		prov, m := ProviderModel(model)
+		c = &chatNames{model: model, name: spanName(OpChat, m),
+			attrs: []attribute.KeyValue{KeyOperation.String(OpChat), t.provider(prov), KeyRequestModel.String(m)}}
+		t.chat.Store(c)
+	}
+	return t.start(ctx, OpChat, c.name, trace.SpanKindClient, c.attrs, c.attrs)
+}
+
+// chatNames are the span name and attributes of one model's chat spans,
+// computed once.
+type chatNames struct {
+	model, name string
+	attrs       []attribute.KeyValue
 }
 
 // StartTool opens an execute_tool span; sourceKind is the tool's
@@ -147,6 +166,9 @@ func (o *Op) Event(name string, attrs ...attribute.KeyValue) {
 	}
 	o.span.AddEvent(name, trace.WithAttributes(attrs...))
 }
+
+// Recording reports whether the operation's span records.
+func (o *Op) Recording() bool { return o != nil && o.span != nil && o.span.IsRecording() }
 
 // SpanContext is the operation's span context (invalid when not tracing).
 func (o *Op) SpanContext() trace.SpanContext {

@@ -25,6 +25,17 @@ type Telemetry struct {
 	latest  bool
 	content bool
 	m       *instruments // nil: no metrics
+	chat    atomic.Pointer[chatNames]
+	quiet   *Telemetry // the same without spans (nil: no metrics either)
+}
+
+// Quiet is t without spans, for the operations under a span that does not
+// record (an unsampled run): nil when t has no metrics either.
+func (t *Telemetry) Quiet() *Telemetry {
+	if t == nil {
+		return nil
+	}
+	return t.quiet
 }
 
 // Latest reports whether the latest experimental GenAI attributes are used.
@@ -77,6 +88,10 @@ func build(tp trace.TracerProvider, mp metric.MeterProvider, content bool) *Tele
 	}
 	if t.tracer == nil && t.m == nil {
 		return nil
+	}
+	if t.m != nil {
+		t.quiet = &Telemetry{latest: t.latest, content: t.content, m: t.m}
+		t.quiet.quiet = t.quiet
 	}
 	return t
 }
@@ -161,3 +176,7 @@ func Carried(ctx context.Context) *Telemetry {
 	t, _ := ctx.Value(ctxKey{}).(*Telemetry)
 	return t
 }
+
+// Disabled is a Source that is always off, whatever the global providers:
+// the benchmarks' baseline, the code path before telemetry existed.
+func Disabled() *Source { return &Source{isFixed: true} }
