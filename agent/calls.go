@@ -88,6 +88,7 @@ func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolRes
 				fe.Tool = c.Name
 			}
 			o := r.handle(fe, info)
+			r.traceRefused(c, spec, fe)
 			if fe.Kind == failure.Budget {
 				o.Action = failure.Report // the run ends after the batch, with every call answered
 			}

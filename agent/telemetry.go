@@ -139,6 +139,15 @@ func (r *run) tracedExecCall(bctx context.Context, c llm.ToolCall, tool Tool, sp
 	return res, o
 }
 
+// traceRefused records a call refused before it ran (unknown tool, invalid
+// arguments, budget) as an execute_tool span with its error.type.
+func (r *run) traceRefused(c llm.ToolCall, spec ToolSpec, fe *failure.Error) {
+	if t := r.trace.t; t != nil {
+		ctx, op := t.StartTool(r.ctx, c.Name, c.ID, spec.Source.Kind, spec.Source.Name)
+		op.End(ctx, fe.Kind.String())
+	}
+}
+
 // circuitHook is the OnStateChange of the default policy an agent makes:
 // circuit changes are counted in the switchboard.circuit.state_changes metric.
 func circuitHook(src *telemetry.Source) func(failure.Key, string, string) {

@@ -88,13 +88,14 @@ func TestTelemetrySpans(t *testing.T) {
 			},
 			perms: &agent.Permissions{Rules: []agent.Rule{{Tool: "forbidden", Permission: agent.Deny}, {Tool: "*", Permission: agent.Allow}}},
 			steps: []llm.Step{llm.Calls(llm.CallTool("c1", "flaky", nil)), llm.Calls(llm.CallTool("c2", "broken", nil)),
-				llm.Calls(llm.CallTool("c3", "forbidden", nil)), llm.Say("done")},
+				llm.Calls(llm.CallTool("c3", "forbidden", nil)), llm.Calls(llm.CallTool("c4", "missing", nil)), llm.Say("done")},
 			tree: "invoke_agent tracer\n  " + chat + "\n  execute_tool flaky\n  " + chat + "\n  execute_tool broken\n  " +
-				chat + "\n  execute_tool forbidden\n  " + chat + "\n",
+				chat + "\n  execute_tool forbidden\n  " + chat + "\n  execute_tool missing\n  " + chat + "\n",
 			want: map[string]map[string]string{
 				"execute_tool flaky":     {"error.type": "-"},
 				"execute_tool broken":    {"error.type": "protocol"},
 				"execute_tool forbidden": {"error.type": "permission_denied"},
+				"execute_tool missing":   {"error.type": "unknown_tool", "gen_ai.tool.call.id": "c4"},
 			},
 			events: map[string][]string{
 				"execute_tool flaky":     {"switchboard.retry"},
