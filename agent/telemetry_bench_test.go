@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -52,13 +53,16 @@ func samplingProvider(exp sdktrace.SpanExporter) *sdktrace.TracerProvider {
 }
 
 // BenchmarkAgentToolCallTelemetry measures BenchmarkAgentToolCall's loop
-// (the cooperative tool) three ways, interleaved run by run (in a rotating order) in the
-// same benchmark so that they share the machine's conditions: "baseline" with
+// (the cooperative tool) three ways in the same benchmark: "baseline" with
 // telemetry disabled for good (the path before telemetry), "off" with the
 // default configuration and otel's no-op global providers, and "sampled"
-// with a batch exporter behind a 10% sampler (every span of an unsampled
-// run is still started and ended, as non-recording). The ratios are
-// off/baseline and sampled/baseline per tool call.
+// with a batch exporter behind a parent-based 10% sampler. The three run
+// in alternating blocks of runs (in a rotating order), and each ratio is
+// the median over the blocks of that block's off/baseline and
+// sampled/baseline time, so that a burst of load on a shared machine
+// shifts one block, not the result; the ratios of the process's CPU time
+// are reported beside those of wall time. The allocations per run of each
+// variant are counted too (testing.AllocsPerRun): they are exact.
 func BenchmarkAgentToolCallTelemetry(b *testing.B) {
 	exp := &countingExporter{}
 	tp := samplingProvider(exp)
@@ -68,31 +72,63 @@ func BenchmarkAgentToolCallTelemetry(b *testing.B) {
 		telemetryAgent(b, agent.Telemetry{}, false),
 		telemetryAgent(b, agent.Telemetry{TracerProvider: tp}, false),
 	}
-	var spent [3]time.Duration
 	ctx := context.Background()
+	runOnce := func(a *agent.Agent) {
+		if _, err := a.Run(ctx, "add 1 and 2 ten times"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	const block = 20 // runs of one agent in a row
+	var spent, cpu [3]time.Duration
+	var offRatios, sampledRatios, offCPU, sampledCPU []float64
 	b.ReportAllocs()
 	b.ResetTimer()
 	for round := 0; b.Loop(); round++ {
-		// Each round starts with another agent, so that none always runs
-		// in the garbage of the same predecessor.
+		var blk, blkCPU [3]time.Duration
 		for k := range agents {
 			i := (round + k) % len(agents)
-			a := agents[i]
-			start := time.Now()
-			if _, err := a.Run(ctx, "add 1 and 2 ten times"); err != nil {
-				b.Fatal(err)
+			start, startCPU := time.Now(), cpuTime()
+			for range block {
+				runOnce(agents[i])
 			}
-			spent[i] += time.Since(start)
+			blk[i], blkCPU[i] = time.Since(start), cpuTime()-startCPU
+			spent[i] += blk[i]
+			cpu[i] += blkCPU[i]
 		}
+		offRatios = append(offRatios, float64(blk[1])/float64(blk[0]))
+		sampledRatios = append(sampledRatios, float64(blk[2])/float64(blk[0]))
+		offCPU = append(offCPU, float64(blkCPU[1])/float64(blkCPU[0]))
+		sampledCPU = append(sampledCPU, float64(blkCPU[2])/float64(blkCPU[0]))
 	}
 	b.StopTimer()
-	n := float64(b.N * benchCalls)
-	per := func(i int) float64 { return float64(spent[i].Nanoseconds()) / n }
-	b.ReportMetric(per(0), "baseline-ns/call")
-	b.ReportMetric(per(1), "off-ns/call")
-	b.ReportMetric(per(2), "sampled-ns/call")
-	b.ReportMetric(per(1)/per(0), "off-ratio")
-	b.ReportMetric(per(2)/per(0), "sampled-ratio")
+	n := float64(b.N * block * benchCalls)
+	per := func(d [3]time.Duration, i int) float64 { return float64(d[i].Nanoseconds()) / n }
+	b.ReportMetric(per(spent, 0), "baseline-ns/call")
+	b.ReportMetric(per(spent, 1), "off-ns/call")
+	b.ReportMetric(per(spent, 2), "sampled-ns/call")
+	b.ReportMetric(median(offRatios), "off-ratio")
+	b.ReportMetric(median(sampledRatios), "sampled-ratio")
+	// The same from the process's CPU time (robust to other processes'
+	// load on a shared machine; it includes the GC and the batch exporter).
+	b.ReportMetric(per(cpu, 0), "baseline-cpu-ns/call")
+	b.ReportMetric(median(offCPU), "off-cpu-ratio")
+	b.ReportMetric(median(sampledCPU), "sampled-cpu-ratio")
+	for i, name := range []string{"baseline", "off", "sampled"} {
+		b.ReportMetric(testing.AllocsPerRun(20, func() { runOnce(agents[i]) }), name+"-allocs/run")
+	}
+}
+
+// median is the middle value of xs (the mean of the two middle ones).
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // TestSampledBenchmarkExports checks the sampled benchmark's setup does what

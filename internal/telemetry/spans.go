@@ -42,7 +42,9 @@ func (t *Telemetry) start(ctx context.Context, op, name string, kind trace.SpanK
 	if !o.span.IsRecording() {
 		return ctx, o
 	}
-	o.span.SetAttributes(attrs...)
+	if len(attrs) > 0 {
+		o.span.SetAttributes(attrs...)
+	}
 	return context.WithValue(ctx, opKey{}, o), o
 }
 
@@ -77,17 +79,20 @@ func (t *Telemetry) StartAgent(ctx context.Context, agentName, run, parentRun, m
 	if t == nil {
 		return ctx, nil
 	}
-	prov, m := ProviderModel(model)
-	attrs := []attribute.KeyValue{KeyOperation.String(OpInvokeAgent), t.provider(prov), KeyAgentName.String(agentName),
-		KeyRequestModel.String(m), KeyRun.String(run)}
-	if parentRun != "" {
-		attrs = append(attrs, KeyParentRun.String(parentRun))
-	}
 	var links []trace.Link
 	if link.IsValid() {
 		links = append(links, trace.Link{SpanContext: link})
 	}
-	ctx, o := t.start(ctx, OpInvokeAgent, spanName(OpInvokeAgent, agentName), trace.SpanKindInternal, attrs, nil, links...)
+	ctx, o := t.start(ctx, OpInvokeAgent, spanName(OpInvokeAgent, agentName), trace.SpanKindInternal, nil, nil, links...)
+	if !o.Recording() {
+		return ctx, o
+	}
+	prov, m := ProviderModel(model)
+	o.span.SetAttributes(KeyOperation.String(OpInvokeAgent), t.provider(prov), KeyAgentName.String(agentName),
+		KeyRequestModel.String(m), KeyRun.String(run))
+	if parentRun != "" {
+		o.span.SetAttributes(KeyParentRun.String(parentRun))
+	}
 	o.content(KeyInputMessages, EventUserMessage, "user", input)
 	return ctx, o
 }
@@ -141,10 +146,16 @@ func (t *Telemetry) StartTool(ctx context.Context, tool, callID, sourceKind, sou
 	if sourceKind == "local" {
 		toolType = "function"
 	}
-	mattrs := []attribute.KeyValue{KeyToolSource.String(sourceKind), KeyToolSourceName.String(sourceName)}
-	attrs := append([]attribute.KeyValue{KeyOperation.String(OpExecuteTool), KeyToolName.String(tool),
-		KeyToolCallID.String(callID), KeyToolType.String(toolType)}, mattrs...)
-	return t.start(ctx, OpExecuteTool, spanName(OpExecuteTool, tool), trace.SpanKindInternal, attrs, mattrs)
+	var mattrs []attribute.KeyValue
+	if t.m != nil {
+		mattrs = []attribute.KeyValue{KeyToolSource.String(sourceKind), KeyToolSourceName.String(sourceName)}
+	}
+	ctx, o := t.start(ctx, OpExecuteTool, spanName(OpExecuteTool, tool), trace.SpanKindInternal, nil, mattrs)
+	if o.Recording() {
+		o.span.SetAttributes(KeyOperation.String(OpExecuteTool), KeyToolName.String(tool), KeyToolCallID.String(callID),
+			KeyToolType.String(toolType), KeyToolSource.String(sourceKind), KeyToolSourceName.String(sourceName))
+	}
+	return ctx, o
 }
 
 // Attempt marks one attempt of the operation ctx is in: a second or later
