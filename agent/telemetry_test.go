@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -237,5 +238,58 @@ func TestTelemetryLogHook(t *testing.T) {
 	tool := spanByName(t, testkit.SpansFromStubs(exp.GetSpans(), ""), "execute_tool broken")
 	if line.TraceID != tool.TraceID || line.SpanID == "" {
 		t.Errorf("the failure's log line has trace %q span %q, want trace %s; log:\n%s", line.TraceID, line.SpanID, tool.TraceID, buf.String())
+	}
+}
+
+// TestTelemetryCircuit: a source failing until its circuit opens; the call
+// refused by the open circuit has the circuit event, and the agent's own
+// default policy counts the state change.
+func TestTelemetryCircuit(t *testing.T) {
+	tp, exp := testkit.Tracing(t)
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+	broken := tool("broken", func(context.Context, json.RawMessage) (*agent.Result, error) {
+		return nil, &failure.Error{Kind: failure.Protocol, Source: failure.SourceTool, Message: "garbage"}
+	})
+	var steps []llm.Step
+	for i := range 6 { // the default policy opens a circuit after 5 failures
+		steps = append(steps, llm.Calls(llm.CallTool(fmt.Sprintf("c%d", i), "broken", nil)))
+	}
+	a, err := agent.New(context.Background(), agent.Config{Tools: []agent.Tool{broken}, Permissions: agent.AllowAll(),
+		Model: llm.NewScripted(append(steps, llm.Say("done"))...), Telemetry: agent.Telemetry{TracerProvider: tp, MeterProvider: mp}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Run(testkit.Ctx(t, 10*time.Second), "go"); err != nil {
+		t.Fatal(err)
+	}
+	var last testkit.Span
+	for _, s := range testkit.SpansFromStubs(exp.GetSpans(), "") {
+		if s.Name == "execute_tool broken" && s.Attrs["gen_ai.tool.call.id"] == "c5" {
+			last = s
+		}
+	}
+	if last.Attrs["error.type"] != "unavailable" || strings.Join(last.Events, ",") != "switchboard.circuit_open" {
+		t.Errorf("the call refused by the open circuit: attributes %v, events %v", last.Attrs, last.Events)
+	}
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	opened := int64(0)
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name == "switchboard.circuit.state_changes" {
+				for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+					if st, _ := dp.Attributes.Value("switchboard.circuit.state"); st.AsString() == "open" {
+						opened += dp.Value
+					}
+				}
+			}
+		}
+	}
+	if opened != 1 {
+		t.Errorf("%d circuit openings counted, want 1", opened)
 	}
 }
