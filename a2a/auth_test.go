@@ -57,7 +57,7 @@ func TestAuth_AUTH_SERVER_002(t *testing.T) {
 			for k, v := range tc.hdr {
 				hdr[k] = v
 			}
-			resp, out := rawPost(t, base+JSONRPCPath, hdr, rpcSend)
+			resp, out := rawPost(t, base+jsonrpcPath, hdr, rpcSend)
 			if resp.StatusCode != tc.status {
 				t.Fatalf("JSON-RPC status %d, want %d (%v)", resp.StatusCode, tc.status, out)
 			}
@@ -70,14 +70,14 @@ func TestAuth_AUTH_SERVER_002(t *testing.T) {
 					t.Errorf("no JSON-RPC error body: %v", out)
 				}
 			}
-			resp, _ = rawPost(t, base+RESTPath+"/message:send", hdr, `{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hello"}]}}`)
+			resp, _ = rawPost(t, base+restPath+"/message:send", hdr, `{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hello"}]}}`)
 			if resp.StatusCode != tc.status {
 				t.Fatalf("REST status %d, want %d", resp.StatusCode, tc.status)
 			}
 		})
 	}
 	t.Run("card is public", func(t *testing.T) {
-		resp, err := http.Get(base + CardPath)
+		resp, err := http.Get(base + cardPath)
 		if err != nil || resp.StatusCode != 200 {
 			t.Fatalf("%v %v", resp, err)
 		}
@@ -136,7 +136,7 @@ func TestExtendedCard_CARD_EXT_001(t *testing.T) {
 			t.Fatalf("%s: %v %v", b, card, err)
 		}
 	}
-	resp, _ := rawPost(t, base+JSONRPCPath, map[string]string{"A2A-Version": "1.0"},
+	resp, _ := rawPost(t, base+jsonrpcPath, map[string]string{"A2A-Version": "1.0"},
 		`{"jsonrpc":"2.0","id":1,"method":"GetExtendedAgentCard","params":{}}`)
 	if resp.StatusCode != 401 {
 		t.Fatalf("anonymous extended card: %d", resp.StatusCode)

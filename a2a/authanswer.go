@@ -42,7 +42,7 @@ func (h *answerHandler) deliver(ctx context.Context, tr *taskRun, req *a2ago.Sen
 	if _, err := h.RequestHandler.GetTask(ctx, &a2ago.GetTaskRequest{ID: tr.id}); err != nil {
 		return err
 	}
-	ans, err := Answer(req.Message)
+	ans, err := parseAnswer(req.Message)
 	if err != nil {
 		return err
 	}

@@ -142,7 +142,7 @@ type plainEcho struct{}
 
 func (plainEcho) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2ago.Event, error] {
 	return func(yield func(a2ago.Event, error) bool) {
-		text, _ := InputText(ec.Message)
+		text, _ := inputText(ec.Message)
 		if !yield(a2ago.NewSubmittedTask(ec, ec.Message), nil) {
 			return
 		}

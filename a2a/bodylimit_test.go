@@ -59,9 +59,9 @@ func TestRequestBodyLimit(t *testing.T) {
 		for _, chunked := range []bool{false, true} {
 			name := map[bool]string{false: "JSONRPC", true: "REST"}[rest] + map[bool]string{false: "/content-length", true: "/chunked"}[chunked]
 			t.Run(name, func(t *testing.T) {
-				url := hs.URL + JSONRPCPath
+				url := hs.URL + jsonrpcPath
 				if rest {
-					url = hs.URL + RESTPath + "/message:send"
+					url = hs.URL + restPath + "/message:send"
 				}
 				body := newBigBody(rest, size)
 				req, err := http.NewRequestWithContext(ctxT(t), http.MethodPost, url, body)
@@ -115,14 +115,14 @@ func TestRequestBodyLimitAllowsLegalRequests(t *testing.T) {
 		status int
 		want   string
 	}{
-		{"1 MiB text", hs.URL + JSONRPCPath, rpcText(strings.Repeat("x", 1<<20)), 200, "TASK_STATE_COMPLETED"},
-		{"data part nested 10 deep", hs.URL + JSONRPCPath, strings.Replace(deep, strings.Repeat("[", 100)+strings.Repeat("]", 100),
+		{"1 MiB text", hs.URL + jsonrpcPath, rpcText(strings.Repeat("x", 1<<20)), 200, "TASK_STATE_COMPLETED"},
+		{"data part nested 10 deep", hs.URL + jsonrpcPath, strings.Replace(deep, strings.Repeat("[", 100)+strings.Repeat("]", 100),
 			strings.Repeat("[", 10)+strings.Repeat("]", 10), 1), 200, "TASK_STATE_COMPLETED"},
-		{"nested 100 deep", hs.URL + JSONRPCPath, deep, 413, "nested deeper than 64"},
-		{"150,000 values", hs.URL + JSONRPCPath, many, 413, "more than 100000 values"},
-		{"configured limit, within", small.URL + JSONRPCPath, rpcText("hi"), 200, "TASK_STATE_COMPLETED"},
-		{"configured limit, over", small.URL + JSONRPCPath, rpcText(strings.Repeat("x", 1000)), 413, "limit of 1000 bytes"},
-		{"configured limit, REST", small.URL + RESTPath + "/message:send",
+		{"nested 100 deep", hs.URL + jsonrpcPath, deep, 413, "nested deeper than 64"},
+		{"150,000 values", hs.URL + jsonrpcPath, many, 413, "more than 100000 values"},
+		{"configured limit, within", small.URL + jsonrpcPath, rpcText("hi"), 200, "TASK_STATE_COMPLETED"},
+		{"configured limit, over", small.URL + jsonrpcPath, rpcText(strings.Repeat("x", 1000)), 413, "limit of 1000 bytes"},
+		{"configured limit, REST", small.URL + restPath + "/message:send",
 			`{"message":{"messageId":"r","role":"ROLE_USER","parts":[{"text":"` + strings.Repeat("x", 1000) + `"}]}}`, 413, "limit of 1000 bytes"},
 	}
 	for _, tc := range tests {

@@ -15,13 +15,14 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/httpkind"
 )
 
 // Well-known agent card paths: the A2A 1.0 one and the older one tried
 // when the first is absent.
 const (
-	CardPath       = "/.well-known/agent-card.json"
-	LegacyCardPath = "/.well-known/agent.json"
+	cardPath       = "/.well-known/agent-card.json"
+	legacyCardPath = "/.well-known/agent.json"
 )
 
 // maxCardBytes bounds an agent card read from a peer.
@@ -29,10 +30,10 @@ const maxCardBytes = 1 << 20
 
 var cardParser = a2av0.NewAgentCardParser()
 
-// ParseCard parses an agent card in the 1.0 or the 0.3 format and checks
+// parseCard parses an agent card in the 1.0 or the 0.3 format and checks
 // what a client needs: a name, and at least one interface with an http(s)
 // URL and a binding.
-func ParseCard(b []byte) (*a2ago.AgentCard, error) {
+func parseCard(b []byte) (*a2ago.AgentCard, error) {
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 || b[0] != '{' {
 		return nil, errors.New("agent card is not a JSON object")
@@ -110,7 +111,7 @@ func normalizeSecurity(b []byte) []byte {
 // resolveCard fetches and parses a peer's card: the 1.0 well-known path,
 // then the legacy one when the first answers 404.
 func resolveCard(ctx context.Context, hc *http.Client, base, path string) (*a2ago.AgentCard, error) {
-	paths := []string{CardPath, LegacyCardPath}
+	paths := []string{cardPath, legacyCardPath}
 	if path != "" {
 		paths = []string{path}
 	}
@@ -140,14 +141,14 @@ func resolveCard(ctx context.Context, hc *http.Client, base, path string) (*a2ag
 			continue
 		}
 		if resp.StatusCode != http.StatusOK {
-			return nil, &failure.Error{Kind: failure.FromHTTPStatus(resp.StatusCode), Source: failure.SourceA2A, Op: "resolve card",
-				Retryable: failure.FromHTTPStatus(resp.StatusCode) == failure.Transient,
+			return nil, &failure.Error{Kind: httpkind.FromStatus(resp.StatusCode), Source: failure.SourceA2A, Op: "resolve card",
+				Retryable: httpkind.FromStatus(resp.StatusCode) == failure.Transient,
 				Message:   fmt.Sprintf("fetching the agent card answered HTTP %d", resp.StatusCode)}
 		}
 		if len(body) > maxCardBytes {
 			return nil, &failure.Error{Kind: failure.Protocol, Source: failure.SourceA2A, Op: "resolve card", Message: "the agent card is too large"}
 		}
-		card, err := ParseCard(body)
+		card, err := parseCard(body)
 		if err != nil {
 			return nil, &failure.Error{Kind: failure.Protocol, Source: failure.SourceA2A, Op: "resolve card",
 				Message: "the agent card is malformed: " + err.Error()}

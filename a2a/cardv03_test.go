@@ -28,7 +28,7 @@ func TestV03CardAdvertisesREST(t *testing.T) {
 	}))
 	defer hs.Close()
 
-	resp, err := http.Get(hs.URL + CardPath)
+	resp, err := http.Get(hs.URL + cardPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,17 +47,17 @@ func TestV03CardAdvertisesREST(t *testing.T) {
 	}
 	rest := false
 	for _, in := range card.AdditionalInterfaces {
-		rest = rest || (in.Transport == "HTTP+JSON" && in.URL == hs.URL+RESTPath)
+		rest = rest || (in.Transport == "HTTP+JSON" && in.URL == hs.URL+restPath)
 	}
-	if card.PreferredTransport != "JSONRPC" || card.URL != hs.URL+JSONRPCPath || !rest {
+	if card.PreferredTransport != "JSONRPC" || card.URL != hs.URL+jsonrpcPath || !rest {
 		t.Fatalf("0.3 card view = %+v", card)
 	}
 
 	tests := []struct {
 		preferred, transport, path string
 	}{
-		{"HTTP+JSON", "RestTransport", RESTPath + "/v1/message:send"},
-		{"", "JsonRpcTransport", JSONRPCPath},
+		{"HTTP+JSON", "RestTransport", restPath + "/v1/message:send"},
+		{"", "JsonRpcTransport", jsonrpcPath},
 	}
 	for _, tc := range tests {
 		t.Run("prefers "+tc.preferred, func(t *testing.T) {

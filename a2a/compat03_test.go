@@ -55,7 +55,7 @@ func task03(t *testing.T, base, text string, blocking bool) string {
 	body := `{"jsonrpc":"2.0","id":"t","method":"message/send","params":{"message":{"kind":"message","messageId":"` +
 		strings.ReplaceAll(t.Name(), "/", "-") + text[:4] + `","role":"user","parts":[{"kind":"text","text":"` + text +
 		`"}]},"configuration":{"blocking":` + map[bool]string{true: "true", false: "false"}[blocking] + `}}}`
-	_, b, _ := do03(t, http.MethodPost, base+JSONRPCPath, "", body)
+	_, b, _ := do03(t, http.MethodPost, base+jsonrpcPath, "", body)
 	var out struct {
 		Result struct {
 			ID   string `json:"id"`
@@ -72,7 +72,7 @@ func TestV03RESTPushCreateAcceptsBareConfig(t *testing.T) {
 	_, hs := newWorker(t, ServerConfig{PushNotifications: true, AllowPrivatePush: true})
 	hook := newHookServer(t, func(string, string) {})
 	id := task03(t, hs.URL, "slow push", false)
-	base := hs.URL + RESTPath + "/v1/tasks/" + id + "/pushNotificationConfigs"
+	base := hs.URL + restPath + "/v1/tasks/" + id + "/pushNotificationConfigs"
 	tests := []struct {
 		name, body string
 		wantID     string // "" means an error is expected
@@ -146,7 +146,7 @@ func TestV03RESTErrorsInV03Form(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			status10, b10, _ := do03(t, tc.method, tc.base+RESTPath+tc.path10, "1.0", tc.body10)
+			status10, b10, _ := do03(t, tc.method, tc.base+restPath+tc.path10, "1.0", tc.body10)
 			var aip struct {
 				Error struct {
 					Code float64 `json:"code"`
@@ -155,7 +155,7 @@ func TestV03RESTErrorsInV03Form(t *testing.T) {
 			if json.Unmarshal(b10, &aip) != nil || aip.Error.Code == 0 || status10 != tc.wantStatus {
 				t.Fatalf("1.0 binding: %d %s", status10, b10)
 			}
-			status, b, ctype := do03(t, tc.method, tc.base+RESTPath+tc.path03, "", tc.body03)
+			status, b, ctype := do03(t, tc.method, tc.base+restPath+tc.path03, "", tc.body03)
 			var v03 struct {
 				Code    *float64        `json:"code"`
 				Message string          `json:"message"`
@@ -179,7 +179,7 @@ func TestV03RESTErrorsInV03Form(t *testing.T) {
 		})
 	}
 	t.Run("a2a-go's 0.3 REST client gets a typed error", func(t *testing.T) {
-		tr, err := a2av0.NewRESTTransport(a2av0.RESTTransportConfig{URL: hs.URL + RESTPath})
+		tr, err := a2av0.NewRESTTransport(a2av0.RESTTransportConfig{URL: hs.URL + restPath})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,7 +189,7 @@ func TestV03RESTErrorsInV03Form(t *testing.T) {
 		}
 	})
 	t.Run("an error in a stream is a 0.3 error event", func(t *testing.T) {
-		status, b, ctype := do03(t, http.MethodPost, hs.URL+RESTPath+"/v1/tasks/no-such-task:subscribe", "", "")
+		status, b, ctype := do03(t, http.MethodPost, hs.URL+restPath+"/v1/tasks/no-such-task:subscribe", "", "")
 		_, data, found := bytes.Cut(b, []byte("event: error\ndata: "))
 		var v03 struct {
 			Code  float64         `json:"code"`
@@ -199,7 +199,7 @@ func TestV03RESTErrorsInV03Form(t *testing.T) {
 			json.Unmarshal(bytes.TrimSpace(data), &v03) != nil || v03.Code != -32001 || len(v03.Error) == 0 {
 			t.Fatalf("subscribe answered %d %q %s", status, ctype, b)
 		}
-		tr, err := a2av0.NewRESTTransport(a2av0.RESTTransportConfig{URL: hs.URL + RESTPath})
+		tr, err := a2av0.NewRESTTransport(a2av0.RESTTransportConfig{URL: hs.URL + restPath})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -211,11 +211,11 @@ func TestV03RESTErrorsInV03Form(t *testing.T) {
 		}
 	})
 	t.Run("successes and streams pass through", func(t *testing.T) {
-		status, b, _ := do03(t, http.MethodGet, hs.URL+RESTPath+"/v1/tasks/"+done, "", "")
+		status, b, _ := do03(t, http.MethodGet, hs.URL+restPath+"/v1/tasks/"+done, "", "")
 		if status != http.StatusOK || !bytes.Contains(b, []byte(done)) {
 			t.Fatalf("get answered %d %s", status, b)
 		}
-		status, b, ctype := do03(t, http.MethodPost, hs.URL+RESTPath+"/v1/message:stream", "",
+		status, b, ctype := do03(t, http.MethodPost, hs.URL+restPath+"/v1/message:stream", "",
 			`{"message":{"messageId":"ms","role":"ROLE_USER","content":[{"text":"hello"}]}}`)
 		if status != http.StatusOK || ctype != "text/event-stream" || !bytes.Contains(b, []byte("echo: hello")) {
 			t.Fatalf("stream answered %d %q %s", status, ctype, b)
@@ -229,7 +229,7 @@ func TestV03JSONRPCListPushConfigsEmptyIsArray(t *testing.T) {
 	id := task03(t, hs.URL, "slow list", false)
 	call := func(method, params string) json.RawMessage {
 		t.Helper()
-		status, b, _ := do03(t, http.MethodPost, hs.URL+JSONRPCPath, "",
+		status, b, _ := do03(t, http.MethodPost, hs.URL+jsonrpcPath, "",
 			`{"jsonrpc":"2.0","id":"l","method":"`+method+`","params":`+params+`}`)
 		var out struct {
 			ID     string          `json:"id"`

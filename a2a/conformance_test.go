@@ -87,7 +87,7 @@ func TestStreamsFanOut_STREAM_ORDER_002_003_004(t *testing.T) {
 // DM-ART-001, DM-STATUS-001, DM-SERIAL-001/002/003 on the wire.
 func TestDataModel_DM_SERIAL_001_002_003(t *testing.T) {
 	_, hs := newWorker(t, ServerConfig{})
-	_, out := rawPost(t, hs.URL+JSONRPCPath, map[string]string{"A2A-Version": "1.0"}, rpcSend)
+	_, out := rawPost(t, hs.URL+jsonrpcPath, map[string]string{"A2A-Version": "1.0"}, rpcSend)
 	res, _ := out["result"].(map[string]any)
 	task, _ := res["task"].(map[string]any)
 	if task == nil {

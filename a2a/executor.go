@@ -69,7 +69,7 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 	s := e.s
 	return func(yield func(a2ago.Event, error) bool) {
 		if ec.StoredTask == nil {
-			text, err := InputText(ec.Message)
+			text, err := inputText(ec.Message)
 			if err != nil {
 				yield(nil, err)
 				return
@@ -92,7 +92,7 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 				stateWord(ec.StoredTask.Status.State), a2ago.ErrInvalidParams))
 			return
 		}
-		ans, err := Answer(ec.Message)
+		ans, err := parseAnswer(ec.Message)
 		if err != nil {
 			yield(nil, err)
 			return
@@ -310,10 +310,10 @@ func (s *Server) pump(ctx context.Context, ec *a2asrv.ExecutorContext, tr *taskR
 	}
 }
 
-// InputText is the text the agent is asked: the message's text parts, and
+// inputText is the text the agent is asked: the message's text parts, and
 // its JSON data parts as JSON. Files and other media are refused with the
 // protocol's ContentTypeNotSupportedError.
-func InputText(m *a2ago.Message) (string, error) {
+func inputText(m *a2ago.Message) (string, error) {
 	if m == nil || len(m.Parts) == 0 {
 		return "", fmt.Errorf("the message has no parts: %w", a2ago.ErrInvalidParams)
 	}
@@ -354,10 +354,10 @@ func InputText(m *a2ago.Message) (string, error) {
 	return b.String(), nil
 }
 
-// Answer reads a client's reply to input-required: a data part is the
+// parseAnswer reads a client's reply to input-required: a data part is the
 // answer's content (its "action" field, if "decline" or "cancel", refuses
 // the question); text is {"text": ...}.
-func Answer(m *a2ago.Message) (agent.ElicitationResult, error) {
+func parseAnswer(m *a2ago.Message) (agent.ElicitationResult, error) {
 	if m == nil {
 		return agent.ElicitationResult{}, fmt.Errorf("no message: %w", a2ago.ErrInvalidParams)
 	}

@@ -164,7 +164,7 @@ func (o *onWrite) Flush() {
 // wiring time, never a panic.
 func TestMalformedCards(t *testing.T) {
 	_, worker := newWorker(t, ServerConfig{})
-	good, _ := http.Get(worker.URL + CardPath)
+	good, _ := http.Get(worker.URL + cardPath)
 	goodCard, _ := io.ReadAll(good.Body)
 	good.Body.Close()
 	tests := []struct {
@@ -189,7 +189,7 @@ func TestMalformedCards(t *testing.T) {
 		{"no card at all", func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) }, failure.Protocol, false},
 		{"server error", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "boom", http.StatusServiceUnavailable) }, failure.Transient, false},
 		{"legacy path only", func(w http.ResponseWriter, r *http.Request) {
-			if r.URL.Path == LegacyCardPath {
+			if r.URL.Path == legacyCardPath {
 				w.Write(goodCard)
 				return
 			}
@@ -225,7 +225,7 @@ func TestGarbageAnswers(t *testing.T) {
 	var base string
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
-		case r.URL.Path == CardPath:
+		case r.URL.Path == cardPath:
 			io.WriteString(w, `{"name":"garbage","description":"g","version":"1","capabilities":{"streaming":true},`+
 				`"supportedInterfaces":[{"url":"`+base+`/rpc","protocolBinding":"JSONRPC","protocolVersion":"1.0"},`+
 				`{"url":"`+base+`/rest","protocolBinding":"HTTP+JSON","protocolVersion":"1.0"}]}`)
@@ -276,7 +276,7 @@ var _ = context.Background
 func TestStreamingErrorAsPlainJSON(t *testing.T) {
 	var base string
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == CardPath {
+		if r.URL.Path == cardPath {
 			io.WriteString(w, `{"name":"p","description":"d","version":"1","capabilities":{"streaming":true},`+
 				`"supportedInterfaces":[{"url":"`+base+`/rpc","protocolBinding":"JSONRPC","protocolVersion":"1.0"}]}`)
 			return

@@ -42,7 +42,7 @@ func TestParseCardFixtures(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		card, err := ParseCard(b)
+		card, err := parseCard(b)
 		if (err == nil) != tc.ok {
 			t.Fatalf("%s: err = %v", tc.file, err)
 		}
@@ -55,7 +55,7 @@ func TestParseCardFixtures(t *testing.T) {
 func FuzzParseCard(f *testing.F) {
 	cardSeeds(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		card, err := ParseCard(b)
+		card, err := parseCard(b)
 		if err != nil {
 			return
 		}
@@ -78,10 +78,10 @@ func FuzzMessageInput(f *testing.F) {
 		if json.Unmarshal(b, &m) != nil {
 			return
 		}
-		if s, err := InputText(&m); err == nil && s == "" {
+		if s, err := inputText(&m); err == nil && s == "" {
 			t.Fatal("empty input accepted")
 		}
-		a, err := Answer(&m)
+		a, err := parseAnswer(&m)
 		if err != nil {
 			return
 		}
@@ -113,7 +113,7 @@ func TestAnswer(t *testing.T) {
 		{"cancel", []*a2ago.Part{a2ago.NewDataPart(map[string]any{"action": "cancel"})}, agent.ElicitCancel, ""},
 	}
 	for _, tc := range tests {
-		a, err := Answer(a2ago.NewMessage(a2ago.MessageRoleUser, tc.parts...))
+		a, err := parseAnswer(a2ago.NewMessage(a2ago.MessageRoleUser, tc.parts...))
 		if err != nil || a.Action != tc.action {
 			t.Fatalf("%s: %+v %v", tc.name, a, err)
 		}
@@ -121,7 +121,7 @@ func TestAnswer(t *testing.T) {
 			t.Fatalf("%s: content %v", tc.name, a.Content)
 		}
 	}
-	if _, err := Answer(a2ago.NewMessage(a2ago.MessageRoleUser, a2ago.NewFileURLPart("http://x/y.png", "image/png"))); err == nil {
+	if _, err := parseAnswer(a2ago.NewMessage(a2ago.MessageRoleUser, a2ago.NewFileURLPart("http://x/y.png", "image/png"))); err == nil {
 		t.Fatal("file answer accepted")
 	}
 }

@@ -163,7 +163,7 @@ func TestLegacyRESTAnswersThroughClient(t *testing.T) {
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		switch {
-		case r.URL.Path == CardPath:
+		case r.URL.Path == cardPath:
 			_, _ = io.WriteString(w, `{"name":"old","description":"d","version":"1","protocolVersion":"0.3.0","url":"`+base+`/rest",`+
 				`"preferredTransport":"HTTP+JSON","capabilities":{"streaming":false},"defaultInputModes":["text/plain"],`+
 				`"defaultOutputModes":["text/plain"],"skills":[]}`)

@@ -14,7 +14,7 @@ import (
 // signals Changed; an unchanged card does not.
 func TestRefreshCard(t *testing.T) {
 	srv, worker := newWorker(t, ServerConfig{})
-	resp, err := http.Get(worker.URL + CardPath)
+	resp, err := http.Get(worker.URL + cardPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func TestRefreshCard(t *testing.T) {
 	var mu sync.Mutex
 	served := orig
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == CardPath {
+		if r.URL.Path == cardPath {
 			mu.Lock()
 			b := served
 			mu.Unlock()

@@ -22,8 +22,8 @@ import (
 
 // Paths of the bindings under the handler's root.
 const (
-	JSONRPCPath = "/jsonrpc"
-	RESTPath    = "/rest"
+	jsonrpcPath = "/jsonrpc"
+	restPath    = "/rest"
 )
 
 // ServerConfig configures a Server. Only Agent is required.
@@ -199,13 +199,13 @@ func (s *Server) routes() *http.ServeMux {
 		v03REST(lim, a2av0.NewRESTHandler(s.handler, topts...)))
 	mux := http.NewServeMux()
 	card := http.HandlerFunc(s.serveCard)
-	mux.Handle("GET "+CardPath, card)
-	mux.Handle("GET "+LegacyCardPath, card)
-	mux.Handle("OPTIONS "+CardPath, card)
+	mux.Handle("GET "+cardPath, card)
+	mux.Handle("GET "+legacyCardPath, card)
+	mux.Handle("OPTIONS "+cardPath, card)
 	rpcH := s.cfg.Auth.middleware(bindingJSONRPC, limitBody(bindingJSONRPC, lim, rpc))
-	mux.Handle(JSONRPCPath, rpcH)
+	mux.Handle(jsonrpcPath, rpcH)
 	mux.Handle("POST /{$}", rpcH)
-	mux.Handle(RESTPath+"/", s.cfg.Auth.middleware(bindingREST, limitBody(bindingREST, lim, http.StripPrefix(RESTPath, rest))))
+	mux.Handle(restPath+"/", s.cfg.Auth.middleware(bindingREST, limitBody(bindingREST, lim, http.StripPrefix(restPath, rest))))
 	return mux
 }
 
@@ -239,8 +239,8 @@ func (s *Server) baseURL(r *http.Request) string {
 	if p := r.Header.Get("X-Forwarded-Proto"); p == "https" || p == "http" {
 		scheme = p
 	}
-	prefix := strings.TrimSuffix(r.URL.Path, CardPath)
-	prefix = strings.TrimSuffix(prefix, LegacyCardPath)
+	prefix := strings.TrimSuffix(r.URL.Path, cardPath)
+	prefix = strings.TrimSuffix(prefix, legacyCardPath)
 	return scheme + "://" + r.Host + strings.TrimRight(prefix, "/")
 }
 
@@ -259,12 +259,12 @@ func (s *Server) Card(ctx context.Context, base string) *a2ago.AgentCard {
 		Description: desc,
 		Version:     s.cfg.Version,
 		SupportedInterfaces: []*a2ago.AgentInterface{
-			{URL: base + JSONRPCPath, ProtocolBinding: a2ago.TransportProtocolJSONRPC, ProtocolVersion: a2ago.Version},
-			{URL: base + RESTPath, ProtocolBinding: a2ago.TransportProtocolHTTPJSON, ProtocolVersion: a2ago.Version},
+			{URL: base + jsonrpcPath, ProtocolBinding: a2ago.TransportProtocolJSONRPC, ProtocolVersion: a2ago.Version},
+			{URL: base + restPath, ProtocolBinding: a2ago.TransportProtocolHTTPJSON, ProtocolVersion: a2ago.Version},
 			// 0.3 clients read these as url/preferredTransport (the first)
 			// and additionalInterfaces (the rest).
-			{URL: base + JSONRPCPath, ProtocolBinding: a2ago.TransportProtocolJSONRPC, ProtocolVersion: a2av0.Version},
-			{URL: base + RESTPath, ProtocolBinding: a2ago.TransportProtocolHTTPJSON, ProtocolVersion: a2av0.Version},
+			{URL: base + jsonrpcPath, ProtocolBinding: a2ago.TransportProtocolJSONRPC, ProtocolVersion: a2av0.Version},
+			{URL: base + restPath, ProtocolBinding: a2ago.TransportProtocolHTTPJSON, ProtocolVersion: a2av0.Version},
 		},
 		Capabilities:       s.caps,
 		DefaultInputModes:  []string{"text/plain", "application/json"},

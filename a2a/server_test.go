@@ -53,7 +53,7 @@ var bindings = []a2ago.TransportProtocol{a2ago.TransportProtocolJSONRPC, a2ago.T
 // CARD-PROTO-002, BIND-FIELD-001 and CARD-CACHE-001.
 func TestCard_CARD_DISC_001_CARD_STRUCT_001_CARD_PROTO_001_002_BIND_FIELD_001(t *testing.T) {
 	_, hs := newWorker(t, ServerConfig{})
-	for _, path := range []string{CardPath, LegacyCardPath} {
+	for _, path := range []string{cardPath, legacyCardPath} {
 		resp, err := http.Get(hs.URL + path)
 		if err != nil {
 			t.Fatal(err)
@@ -75,7 +75,7 @@ func TestCard_CARD_DISC_001_CARD_STRUCT_001_CARD_PROTO_001_002_BIND_FIELD_001(t 
 				t.Errorf("CARD-STRUCT-001: card lacks %q", f)
 			}
 		}
-		card, err := ParseCard(body)
+		card, err := parseCard(body)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -357,7 +357,7 @@ func TestVersions_VER_SERVER_001_002_003_VER_CLIENT_002(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, out := rawPost(t, hs.URL+JSONRPCPath, map[string]string{"A2A-Version": tc.version}, rpcSend)
+			_, out := rawPost(t, hs.URL+jsonrpcPath, map[string]string{"A2A-Version": tc.version}, rpcSend)
 			errObj, _ := out["error"].(map[string]any)
 			if tc.wantCode == 0 {
 				if errObj != nil || out["result"] == nil {
@@ -375,14 +375,14 @@ func TestVersions_VER_SERVER_001_002_003_VER_CLIENT_002(t *testing.T) {
 	}
 	t.Run("VER-SERVER-003 empty means 0.3", func(t *testing.T) {
 		body := `{"jsonrpc":"2.0","id":"x","method":"message/send","params":{"message":{"kind":"message","messageId":"m2","role":"user","parts":[{"kind":"text","text":"hello"}]}}}`
-		_, out := rawPost(t, hs.URL+JSONRPCPath, nil, body)
+		_, out := rawPost(t, hs.URL+jsonrpcPath, nil, body)
 		res, _ := out["result"].(map[string]any)
 		if res == nil || res["kind"] != "task" {
 			t.Fatalf("0.3 answer = %v", out)
 		}
 	})
 	t.Run("HTTP_JSON-ERR-001 HTTP_JSON-ERR-002 unsupported over REST", func(t *testing.T) {
-		resp, out := rawPost(t, hs.URL+RESTPath+"/message:send", map[string]string{"A2A-Version": "2.0"},
+		resp, out := rawPost(t, hs.URL+restPath+"/message:send", map[string]string{"A2A-Version": "2.0"},
 			`{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hello"}]}}`)
 		e, _ := out["error"].(map[string]any)
 		if resp.StatusCode != 400 || e == nil || e["status"] != "FAILED_PRECONDITION" {
@@ -444,7 +444,7 @@ func TestParseVersion(t *testing.T) {
 		{"0.3", 0, 3, true}, {"1", 1, 0, true}, {"x", 0, 0, false}, {"1.0.0.0", 0, 0, false}, {"-1.0", 0, 0, false},
 	}
 	for _, tc := range tests {
-		ma, mi, err := ParseVersion(tc.in)
+		ma, mi, err := parseVersion(tc.in)
 		if (err == nil) != tc.ok || (tc.ok && (ma != tc.major || mi != tc.minor)) {
 			t.Errorf("ParseVersion(%q) = %d %d %v", tc.in, ma, mi, err)
 		}
@@ -456,7 +456,7 @@ func FuzzParseVersion(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		ma, mi, err := ParseVersion(s)
+		ma, mi, err := parseVersion(s)
 		if err == nil && (ma < 0 || mi < 0) {
 			t.Fatalf("negative version from %q", s)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/httpkind"
 )
 
 // taskState is the client's view of one remote task, folded from events.
@@ -284,7 +285,7 @@ func classify(err error, peer, tool, op string) *failure.Error {
 	}
 	if m := httpStatus.FindStringSubmatch(err.Error()); m != nil {
 		code, _ := strconv.Atoi(m[1])
-		switch k := failure.FromHTTPStatus(code); k {
+		switch k := httpkind.FromStatus(code); k {
 		case failure.PermissionDenied:
 			return mk(k, fmt.Sprintf("the peer refused our credentials (HTTP %d)", code))
 		case failure.Unknown:

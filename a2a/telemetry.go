@@ -23,9 +23,9 @@ func traced(r *http.Request) *http.Request {
 // endpointOf names the endpoint a request is for.
 func endpointOf(path string) string {
 	switch {
-	case strings.HasPrefix(path, RESTPath+"/"):
+	case strings.HasPrefix(path, restPath+"/"):
 		return "rest"
-	case path == CardPath || path == LegacyCardPath:
+	case path == cardPath || path == legacyCardPath:
 		return "card"
 	}
 	return "jsonrpc"

@@ -47,7 +47,7 @@ func TestTraceContinuesAtPeer(t *testing.T) {
 				t.Fatal(err)
 			}
 			spans := testkit.SpansFromStubs(exp.GetSpans(), "")
-			chat := "chat " + llm.ScriptedName
+			chat := "chat " + llm.NewScripted().Name()
 			want := "invoke_agent caller\n  " + chat + "\n  execute_tool a2a__remote\n    invoke_agent remote\n      " + chat + "\n  " + chat + "\n"
 			if got := testkit.Tree(spans); got != want {
 				t.Fatalf("span tree:\n%s\nwant:\n%s", got, want)

@@ -308,8 +308,8 @@ var inputSchema = json.RawMessage(`{"type":"object","properties":{` +
 	`"task_id":{"type":"string","description":"Optional: answer the question of a remote task that needs input (the task id from an earlier result)."}},` +
 	`"required":["message"],"additionalProperties":false}`)
 
-// ToolName is the tool name of a peer, or of one of its skills.
-func ToolName(peer, skill string) string {
+// toolName is the tool name of a peer, or of one of its skills.
+func toolName(peer, skill string) string {
 	if skill == "" {
 		return "a2a__" + peer
 	}
@@ -327,7 +327,7 @@ func (r *remote) tools() []agent.Tool {
 				fmt.Fprintf(&d, " Examples: %s", strings.Join(s.Examples, "; "))
 			}
 			out = append(out, &delegateTool{r: r, skill: s.ID, spec: agent.ToolSpec{
-				Name: ToolName(r.peer.Name, s.ID), Description: d.String(), InputSchema: inputSchema,
+				Name: toolName(r.peer.Name, s.ID), Description: d.String(), InputSchema: inputSchema,
 				Source: agent.Provenance{Kind: "a2a", Name: r.peer.Name, Tool: s.ID},
 			}})
 		}
@@ -346,11 +346,11 @@ func (r *remote) tools() []agent.Tool {
 		desc = d.String()
 	}
 	return []agent.Tool{&delegateTool{r: r, spec: agent.ToolSpec{
-		Name: ToolName(r.peer.Name, ""), Description: desc, InputSchema: inputSchema,
+		Name: toolName(r.peer.Name, ""), Description: desc, InputSchema: inputSchema,
 		Source: agent.Provenance{Kind: "a2a", Name: r.peer.Name},
 	}}}
 }
 
 // UsePolicy makes p the toolset's failure policy when its config gave none
-// (agent.PolicyUser: agent.New calls it).
+// (agent.New calls it).
 func (ts *Toolset) UsePolicy(p failure.Policy) { ts.policy.Use(p) }

@@ -20,10 +20,10 @@ const (
 	bindingREST
 )
 
-// ParseVersion parses an A2A-Version header value into major and minor.
+// parseVersion parses an A2A-Version header value into major and minor.
 // Patch numbers are ignored (VER-CLIENT-002); an empty value means 0.3
 // (VER-SERVER-003).
-func ParseVersion(v string) (major, minor int, err error) {
+func parseVersion(v string) (major, minor int, err error) {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return 0, 3, nil
@@ -56,7 +56,7 @@ func versioned(b binding, v1, v03 http.Handler) http.Handler {
 		if len(vals) > 0 {
 			raw = vals[0]
 		}
-		major, minor, err := ParseVersion(raw)
+		major, minor, err := parseVersion(raw)
 		switch {
 		case err == nil && major == 1:
 			v1.ServeHTTP(w, r)

@@ -9,7 +9,6 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"iter"
 	"slices"
@@ -60,12 +59,12 @@ type Config struct {
 	// Elicitor answers permission asks and tools' questions for a person.
 	// Without one, every "ask" is declined.
 	Elicitor Elicitor
-	// Permissions is the permission policy (nil: DefaultClassifier).
+	// Permissions is the permission policy (nil: defaultClassifier).
 	Permissions *Permissions
 	// Policy handles every failure of the agent's runs and of its toolsets'
 	// sources (nil: the policy of Events or Elicitor when they have one, as
 	// the bus does, else failure.NewPolicy with Logger). Toolsets that
-	// implement PolicyUser and were given no policy of their own use it too,
+	// have a method UsePolicy(failure.Policy) and were given no policy of their own use it too,
 	// so one OnFailure sees every failure.
 	Policy failure.Policy
 	// Logger receives structured logs (nil: none).
@@ -87,11 +86,12 @@ type Config struct {
 	Telemetry Telemetry
 }
 
-// PolicyUser is implemented by toolsets whose source runs work of its own
-// under a failure policy (reconnects, retries, background reports). New
-// gives each toolset of Config.Toolsets the agent's policy; a toolset
-// configured with a policy of its own keeps it.
-type PolicyUser interface {
+// policyUser is implemented by toolsets whose source runs work of its own
+// under a failure policy (reconnects, retries, background reports): they
+// have a method UsePolicy(failure.Policy). New gives each toolset of
+// Config.Toolsets the agent's policy; a toolset configured with a policy of
+// its own keeps it.
+type policyUser interface {
 	UsePolicy(p failure.Policy)
 }
 
@@ -185,7 +185,7 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 	a.policy = choosePolicy(cfg, &a.log)
 	a.toolsets = slices.Clone(cfg.Toolsets)
 	for _, ts := range a.toolsets {
-		if pu, ok := ts.(PolicyUser); ok {
+		if pu, ok := ts.(policyUser); ok {
 			pu.UsePolicy(a.policy)
 		}
 	}
@@ -250,7 +250,7 @@ type Answer struct {
 	Elapsed time.Duration `json:"elapsed"`
 	// Handoff is set when the run ended by handing the conversation to
 	// another agent (see NewHandoffTool); Text is then empty.
-	Handoff *Handoff `json:"handoff,omitempty"`
+	Handoff *handoffRequest `json:"handoff,omitempty"`
 }
 
 // Run answers input in a new conversation.
@@ -289,8 +289,11 @@ func (s *Session) History() []llm.Message {
 	return slices.Clone(s.history)
 }
 
-// ErrBusy is returned when a Session is asked to run while it is running.
-var ErrBusy = errors.New("agent: session is already running")
+// errBusy is the failure of a Session asked to run while it is running: a
+// *failure.Error of kind Conflict (errors.Is(err, failure.Conflict)).
+func errBusy() error {
+	return failure.New(failure.Conflict, failure.SourceAgent, "session is already running")
+}
 
 // Run continues the conversation with input and returns the final answer.
 // Its events go to the configured EventSink only: as nobody waits for them,

@@ -333,8 +333,8 @@ func TestSessionBusy(t *testing.T) {
 	done := make(chan error)
 	go func() { _, err := s.Run(context.Background(), "first"); done <- err }()
 	<-started
-	if _, err := s.Run(context.Background(), "second"); !errors.Is(err, agent.ErrBusy) {
-		t.Errorf("concurrent run: %v, want ErrBusy", err)
+	if _, err := s.Run(context.Background(), "second"); !errors.Is(err, failure.Conflict) {
+		t.Errorf("concurrent run: %v, want a Conflict failure", err)
 	}
 	close(release)
 	if err := <-done; err != nil {

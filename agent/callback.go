@@ -123,10 +123,10 @@ type Sampler interface {
 	Sample(ctx context.Context, req SamplingRequest) (SamplingResult, error)
 }
 
-// SamplerFunc adapts a function to Sampler.
-type SamplerFunc func(ctx context.Context, req SamplingRequest) (SamplingResult, error)
+// samplerFunc adapts a function to Sampler.
+type samplerFunc func(ctx context.Context, req SamplingRequest) (SamplingResult, error)
 
 // Sample calls f.
-func (f SamplerFunc) Sample(ctx context.Context, req SamplingRequest) (SamplingResult, error) {
+func (f samplerFunc) Sample(ctx context.Context, req SamplingRequest) (SamplingResult, error) {
 	return f(ctx, req)
 }

@@ -90,7 +90,7 @@ func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolRes
 			o := r.handle(fe, info)
 			r.traceRefused(c, spec, fe)
 			if fe.Kind == failure.Budget {
-				o.Action = failure.Report // the run ends after the batch, with every call answered
+				o.Abort = false // the run ends after the batch, with every call answered
 			}
 			results[i] = r.toolResult(c, info, nil, &o)
 			r.emit(Event{Type: EventToolFinished, Turn: turn, Call: info, Result: ErrorResult("%s", o.ModelText)})
@@ -131,7 +131,7 @@ func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolRes
 			r.ans.Failures++
 			r.emit(Event{Type: EventFailure, Turn: turn, Call: info, Failure: NewFailureInfo(o)})
 			m.outcome = &o
-			if o.Action == failure.Abort && abort == nil {
+			if o.Abort && abort == nil {
 				abort = o.Err
 				cancelBatch(o.Err)
 			}
@@ -185,7 +185,7 @@ func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolRes
 // event.
 func callEvent(turn int, info *CallInfo, m callMsg) Event {
 	if m.nested != nil {
-		ev := Nest(*m.nested)
+		ev := nest(*m.nested)
 		ev.Turn, ev.Call = turn, info
 		return ev
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/redact"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -98,9 +99,13 @@ func NewFailureInfo(o failure.Outcome) *FailureInfo {
 	if msg == "" {
 		msg = o.Err.Kind.String()
 	}
+	action := "report"
+	if o.Abort {
+		action = "abort"
+	}
 	return &FailureInfo{
 		Kind: o.Err.Kind, Source: o.Err.Source, Name: o.Err.Name, Tool: o.Err.Tool,
-		Action: o.Action.String(), Message: failure.Redact(msg), Retryable: o.Err.Retryable,
+		Action: action, Message: redact.Redact(msg), Retryable: o.Err.Retryable,
 	}
 }
 
@@ -134,7 +139,7 @@ type Event struct {
 	Nested *Event `json:"nested,omitempty"`
 	// Handoff is set on EventHandoff and on the EventFinal of a run that
 	// ended by handing off.
-	Handoff *Handoff `json:"handoff,omitempty"`
+	Handoff *handoffRequest `json:"handoff,omitempty"`
 	// Answer summarises the run on EventFinal.
 	Answer *Answer `json:"answer,omitempty"`
 }
@@ -180,8 +185,8 @@ type EventSink interface {
 	Emit(ctx context.Context, ev Event)
 }
 
-// EventSinkFunc adapts a function to EventSink.
-type EventSinkFunc func(ctx context.Context, ev Event)
+// eventSinkFunc adapts a function to EventSink.
+type eventSinkFunc func(ctx context.Context, ev Event)
 
 // Emit calls f.
-func (f EventSinkFunc) Emit(ctx context.Context, ev Event) { f(ctx, ev) }
+func (f eventSinkFunc) Emit(ctx context.Context, ev Event) { f(ctx, ev) }

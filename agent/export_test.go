@@ -8,3 +8,9 @@ func SetStopGrace(a *Agent, d time.Duration) { a.stopGrace = d }
 
 // StrayCalls is the number of abandoned tool calls of a still running.
 func StrayCalls(a *Agent) int64 { return a.strays.Load() }
+
+// Names the external tests of this package use.
+type EventSinkFunc = eventSinkFunc
+
+// DefaultClassifier is the default permission classifier.
+var DefaultClassifier = defaultClassifier

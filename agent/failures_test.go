@@ -320,9 +320,9 @@ func TestModelFailures(t *testing.T) {
 		want failure.Kind
 	}{
 		{"empty response", llm.Say(""), failure.Model},
-		{"provider rejects request", llm.Fail(failure.New(failure.Model, failure.SourceModel, "400 bad request")), failure.Model},
-		{"unclassified provider error", llm.Fail(errors.New("weird")), failure.Model},
-		{"rate limited after retries", llm.Fail(failure.New(failure.Transient, failure.SourceModel, "429")), failure.Transient},
+		{"provider rejects request", llm.Step{Err: failure.New(failure.Model, failure.SourceModel, "400 bad request")}, failure.Model},
+		{"unclassified provider error", llm.Step{Err: errors.New("weird")}, failure.Model},
+		{"rate limited after retries", llm.Step{Err: failure.New(failure.Transient, failure.SourceModel, "429")}, failure.Transient},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

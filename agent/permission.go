@@ -31,11 +31,11 @@ type Rule struct {
 // classified by Default.
 //
 // The zero value (and a nil *Permissions in Config) classifies every tool by
-// DefaultClassifier: reads are allowed, writes and deletes ask, command
+// defaultClassifier: reads are allowed, writes and deletes ask, command
 // execution is denied.
 type Permissions struct {
 	Rules []Rule
-	// Default decides tools no rule matches; nil means DefaultClassifier.
+	// Default decides tools no rule matches; nil means defaultClassifier.
 	Default func(ToolSpec) Permission
 }
 
@@ -66,11 +66,11 @@ func (p *Permissions) Validate() error {
 // pre-approved for the session (a skill's allowed-tools): they turn ask into
 // allow, never deny into anything else.
 func (p *Permissions) Decide(spec ToolSpec, grants []string) Permission {
-	return p.decide(spec, grants, DefaultClassifier)
+	return p.decide(spec, grants, defaultClassifier)
 }
 
 // decide is Decide with the classifier used when no rule matches and the
-// policy has no Default (the agent passes a cached DefaultClassifier).
+// policy has no Default (the agent passes a cached defaultClassifier).
 func (p *Permissions) decide(spec ToolSpec, grants []string, classify func(ToolSpec) Permission) Permission {
 	decision := Permission("")
 	if p != nil {
@@ -159,7 +159,7 @@ func nameWords(name string) []string {
 	return words
 }
 
-// DefaultClassifier mirrors the common host practice: tools that execute
+// defaultClassifier mirrors the common host practice: tools that execute
 // commands are denied, tools that write or delete ask, tools that only read
 // are allowed, and anything unclassifiable asks. It looks at the tool's
 // hints (Executes, Destructive, ReadOnly) and at the words of its source
@@ -172,7 +172,7 @@ func nameWords(name string) []string {
 // nothing else says danger: a read-only hint allows a tool whose name says
 // nothing, never one whose name says it executes (denied) or writes
 // (asks).
-func DefaultClassifier(spec ToolSpec) Permission {
+func defaultClassifier(spec ToolSpec) Permission {
 	if spec.Executes {
 		return Deny
 	}
@@ -236,13 +236,13 @@ func classifyName(spec ToolSpec) Permission {
 	return ""
 }
 
-// classKey is what DefaultClassifier looks at.
+// classKey is what defaultClassifier looks at.
 type classKey struct {
 	name, sourceTool, kind          string
 	readOnly, destructive, executes bool
 }
 
-// classCache memoises DefaultClassifier, a pure function of classKey that
+// classCache memoises defaultClassifier, a pure function of classKey that
 // splits names into words on every call otherwise.
 type classCache struct {
 	mu sync.Mutex
@@ -257,7 +257,7 @@ func (c *classCache) classify(spec ToolSpec) Permission {
 	if ok {
 		return p
 	}
-	p = DefaultClassifier(spec)
+	p = defaultClassifier(spec)
 	c.mu.Lock()
 	if c.m == nil || len(c.m) >= 4096 {
 		c.m = map[classKey]Permission{}

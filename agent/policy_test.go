@@ -24,7 +24,7 @@ func (s policySink) Emit(context.Context, agent.Event) {}
 func (s policySink) Policy() failure.Policy            { return s.pol }
 
 // TestOnePolicy: the agent's policy is the configured one, else its event
-// sink's, else a new default; every PolicyUser toolset is given it.
+// sink's, else a new default; every policyUser toolset is given it.
 func TestOnePolicy(t *testing.T) {
 	given := failure.NewPolicy(failure.PolicyConfig{})
 	sinks := failure.NewPolicy(failure.PolicyConfig{})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/runctx"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -50,7 +51,7 @@ type run struct {
 	// (under emitMu while a call runs on the run's goroutine).
 	detached bool
 	// handoff is the first handoff a turn's calls asked for, by call order.
-	handoff    *Handoff
+	handoff    *handoffRequest
 	handoffIdx int
 	// trace is the run's telemetry (telemetry.go).
 	trace runTrace
@@ -65,7 +66,7 @@ func (s *Session) stream(ctx context.Context, input string, done func(*Answer)) 
 		s.mu.Lock()
 		if s.busy {
 			s.mu.Unlock()
-			yield(Event{}, ErrBusy)
+			yield(Event{}, errBusy())
 			return
 		}
 		s.busy = true
@@ -82,9 +83,9 @@ func (s *Session) stream(ctx context.Context, input string, done func(*Answer)) 
 			defer cancelT()
 		}
 		defer cancel(nil)
-		r := &run{s: s, a: a, id: NewRunID(), ctx: rctx, cancel: cancel, yield: yield,
+		r := &run{s: s, a: a, id: runctx.NewRunID(), ctx: rctx, cancel: cancel, yield: yield,
 			start: time.Now(), lastGood: map[string][]Tool{}}
-		r.parent, _ = ParentFromContext(ctx)
+		r.parent, _ = parentFromContext(ctx)
 		r.traceStart(input)
 		r.sinkCtx = context.WithoutCancel(rctx)
 		r.detached = done != nil
@@ -139,7 +140,7 @@ func (r *run) publish(ev Event) Event {
 // fail closes a failed run with EventRunFailed, yielded with the error.
 func (r *run) fail(err error) {
 	ev := r.publish(Event{Type: EventRunFailed,
-		Failure: NewFailureInfo(failure.Outcome{Err: failure.From(err), Action: failure.Abort})})
+		Failure: NewFailureInfo(failure.Outcome{Err: failure.From(err), Abort: true})})
 	if !r.stopped {
 		r.yield(ev, err)
 	}
@@ -157,7 +158,7 @@ func (r *run) handle(err error, call *CallInfo) failure.Outcome {
 // action for its kind: the event says it was reported.
 func (r *run) survive(err error) {
 	o := r.a.policy.Handle(r.ctx, err)
-	o.Action = failure.Report
+	o.Abort = false
 	r.ans.Failures++
 	r.emit(Event{Type: EventFailure, Failure: NewFailureInfo(o)})
 }

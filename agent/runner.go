@@ -2,11 +2,10 @@ package agent
 
 import (
 	"context"
-	"crypto/rand"
 	"iter"
-	"strings"
 
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/runctx"
 )
 
 // Runner answers an input with a run of events. *Agent is a Runner, and so
@@ -18,7 +17,7 @@ import (
 // either an EventFinal (whose Answer is set) with a nil error, or an
 // EventRunFailed with the run's error, and stopping the iteration early
 // cancels the run. A run started with a context that carries a tool call
-// (CallFromContext) or a workflow step (WithParent) sets Parent on its events.
+// (CallFromContext) or a workflow step sets Parent on its events.
 type Runner interface {
 	// Name identifies the runner in events, tool names and agent cards.
 	Name() string
@@ -56,28 +55,34 @@ func collect(seq iter.Seq2[Event, error]) (*Answer, error) {
 		Message: "the run's event stream ended without a final answer or an error"}
 }
 
-// NewRunID returns a fresh run id ("run_" and 16 random characters), for
-// Runner implementations outside this package.
-func NewRunID() string { return "run_" + strings.ToLower(rand.Text()[:16]) }
+func init() {
+	runctx.WithParent = func(ctx context.Context, p any) context.Context { return withParent(ctx, p.(Parent)) }
+	runctx.ParentFromContext = func(ctx context.Context) any {
+		if p, ok := parentFromContext(ctx); ok {
+			return p
+		}
+		return (*Parent)(nil)
+	}
+}
 
 // nestKey is the context key of the innermost place a run may be nested in:
 // a *Call (a tool call) or a *Parent (a workflow step). One key, so that the
 // innermost wins and one lookup finds it.
 type nestKey struct{}
 
-// WithParent returns a context under which a run started by a Runner is
+// withParent returns a context under which a run started by a Runner is
 // nested in p (its events carry Parent). Workflows use it for their steps;
 // tool calls do it implicitly. A tool call ctx belongs to stays visible
 // through CallFromContext: a step of a workflow that runs as a tool still
 // reports progress and asks its questions through that call.
-func WithParent(ctx context.Context, p Parent) context.Context {
+func withParent(ctx context.Context, p Parent) context.Context {
 	p.call, _ = CallFromContext(ctx)
 	return context.WithValue(ctx, nestKey{}, &p)
 }
 
-// ParentFromContext returns where a run started under ctx is nested: in the
+// parentFromContext returns where a run started under ctx is nested: in the
 // tool call of CallFromContext, or in the workflow step of WithParent.
-func ParentFromContext(ctx context.Context) (*Parent, bool) {
+func parentFromContext(ctx context.Context) (*Parent, bool) {
 	switch v := ctx.Value(nestKey{}).(type) {
 	case *Call:
 		return &Parent{Run: v.Run, Call: v.ID}, true
@@ -88,11 +93,11 @@ func ParentFromContext(ctx context.Context) (*Parent, bool) {
 	return nil, false
 }
 
-// Nest wraps an event of a nested run for the stream of the run that
+// nest wraps an event of a nested run for the stream of the run that
 // started it: it returns EventNested carrying ev, or ev's own Nested event
 // when ev is already a forwarded one (so nesting stays one level deep and
 // Parent places the event).
-func Nest(ev Event) Event {
+func nest(ev Event) Event {
 	if ev.Type == EventNested && ev.Nested != nil {
 		return Event{Type: EventNested, Nested: ev.Nested}
 	}

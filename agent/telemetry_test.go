@@ -34,7 +34,7 @@ func spanByName(t *testing.T, spans []testkit.Span, name string) testkit.Span {
 }
 
 func TestTelemetrySpans(t *testing.T) {
-	chat := "chat " + llm.ScriptedName
+	chat := "chat " + llm.NewScripted().Name()
 	cases := []struct {
 		name    string
 		latest  bool
@@ -55,7 +55,7 @@ func TestTelemetrySpans(t *testing.T) {
 				"invoke_agent tracer": {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "tracer",
 					"gen_ai.system": "switchboard", "gen_ai.provider.name": "-", "gen_ai.usage.input_tokens": "*",
 					"switchboard.run.id": "*", "gen_ai.output.messages": "-"},
-				chat: {"gen_ai.operation.name": "chat", "gen_ai.request.model": llm.ScriptedName,
+				chat: {"gen_ai.operation.name": "chat", "gen_ai.request.model": llm.NewScripted().Name(),
 					"gen_ai.usage.input_tokens": "*", "gen_ai.usage.output_tokens": "*"},
 				"execute_tool echo": {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "echo",
 					"gen_ai.tool.call.id": "c1", "gen_ai.tool.type": "function", "switchboard.tool.source": "local",

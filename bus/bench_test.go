@@ -12,6 +12,7 @@ import (
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/bus"
 	"github.com/switchboard-dev/switchboard/internal/buswire"
+	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -178,7 +179,7 @@ func benchSampling(b *testing.B, concurrent bool, maxConcurrent int) {
 		b.Fatal(err)
 	}
 	defer rawSvc.Unsubscribe()
-	svc, err := bb.ServeSampling(ctx, agent.SamplerFunc(answer), bus.ServeOptions{MaxConcurrent: maxConcurrent})
+	svc, err := bb.ServeSampling(ctx, testkit.SamplerFunc(answer), bus.ServeOptions{MaxConcurrent: maxConcurrent})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -107,7 +107,7 @@ type Bus struct {
 	cfg    Config
 	log    zerolog.Logger
 	policy failure.Policy
-	subj   Subjects
+	subj   subjects
 	nc     *nats.Conn
 	js     jetstream.JetStream
 	srv    *server.Server
@@ -118,7 +118,7 @@ type Bus struct {
 	events *eventPublisher
 
 	mu       sync.Mutex
-	services []*Service
+	services []*busService
 	isClosed atomic.Bool
 }
 
@@ -370,7 +370,7 @@ func (b *Bus) jetStreamAdmin(ctx context.Context, key failure.Key, op string, f 
 }
 
 // Subjects returns the bus's subject scheme.
-func (b *Bus) Subjects() Subjects { return b.subj }
+func (b *Bus) Subjects() subjects { return b.subj }
 
 // Conn returns the underlying NATS connection (for advanced use; do not
 // close it).
@@ -458,13 +458,13 @@ func (b *Bus) shutdownServer() {
 	}
 }
 
-func (b *Bus) register(s *Service) {
+func (b *Bus) register(s *busService) {
 	b.mu.Lock()
 	b.services = append(b.services, s)
 	b.mu.Unlock()
 }
 
-func (b *Bus) unregister(s *Service) {
+func (b *Bus) unregister(s *busService) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for i, x := range b.services {

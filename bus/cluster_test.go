@@ -13,6 +13,7 @@ import (
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/internal/testkit"
 )
 
 // freePorts reserves n loopback ports for the cluster listeners (the routes
@@ -121,7 +122,7 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 
 	var byA, byB atomic.Int64
 	serveCounting := func(b *bus.Bus, n *atomic.Int64, name string) {
-		_, err := b.ServeSampling(ctx, agent.SamplerFunc(func(_ context.Context, req agent.SamplingRequest) (agent.SamplingResult, error) {
+		_, err := b.ServeSampling(ctx, testkit.SamplerFunc(func(_ context.Context, req agent.SamplingRequest) (agent.SamplingResult, error) {
 			n.Add(1)
 			return agent.SamplingResult{Model: name, Text: req.Messages[0].Text}, nil
 		}), bus.ServeOptions{})

@@ -22,8 +22,8 @@
 // drops reported through the failure policy); Bus.Elicitor and Bus.Sampler
 // return agent.Elicitor and agent.Sampler that send requests over the bus;
 // ServeElicitation and ServeSampling answer them with nats.go micro services
-// that share the load in a queue group. ModelSampler and ElicitHandlers are
-// the default in-process responders. KV is a typed JetStream key-value
+// that share the load in a queue group. modelSampler and ElicitHandlers are
+// the default in-process responders. typedKV is a typed JetStream key-value
 // helper with revision-checked updates.
 //
 // Every failure is a *failure.Error of Source "bus": no responder is

@@ -12,11 +12,11 @@ import (
 	"github.com/switchboard-dev/switchboard/agent/failure"
 )
 
-// errNotFound is the cause of a KV failure of kind NotFound: a key that
+// errNotFound is the cause of a typedKV failure of kind NotFound: a key that
 // does not exist (callers test errors.Is(err, failure.NotFound)).
 var errNotFound = errors.New("bus: key not found")
 
-// errConflict is the cause of a KV failure of kind Conflict: a create of
+// errConflict is the cause of a typedKV failure of kind Conflict: a create of
 // an existing key or an update with a stale revision (callers test
 // errors.Is(err, failure.Conflict)).
 var errConflict = errors.New("bus: revision conflict")

@@ -203,7 +203,7 @@ func TestDecodeRefusals(t *testing.T) {
 	}
 }
 
-// kvTask is the value type of the KV fixtures.
+// kvTask is the value type of the typedKV fixtures.
 type kvTask struct {
 	State   string   `json:"state"`
 	History []string `json:"history,omitempty"`

@@ -12,8 +12,8 @@ import (
 	"github.com/switchboard-dev/switchboard/agent/failure"
 )
 
-// KVConfig configures a JetStream key-value bucket. Bucket is required.
-type KVConfig struct {
+// kvConfig configures a JetStream key-value bucket. Bucket is required.
+type kvConfig struct {
 	// Bucket names the bucket (letters, digits, - and _).
 	Bucket string
 	// Description of the bucket.
@@ -28,8 +28,8 @@ type KVConfig struct {
 	Memory bool
 }
 
-// Entry is a KV value with its key and revision.
-type Entry[T any] struct {
+// kvEntry is a typedKV value with its key and revision.
+type kvEntry[T any] struct {
 	Key      string
 	Value    T
 	Revision uint64
@@ -38,18 +38,18 @@ type Entry[T any] struct {
 	Deleted bool
 }
 
-// KV is a typed JetStream key-value bucket whose values are versioned JSON
+// typedKV is a typed JetStream key-value bucket whose values are versioned JSON
 // ({"v":1,"value":...}). Update is revision-checked: a stale revision is a
 // Conflict failure (errors.Is(err, failure.Conflict)). Every operation runs through the
 // failure policy (transient failures are retried).
-type KV[T any] struct {
+type typedKV[T any] struct {
 	b   *Bus
 	kv  jetstream.KeyValue
 	key failure.Key
 }
 
-// OpenKV creates the bucket, or updates its configuration, and returns it.
-func OpenKV[T any](ctx context.Context, b *Bus, cfg KVConfig) (*KV[T], error) {
+// openKV creates the bucket, or updates its configuration, and returns it.
+func openKV[T any](ctx context.Context, b *Bus, cfg kvConfig) (*typedKV[T], error) {
 	if cfg.Bucket == "" {
 		return nil, b.fail(failure.Config, "open kv", nil, "KVConfig.Bucket is required")
 	}
@@ -60,7 +60,7 @@ func OpenKV[T any](ctx context.Context, b *Bus, cfg KVConfig) (*KV[T], error) {
 	if cfg.Replicas <= 0 {
 		cfg.Replicas = 1
 	}
-	k := &KV[T]{b: b, key: failure.Key{Source: failure.SourceBus, Name: "kv:" + cfg.Bucket}}
+	k := &typedKV[T]{b: b, key: failure.Key{Source: failure.SourceBus, Name: "kv:" + cfg.Bucket}}
 	err := b.jetStreamAdmin(ctx, k.key, "open kv", func(ctx context.Context) error {
 		kv, err := b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 			Bucket: cfg.Bucket, Description: cfg.Description, Replicas: cfg.Replicas,
@@ -75,25 +75,25 @@ func OpenKV[T any](ctx context.Context, b *Bus, cfg KVConfig) (*KV[T], error) {
 	return k, nil
 }
 
-func (k *KV[T]) exec(ctx context.Context, op string, f func(context.Context) error) error {
+func (k *typedKV[T]) exec(ctx context.Context, op string, f func(context.Context) error) error {
 	return k.b.policy.Execute(ctx, k.key, func(ctx context.Context) error { return k.b.classifyConn(f(ctx), op) })
 }
 
 // Get returns the value of key; a missing key is a NotFound failure
 // (errors.Is(err, failure.NotFound)).
-func (k *KV[T]) Get(ctx context.Context, key string) (Entry[T], error) {
+func (k *typedKV[T]) Get(ctx context.Context, key string) (kvEntry[T], error) {
 	var e jetstream.KeyValueEntry
 	if err := k.exec(ctx, "kv get", func(ctx context.Context) (err error) {
 		e, err = k.kv.Get(ctx, key)
 		return err
 	}); err != nil {
-		return Entry[T]{}, err
+		return kvEntry[T]{}, err
 	}
 	return decodeEntry[T](e)
 }
 
-func decodeEntry[T any](e jetstream.KeyValueEntry) (Entry[T], error) {
-	out := Entry[T]{Key: e.Key(), Revision: e.Revision(), Created: e.Created()}
+func decodeEntry[T any](e jetstream.KeyValueEntry) (kvEntry[T], error) {
+	out := kvEntry[T]{Key: e.Key(), Revision: e.Revision(), Created: e.Created()}
 	if e.Operation() != jetstream.KeyValuePut {
 		out.Deleted = true
 		return out, nil
@@ -106,7 +106,7 @@ func decodeEntry[T any](e jetstream.KeyValueEntry) (Entry[T], error) {
 	return out, nil
 }
 
-// decodeKVValue decodes a KV value payload.
+// decodeKVValue decodes a typedKV value payload.
 func decodeKVValue[T any](data []byte) (T, error) {
 	var w kvWire[T]
 	var zero T
@@ -131,7 +131,7 @@ func encodeKV[T any](v T) ([]byte, error) {
 // Create stores v under key if the key does not exist (or was deleted) and
 // returns its revision; an existing key is a Conflict failure wrapping
 // kind Conflict.
-func (k *KV[T]) Create(ctx context.Context, key string, v T) (uint64, error) {
+func (k *typedKV[T]) Create(ctx context.Context, key string, v T) (uint64, error) {
 	data, err := encodeKV(v)
 	if err != nil {
 		return 0, err
@@ -145,7 +145,7 @@ func (k *KV[T]) Create(ctx context.Context, key string, v T) (uint64, error) {
 }
 
 // Put stores v under key whatever its revision and returns the new one.
-func (k *KV[T]) Put(ctx context.Context, key string, v T) (uint64, error) {
+func (k *typedKV[T]) Put(ctx context.Context, key string, v T) (uint64, error) {
 	data, err := encodeKV(v)
 	if err != nil {
 		return 0, err
@@ -161,7 +161,7 @@ func (k *KV[T]) Put(ctx context.Context, key string, v T) (uint64, error) {
 // Update stores v under key only if its current revision is rev, and
 // returns the new revision; a stale revision is a Conflict failure
 // (errors.Is(err, failure.Conflict)) (read the entry again and retry).
-func (k *KV[T]) Update(ctx context.Context, key string, v T, rev uint64) (uint64, error) {
+func (k *typedKV[T]) Update(ctx context.Context, key string, v T, rev uint64) (uint64, error) {
 	data, err := encodeKV(v)
 	if err != nil {
 		return 0, err
@@ -175,12 +175,12 @@ func (k *KV[T]) Update(ctx context.Context, key string, v T, rev uint64) (uint64
 }
 
 // Delete deletes key (a missing key is not an error).
-func (k *KV[T]) Delete(ctx context.Context, key string) error {
+func (k *typedKV[T]) Delete(ctx context.Context, key string) error {
 	return k.exec(ctx, "kv delete", func(ctx context.Context) error { return k.kv.Delete(ctx, key) })
 }
 
 // Keys lists the bucket's keys.
-func (k *KV[T]) Keys(ctx context.Context) ([]string, error) {
+func (k *typedKV[T]) Keys(ctx context.Context) ([]string, error) {
 	var keys []string
 	err := k.exec(ctx, "kv keys", func(ctx context.Context) error {
 		keys = keys[:0]
@@ -204,8 +204,8 @@ func (k *KV[T]) Keys(ctx context.Context) ([]string, error) {
 // all, "task.*" for one level), then every change (deletions have Deleted
 // set), until ctx is done or the loop stops. A malformed value is yielded as
 // a Protocol error and the watch goes on.
-func (k *KV[T]) Watch(ctx context.Context, pattern string) iter.Seq2[Entry[T], error] {
-	return func(yield func(Entry[T], error) bool) {
+func (k *typedKV[T]) Watch(ctx context.Context, pattern string) iter.Seq2[kvEntry[T], error] {
+	return func(yield func(kvEntry[T], error) bool) {
 		if pattern == "" {
 			pattern = ">"
 		}
@@ -214,7 +214,7 @@ func (k *KV[T]) Watch(ctx context.Context, pattern string) iter.Seq2[Entry[T], e
 			w, err = k.kv.Watch(ctx, pattern)
 			return err
 		}); err != nil {
-			yield(Entry[T]{}, err)
+			yield(kvEntry[T]{}, err)
 			return
 		}
 		defer func() { _ = w.Stop() }()
@@ -225,7 +225,7 @@ func (k *KV[T]) Watch(ctx context.Context, pattern string) iter.Seq2[Entry[T], e
 			case e, ok := <-w.Updates():
 				if !ok {
 					if ctx.Err() == nil {
-						yield(Entry[T]{}, classify(errors.New("watcher closed"), "kv watch"))
+						yield(kvEntry[T]{}, classify(errors.New("watcher closed"), "kv watch"))
 					}
 					return
 				}

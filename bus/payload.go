@@ -11,9 +11,9 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/buswire"
 )
 
-// ProgressUpdate is a progress report on <prefix>.progress.<run>: of a tool
+// progressUpdate is a progress report on <prefix>.progress.<run>: of a tool
 // call (Call) or a remote task (Token, as the source named it).
-type ProgressUpdate struct {
+type progressUpdate struct {
 	Run   string `json:"run"`
 	Call  string `json:"call,omitempty"`
 	Token string `json:"token,omitempty"`
@@ -36,7 +36,7 @@ type eventWire struct {
 
 type progressWire struct {
 	V int `json:"v"`
-	ProgressUpdate
+	progressUpdate
 }
 
 type taskWire struct {
@@ -76,15 +76,15 @@ func decodeEvent(data []byte) (agent.Event, error) {
 }
 
 // decodeProgress decodes a progress update.
-func decodeProgress(data []byte) (ProgressUpdate, error) {
+func decodeProgress(data []byte) (progressUpdate, error) {
 	var w progressWire
 	if err := json.Unmarshal(data, &w); err != nil {
-		return ProgressUpdate{}, protocolError("decode progress", err)
+		return progressUpdate{}, protocolError("decode progress", err)
 	}
 	if err := checkVersion("decode progress", w.V); err != nil {
-		return ProgressUpdate{}, err
+		return progressUpdate{}, err
 	}
-	return w.ProgressUpdate, nil
+	return w.progressUpdate, nil
 }
 
 // decodeTaskUpdate decodes an A2A task update.

@@ -8,6 +8,7 @@ import (
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/internal/buswire"
+	"github.com/switchboard-dev/switchboard/internal/redact"
 )
 
 // Request headers and error headers (the error headers are the nats.go
@@ -51,7 +52,7 @@ func request[Req, Res any](ctx context.Context, b *Bus, key failure.Key, subject
 			}
 			// A micro error reply without our body (another implementation).
 			fe := &failure.Error{Kind: failure.Internal, Source: failure.SourceBus, Op: op, Name: subject,
-				Message: failure.Redact(msg.Header.Get(headerError))}
+				Message: redact.Redact(msg.Header.Get(headerError))}
 			var k failure.Kind
 			if k.UnmarshalText([]byte(code)) == nil && k != failure.Unknown {
 				fe.Kind = k

@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/bus"
 	"github.com/switchboard-dev/switchboard/internal/buswire"
+	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -106,7 +107,7 @@ func TestSamplingRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.Text != tt.wantText || res.Model != llm.ScriptedName || res.Usage.Total() == 0 {
+			if res.Text != tt.wantText || res.Model != llm.NewScripted().Name() || res.Usage.Total() == 0 {
 				t.Errorf("result = %+v, want text %q", res, tt.wantText)
 			}
 		})
@@ -216,7 +217,7 @@ func TestQueueGroupSharesLoad(t *testing.T) {
 	var counts [2]atomic.Int64
 	for i := range counts {
 		i := i
-		s := agent.SamplerFunc(func(ctx context.Context, req agent.SamplingRequest) (agent.SamplingResult, error) {
+		s := testkit.SamplerFunc(func(ctx context.Context, req agent.SamplingRequest) (agent.SamplingResult, error) {
 			counts[i].Add(1)
 			return agent.SamplingResult{Model: "responder-" + itoa(i), Text: req.Messages[0].Text}, nil
 		})
@@ -367,7 +368,7 @@ func TestServiceStop(t *testing.T) {
 	b := newBus(t, bus.Config{})
 	ctx := ctxT(t, 20*time.Second)
 	started := make(chan struct{})
-	svc, err := b.ServeSampling(ctx, agent.SamplerFunc(func(ctx context.Context, _ agent.SamplingRequest) (agent.SamplingResult, error) {
+	svc, err := b.ServeSampling(ctx, testkit.SamplerFunc(func(ctx context.Context, _ agent.SamplingRequest) (agent.SamplingResult, error) {
 		close(started)
 		<-ctx.Done() // a slow model call
 		return agent.SamplingResult{}, ctx.Err()
@@ -402,7 +403,7 @@ func TestBusCloseBoundsHandlers(t *testing.T) {
 	}
 	ctx := ctxT(t, 40*time.Second)
 	started := make(chan struct{})
-	if _, err := b.ServeSampling(ctx, agent.SamplerFunc(func(ctx context.Context, _ agent.SamplingRequest) (agent.SamplingResult, error) {
+	if _, err := b.ServeSampling(ctx, testkit.SamplerFunc(func(ctx context.Context, _ agent.SamplingRequest) (agent.SamplingResult, error) {
 		close(started)
 		<-ctx.Done() // a model call that only ends when cancelled
 		return agent.SamplingResult{}, ctx.Err()

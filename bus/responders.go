@@ -12,7 +12,7 @@ import (
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
-// SamplingPolicy says whether a ModelSampler answers a sampling request.
+// SamplingPolicy says whether a modelSampler answers a sampling request.
 type SamplingPolicy string
 
 // Sampling policies.
@@ -33,7 +33,7 @@ type ModelHint struct {
 	Model llm.Model
 }
 
-// ModelSamplerConfig configures a ModelSampler. Model is required.
+// ModelSamplerConfig configures a modelSampler. Model is required.
 type ModelSamplerConfig struct {
 	// Model answers requests no hint matches.
 	Model llm.Model
@@ -54,16 +54,16 @@ type ModelSamplerConfig struct {
 	TotalTokens int
 }
 
-// ModelSampler is the default sampling responder: it answers with an
+// modelSampler is the default sampling responder: it answers with an
 // llm.Model under a policy and token caps. It implements agent.Sampler;
 // serve it with Bus.ServeSampling.
-type ModelSampler struct {
+type modelSampler struct {
 	cfg  ModelSamplerConfig
 	used atomic.Int64
 }
 
-// NewModelSampler validates cfg and returns a ModelSampler.
-func NewModelSampler(cfg ModelSamplerConfig) (*ModelSampler, error) {
+// NewModelSampler validates cfg and returns a modelSampler.
+func NewModelSampler(cfg ModelSamplerConfig) (*modelSampler, error) {
 	if cfg.Model == nil {
 		return nil, failure.New(failure.Config, failure.SourceBus, "ModelSamplerConfig.Model is required")
 	}
@@ -77,14 +77,14 @@ func NewModelSampler(cfg ModelSamplerConfig) (*ModelSampler, error) {
 	if cfg.MaxTokens <= 0 {
 		cfg.MaxTokens = 4096
 	}
-	return &ModelSampler{cfg: cfg}, nil
+	return &modelSampler{cfg: cfg}, nil
 }
 
 // Used returns the tokens spent so far.
-func (m *ModelSampler) Used() int { return int(m.used.Load()) }
+func (m *modelSampler) Used() int { return int(m.used.Load()) }
 
 // pick chooses the model for a request's preferences.
-func (m *ModelSampler) pick(p agent.ModelPreferences) llm.Model {
+func (m *modelSampler) pick(p agent.ModelPreferences) llm.Model {
 	for _, h := range p.Hints {
 		h = strings.ToLower(h)
 		if h == "" {
@@ -100,7 +100,7 @@ func (m *ModelSampler) pick(p agent.ModelPreferences) llm.Model {
 }
 
 // Sample answers req with the chosen model, if the policy allows it.
-func (m *ModelSampler) Sample(ctx context.Context, req agent.SamplingRequest) (agent.SamplingResult, error) {
+func (m *modelSampler) Sample(ctx context.Context, req agent.SamplingRequest) (agent.SamplingResult, error) {
 	who := req.Source.String()
 	fail := func(kind failure.Kind, msg string, err error) (agent.SamplingResult, error) {
 		return agent.SamplingResult{}, &failure.Error{Kind: kind, Source: failure.SourceBus, Name: req.Source.Name,
@@ -215,6 +215,6 @@ func (h *ElicitHandlers) Elicit(ctx context.Context, e agent.Elicitation) (agent
 }
 
 var (
-	_ agent.Sampler  = (*ModelSampler)(nil)
+	_ agent.Sampler  = (*modelSampler)(nil)
 	_ agent.Elicitor = (*ElicitHandlers)(nil)
 )

@@ -44,11 +44,11 @@ type ServeOptions struct {
 // stopGrace is how long Stop waits for handlers that were cancelled.
 const stopGrace = 5 * time.Second
 
-// Service is a running responder: a nats.go micro service (discoverable
+// busService is a running responder: a nats.go micro service (discoverable
 // with `nats micro ls`, with request and error stats) whose endpoint
 // handles each request in its own goroutine, bounded by MaxConcurrent.
 // Stop it, or Close the Bus.
-type Service struct {
+type busService struct {
 	b      *Bus
 	svc    micro.Service
 	ctx    context.Context
@@ -64,24 +64,24 @@ type Service struct {
 }
 
 // Info describes the service (name, id, endpoints).
-func (s *Service) Info() micro.Info { return s.svc.Info() }
+func (s *busService) Info() micro.Info { return s.svc.Info() }
 
 // Stats returns the service's request and error counts. Handlers run
 // asynchronously, so processing time counts the hand-off only.
-func (s *Service) Stats() micro.Stats { return s.svc.Stats() }
+func (s *busService) Stats() micro.Stats { return s.svc.Stats() }
 
 // Close stops taking requests, lets in-flight ones finish for up to 5s,
 // then cancels them and waits for them to return (at most 5s more: a
 // handler that ignores cancellation is abandoned, and reported). Closing
 // the Bus closes its services.
-func (s *Service) Close() error {
+func (s *busService) Close() error {
 	s.b.unregister(s)
 	ctx, cancel := context.WithTimeout(context.Background(), stopGrace)
 	defer cancel()
 	return s.stop(ctx)
 }
 
-func (s *Service) stop(ctx context.Context) error {
+func (s *busService) stop(ctx context.Context) error {
 	s.once.Do(func() {
 		s.mu.Lock()
 		s.stopping = true
@@ -109,7 +109,7 @@ func (s *Service) stop(ctx context.Context) error {
 	return s.stopErr
 }
 
-func (s *Service) begin() bool {
+func (s *busService) begin() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stopping {
@@ -119,7 +119,7 @@ func (s *Service) begin() bool {
 	return true
 }
 
-func (s *Service) end() {
+func (s *busService) end() {
 	s.mu.Lock()
 	s.inflight--
 	if s.stopping && s.inflight == 0 {
@@ -130,7 +130,7 @@ func (s *Service) end() {
 
 // respond sends a reply; a failed send is handled by the policy (the
 // requester will time out).
-func (s *Service) respond(req micro.Request, reply string, data []byte, fe *wireError) {
+func (s *busService) respond(req micro.Request, reply string, data []byte, fe *wireError) {
 	if reply == "" {
 		return
 	}
@@ -157,7 +157,7 @@ func (s *Service) respond(req micro.Request, reply string, data []byte, fe *wire
 
 // serve starts a micro service with one endpoint on subject.
 func serve[Req, Res any](ctx context.Context, b *Bus, opts ServeOptions, name, endpoint, subject, op string,
-	def time.Duration, decode func([]byte) (Req, time.Time, error), h func(context.Context, Req) (Res, error)) (*Service, error) {
+	def time.Duration, decode func([]byte) (Req, time.Time, error), h func(context.Context, Req) (Res, error)) (*busService, error) {
 	if b.isClosed.Load() {
 		return nil, b.fail(failure.Unavailable, op, nil, "the bus is closed")
 	}
@@ -175,7 +175,7 @@ func serve[Req, Res any](ctx context.Context, b *Bus, opts ServeOptions, name, e
 	}
 	serial := opts.MaxConcurrent == 1
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s := &Service{b: b, ctx: sctx, cancel: cancel, sem: make(chan struct{}, opts.MaxConcurrent), idle: make(chan struct{})}
+	s := &busService{b: b, ctx: sctx, cancel: cancel, sem: make(chan struct{}, opts.MaxConcurrent), idle: make(chan struct{})}
 
 	// handle answers one request; req is set when it runs on the
 	// subscription's goroutine (serial), where micro's request may be used.
@@ -273,9 +273,9 @@ func serve[Req, Res any](ctx context.Context, b *Bus, opts ServeOptions, name, e
 }
 
 // ServeSampling answers sampling requests on <prefix>.sampling with
-// sampler (for example a ModelSampler), in a queue group. ctx's values are
+// sampler (for example a modelSampler), in a queue group. ctx's values are
 // kept; its cancellation does not stop the service (Stop or Close do).
-func (b *Bus) ServeSampling(ctx context.Context, sampler agent.Sampler, opts ServeOptions) (*Service, error) {
+func (b *Bus) ServeSampling(ctx context.Context, sampler agent.Sampler, opts ServeOptions) (*busService, error) {
 	if sampler == nil {
 		return nil, b.fail(failure.Config, "serve sampling", nil, "a sampler is required")
 	}
@@ -286,7 +286,7 @@ func (b *Bus) ServeSampling(ctx context.Context, sampler agent.Sampler, opts Ser
 // ServeElicitation answers questions on <prefix>.elicit.* (or one run's,
 // with opts.Run) with elicitor (for example an ElicitHandlers), in a queue
 // group.
-func (b *Bus) ServeElicitation(ctx context.Context, elicitor agent.Elicitor, opts ServeOptions) (*Service, error) {
+func (b *Bus) ServeElicitation(ctx context.Context, elicitor agent.Elicitor, opts ServeOptions) (*busService, error) {
 	if elicitor == nil {
 		return nil, b.fail(failure.Config, "serve elicitation", nil, "an elicitor is required")
 	}

@@ -6,10 +6,10 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/buswire"
 )
 
-// Subjects is the subject scheme under one prefix. Its methods sanitize the
+// subjects is the subject scheme under one prefix. Its methods sanitize the
 // tokens they are given (Token), so that a run or task id can never add
 // subject levels or wildcards.
-type Subjects struct {
+type subjects struct {
 	prefix   string
 	events   string // "<prefix>.events."
 	progress string // "<prefix>.progress."
@@ -22,7 +22,7 @@ type Subjects struct {
 
 // newSubjects returns the scheme under prefix (default "switchboard"). The
 // prefix may have several levels ("acme.prod"); each level is sanitized.
-func newSubjects(prefix string) Subjects {
+func newSubjects(prefix string) subjects {
 	if prefix == "" {
 		prefix = "switchboard"
 	}
@@ -31,7 +31,7 @@ func newSubjects(prefix string) Subjects {
 		parts[i] = buswire.Token(p)
 	}
 	p := strings.Join(parts, ".")
-	return Subjects{
+	return subjects{
 		prefix:   p,
 		events:   p + ".events.",
 		progress: p + ".progress.",
@@ -44,26 +44,26 @@ func newSubjects(prefix string) Subjects {
 }
 
 // Prefix is the sanitized prefix.
-func (s Subjects) Prefix() string { return s.prefix }
+func (s subjects) Prefix() string { return s.prefix }
 
 // Events is the subject of a run's events: <prefix>.events.<run>.
-func (s Subjects) Events(run string) string { return s.events + buswire.Token(run) }
+func (s subjects) Events(run string) string { return s.events + buswire.Token(run) }
 
 // Progress is the subject of a run's progress: <prefix>.progress.<run>.
-func (s Subjects) Progress(run string) string { return s.progress + buswire.Token(run) }
+func (s subjects) Progress(run string) string { return s.progress + buswire.Token(run) }
 
 // Sampling is the sampling request subject: <prefix>.sampling.
-func (s Subjects) Sampling() string { return s.sampling }
+func (s subjects) Sampling() string { return s.sampling }
 
 // Elicit is the subject of a run's questions: <prefix>.elicit.<run>.
-func (s Subjects) Elicit(run string) string { return s.elicit + buswire.Token(run) }
+func (s subjects) Elicit(run string) string { return s.elicit + buswire.Token(run) }
 
 // ElicitDone is the subject on which the end of a run's URL-mode
 // elicitation is announced (publish).
-func (s Subjects) ElicitDone(run string) string { return s.done + buswire.Token(run) }
+func (s subjects) ElicitDone(run string) string { return s.done + buswire.Token(run) }
 
 // Failures is the subject of handled failures: <prefix>.failures.
-func (s Subjects) Failures() string { return s.failures }
+func (s subjects) Failures() string { return s.failures }
 
 // Task is the subject of an A2A task's updates: <prefix>.a2a.tasks.<task>.
-func (s Subjects) Task(task string) string { return s.tasks + buswire.Token(task) }
+func (s subjects) Task(task string) string { return s.tasks + buswire.Token(task) }

@@ -10,9 +10,9 @@ import (
 	"github.com/switchboard-dev/switchboard/agent/failure"
 )
 
-// ScriptedName is the name every scripted model reports, so that logs,
+// scriptedName is the name every scripted model reports, so that logs,
 // events and the demo's output say plainly that no real model is answering.
-const ScriptedName = "scripted (offline, deterministic; not a real model)"
+const scriptedName = "scripted (offline, deterministic; not a real model)"
 
 // Step is one scripted model turn. Exactly one of its forms is used:
 // Respond, if set, computes the turn from the request (to react to tool
@@ -50,9 +50,6 @@ func CallTool(id, name string, args any) ToolCall {
 
 // Calls is a step that asks for the given tool calls (in parallel).
 func Calls(calls ...ToolCall) Step { return Step{Calls: calls} }
-
-// Fail is a step whose turn fails with err.
-func Fail(err error) Step { return Step{Err: err} }
 
 // React is a step computed from the request.
 func React(f func(req *Request) Step) Step { return Step{Respond: f} }
@@ -136,7 +133,7 @@ func NewScripted(steps ...Step) *Scripted { return &Scripted{steps: steps} }
 func NewCyclic(steps ...Step) *Scripted { return &Scripted{steps: steps, cycle: true} }
 
 // Name says that this is a scripted model.
-func (s *Scripted) Name() string { return ScriptedName }
+func (s *Scripted) Name() string { return scriptedName }
 
 // Requests returns how many turns were asked of the model.
 func (s *Scripted) Requests() int {
@@ -155,7 +152,7 @@ func (s *Scripted) Generate(ctx context.Context, req *Request) (*Response, error
 	if s.pos >= len(s.steps) {
 		if !s.cycle || len(s.steps) == 0 {
 			s.mu.Unlock()
-			return nil, &failure.Error{Kind: failure.Model, Source: failure.SourceModel, Name: ScriptedName,
+			return nil, &failure.Error{Kind: failure.Model, Source: failure.SourceModel, Name: scriptedName,
 				Message: fmt.Sprintf("the script is exhausted after %d turns", len(s.steps))}
 		}
 		s.pos = 0

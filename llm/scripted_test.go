@@ -20,10 +20,10 @@ func TestScriptedPlaysStepsInOrder(t *testing.T) {
 	m := NewScripted(
 		Say("first answer"),
 		Calls(CallTool("c1", "read_file", map[string]string{"path": "a.txt"}), CallTool("c2", "list_dir", nil)),
-		Fail(boom),
+		Step{Err: boom},
 		Say("last"),
 	)
-	if m.Name() != ScriptedName || !strings.Contains(m.Name(), "scripted") {
+	if m.Name() != scriptedName || !strings.Contains(m.Name(), "scripted") {
 		t.Errorf("name %q does not say it is scripted", m.Name())
 	}
 	type want struct {

@@ -12,6 +12,7 @@ import (
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -205,7 +206,7 @@ func BenchmarkAgentToolCall(b *testing.B) {
 			p := newBenchPair(b, transport)
 			ctx := context.Background()
 			var started, path time.Duration
-			sink := agent.EventSinkFunc(func(_ context.Context, ev agent.Event) {
+			sink := testkit.EventSinkFunc(func(_ context.Context, ev agent.Event) {
 				switch ev.Type {
 				case agent.EventToolStarted:
 					started = time.Duration(ev.Time.UnixNano())

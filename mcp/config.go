@@ -125,15 +125,15 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 // MarshalJSON encodes the duration as a Go duration string.
 func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
 
-// ConfigError is a configuration error naming the file, the server and the
+// configError is a configuration error naming the file, the server and the
 // field. It unwraps to a *failure.Error of Kind failure.Config.
-type ConfigError struct {
+type configError struct {
 	File, Server, Field string
 	Msg                 string
 }
 
 // Error reads like `.mcp.json: server "db": field "url": must be an http(s) URL`.
-func (e *ConfigError) Error() string {
+func (e *configError) Error() string {
 	var b strings.Builder
 	if e.File != "" {
 		b.WriteString(e.File)
@@ -150,7 +150,7 @@ func (e *ConfigError) Error() string {
 }
 
 // Unwrap makes errors.Is(err, failure.Config) hold.
-func (e *ConfigError) Unwrap() error {
+func (e *configError) Unwrap() error {
 	return &failure.Error{Kind: failure.Config, Source: failure.SourceMCP, Name: e.Server, Message: e.Msg}
 }
 
@@ -166,7 +166,7 @@ type LoadOptions struct {
 func LoadFile(path string, opts LoadOptions) ([]ServerConfig, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, &ConfigError{File: path, Msg: "cannot read: " + err.Error()}
+		return nil, &configError{File: path, Msg: "cannot read: " + err.Error()}
 	}
 	return ParseConfig(path, data, opts)
 }
@@ -176,19 +176,19 @@ func LoadFile(path string, opts LoadOptions) ([]ServerConfig, error) {
 func ParseConfig(name string, data []byte, opts LoadOptions) ([]ServerConfig, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
-		return nil, &ConfigError{File: name, Msg: "not a JSON object: " + jsonErr(data, err)}
+		return nil, &configError{File: name, Msg: "not a JSON object: " + jsonErr(data, err)}
 	}
 	raw, ok := top["mcpServers"]
 	if !ok {
 		if _, alt := top["servers"]; alt {
 			raw = top["servers"] // VS Code's mcp.json spelling
 		} else {
-			return nil, &ConfigError{File: name, Field: "mcpServers", Msg: "missing: the file must have an \"mcpServers\" object"}
+			return nil, &configError{File: name, Field: "mcpServers", Msg: "missing: the file must have an \"mcpServers\" object"}
 		}
 	}
 	var servers map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &servers); err != nil || servers == nil {
-		return nil, &ConfigError{File: name, Field: "mcpServers", Msg: "must be an object mapping server names to their settings"}
+		return nil, &configError{File: name, Field: "mcpServers", Msg: "must be an object mapping server names to their settings"}
 	}
 	names := make([]string, 0, len(servers))
 	for n := range servers {
@@ -236,7 +236,7 @@ var knownFields = map[string]string{
 
 func decodeServer(file, name string, raw json.RawMessage, lookup func(string) (string, bool)) (ServerConfig, error) {
 	fail := func(field, msg string, a ...any) error {
-		return &ConfigError{File: file, Server: name, Field: field, Msg: fmt.Sprintf(msg, a...)}
+		return &configError{File: file, Server: name, Field: field, Msg: fmt.Sprintf(msg, a...)}
 	}
 	if strings.TrimSpace(name) == "" {
 		return ServerConfig{}, fail("", "server name is empty")
@@ -318,7 +318,7 @@ func decodeServer(file, name string, raw json.RawMessage, lookup func(string) (s
 		return sc, err
 	}
 	if err := sc.normalize(); err != nil {
-		var ce *ConfigError
+		var ce *configError
 		if ok := asConfigErr(err, &ce); ok {
 			ce.File = file
 		}
@@ -327,8 +327,8 @@ func decodeServer(file, name string, raw json.RawMessage, lookup func(string) (s
 	return sc, nil
 }
 
-func asConfigErr(err error, ce **ConfigError) bool {
-	c, ok := err.(*ConfigError)
+func asConfigErr(err error, ce **configError) bool {
+	c, ok := err.(*configError)
 	if ok {
 		*ce = c
 	}
@@ -347,7 +347,7 @@ func sortedKeys(m map[string]string) []string {
 // normalize fills in the type and checks the fields the type needs.
 func (sc *ServerConfig) normalize() error {
 	fail := func(field, msg string, a ...any) error {
-		return &ConfigError{Server: sc.Name, Field: field, Msg: fmt.Sprintf(msg, a...)}
+		return &configError{Server: sc.Name, Field: field, Msg: fmt.Sprintf(msg, a...)}
 	}
 	if strings.TrimSpace(sc.Name) == "" {
 		return fail("", "server name is empty")

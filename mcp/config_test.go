@@ -198,7 +198,7 @@ func FuzzParseConfig(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		servers, err := ParseConfig("fuzz.json", data, lookup)
 		if err != nil {
-			var ce *ConfigError
+			var ce *configError
 			if !errors.As(err, &ce) || !errors.Is(err, failure.Config) {
 				t.Fatalf("error %v is not a *ConfigError of kind config", err)
 			}

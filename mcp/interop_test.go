@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -87,7 +88,7 @@ func newTestBus(t *testing.T, rec *recorder) *bus.Bus {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recSampler := agent.SamplerFunc(func(ctx context.Context, req agent.SamplingRequest) (agent.SamplingResult, error) {
+	recSampler := testkit.SamplerFunc(func(ctx context.Context, req agent.SamplingRequest) (agent.SamplingResult, error) {
 		rec.mu.Lock()
 		rec.samples = append(rec.samples, req)
 		rec.mu.Unlock()

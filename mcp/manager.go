@@ -193,7 +193,7 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 			return nil, err
 		}
 		if _, dup := m.byName[sc.Name]; dup {
-			return nil, &ConfigError{Server: sc.Name, Msg: "server name is used twice"}
+			return nil, &configError{Server: sc.Name, Msg: "server name is used twice"}
 		}
 		s := newServer(m, sc)
 		m.servers = append(m.servers, s)

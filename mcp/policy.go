@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
 )
 
@@ -11,7 +10,7 @@ func (m *Manager) pol() failure.Policy { return m.policy.Get() }
 // UsePolicy makes p the policy of everything the manager does (tool calls,
 // connection attempts and reconnects, background failures) if the manager
 // was configured without a Policy and has not been handed one yet; agent.New
-// calls it for every toolset of its Config (agent.PolicyUser). A
+// calls it for every toolset of its Config (a method UsePolicy(failure.Policy), which agent.New calls). A
 // Config.Policy is kept, and so is the first policy handed over: a later,
 // different one is ignored with a debug log line.
 func (t *toolset) UsePolicy(p failure.Policy) {
@@ -22,4 +21,4 @@ func (t *toolset) UsePolicy(p failure.Policy) {
 }
 
 // The manager's toolset takes the agent's policy.
-var _ agent.PolicyUser = (*toolset)(nil)
+var _ interface{ UsePolicy(failure.Policy) } = (*toolset)(nil)

@@ -26,7 +26,7 @@ import (
 
 // usePolicy hands p to the manager as agent.New does.
 func usePolicy(m *Manager, p failure.Policy) {
-	m.Toolset().(agent.PolicyUser).UsePolicy(p)
+	m.Toolset().(interface{ UsePolicy(failure.Policy) }).UsePolicy(p)
 }
 
 // TestUsePolicy checks which policy a manager keeps when it is handed one,
@@ -218,7 +218,7 @@ func TestOnePolicyForAgentAndManager(t *testing.T) {
 		llm.Calls(llm.CallTool("c3", nameReadResource, map[string]any{"server": "flaky", "uri": "test://r"})),
 		llm.SummarizeResults("done"),
 	)
-	// agent.New hands its policy to the toolset (agent.PolicyUser).
+	// agent.New hands its policy to the toolset (a method UsePolicy(failure.Policy), which agent.New calls).
 	a, err := agent.New(ctx, agent.Config{Model: model, Toolsets: []agent.Toolset{m.Toolset()}, Policy: pol})
 	if err != nil {
 		t.Fatal(err)

@@ -132,8 +132,8 @@ func (m *Manager) Unsubscribe(ctx context.Context, serverName, uri string) error
 	})
 }
 
-// RenderedPrompt is a prompt rendered with arguments.
-type RenderedPrompt struct {
+// renderedPrompt is a prompt rendered with arguments.
+type renderedPrompt struct {
 	Description string
 	// Messages are the prompt's messages; non-text content is described in
 	// text (Parts keeps it whole).
@@ -143,14 +143,14 @@ type RenderedPrompt struct {
 }
 
 // GetPrompt renders a server's prompt with arguments into messages.
-func (m *Manager) GetPrompt(ctx context.Context, serverName, name string, args map[string]string) (*RenderedPrompt, error) {
-	var out *RenderedPrompt
+func (m *Manager) GetPrompt(ctx context.Context, serverName, name string, args map[string]string) (*renderedPrompt, error) {
+	var out *renderedPrompt
 	err := m.do(ctx, serverName, "get prompt", func(ctx context.Context, sess *gomcp.ClientSession) error {
 		res, err := sess.GetPrompt(ctx, &gomcp.GetPromptParams{Name: name, Arguments: args, Meta: telemetry.InjectMeta(ctx, nil)})
 		if err != nil {
 			return err
 		}
-		out = &RenderedPrompt{Description: res.Description}
+		out = &renderedPrompt{Description: res.Description}
 		for _, pm := range res.Messages {
 			if pm == nil {
 				continue

@@ -14,6 +14,7 @@ import (
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -54,7 +55,7 @@ func recOf(ctx context.Context) *scaleRec {
 }
 
 // scaleSink records each call's tool_started → tool_finished time.
-var scaleSink = agent.EventSinkFunc(func(ctx context.Context, ev agent.Event) {
+var scaleSink = testkit.EventSinkFunc(func(ctx context.Context, ev agent.Event) {
 	rec := recOf(ctx)
 	if rec == nil {
 		return

@@ -10,6 +10,7 @@ import (
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -45,7 +46,7 @@ func TestSamplingTaggedWithItsRun(t *testing.T) {
 
 	var mu sync.Mutex
 	tagged := map[string]int{}
-	sampler := agent.SamplerFunc(func(_ context.Context, req agent.SamplingRequest) (agent.SamplingResult, error) {
+	sampler := testkit.SamplerFunc(func(_ context.Context, req agent.SamplingRequest) (agent.SamplingResult, error) {
 		mu.Lock()
 		tagged[req.Run]++
 		mu.Unlock()

@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/redact"
 	"github.com/switchboard-dev/switchboard/internal/schema"
 	"github.com/switchboard-dev/switchboard/internal/telemetry"
 )
@@ -265,7 +266,7 @@ func (s *server) callErr(ctx context.Context, sess *gomcp.ClientSession, err err
 	var we *jsonrpc.Error
 	switch {
 	case errors.As(err, &we):
-		out.Message = failure.Redact(we.Message)
+		out.Message = redact.Redact(we.Message)
 		switch we.Code {
 		case jsonrpc.CodeInvalidParams:
 			out.Kind = failure.InvalidArgs

@@ -73,8 +73,8 @@ func (w *capWriter) String() string {
 	return s
 }
 
-// ScriptResult is the outcome of a script run.
-type ScriptResult struct {
+// scriptResult is the outcome of a script run.
+type scriptResult struct {
 	// ExitCode is the script's exit status.
 	ExitCode int
 	// Stdout and Stderr are the script's output, each capped at
@@ -110,7 +110,7 @@ func (t *Toolset) callRunScript(ctx context.Context, raw json.RawMessage) (*agen
 // the skill's folder, with a scrubbed environment, in its own process group
 // that is killed on timeout or cancellation. A decline is a failure.Declined
 // error; a timeout a failure.Timeout error.
-func (t *Toolset) RunScript(ctx context.Context, skill, rel string, args []string) (*ScriptResult, error) {
+func (t *Toolset) RunScript(ctx context.Context, skill, rel string, args []string) (*scriptResult, error) {
 	tool := t.cfg.ToolPrefix + ToolRunScript
 	fail := func(kind failure.Kind, msg string, err error) error {
 		return &failure.Error{Kind: kind, Source: failure.SourceSkill, Name: skill, Tool: tool, Message: msg, Err: err}
@@ -189,7 +189,7 @@ func (t *Toolset) RunScript(ctx context.Context, skill, rel string, args []strin
 	t.log.Info().Str("skill", skill).Str("script", p).Strs("args", args).Msg("running skill script")
 	err = cmd.Run()
 	killGroup(cmd)
-	res := &ScriptResult{Stdout: stdout.String(), Stderr: stderr.String()}
+	res := &scriptResult{Stdout: stdout.String(), Stderr: stderr.String()}
 	if cmd.ProcessState != nil {
 		res.ExitCode = cmd.ProcessState.ExitCode()
 	}

@@ -114,7 +114,7 @@ func NewKV(cfg KVConfig) (*KVStore, error) {
 		cfg.Name = "a2a-tasks"
 	}
 	if cfg.Owner == nil {
-		cfg.Owner = CallerOwner
+		cfg.Owner = callerOwner
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

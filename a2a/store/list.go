@@ -19,9 +19,9 @@ import (
 // user of a server without authentication.
 type Owner func(ctx context.Context) string
 
-// CallerOwner reads the user that the a2a server's authentication put in
+// callerOwner reads the user that the a2a server's authentication put in
 // a2a-go's call context; outside a call it is the anonymous user.
-func CallerOwner(ctx context.Context) string {
+func callerOwner(ctx context.Context) string {
 	if cc, ok := a2asrv.CallContextFrom(ctx); ok && cc.User != nil {
 		return cc.User.Name
 	}

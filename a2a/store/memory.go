@@ -17,30 +17,30 @@ type MemoryConfig struct {
 	Now func() time.Time
 }
 
-// Memory is an in-memory task store. Stored tasks are copied
+// memoryStore is an in-memory task store. Stored tasks are copied
 // structurally on write and on read (slices and artifacts, see cloneTask),
 // never with a deep gob copy. It is safe for concurrent use.
-type Memory struct {
+type memoryStore struct {
 	cfg   MemoryConfig
 	mu    sync.RWMutex
 	tasks map[a2ago.TaskID]*record
 }
 
-var _ taskstore.Store = (*Memory)(nil)
+var _ taskstore.Store = (*memoryStore)(nil)
 
 // NewMemory returns an empty in-memory store.
-func NewMemory(cfg MemoryConfig) *Memory {
+func NewMemory(cfg MemoryConfig) *memoryStore {
 	if cfg.Owner == nil {
-		cfg.Owner = CallerOwner
+		cfg.Owner = callerOwner
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Memory{cfg: cfg, tasks: map[a2ago.TaskID]*record{}}
+	return &memoryStore{cfg: cfg, tasks: map[a2ago.TaskID]*record{}}
 }
 
 // Create stores a new task.
-func (m *Memory) Create(ctx context.Context, task *a2ago.Task) (taskstore.TaskVersion, error) {
+func (m *memoryStore) Create(ctx context.Context, task *a2ago.Task) (taskstore.TaskVersion, error) {
 	if err := validate(task); err != nil {
 		return taskstore.TaskVersionMissing, err
 	}
@@ -55,7 +55,7 @@ func (m *Memory) Create(ctx context.Context, task *a2ago.Task) (taskstore.TaskVe
 }
 
 // Update replaces a task if req.PrevVersion is still the latest.
-func (m *Memory) Update(ctx context.Context, req *taskstore.UpdateRequest) (taskstore.TaskVersion, error) {
+func (m *memoryStore) Update(ctx context.Context, req *taskstore.UpdateRequest) (taskstore.TaskVersion, error) {
 	if err := validate(req.Task); err != nil {
 		return taskstore.TaskVersionMissing, err
 	}
@@ -78,7 +78,7 @@ func (m *Memory) Update(ctx context.Context, req *taskstore.UpdateRequest) (task
 
 // Get returns a task owned by the caller, or a2a.ErrTaskNotFound (also
 // for a task another user owns, so that its existence is not revealed).
-func (m *Memory) Get(ctx context.Context, id a2ago.TaskID) (*taskstore.StoredTask, error) {
+func (m *memoryStore) Get(ctx context.Context, id a2ago.TaskID) (*taskstore.StoredTask, error) {
 	m.mu.RLock()
 	r, ok := m.tasks[id]
 	m.mu.RUnlock()
@@ -89,7 +89,7 @@ func (m *Memory) Get(ctx context.Context, id a2ago.TaskID) (*taskstore.StoredTas
 }
 
 // List lists the caller's tasks, newest status first.
-func (m *Memory) List(ctx context.Context, req *a2ago.ListTasksRequest) (*a2ago.ListTasksResponse, error) {
+func (m *memoryStore) List(ctx context.Context, req *a2ago.ListTasksRequest) (*a2ago.ListTasksResponse, error) {
 	m.mu.RLock()
 	recs := make([]*record, 0, len(m.tasks))
 	for _, r := range m.tasks {
@@ -100,7 +100,7 @@ func (m *Memory) List(ctx context.Context, req *a2ago.ListTasksRequest) (*a2ago.
 }
 
 // Len returns the number of stored tasks.
-func (m *Memory) Len() int {
+func (m *memoryStore) Len() int {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	return len(m.tasks)

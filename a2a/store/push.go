@@ -14,7 +14,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv/push"
 )
 
-// PushConfigs keeps A2A push notification configs in a key-value bucket,
+// pushConfigs keeps A2A push notification configs in a key-value bucket,
 // one key per task holding that task's configs as JSON, so that every
 // replica of a server sees the configs a client set on any of them (and
 // they survive a restart). It implements a2a-go's push.ConfigStore; give
@@ -23,15 +23,15 @@ import (
 //
 // Writes are revision-checked: concurrent writers of one task's configs
 // retry on a conflict instead of losing each other's configs.
-type PushConfigs struct {
+type pushConfigs struct {
 	kv KV
 }
 
-var _ push.ConfigStore = (*PushConfigs)(nil)
+var _ push.ConfigStore = (*pushConfigs)(nil)
 
 // NewPushConfigs returns a push config store over kv (JetStreamKV, or any
 // KV).
-func NewPushConfigs(kv KV) *PushConfigs { return &PushConfigs{kv: kv} }
+func NewPushConfigs(kv KV) *pushConfigs { return &pushConfigs{kv: kv} }
 
 // maxWriteTries bounds the read-modify-write attempts of one change under
 // contention.
@@ -39,7 +39,7 @@ const maxWriteTries = 16
 
 // Save stores config for the task (a copy; a config without an ID gets
 // one), replacing a config with the same ID.
-func (p *PushConfigs) Save(ctx context.Context, taskID a2ago.TaskID, config *a2ago.PushConfig) (*a2ago.PushConfig, error) {
+func (p *pushConfigs) Save(ctx context.Context, taskID a2ago.TaskID, config *a2ago.PushConfig) (*a2ago.PushConfig, error) {
 	if config == nil || config.URL == "" {
 		return nil, fmt.Errorf("%w: a push config needs an endpoint URL", a2ago.ErrInvalidParams)
 	}
@@ -67,7 +67,7 @@ func (p *PushConfigs) Save(ctx context.Context, taskID a2ago.TaskID, config *a2a
 
 // Get returns a copy of the task's config with configID, or
 // push.ErrPushConfigNotFound.
-func (p *PushConfigs) Get(ctx context.Context, taskID a2ago.TaskID, configID string) (*a2ago.PushConfig, error) {
+func (p *pushConfigs) Get(ctx context.Context, taskID a2ago.TaskID, configID string) (*a2ago.PushConfig, error) {
 	m, _, err := p.read(ctx, taskID)
 	if err != nil {
 		return nil, err
@@ -80,7 +80,7 @@ func (p *PushConfigs) Get(ctx context.Context, taskID a2ago.TaskID, configID str
 }
 
 // List returns the task's configs, by ID.
-func (p *PushConfigs) List(ctx context.Context, taskID a2ago.TaskID) ([]*a2ago.PushConfig, error) {
+func (p *pushConfigs) List(ctx context.Context, taskID a2ago.TaskID) ([]*a2ago.PushConfig, error) {
 	m, _, err := p.read(ctx, taskID)
 	if err != nil {
 		return nil, err
@@ -94,7 +94,7 @@ func (p *PushConfigs) List(ctx context.Context, taskID a2ago.TaskID) ([]*a2ago.P
 }
 
 // Delete removes the task's config with configID (nothing if absent).
-func (p *PushConfigs) Delete(ctx context.Context, taskID a2ago.TaskID, configID string) error {
+func (p *pushConfigs) Delete(ctx context.Context, taskID a2ago.TaskID, configID string) error {
 	return p.change(ctx, taskID, func(m map[string]*a2ago.PushConfig) bool {
 		if _, ok := m[configID]; !ok {
 			return false
@@ -105,7 +105,7 @@ func (p *PushConfigs) Delete(ctx context.Context, taskID a2ago.TaskID, configID 
 }
 
 // DeleteAll removes every config of the task.
-func (p *PushConfigs) DeleteAll(ctx context.Context, taskID a2ago.TaskID) error {
+func (p *pushConfigs) DeleteAll(ctx context.Context, taskID a2ago.TaskID) error {
 	return p.change(ctx, taskID, func(m map[string]*a2ago.PushConfig) bool {
 		if len(m) == 0 {
 			return false
@@ -117,7 +117,7 @@ func (p *PushConfigs) DeleteAll(ctx context.Context, taskID a2ago.TaskID) error 
 
 // read returns the task's configs and their key's revision (0: no key).
 // The value comes from a shared bucket, so it is treated as outside input.
-func (p *PushConfigs) read(ctx context.Context, taskID a2ago.TaskID) (map[string]*a2ago.PushConfig, uint64, error) {
+func (p *pushConfigs) read(ctx context.Context, taskID a2ago.TaskID) (map[string]*a2ago.PushConfig, uint64, error) {
 	m := map[string]*a2ago.PushConfig{}
 	if !validKey.MatchString(string(taskID)) {
 		return m, 0, nil
@@ -135,7 +135,7 @@ func (p *PushConfigs) read(ctx context.Context, taskID a2ago.TaskID) (map[string
 
 // change applies f to the task's configs and writes them back if f says
 // they changed, retrying when another writer got there first.
-func (p *PushConfigs) change(ctx context.Context, taskID a2ago.TaskID, f func(map[string]*a2ago.PushConfig) bool) error {
+func (p *pushConfigs) change(ctx context.Context, taskID a2ago.TaskID, f func(map[string]*a2ago.PushConfig) bool) error {
 	if !validKey.MatchString(string(taskID)) {
 		return nil
 	}

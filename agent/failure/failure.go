@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"strings"
 	"syscall"
 )
@@ -307,24 +306,6 @@ func From(err error) *Error {
 		}
 	}
 	return &Error{Kind: kind, Err: err, Retryable: kind.Retryable()}
-}
-
-// FromHTTPStatus classifies an HTTP status code of a failed response: 429,
-// 502, 503 and 504 are Transient; 500 is Transient; 401 and 403 are
-// PermissionDenied; 408 is Timeout; other 4xx are Protocol (our request was
-// wrong); anything else is Unknown.
-func FromHTTPStatus(code int) Kind {
-	switch {
-	case code == http.StatusTooManyRequests, code >= 500 && code <= 599:
-		return Transient
-	case code == http.StatusRequestTimeout:
-		return Timeout
-	case code == http.StatusUnauthorized, code == http.StatusForbidden:
-		return PermissionDenied
-	case code >= 400 && code <= 499:
-		return Protocol
-	}
-	return Unknown
 }
 
 // PanicError is the cause of a Panic failure: the recovered value and the

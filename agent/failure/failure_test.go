@@ -64,34 +64,6 @@ func TestErrorIsAs(t *testing.T) {
 	}
 }
 
-func TestHTTPStatus(t *testing.T) {
-	for code, want := range map[int]failure.Kind{429: failure.Transient, 503: failure.Transient, 500: failure.Transient,
-		401: failure.PermissionDenied, 403: failure.PermissionDenied, 400: failure.Protocol, 408: failure.Timeout, 200: failure.Unknown} {
-		if got := failure.FromHTTPStatus(code); got != want {
-			t.Errorf("%d: %s, want %s", code, got, want)
-		}
-	}
-}
-
-func TestRedact(t *testing.T) {
-	cases := map[string]string{
-		"Authorization: Bearer abcdefghijklmnop":    "Authorization: [REDACTED]",
-		"key sk-proj-abcdefghijklmnopqrstuv failed": "key [REDACTED] failed",
-		"dial https://user:pass@example.com/x":      "dial https://[REDACTED]@example.com/x",
-		"api_key=12345 other=1":                     "api_key=[REDACTED] other=1",
-		"password: hunter2":                         "password: [REDACTED]",
-		"nothing secret here":                       "nothing secret here",
-	}
-	for in, want := range cases {
-		if got := failure.Redact(in); got != want {
-			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
-		}
-	}
-	if got := failure.Redact(strings.Repeat("x", 5000)); len(got) > 2010 {
-		t.Errorf("not capped: %d", len(got))
-	}
-}
-
 func TestModelTextNeverLeaksCause(t *testing.T) {
 	e := &failure.Error{Kind: failure.Transient, Source: failure.SourceA2A, Name: "peer", Tool: "ask_peer",
 		Err: errors.New("GET https://u:secretpw@peer/x: token=abc123 refused")}
@@ -108,14 +80,14 @@ func TestModelTextNeverLeaksCause(t *testing.T) {
 }
 
 func TestDefaultActions(t *testing.T) {
-	for k, want := range map[failure.Kind]failure.Action{
-		failure.Transient: failure.Report, failure.InvalidArgs: failure.Report, failure.UnknownTool: failure.Report,
-		failure.ToolError: failure.Report, failure.PermissionDenied: failure.Report, failure.Declined: failure.Report,
-		failure.Timeout: failure.Report, failure.Unavailable: failure.Report,
-		failure.Budget: failure.Abort, failure.Panic: failure.Abort, failure.Canceled: failure.Abort, failure.Model: failure.Abort,
+	for k, want := range map[failure.Kind]bool{
+		failure.Transient: false, failure.InvalidArgs: false, failure.UnknownTool: false,
+		failure.ToolError: false, failure.PermissionDenied: false, failure.Declined: false,
+		failure.Timeout: false, failure.Unavailable: false,
+		failure.Budget: true, failure.Panic: true, failure.Canceled: true, failure.Model: true,
 	} {
-		if got := failure.NewPolicy(failure.PolicyConfig{}).Handle(context.Background(), failure.New(k, failure.SourceTool, "x")).Action; got != want {
-			t.Errorf("%s: %s, want %s", k, got, want)
+		if got := failure.NewPolicy(failure.PolicyConfig{}).Handle(context.Background(), failure.New(k, failure.SourceTool, "x")).Abort; got != want {
+			t.Errorf("%s: abort %v, want %v", k, got, want)
 		}
 	}
 }
@@ -166,7 +138,7 @@ func TestPolicyRetryAndBreaker(t *testing.T) {
 		t.Errorf("transitions %v", transitions)
 	}
 	o := p.Handle(ctx, err2())
-	if o.Action != failure.Abort || reported.Load() != 1 {
+	if !o.Abort || reported.Load() != 1 {
 		t.Errorf("handle: %+v reported %d", o, reported.Load())
 	}
 	// A cancelled context stops retrying at once.
@@ -202,10 +174,10 @@ func ExampleNewPolicy() {
 	})
 	fmt.Println(attempts, err)
 	o := p.Handle(context.Background(), failure.New(failure.PermissionDenied, failure.SourceAgent, "denied by rule"))
-	fmt.Println(o.Action, o.ModelText)
+	fmt.Println("abort:", o.Abort, "-", o.ModelText)
 	// Output:
 	// 2 <nil>
-	// report Error (permission_denied) from the tool: denied by rule
+	// abort: false - Error (permission_denied) from the tool: denied by rule
 }
 
 // TestNestedExecuteDoesNotMultiplyRetries: a failure an inner Execute

@@ -10,6 +10,8 @@ import (
 	"github.com/cenkalti/backoff/v5"
 	"github.com/rs/zerolog"
 	"github.com/sony/gobreaker/v2"
+
+	"github.com/switchboard-dev/switchboard/internal/redact"
 )
 
 // Key identifies one source for retries and circuit breaking: one MCP
@@ -22,31 +24,15 @@ type Key struct {
 // String is "source/name".
 func (k Key) String() string { return string(k.Source) + "/" + k.Name }
 
-// Action says what a handled failure means for the run.
-type Action int
-
-const (
-	// Report gives the failure back to the model as a tool result (or, for
-	// failures outside a tool call, only logs and reports it); the run goes on.
-	Report Action = iota
-	// Abort ends the run with the failure as its error.
-	Abort
-)
-
-// String is "report" or "abort".
-func (a Action) String() string {
-	if a == Abort {
-		return "abort"
-	}
-	return "report"
-}
-
 // Outcome is a policy's decision about one failure.
 type Outcome struct {
 	// Err is the classified failure.
 	Err *Error
-	// Action is what the run does next.
-	Action Action
+	// Abort says what the run does next: true ends the run with the
+	// failure as its error; false reports it (gives it back to the model as
+	// a tool result or, for failures outside a tool call, only logs and
+	// reports it) and the run goes on.
+	Abort bool
 	// ModelText is the wording the model sees, when the failure is reported
 	// to it. It never contains the raw cause of an unclassified error
 	// unredacted.
@@ -280,28 +266,36 @@ func finalError(key Key, err error, retried bool) error {
 // Handle classifies err, decides, logs and reports.
 func (p *DefaultPolicy) Handle(ctx context.Context, err error) Outcome {
 	fe := From(err)
-	o := Outcome{Err: fe, Action: defaultAction(fe.Kind), ModelText: ModelText(fe)}
+	o := Outcome{Err: fe, Abort: defaultAbort(fe.Kind), ModelText: ModelText(fe)}
 	ev := p.log.Warn()
-	if o.Action == Abort {
+	if o.Abort {
 		ev = p.log.Error()
 	}
 	ev.Ctx(ctx).Str("kind", fe.Kind.String()).Str("source", string(fe.Source)).Str("name", fe.Name).
-		Str("tool", fe.Tool).Str("action", o.Action.String()).Err(fe).Msg("failure handled")
+		Str("tool", fe.Tool).Str("action", actionName(o.Abort)).Err(fe).Msg("failure handled")
 	if p.cfg.OnFailure != nil {
 		p.cfg.OnFailure(ctx, o)
 	}
 	return o
 }
 
-// defaultAction is the default policy's decision table: budgets, panics,
+// defaultAbort is the default policy's decision table: budgets, panics,
 // model failures, configuration errors and cancellation end the run;
 // everything the model can act on is reported to it.
-func defaultAction(k Kind) Action {
+func defaultAbort(k Kind) bool {
 	switch k {
 	case Budget, Panic, Model, Config, Canceled:
-		return Abort
+		return true
 	}
-	return Report
+	return false
+}
+
+// actionName is how logs and events name an outcome: "abort" or "report".
+func actionName(abort bool) string {
+	if abort {
+		return "abort"
+	}
+	return "report"
 }
 
 // ModelText words a failure for the model: short, actionable, and free of
@@ -312,11 +306,11 @@ func ModelText(e *Error) string {
 		who = fmt.Sprintf("tool %q", e.Tool)
 	}
 	if e.Message != "" {
-		return fmt.Sprintf("Error (%s) from %s: %s", e.Kind, who, Redact(e.Message))
+		return fmt.Sprintf("Error (%s) from %s: %s", e.Kind, who, redact.Redact(e.Message))
 	}
 	detail := ""
 	if e.Err != nil {
-		detail = ": " + Redact(e.Err.Error())
+		detail = ": " + redact.Redact(e.Err.Error())
 	}
 	switch e.Kind {
 	case InvalidArgs:

@@ -3,14 +3,14 @@
 // offered to another agent as a tool (agent.AsTool), run on a pool of remote
 // workers, and be served over A2A.
 //
-//   - Sequential runs steps in order, the output of one feeding the next.
-//   - Parallel fans a task out to branches with bounded concurrency, then
+//   - sequentialRunner runs steps in order, the output of one feeding the next.
+//   - parallelRunner fans a task out to branches with bounded concurrency, then
 //     merges their outputs in a merge step. A failed branch is retried by the
 //     failure policy, then dropped with a note or fails the whole workflow,
 //     as configured.
-//   - Loop runs a body until a condition holds (a Go function, or a check
+//   - loopRunner runs a body until a condition holds (a Go function, or a check
 //     step such as a reviewer agent) or its budget ends.
-//   - Handoffs runs a conversation that agents hand to each other with
+//   - handoffsRunner runs a conversation that agents hand to each other with
 //     handoff tools (agent.NewHandoffTool), passing on the full history, a
 //     summary or only the task, as each handoff tool says.
 //

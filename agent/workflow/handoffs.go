@@ -12,7 +12,7 @@ import (
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
-// HandoffsConfig configures a Handoffs workflow.
+// HandoffsConfig configures a handoffsRunner workflow.
 type HandoffsConfig struct {
 	Common
 	// Agents take part in the conversation, known by their names (at least
@@ -26,23 +26,23 @@ type HandoffsConfig struct {
 	MaxHandoffs int
 }
 
-// Handoffs runs a conversation that agents hand to each other. The entry
+// handoffsRunner runs a conversation that agents hand to each other. The entry
 // agent answers the input; when its model calls a handoff tool, its run ends
 // and the named agent takes over with what the tool says to pass on: the
 // task alone, a summary and the task, or the full history (with the task as
 // the next message). The agent that answers without handing off gives the
 // workflow's answer.
-type Handoffs struct {
+type handoffsRunner struct {
 	base
 	agents map[string]*agent.Agent
 	entry  string
 	max    int
 }
 
-var _ agent.Runner = (*Handoffs)(nil)
+var _ agent.Runner = (*handoffsRunner)(nil)
 
 // NewHandoffs validates cfg and returns the workflow.
-func NewHandoffs(cfg HandoffsConfig) (*Handoffs, error) {
+func NewHandoffs(cfg HandoffsConfig) (agent.Runner, error) {
 	var rs []agent.Runner
 	for _, a := range cfg.Agents {
 		if a != nil {
@@ -56,7 +56,7 @@ func NewHandoffs(cfg HandoffsConfig) (*Handoffs, error) {
 	if len(cfg.Agents) == 0 {
 		return nil, failure.New(failure.Config, failure.SourceAgent, "workflow "+cfg.Name+": handoffs need at least one agent")
 	}
-	h := &Handoffs{base: b, agents: map[string]*agent.Agent{}, entry: cfg.Entry, max: cfg.MaxHandoffs}
+	h := &handoffsRunner{base: b, agents: map[string]*agent.Agent{}, entry: cfg.Entry, max: cfg.MaxHandoffs}
 	for i, a := range cfg.Agents {
 		if a == nil {
 			return nil, failure.New(failure.Config, failure.SourceAgent, fmt.Sprintf("workflow %s: agent %d is nil", cfg.Name, i))
@@ -91,7 +91,7 @@ func (r sessionRunner) Stream(ctx context.Context, input string) iter.Seq2[agent
 }
 
 // Stream runs the conversation on input, yielding its events.
-func (h *Handoffs) Stream(ctx context.Context, input string) iter.Seq2[agent.Event, error] {
+func (h *handoffsRunner) Stream(ctx context.Context, input string) iter.Seq2[agent.Event, error] {
 	return h.stream(ctx, input, func(w *wrun, task string) (string, error) {
 		cur, in := h.agents[h.entry], task
 		var hist []llm.Message

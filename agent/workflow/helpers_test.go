@@ -41,7 +41,7 @@ func toolAgent(tb testing.TB, name string, tl agent.Tool) *agent.Agent {
 // failingAgent's model fails every turn with err.
 func failingAgent(tb testing.TB, name string, err error) *agent.Agent {
 	tb.Helper()
-	return newAgent(tb, agent.Config{Name: name, Model: llm.NewCyclic(llm.Fail(err))})
+	return newAgent(tb, agent.Config{Name: name, Model: llm.NewCyclic(llm.Step{Err: err})})
 }
 
 func newAgent(tb testing.TB, cfg agent.Config) *agent.Agent {

@@ -10,7 +10,7 @@ import (
 	"github.com/switchboard-dev/switchboard/agent/failure"
 )
 
-// Iteration is one pass of a Loop, as its condition sees it.
+// Iteration is one pass of a loopRunner, as its condition sees it.
 type Iteration struct {
 	// Index counts iterations from 0.
 	Index int
@@ -22,7 +22,7 @@ type Iteration struct {
 	Feedback string
 }
 
-// LoopConfig configures a Loop.
+// LoopConfig configures a loopRunner.
 type LoopConfig struct {
 	Common
 	// Body runs each iteration (required). Its default input is the task,
@@ -45,9 +45,9 @@ type LoopConfig struct {
 	AcceptLast bool
 }
 
-// Loop runs a body until a condition holds or its budget ends: a loop that
+// loopRunner runs a body until a condition holds or its budget ends: a loop that
 // refines a draft until a check passes.
-type Loop struct {
+type loopRunner struct {
 	base
 	body       Step
 	check      *Step
@@ -56,9 +56,9 @@ type Loop struct {
 	acceptLast bool
 }
 
-var _ agent.Runner = (*Loop)(nil)
+var _ agent.Runner = (*loopRunner)(nil)
 
-// Approved returns a Loop condition that holds when the check's feedback
+// Approved returns a loopRunner condition that holds when the check's feedback
 // contains word (case-insensitively), e.g. a reviewer told to answer
 // "APPROVED" when the draft is good.
 func Approved(word string) func(context.Context, Iteration) (bool, error) {
@@ -68,9 +68,9 @@ func Approved(word string) func(context.Context, Iteration) (bool, error) {
 	}
 }
 
-// RenderRevision is the default input of a loop's body after the first
+// renderRevision is the default input of a loop's body after the first
 // iteration: the task, the last output and the feedback on it.
-func RenderRevision(task, last, feedback string) string {
+func renderRevision(task, last, feedback string) string {
 	s := fmt.Sprintf("Task:\n%s\n\nYour previous attempt:\n%s\n", task, last)
 	if feedback != "" {
 		s += "\nFeedback on it:\n" + feedback + "\n"
@@ -79,7 +79,7 @@ func RenderRevision(task, last, feedback string) string {
 }
 
 // NewLoop validates cfg and returns the loop.
-func NewLoop(cfg LoopConfig) (*Loop, error) {
+func NewLoop(cfg LoopConfig) (agent.Runner, error) {
 	all := []Step{cfg.Body}
 	if cfg.Check != nil {
 		all = append(all, *cfg.Check)
@@ -92,7 +92,7 @@ func NewLoop(cfg LoopConfig) (*Loop, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Loop{base: b, body: steps[0], until: cfg.Until, max: cfg.MaxIterations, acceptLast: cfg.AcceptLast}
+	l := &loopRunner{base: b, body: steps[0], until: cfg.Until, max: cfg.MaxIterations, acceptLast: cfg.AcceptLast}
 	if cfg.Check != nil {
 		l.check = &steps[1]
 	}
@@ -110,13 +110,13 @@ func NewLoop(cfg LoopConfig) (*Loop, error) {
 }
 
 // Stream runs the loop on input, yielding its events.
-func (l *Loop) Stream(ctx context.Context, input string) iter.Seq2[agent.Event, error] {
+func (l *loopRunner) Stream(ctx context.Context, input string) iter.Seq2[agent.Event, error] {
 	return l.stream(ctx, input, func(w *wrun, task string) (string, error) {
 		var last, feedback string
 		for i := 0; i < l.max; i++ {
 			in := task
 			if i > 0 {
-				in = RenderRevision(task, last, feedback)
+				in = renderRevision(task, last, feedback)
 			}
 			if l.body.Input != nil {
 				in = l.body.Input(Input{Task: task, Previous: last, Feedback: feedback, Index: i})
@@ -151,7 +151,7 @@ func (l *Loop) Stream(ctx context.Context, input string) iter.Seq2[agent.Event, 
 		o := w.b.policy.Handle(w.ctx, budget)
 		w.ans.Failures++
 		if l.acceptLast {
-			o.Action = failure.Report
+			o.Abort = false
 			w.emit(agent.Event{Type: agent.EventFailure, Failure: agent.NewFailureInfo(o)})
 			return last, nil
 		}
@@ -161,7 +161,7 @@ func (l *Loop) Stream(ctx context.Context, input string) iter.Seq2[agent.Event, 
 }
 
 // runOne runs one step of an iteration on the workflow's goroutine.
-func (l *Loop) runOne(w *wrun, s Step, i int, in string) (string, error) {
+func (l *loopRunner) runOne(w *wrun, s Step, i int, in string) (string, error) {
 	ans, err := w.step(s, i, in)
 	if err != nil {
 		return "", err

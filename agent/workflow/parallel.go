@@ -12,7 +12,7 @@ import (
 	"github.com/switchboard-dev/switchboard/agent/failure"
 )
 
-// OnBranchFailure says what a Parallel does with a branch that still fails
+// OnBranchFailure says what a parallelRunner does with a branch that still fails
 // after the failure policy's retries.
 type OnBranchFailure int
 
@@ -39,7 +39,7 @@ type BranchResult struct {
 	Err error `json:"-"`
 }
 
-// ParallelConfig configures a Parallel workflow.
+// ParallelConfig configures a parallelRunner workflow.
 type ParallelConfig struct {
 	Common
 	// Branches run concurrently on the same task (at least one). By
@@ -55,9 +55,9 @@ type ParallelConfig struct {
 	Merge *Step
 }
 
-// Parallel fans a task out to branches with bounded concurrency, then
+// parallelRunner fans a task out to branches with bounded concurrency, then
 // merges their outputs.
-type Parallel struct {
+type parallelRunner struct {
 	base
 	branches  []Step
 	max       int
@@ -65,10 +65,10 @@ type Parallel struct {
 	merge     *Step
 }
 
-var _ agent.Runner = (*Parallel)(nil)
+var _ agent.Runner = (*parallelRunner)(nil)
 
 // NewParallel validates cfg and returns the workflow.
-func NewParallel(cfg ParallelConfig) (*Parallel, error) {
+func NewParallel(cfg ParallelConfig) (agent.Runner, error) {
 	all := cfg.Branches
 	if cfg.Merge != nil {
 		all = append(append([]Step(nil), cfg.Branches...), *cfg.Merge)
@@ -87,7 +87,7 @@ func NewParallel(cfg ParallelConfig) (*Parallel, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Parallel{base: b, branches: steps[:len(cfg.Branches)], max: cfg.MaxParallel, onFailure: cfg.OnFailure}
+	p := &parallelRunner{base: b, branches: steps[:len(cfg.Branches)], max: cfg.MaxParallel, onFailure: cfg.OnFailure}
 	if cfg.Merge != nil {
 		p.merge = &steps[len(steps)-1]
 	}
@@ -97,9 +97,9 @@ func NewParallel(cfg ParallelConfig) (*Parallel, error) {
 	return p, nil
 }
 
-// RenderResults is the default input of a merge step: the task, then each
+// renderResults is the default input of a merge step: the task, then each
 // branch's output under its name, and a note for each dropped branch.
-func RenderResults(task string, results []BranchResult) string {
+func renderResults(task string, results []BranchResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Task:\n%s\n\nResults of %d branches:\n", task, len(results))
 	for _, r := range results {
@@ -120,7 +120,7 @@ type branchMsg struct {
 }
 
 // Stream runs the branches and the merge on input, yielding their events.
-func (p *Parallel) Stream(ctx context.Context, input string) iter.Seq2[agent.Event, error] {
+func (p *parallelRunner) Stream(ctx context.Context, input string) iter.Seq2[agent.Event, error] {
 	return p.stream(ctx, input, func(w *wrun, task string) (string, error) {
 		bctx, cancelBranches := context.WithCancelCause(w.ctx)
 		defer cancelBranches(nil)
@@ -196,7 +196,7 @@ func (p *Parallel) Stream(ctx context.Context, input string) iter.Seq2[agent.Eve
 			return "", &failure.Error{Kind: failure.KindOf(results[0].Err), Source: failure.SourceAgent, Name: p.name,
 				Message: fmt.Sprintf("all %d branches failed", len(results)), Err: results[0].Err}
 		}
-		merged := RenderResults(task, results)
+		merged := renderResults(task, results)
 		if p.merge == nil {
 			return merged, nil
 		}

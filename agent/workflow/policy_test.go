@@ -35,9 +35,14 @@ func TestWorkflowInheritsPolicy(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		got, want failure.Policy
-	}{{"sequential", seq.Policy(), pol}, {"nested parallel", par.Policy(), pol}, {"its own", mine.Policy(), own}} {
+	}{{"sequential", policyOf(seq), pol}, {"nested parallel", policyOf(par), pol}, {"its own", policyOf(mine), own}} {
 		if tc.got != tc.want {
 			t.Errorf("%s: policy %p, want %p", tc.name, tc.got, tc.want)
 		}
 	}
+}
+
+// policyOf is the policy a workflow runs under (its Policy method).
+func policyOf(r agent.Runner) failure.Policy {
+	return r.(interface{ Policy() failure.Policy }).Policy()
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/runctx"
 	"github.com/switchboard-dev/switchboard/internal/telemetry"
 )
 
@@ -113,8 +114,8 @@ func (b *base) stream(ctx context.Context, input string, body func(w *wrun, inpu
 	return func(yield func(agent.Event, error) bool) {
 		rctx, cancel := context.WithCancelCause(ctx)
 		defer cancel(nil)
-		w := &wrun{b: b, id: agent.NewRunID(), ctx: rctx, cancel: cancel, yield: yield, start: time.Now()}
-		w.parent, _ = agent.ParentFromContext(ctx)
+		w := &wrun{b: b, id: runctx.NewRunID(), ctx: rctx, cancel: cancel, yield: yield, start: time.Now()}
+		w.parent, _ = runctx.ParentFromContext(ctx).(*agent.Parent)
 		w.traceStart()
 		w.ans.Run = w.id
 		w.emit(agent.Event{Type: agent.EventRunStarted, Text: input})
@@ -127,7 +128,7 @@ func (b *base) stream(ctx context.Context, input string, body func(w *wrun, inpu
 			}
 			fe := failure.From(err)
 			ev := w.publish(agent.Event{Type: agent.EventRunFailed,
-				Failure: agent.NewFailureInfo(failure.Outcome{Err: fe, Action: failure.Abort})})
+				Failure: agent.NewFailureInfo(failure.Outcome{Err: fe, Abort: true})})
 			if !w.stopped {
 				yield(ev, err)
 			}

@@ -8,7 +8,7 @@ import (
 	"github.com/switchboard-dev/switchboard/agent/failure"
 )
 
-// SequentialConfig configures a Sequential workflow.
+// SequentialConfig configures a sequentialRunner workflow.
 type SequentialConfig struct {
 	Common
 	// Steps run in order (at least one). By default each step's input is
@@ -17,18 +17,18 @@ type SequentialConfig struct {
 	Steps []Step
 }
 
-// Sequential runs steps in order, the output of one feeding the next. The
+// sequentialRunner runs steps in order, the output of one feeding the next. The
 // last step's output is the workflow's answer. A step that fails after the
 // policy's retries fails the workflow; later steps do not run.
-type Sequential struct {
+type sequentialRunner struct {
 	base
 	steps []Step
 }
 
-var _ agent.Runner = (*Sequential)(nil)
+var _ agent.Runner = (*sequentialRunner)(nil)
 
 // NewSequential validates cfg and returns the workflow.
-func NewSequential(cfg SequentialConfig) (*Sequential, error) {
+func NewSequential(cfg SequentialConfig) (agent.Runner, error) {
 	b, err := newBase(cfg.Common, stepRunners(cfg.Steps)...)
 	if err != nil {
 		return nil, err
@@ -40,11 +40,11 @@ func NewSequential(cfg SequentialConfig) (*Sequential, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Sequential{base: b, steps: steps}, nil
+	return &sequentialRunner{base: b, steps: steps}, nil
 }
 
 // Stream runs the sequence on input, yielding its events.
-func (s *Sequential) Stream(ctx context.Context, input string) iter.Seq2[agent.Event, error] {
+func (s *sequentialRunner) Stream(ctx context.Context, input string) iter.Seq2[agent.Event, error] {
 	return s.stream(ctx, input, func(w *wrun, task string) (string, error) {
 		prev := task
 		for i, st := range s.steps {

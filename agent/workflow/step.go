@@ -7,6 +7,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/runctx"
 )
 
 // Step is one runner in a workflow: an *agent.Agent, another workflow, a
@@ -18,9 +19,9 @@ type Step struct {
 	// runner's name). Names are unique within a workflow.
 	Name string
 	// Input renders the step's input. The default depends on the workflow:
-	// the previous output in a Sequential, the task for a parallel branch,
+	// the previous output in a sequentialRunner, the task for a parallel branch,
 	// the branches' results for a merge, the task with the last draft and
-	// its feedback in a Loop.
+	// its feedback in a loopRunner.
 	Input func(in Input) string
 }
 
@@ -28,10 +29,10 @@ type Step struct {
 type Input struct {
 	// Task is the workflow's own input.
 	Task string
-	// Previous is the previous step's output (Sequential), the last output
-	// of the body (Loop), or the rendered branch results (Parallel's merge).
+	// Previous is the previous step's output (sequentialRunner), the last output
+	// of the body (loopRunner), or the rendered branch results (parallelRunner's merge).
 	Previous string
-	// Feedback is the check's answer on Previous (Loop).
+	// Feedback is the check's answer on Previous (loopRunner).
 	Feedback string
 	// Index is the step's position, or the loop's iteration (from 0).
 	Index int
@@ -97,13 +98,13 @@ func (w *wrun) attempt(ctx context.Context, r agent.Runner, info *agent.StepInfo
 	started := *info
 	out(agent.Event{Type: agent.EventStepStarted, Text: input, Step: &started})
 	var ans *agent.Answer
-	runCtx := agent.WithParent(ctx, agent.Parent{Run: w.id, Step: info.Name})
+	runCtx := runctx.WithParent(ctx, agent.Parent{Run: w.id, Step: info.Name})
 	for ev, err := range r.Stream(runCtx, input) {
 		if info.Run == "" {
 			info.Run = ev.Run
 		}
 		if ev.Type != "" {
-			out(agent.Nest(ev))
+			out(nest(ev))
 		}
 		if err != nil {
 			return nil, err

@@ -38,7 +38,7 @@ func TestWorkflowSpan(t *testing.T) {
 				t.Fatal(err)
 			}
 			spans := testkit.SpansFromStubs(exp.GetSpans(), "")
-			chat := "chat " + llm.ScriptedName
+			chat := "chat " + llm.NewScripted().Name()
 			want := "invoke_workflow chain\n  invoke_agent plan\n    " + chat + "\n  invoke_agent write\n    " + chat + "\n"
 			if got := testkit.Tree(spans); got != want {
 				t.Fatalf("span tree:\n%s\nwant:\n%s", got, want)

@@ -63,7 +63,7 @@ func TestSequentialStepFailure(t *testing.T) {
 	flaky := newAgent(t, agent.Config{Name: "flaky", Policy: failure.NewPolicy(failure.PolicyConfig{MaxAttempts: 1}),
 		Model: llm.NewCyclic(llm.React(func(req *llm.Request) llm.Step {
 			if attempts.Add(1) < 3 {
-				return llm.Fail(transient)
+				return llm.Step{Err: transient}
 			}
 			return llm.Say("ok")
 		}))})
@@ -177,7 +177,7 @@ func TestParallelBranchFailure(t *testing.T) {
 		return newAgent(t, agent.Config{Name: "flaky", Policy: failure.NewPolicy(failure.PolicyConfig{MaxAttempts: 1}),
 			Model: llm.NewCyclic(llm.React(func(*llm.Request) llm.Step {
 				if n.Add(1) == 1 {
-					return llm.Fail(&failure.Error{Kind: failure.Transient, Source: failure.SourceModel, Message: "503"})
+					return llm.Step{Err: &failure.Error{Kind: failure.Transient, Source: failure.SourceModel, Message: "503"}}
 				}
 				return llm.Say("recovered")
 			}))})

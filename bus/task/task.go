@@ -9,13 +9,13 @@ import (
 	"time"
 )
 
-// Kind says what an update carries.
-type Kind string
+// kind says what an update carries.
+type kind string
 
 // Update kinds.
 const (
-	Status   Kind = "status"
-	Artifact Kind = "artifact"
+	Status   kind = "status"
+	Artifact kind = "artifact"
 )
 
 // Update is an A2A task's status or artifact update. Data carries the A2A
@@ -23,7 +23,7 @@ const (
 type Update struct {
 	Task    string `json:"task"`
 	Context string `json:"context,omitempty"`
-	Kind    Kind   `json:"kind"`
+	Kind    kind   `json:"kind"`
 	// State is the task's state after a status update (A2A names, e.g.
 	// "working", "input-required", "completed").
 	State string `json:"state,omitempty"`

@@ -47,7 +47,7 @@ func remoteError(ev agent.Event, worker string) *failure.Error {
 // failedEvent is the EventRunFailed of a run that ended with err.
 func failedEvent(err error) agent.Event {
 	return agent.Event{Type: agent.EventRunFailed,
-		Failure: agent.NewFailureInfo(failure.Outcome{Err: failure.From(err), Action: failure.Abort})}
+		Failure: agent.NewFailureInfo(failure.Outcome{Err: failure.From(err), Abort: true})}
 }
 
 // ctxFailure is the failure of a context that is done: its cause when that

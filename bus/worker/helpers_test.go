@@ -187,7 +187,7 @@ func stepModel() llm.Model {
 		case "loop":
 			return llm.Calls(llm.CallTool("c1", "work", map[string]string{"input": arg}))
 		case "modelfail":
-			return llm.Fail(&failure.Error{Kind: failure.Model, Source: failure.SourceModel, Name: "scripted", Message: "the model refused"})
+			return llm.Step{Err: &failure.Error{Kind: failure.Model, Source: failure.SourceModel, Name: "scripted", Message: "the model refused"}}
 		}
 		return llm.Say("echo: " + in)
 	}))

@@ -13,6 +13,8 @@ import (
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/internal/buswire"
+	"github.com/switchboard-dev/switchboard/internal/redact"
+	"github.com/switchboard-dev/switchboard/internal/runctx"
 )
 
 // Heartbeat bounds: a request's interval is clamped to them.
@@ -56,7 +58,7 @@ type job struct {
 
 // newJob builds the job of a start request: its context carries Serve's
 // values, the caller's deadline (ending the run with a Timeout), the
-// caller's place (agent.WithParent) and the job (for Elicitor).
+// caller's place (runctx.WithParent) and the job (for Elicitor).
 func (s *Server) newJob(req startRequest) *job {
 	j := &job{s: s, id: req.Job, input: req.Input, parent: req.Parent, interval: defaultHeartbeat, missed: defaultMissed,
 		out: s.subj.out(req.Job), elicit: s.subj.elicit(req.Job), cancelT: func() {}}
@@ -74,7 +76,7 @@ func (s *Server) newJob(req startRequest) *job {
 	}
 	ctx = context.WithValue(ctx, jobKey{}, j)
 	if req.Parent != nil {
-		ctx = agent.WithParent(ctx, *req.Parent)
+		ctx = runctx.WithParent(ctx, *req.Parent)
 	}
 	j.ctx, j.cancel = ctx, cancel
 	j.lastPing.Store(time.Now().UnixNano())
@@ -133,7 +135,7 @@ func (j *job) finish(err error) {
 	ev := failedEvent(err)
 	ev.Run, ev.Seq, ev.Time, ev.Agent, ev.Parent = j.lastRun, j.lastSeq+1, time.Now(), j.s.r.Name(), j.parent
 	if ev.Run == "" {
-		ev.Run = agent.NewRunID()
+		ev.Run = runctx.NewRunID()
 	}
 	j.sendTerminal(ev)
 }
@@ -218,7 +220,7 @@ func (j *job) onControl(msg *nats.Msg) {
 	if kind != failure.Timeout {
 		kind = failure.Canceled
 	}
-	reason := failure.Redact(c.Reason)
+	reason := redact.Redact(c.Reason)
 	if reason == "" {
 		reason = "the caller cancelled the run"
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/agent/workflow"
 	"github.com/switchboard-dev/switchboard/bus/worker"
+	"github.com/switchboard-dev/switchboard/internal/runctx"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -73,7 +74,7 @@ func TestRoundTrip(t *testing.T) {
 
 	t.Run("stream", func(t *testing.T) {
 		parent := agent.Parent{Run: "run_caller", Step: "summarize"}
-		ctx := agent.WithParent(ctxT(t, 20*time.Second), parent)
+		ctx := runctx.WithParent(ctxT(t, 20*time.Second), parent)
 		evs, err := events(pool.Stream(ctx, "work hello"))
 		if err != nil {
 			t.Fatal(err)

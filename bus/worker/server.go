@@ -48,8 +48,8 @@ type ServeConfig struct {
 	Logger *zerolog.Logger
 }
 
-// Stats counts a worker's jobs.
-type Stats struct {
+// workerStats counts a worker's jobs.
+type workerStats struct {
 	// Running is the number of runs in progress.
 	Running int
 	// Accepted, Refused and Completed count start requests taken, start
@@ -169,11 +169,11 @@ func (s *Server) ID() string { return s.cfg.ID }
 func (s *Server) Done() <-chan struct{} { return s.done }
 
 // Stats returns the worker's counts.
-func (s *Server) Stats() Stats {
+func (s *Server) Stats() workerStats {
 	s.mu.Lock()
 	running := len(s.jobs)
 	s.mu.Unlock()
-	return Stats{Running: running, Accepted: s.accepted.Load(), Refused: s.refused.Load(), Completed: s.completed.Load()}
+	return workerStats{Running: running, Accepted: s.accepted.Load(), Refused: s.refused.Load(), Completed: s.completed.Load()}
 }
 
 // Close stops taking start requests (those already delivered are refused,

@@ -34,7 +34,7 @@ func TestTraceCrossesThePool(t *testing.T) {
 	if _, err := caller.Run(testkit.Ctx(t, 20*time.Second), "go"); err != nil {
 		t.Fatal(err)
 	}
-	chat := "chat " + llm.ScriptedName
+	chat := "chat " + llm.NewScripted().Name()
 	want := "invoke_agent caller\n  " + chat + "\n  execute_tool step\n    invoke_agent step\n      " + chat + "\n  " + chat + "\n"
 	if got := testkit.Tree(testkit.SpansFromStubs(exp.GetSpans(), "")); got != want {
 		t.Fatalf("span tree:\n%s\nwant:\n%s", got, want)

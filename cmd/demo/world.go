@@ -83,7 +83,7 @@ func newWorld(ctx context.Context, o options, stdout io.Writer, stdin io.Reader,
 		return nil, err
 	}
 	if w.model == nil {
-		w.tr.say("%s %s", w.tr.paint("1;33", "Model:"), llm.ScriptedName)
+		w.tr.say("%s %s", w.tr.paint("1;33", "Model:"), llm.NewScripted().Name())
 		w.tr.say("  This run is offline and deterministic. To use a real model: OPENAI_API_KEY=… (or ANTHROPIC_API_KEY=…) go run ./cmd/demo -model env")
 	} else {
 		w.tr.say("%s %s", w.tr.paint("1;33", "Model:"), w.model.Name())

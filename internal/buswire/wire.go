@@ -13,6 +13,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/redact"
 )
 
 // Version is the payload version written and read: every payload carries
@@ -54,7 +55,7 @@ func NewWireError(err error) *WireError {
 	if msg == "" {
 		msg = failure.ModelText(fe)
 	}
-	return &WireError{Kind: fe.Kind, Message: failure.Redact(msg), Source: fe.Source, Name: fe.Name, Retryable: fe.Retryable}
+	return &WireError{Kind: fe.Kind, Message: redact.Redact(msg), Source: fe.Source, Name: fe.Name, Retryable: fe.Retryable}
 }
 
 // errRemote is the cause of a failure a responder replied with.

@@ -1,6 +1,6 @@
 // Package policyref holds a source's failure policy: the one its
 // configuration gave it, or a default it replaces, once, with the policy of
-// the agent it is added to (agent.PolicyUser).
+// the agent it is added to (a method UsePolicy(failure.Policy), which agent.New calls).
 package policyref
 
 import (

@@ -30,7 +30,7 @@ const (
 	defaultMaxTokens = 4096
 )
 
-// Anthropic is a Model that speaks Anthropic's Messages API
+// anthropicModel is a Model that speaks anthropicModel's Messages API
 // (POST /v1/messages, JSON or server-sent events) with net/http.
 //
 // It does not go through langchaingo's anthropic provider because that
@@ -50,7 +50,7 @@ const (
 // turn become one user message with a tool_result block each (is_error
 // kept). Consecutive messages of the same role are merged, as the API
 // requires alternating turns.
-type Anthropic struct {
+type anthropicModel struct {
 	name      string
 	model     string
 	url       string
@@ -62,9 +62,9 @@ type Anthropic struct {
 	log       zerolog.Logger
 }
 
-// NewAnthropic returns a model for Anthropic's Messages API. cfg.APIKey is
+// newAnthropic returns a model for Anthropic's Messages API. cfg.APIKey is
 // required.
-func NewAnthropic(cfg Config) (*Anthropic, error) {
+func newAnthropic(cfg Config) (*anthropicModel, error) {
 	if cfg.APIKey == "" {
 		return nil, failure.New(failure.Config, failure.SourceModel, "the Anthropic provider needs an API key (set ANTHROPIC_API_KEY)")
 	}
@@ -84,7 +84,7 @@ func NewAnthropic(cfg Config) (*Anthropic, error) {
 		hc = &http.Client{}
 	}
 	name := "anthropic/" + cfg.Model
-	a := &Anthropic{name: name, model: cfg.Model, url: base + "/v1/messages", key: cfg.APIKey, maxTokens: cfg.MaxTokens,
+	a := &anthropicModel{name: name, model: cfg.Model, url: base + "/v1/messages", key: cfg.APIKey, maxTokens: cfg.MaxTokens,
 		hc: hc, cls: classifier{name: name, scrub: newScrubber(cfg.APIKey)}, policy: cfg.Policy, log: zerolog.Nop()}
 	if cfg.Logger != nil {
 		a.log = *cfg.Logger
@@ -93,10 +93,10 @@ func NewAnthropic(cfg Config) (*Anthropic, error) {
 }
 
 // Name returns "anthropic/<model>".
-func (a *Anthropic) Name() string { return a.name }
+func (a *anthropicModel) Name() string { return a.name }
 
 // Generate runs one model turn; with req.OnText set, the answer streams.
-func (a *Anthropic) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+func (a *anthropicModel) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 	return generateUnder(ctx, a.policy, a.name, req, a.generate)
 }
 
@@ -156,7 +156,7 @@ type anthropicResponse struct {
 }
 
 // toAnthropic builds the request body.
-func (a *Anthropic) toAnthropic(req *llm.Request) anthropicRequest {
+func (a *anthropicModel) toAnthropic(req *llm.Request) anthropicRequest {
 	out := anthropicRequest{Model: a.model, MaxTokens: req.MaxTokens, System: req.System,
 		Temperature: req.Temperature, Stop: req.StopSequences, Stream: req.OnText != nil}
 	if out.MaxTokens <= 0 {
@@ -224,7 +224,7 @@ func objectOrEmpty(args json.RawMessage) json.RawMessage {
 	return buf.Bytes()
 }
 
-func (a *Anthropic) generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+func (a *anthropicModel) generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, a.cls.err(ctx, err)
 	}
@@ -271,7 +271,7 @@ func (a *Anthropic) generate(ctx context.Context, req *llm.Request) (*llm.Respon
 	return out, nil
 }
 
-func (a *Anthropic) readJSON(ctx context.Context, r io.Reader) (*llm.Response, error) {
+func (a *anthropicModel) readJSON(ctx context.Context, r io.Reader) (*llm.Response, error) {
 	var res anthropicResponse
 	if err := json.NewDecoder(r).Decode(&res); err != nil {
 		if ctx.Err() != nil || !isSyntaxError(err) {

@@ -154,7 +154,7 @@ func (s *anthropicStream) response() *llm.Response {
 }
 
 // readStream reads a Messages API event stream to its end.
-func (a *Anthropic) readStream(ctx context.Context, body io.Reader, onText func(string)) (*llm.Response, error) {
+func (a *anthropicModel) readStream(ctx context.Context, body io.Reader, onText func(string)) (*llm.Response, error) {
 	s := newAnthropicStream(onText)
 	buf := make([]byte, 32<<10)
 	for {

@@ -18,7 +18,7 @@ const anthropicFinal = `{"id":"msg_final","type":"message","role":"assistant","m
 
 func newTestAnthropic(t *testing.T, p *provider) llm.Model {
 	t.Helper()
-	m, err := NewAnthropic(Config{APIKey: testAnthropicKey, BaseURL: p.URL, Model: "claude-sonnet-4-5", HTTPClient: p.Client()})
+	m, err := newAnthropic(Config{APIKey: testAnthropicKey, BaseURL: p.URL, Model: "claude-sonnet-4-5", HTTPClient: p.Client()})
 	if err != nil {
 		t.Fatal(err)
 	}

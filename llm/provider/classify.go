@@ -13,13 +13,14 @@ import (
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/redact"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
 // scrubber removes the provider's credentials from text before it reaches
 // an error: the exact key (and its tail, which providers echo in messages
 // such as "Incorrect API key provided: sk-...abcd"), then the generic
-// secret patterns of failure.Redact.
+// secret patterns of internal/redact.
 type scrubber []string
 
 func newScrubber(secrets ...string) scrubber {
@@ -46,7 +47,7 @@ func (s scrubber) scrub(text string) string {
 		// A masked key ("sk-proj-****abcd") says which key it was.
 		text = regexp.MustCompile(`\S*\*{3,}\S*`).ReplaceAllString(text, "[REDACTED]")
 	}
-	return failure.Redact(text)
+	return redact.Redact(text)
 }
 
 // scrubbedError carries the text of a cause with secrets removed. It keeps

@@ -36,7 +36,7 @@ func ExampleFromEnv() {
 
 // An OpenAI-compatible server (here a local stand-in for Ollama) answers
 // through the langchaingo-based adapter.
-func ExampleNewOpenAI() {
+func ExampleNew() {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprint(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"",
@@ -45,7 +45,7 @@ func ExampleNewOpenAI() {
 	}))
 	defer srv.Close()
 
-	model, err := provider.NewOpenAI(provider.Config{BaseURL: srv.URL + "/v1", Model: "llama3.2", HTTPClient: srv.Client()})
+	model, err := provider.New(provider.Config{Provider: "openai", BaseURL: srv.URL + "/v1", Model: "llama3.2", HTTPClient: srv.Client()})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -12,9 +12,9 @@ import (
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
-// LangChainConfig configures an adapter over a langchaingo model. The zero
+// langChainConfig configures an adapter over a langchaingo model. The zero
 // value of every field but Model means its default.
-type LangChainConfig struct {
+type langChainConfig struct {
 	// Model is the langchaingo model to call (required).
 	Model llms.Model
 	// Name is what the adapter's Name reports and the Name of its failures,
@@ -31,7 +31,7 @@ type LangChainConfig struct {
 	Logger *zerolog.Logger
 }
 
-// LangChain adapts any langchaingo llms.Model to Model, using
+// langChain adapts any langchaingo llms.Model to Model, using
 // GenerateContent with native tool calls (not langchaingo's agents
 // package, which flattens arguments and sends tools to few providers).
 //
@@ -45,9 +45,9 @@ type LangChainConfig struct {
 //
 // Streaming: OnText is served by llms.WithStreamingFunc. Some langchaingo
 // providers pass tool-call JSON through that function too; the adapters
-// built by NewOpenAI observe the wire instead (see NewOpenAI) and deliver
+// built by newOpenAI observe the wire instead (see newOpenAI) and deliver
 // only text.
-type LangChain struct {
+type langChain struct {
 	model  llms.Model
 	name   string
 	cls    classifier
@@ -58,15 +58,15 @@ type LangChain struct {
 	tapped bool
 }
 
-// NewLangChain returns an adapter over cfg.Model.
-func NewLangChain(cfg LangChainConfig) (*LangChain, error) {
+// newLangChain returns an adapter over cfg.Model.
+func newLangChain(cfg langChainConfig) (*langChain, error) {
 	if cfg.Model == nil {
 		return nil, failure.New(failure.Config, failure.SourceModel, "provider.NewLangChain: Model is required")
 	}
 	if cfg.Name == "" {
 		cfg.Name = "langchaingo"
 	}
-	a := &LangChain{model: cfg.Model, name: cfg.Name, policy: cfg.Policy, log: zerolog.Nop(),
+	a := &langChain{model: cfg.Model, name: cfg.Name, policy: cfg.Policy, log: zerolog.Nop(),
 		cls: classifier{name: cfg.Name, scrub: newScrubber(cfg.Secrets...)}}
 	if cfg.Logger != nil {
 		a.log = *cfg.Logger
@@ -75,14 +75,14 @@ func NewLangChain(cfg LangChainConfig) (*LangChain, error) {
 }
 
 // Name returns the configured name.
-func (a *LangChain) Name() string { return a.name }
+func (a *langChain) Name() string { return a.name }
 
 // Generate runs one model turn.
-func (a *LangChain) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+func (a *langChain) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 	return generateUnder(ctx, a.policy, a.name, req, a.generate)
 }
 
-func (a *LangChain) generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+func (a *langChain) generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, a.cls.err(ctx, err)
 	}

@@ -24,7 +24,7 @@ func TestLangChainOverAnthropicProvider(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := NewLangChain(LangChainConfig{Model: lc, Name: "langchaingo-anthropic", Secrets: []string{testAnthropicKey}})
+	m, err := newLangChain(langChainConfig{Model: lc, Name: "langchaingo-anthropic", Secrets: []string{testAnthropicKey}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestLangChainAnthropicDropsParts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := NewLangChain(LangChainConfig{Model: lc})
+	m, err := newLangChain(langChainConfig{Model: lc})
 	if err != nil {
 		t.Fatal(err)
 	}

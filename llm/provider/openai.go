@@ -24,7 +24,7 @@ const (
 	keylessPlaceholder = "no-key"
 )
 
-// NewOpenAI returns a model that speaks the OpenAI chat completions API
+// newOpenAI returns a model that speaks the OpenAI chat completions API
 // through langchaingo's openai provider. It also serves Ollama (BaseURL
 // "http://localhost:11434/v1"; langchaingo's ollama provider has no tool
 // calls) and other OpenAI-compatible servers; such a server may be given
@@ -38,7 +38,7 @@ const (
 // delta, corrupt the calls), and it reduces HTTP failures to text without
 // the status. Here OnText receives only text, streamed tool calls are
 // assembled by index, and failures are classified from the real status.
-func NewOpenAI(cfg Config) (*OpenAI, error) {
+func newOpenAI(cfg Config) (*openAIModel, error) {
 	key := cfg.APIKey
 	if key == "" {
 		if cfg.BaseURL == "" {
@@ -69,24 +69,24 @@ func NewOpenAI(cfg Config) (*OpenAI, error) {
 	if key != keylessPlaceholder {
 		secrets = append(secrets, key)
 	}
-	a, err := NewLangChain(LangChainConfig{Model: m, Name: "openai/" + model, Secrets: secrets,
+	a, err := newLangChain(langChainConfig{Model: m, Name: "openai/" + model, Secrets: secrets,
 		Policy: cfg.Policy, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}
 	a.tapped = true
-	return &OpenAI{lc: a}, nil
+	return &openAIModel{lc: a}, nil
 }
 
-// OpenAI is a Model that speaks the OpenAI chat completions API, built by
-// NewOpenAI.
-type OpenAI struct{ lc *LangChain }
+// openAIModel is a Model that speaks the openAIModel chat completions API, built by
+// newOpenAI.
+type openAIModel struct{ lc *langChain }
 
 // Name returns "openai/<model>".
-func (o *OpenAI) Name() string { return o.lc.Name() }
+func (o *openAIModel) Name() string { return o.lc.Name() }
 
 // Generate runs one model turn; with req.OnText set, the answer streams.
-func (o *OpenAI) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+func (o *openAIModel) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 	return o.lc.Generate(ctx, req)
 }
 

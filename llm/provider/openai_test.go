@@ -23,7 +23,7 @@ const openAIFinal = `{"id":"chatcmpl-F1","object":"chat.completion","created":17
 
 func newTestOpenAI(t *testing.T, p *provider) llm.Model {
 	t.Helper()
-	m, err := NewOpenAI(Config{APIKey: testOpenAIKey, BaseURL: p.URL + "/v1", Model: "gpt-4o-mini", HTTPClient: p.Client()})
+	m, err := newOpenAI(Config{APIKey: testOpenAIKey, BaseURL: p.URL + "/v1", Model: "gpt-4o-mini", HTTPClient: p.Client()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,15 +263,15 @@ func TestPolicyRetriesTransientFailures(t *testing.T) {
 		provider string
 		ok       reply
 	}{
-		{NameOpenAI, reply{200, "application/json", []byte(openAIFinal)}},
-		{NameAnthropic, reply{200, "application/json", []byte(anthropicFinal)}},
+		{nameOpenAI, reply{200, "application/json", []byte(openAIFinal)}},
+		{nameAnthropic, reply{200, "application/json", []byte(anthropicFinal)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.provider, func(t *testing.T) {
 			p := newProvider(t, busy, down, tt.ok)
 			pol := failure.NewPolicy(failure.PolicyConfig{MaxAttempts: 3, InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
 			base := p.URL
-			if tt.provider == NameOpenAI {
+			if tt.provider == nameOpenAI {
 				base += "/v1"
 			}
 			m, err := New(Config{Provider: tt.provider, APIKey: "k-0123456789", BaseURL: base, HTTPClient: p.Client(), Policy: pol})
@@ -307,10 +307,10 @@ func TestAnthropicTransportErrors(t *testing.T) {
 // (TestMain runs goleak).
 func TestStreamCancelledMidway(t *testing.T) {
 	first := map[string]string{
-		NameOpenAI:    "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n",
-		NameAnthropic: "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}}\n\nevent: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\nevent: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hel\"}}\n\n",
+		nameOpenAI:    "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n",
+		nameAnthropic: "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}}\n\nevent: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\nevent: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hel\"}}\n\n",
 	}
-	for _, prov := range []string{NameOpenAI, NameAnthropic} {
+	for _, prov := range []string{nameOpenAI, nameAnthropic} {
 		t.Run(prov, func(t *testing.T) {
 			p := &provider{}
 			p.Server = httptestServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -322,7 +322,7 @@ func TestStreamCancelledMidway(t *testing.T) {
 			}))
 			t.Cleanup(p.Close)
 			base := p.URL
-			if prov == NameOpenAI {
+			if prov == nameOpenAI {
 				base += "/v1"
 			}
 			m, err := New(Config{Provider: prov, APIKey: "k-0123456789", BaseURL: base, HTTPClient: p.Client()})

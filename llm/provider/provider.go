@@ -19,12 +19,12 @@ import (
 // OpenTelemetry). Measured with Go 1.26 on linux/amd64, a small program
 // calling provider.FromEnv builds to 8.3 MB; the same program also calling
 // googleai.New builds to 34.7 MB (4.2 times as big). Gemini's
-// OpenAI-compatible endpoint works through NameOpenAI instead
+// OpenAI-compatible endpoint works through nameOpenAI instead
 // (OPENAI_BASE_URL=https://generativelanguage.googleapis.com/v1beta/openai,
 // OPENAI_API_KEY=<Gemini key>, OPENAI_MODEL=gemini-2.5-flash).
 const (
-	NameOpenAI    = "openai"
-	NameAnthropic = "anthropic"
+	nameOpenAI    = "openai"
+	nameAnthropic = "anthropic"
 )
 
 // Environment variables read by FromEnv.
@@ -59,7 +59,7 @@ type Config struct {
 	// timeout; calls are bounded by their context).
 	HTTPClient *http.Client
 	// Policy, if set, runs every Generate through Policy.Execute. Leave it
-	// nil under an agent.Agent, which already does (see LangChainConfig).
+	// nil under an agent.Agent, which already does (see langChainConfig).
 	Policy failure.Policy
 	// Logger receives debug lines about each call (default: none).
 	Logger *zerolog.Logger
@@ -68,13 +68,13 @@ type Config struct {
 // New returns the model cfg describes.
 func New(cfg Config) (llm.Model, error) {
 	switch strings.ToLower(cfg.Provider) {
-	case NameOpenAI:
-		return NewOpenAI(cfg)
-	case NameAnthropic:
-		return NewAnthropic(cfg)
+	case nameOpenAI:
+		return newOpenAI(cfg)
+	case nameAnthropic:
+		return newAnthropic(cfg)
 	}
 	return nil, failure.New(failure.Config, failure.SourceModel,
-		fmt.Sprintf("unknown model provider %q: use %q or %q", cfg.Provider, NameOpenAI, NameAnthropic))
+		fmt.Sprintf("unknown model provider %q: use %q or %q", cfg.Provider, nameOpenAI, nameAnthropic))
 }
 
 // FromEnv returns the model the environment configures; see ConfigFromEnv.
@@ -103,16 +103,16 @@ func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 		v, _ := lookup(k)
 		return strings.TrimSpace(v)
 	}
-	openai := Config{Provider: NameOpenAI, APIKey: get(envOpenAIKey), BaseURL: get(envOpenAIBaseURL), Model: get(envOpenAIModel)}
-	anthropic := Config{Provider: NameAnthropic, APIKey: get(envAnthropicKey), BaseURL: get(envAnthropicBaseURL), Model: get(envAnthropicModel)}
+	openai := Config{Provider: nameOpenAI, APIKey: get(envOpenAIKey), BaseURL: get(envOpenAIBaseURL), Model: get(envOpenAIModel)}
+	anthropic := Config{Provider: nameAnthropic, APIKey: get(envAnthropicKey), BaseURL: get(envAnthropicBaseURL), Model: get(envAnthropicModel)}
 	switch p := strings.ToLower(get(envProvider)); p {
-	case NameOpenAI:
+	case nameOpenAI:
 		if openai.APIKey == "" && openai.BaseURL == "" {
 			return Config{}, failure.New(failure.Config, failure.SourceModel,
 				"SWITCHBOARD_PROVIDER=openai but neither OPENAI_API_KEY nor OPENAI_BASE_URL is set")
 		}
 		return openai, nil
-	case NameAnthropic:
+	case nameAnthropic:
 		if anthropic.APIKey == "" {
 			return Config{}, failure.New(failure.Config, failure.SourceModel,
 				"SWITCHBOARD_PROVIDER=anthropic but ANTHROPIC_API_KEY is not set")
@@ -121,7 +121,7 @@ func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 	case "":
 	default:
 		return Config{}, failure.New(failure.Config, failure.SourceModel,
-			fmt.Sprintf("SWITCHBOARD_PROVIDER=%q is not a provider: use %q or %q", p, NameOpenAI, NameAnthropic))
+			fmt.Sprintf("SWITCHBOARD_PROVIDER=%q is not a provider: use %q or %q", p, nameOpenAI, nameAnthropic))
 	}
 	switch {
 	case openai.APIKey != "":

@@ -17,17 +17,17 @@ func TestConfigFromEnv(t *testing.T) {
 	}{
 		{"nothing set", nil, Config{}, "no model provider is configured: set OPENAI_API_KEY"},
 		{"openai", map[string]string{envOpenAIKey: "sk-o", envOpenAIModel: "gpt-4.1"},
-			Config{Provider: NameOpenAI, APIKey: "sk-o", Model: "gpt-4.1"}, ""},
+			Config{Provider: nameOpenAI, APIKey: "sk-o", Model: "gpt-4.1"}, ""},
 		{"ollama needs no key", map[string]string{envOpenAIBaseURL: "http://localhost:11434/v1", envOpenAIModel: "qwen3"},
-			Config{Provider: NameOpenAI, BaseURL: "http://localhost:11434/v1", Model: "qwen3"}, ""},
+			Config{Provider: nameOpenAI, BaseURL: "http://localhost:11434/v1", Model: "qwen3"}, ""},
 		{"anthropic", map[string]string{envAnthropicKey: "sk-a", envAnthropicBaseURL: "http://proxy", envAnthropicModel: "claude-x"},
-			Config{Provider: NameAnthropic, APIKey: "sk-a", BaseURL: "http://proxy", Model: "claude-x"}, ""},
+			Config{Provider: nameAnthropic, APIKey: "sk-a", BaseURL: "http://proxy", Model: "claude-x"}, ""},
 		{"both keys: openai by default", map[string]string{envOpenAIKey: "sk-o", envAnthropicKey: "sk-a"},
-			Config{Provider: NameOpenAI, APIKey: "sk-o"}, ""},
+			Config{Provider: nameOpenAI, APIKey: "sk-o"}, ""},
 		{"both keys: forced anthropic", map[string]string{envOpenAIKey: "sk-o", envAnthropicKey: "sk-a", envProvider: "Anthropic"},
-			Config{Provider: NameAnthropic, APIKey: "sk-a"}, ""},
+			Config{Provider: nameAnthropic, APIKey: "sk-a"}, ""},
 		{"anthropic key beats an openai base URL alone", map[string]string{envOpenAIBaseURL: "http://x/v1", envAnthropicKey: "sk-a"},
-			Config{Provider: NameAnthropic, APIKey: "sk-a"}, ""},
+			Config{Provider: nameAnthropic, APIKey: "sk-a"}, ""},
 		{"forced provider without its key", map[string]string{envOpenAIKey: "sk-o", envProvider: "anthropic"}, Config{},
 			"SWITCHBOARD_PROVIDER=anthropic but ANTHROPIC_API_KEY is not set"},
 		{"forced openai without key or URL", map[string]string{envAnthropicKey: "sk-a", envProvider: "openai"}, Config{},
@@ -90,8 +90,8 @@ func TestNewRejects(t *testing.T) {
 		cfg  Config
 	}{
 		{"unknown provider", Config{Provider: "gemini", APIKey: "k"}},
-		{"anthropic without key", Config{Provider: NameAnthropic}},
-		{"openai without key or URL", Config{Provider: NameOpenAI}},
+		{"anthropic without key", Config{Provider: nameAnthropic}},
+		{"openai without key or URL", Config{Provider: nameOpenAI}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -100,7 +100,7 @@ func TestNewRejects(t *testing.T) {
 			}
 		})
 	}
-	if _, err := NewLangChain(LangChainConfig{}); !errors.Is(err, failure.Config) {
-		t.Errorf("NewLangChain without a model: %v", err)
+	if _, err := newLangChain(langChainConfig{}); !errors.Is(err, failure.Config) {
+		t.Errorf("newLangChain without a model: %v", err)
 	}
 }

@@ -63,9 +63,9 @@ func (o *Options) defaults() {
 // errNotDir: a path given to check is not a directory.
 var errNotDir = errors.New("not a directory")
 
-// Dir checks the skills under dir: one skill folder, or a tree of them.
+// checkDir checks the skills under dir: one skill folder, or a tree of them.
 // See Dirs.
-func Dir(ctx context.Context, dir string, opts Options) (*Report, error) {
+func checkDir(ctx context.Context, dir string, opts Options) (*Report, error) {
 	return Dirs(ctx, []string{dir}, opts)
 }
 
@@ -258,7 +258,7 @@ func (c *checker) catalog(ctx context.Context, loaded []*skills.Skill) {
 // skill checks one loaded skill: its body, description, allowed-tools and
 // bundled files.
 func (c *checker) skill(ctx context.Context, s *skills.Skill) {
-	sum := Skill{Name: s.Name, File: c.display(s.File)}
+	sum := checkedSkill{Name: s.Name, File: c.display(s.File)}
 	raw := readSkillFile(s.Dir)
 	file := c.display(s.File)
 	_, b, err := c.r.ts.Body(ctx, s.Name)

@@ -56,7 +56,7 @@ func TestSeverities(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.folder, func(t *testing.T) {
 			for _, strict := range []bool{false, true} {
-				r, err := Dir(context.Background(), filepath.Join(quirks, tc.folder), Options{Strict: strict})
+				r, err := checkDir(context.Background(), filepath.Join(quirks, tc.folder), Options{Strict: strict})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -80,7 +80,7 @@ func TestSeverities(t *testing.T) {
 // the report counts what it holds.
 func TestPaths(t *testing.T) {
 	dir := filepath.Join(quirks, "links")
-	r, err := Dir(context.Background(), dir, Options{})
+	r, err := checkDir(context.Background(), dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,10 +124,10 @@ func TestDirs(t *testing.T) {
 	if f, ok := find(r, codeNoSkills); !ok || f.File != empty || !r.Failed() {
 		t.Errorf("empty dir: %v", r.Findings)
 	}
-	if _, err := Dir(ctx, filepath.Join(empty, "missing"), Options{}); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := checkDir(ctx, filepath.Join(empty, "missing"), Options{}); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing dir: %v", err)
 	}
-	if _, err := Dir(ctx, filepath.Join(quirks, "clean", "SKILL.md"), Options{}); !errors.Is(err, errNotDir) {
+	if _, err := checkDir(ctx, filepath.Join(quirks, "clean", "SKILL.md"), Options{}); !errors.Is(err, errNotDir) {
 		t.Errorf("file: %v", err)
 	}
 	if _, err := Dirs(ctx, nil, Options{}); err == nil {
@@ -135,7 +135,7 @@ func TestDirs(t *testing.T) {
 	}
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := Dir(cancelled, quirks, Options{}); !errors.Is(err, context.Canceled) {
+	if _, err := checkDir(cancelled, quirks, Options{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
 	}
 }
@@ -144,14 +144,14 @@ func TestDirs(t *testing.T) {
 func TestOptions(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join(quirks, "clean")
-	r, err := Dir(ctx, dir, Options{MaxBodyLines: 1, MaxBodyTokens: 100_000})
+	r, err := checkDir(ctx, dir, Options{MaxBodyLines: 1, MaxBodyTokens: 100_000})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if f, ok := find(r, codeBodyLong); !ok || f.Line != 10 || !strings.Contains(f.Message, "under 1 lines") {
 		t.Errorf("body-long %+v", f)
 	}
-	r, err = Dir(ctx, quirks, Options{CatalogBudget: 600})
+	r, err = checkDir(ctx, quirks, Options{CatalogBudget: 600})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func TestOptions(t *testing.T) {
 	if got := r.Toolset().Instructions(ctx); len(got) > 600 {
 		t.Errorf("catalog of %d characters over its budget", len(got))
 	}
-	if r, _ = Dir(ctx, quirks, Options{}); slices.Contains(findingCodes(r), codeCatalogCut) {
+	if r, _ = checkDir(ctx, quirks, Options{}); slices.Contains(findingCodes(r), codeCatalogCut) {
 		t.Errorf("catalog-cut with the default budget")
 	}
 }
@@ -185,7 +185,7 @@ func TestScriptModes(t *testing.T) {
 	write("scripts/data.csv", "a,b\n", 0o644)
 	write("tools/run", "#!/bin/sh\n", 0o644)
 	write("lib/x.py", "import os\n", 0o644)
-	r, err := Dir(context.Background(), dir, Options{})
+	r, err := checkDir(context.Background(), dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

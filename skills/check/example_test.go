@@ -10,7 +10,7 @@ import (
 // Example checks a skill folder whose links are broken and prints the
 // findings as skillcheck does.
 func Example() {
-	r, err := check.Dir(context.Background(), "../testdata/quirks/links", check.Options{Strict: true})
+	r, err := check.Dirs(context.Background(), []string{"../testdata/quirks/links"}, check.Options{Strict: true})
 	if err != nil {
 		panic(err)
 	}

@@ -24,9 +24,9 @@ import (
 	"github.com/switchboard-dev/switchboard/skills/check"
 )
 
-// TB is the part of testing.TB the helpers use; *testing.T, *testing.B and
+// tb is the part of testing.TB the helpers use; *testing.T, *testing.B and
 // *testing.F satisfy it.
-type TB interface {
+type tb interface {
 	Helper()
 	Errorf(format string, args ...any)
 	Fatalf(format string, args ...any)
@@ -34,17 +34,17 @@ type TB interface {
 	Cleanup(func())
 }
 
-// Skills are skills loaded for a test, as an agent would load them.
-type Skills struct {
-	t      TB
+// skillSet are skills loaded for a test, as an agent would load them.
+type skillSet struct {
+	t      tb
 	report *check.Report
 	tools  map[string]agent.Tool
 }
 
-// New loads and checks the skills under dirs (skill folders or trees of
+// newSkills loads and checks the skills under dirs (skill folders or trees of
 // them, in precedence order) without asserting anything about the
 // findings; it fails t only when a directory cannot be read.
-func New(t TB, dirs ...string) *Skills {
+func newSkills(t tb, dirs ...string) *skillSet {
 	t.Helper()
 	return load(t, false, dirs)
 }
@@ -53,7 +53,7 @@ func New(t TB, dirs ...string) *Skills {
 // of a lenient check (a refused skill, a broken link, a symbolic link
 // leaving a folder…) with t.Errorf, in the style of go vet; warnings and
 // hints are logged. It returns the skills for further use.
-func RequireLoads(t TB, dirs ...string) *Skills {
+func RequireLoads(t tb, dirs ...string) *skillSet {
 	t.Helper()
 	s := load(t, false, dirs)
 	s.require()
@@ -61,16 +61,16 @@ func RequireLoads(t TB, dirs ...string) *Skills {
 }
 
 // RequireStrict is RequireLoads with a strict check: every deviation from
-// the Agent Skills specification, and every warning, fails t, as
-// skillcheck -strict does. Skills that pass load in stricter agents too.
-func RequireStrict(t TB, dirs ...string) *Skills {
+// the Agent skillSet specification, and every warning, fails t, as
+// skillcheck -strict does. skillSet that pass load in stricter agents too.
+func RequireStrict(t tb, dirs ...string) *skillSet {
 	t.Helper()
 	s := load(t, true, dirs)
 	s.require()
 	return s
 }
 
-func load(t TB, strict bool, dirs []string) *Skills {
+func load(t tb, strict bool, dirs []string) *skillSet {
 	t.Helper()
 	ctx := context.Background()
 	r, err := check.Dirs(ctx, dirs, check.Options{Strict: strict})
@@ -84,7 +84,7 @@ func load(t TB, strict bool, dirs []string) *Skills {
 		t.Fatalf("skilltest: %v", err)
 		return nil
 	}
-	s := &Skills{t: t, report: r, tools: make(map[string]agent.Tool, len(tools))}
+	s := &skillSet{t: t, report: r, tools: make(map[string]agent.Tool, len(tools))}
 	for _, tool := range tools {
 		s.tools[tool.Spec().Name] = tool
 	}
@@ -92,7 +92,7 @@ func load(t TB, strict bool, dirs []string) *Skills {
 }
 
 // require reports the findings: failing ones with Errorf, others with Logf.
-func (s *Skills) require() {
+func (s *skillSet) require() {
 	s.t.Helper()
 	for _, f := range s.report.Findings {
 		if f.Severity == check.SeverityError || s.report.Strict && f.Severity == check.SeverityWarning {
@@ -104,18 +104,18 @@ func (s *Skills) require() {
 }
 
 // Report returns the check's report.
-func (s *Skills) Report() *check.Report { return s.report }
+func (s *skillSet) Report() *check.Report { return s.report }
 
 // Toolset returns the skills toolset, for an agent under test.
-func (s *Skills) Toolset() *skills.Toolset { return s.report.Toolset() }
+func (s *skillSet) Toolset() *skills.Toolset { return s.report.Toolset() }
 
 // Catalog returns the catalog the model receives in its system prompt.
-func (s *Skills) Catalog() string { return s.Toolset().Instructions(context.Background()) }
+func (s *skillSet) Catalog() string { return s.Toolset().Instructions(context.Background()) }
 
 // Call calls one of the toolset's tools (skills.ToolActivate,
 // skills.ToolReadFile) with args marshalled to JSON, as the agent does for
 // the model, and returns its result or error without failing the test.
-func (s *Skills) Call(tool string, args any) (*agent.Result, error) {
+func (s *skillSet) Call(tool string, args any) (*agent.Result, error) {
 	t, ok := s.tools[tool]
 	if !ok {
 		return nil, fmt.Errorf("skilltest: the skills toolset has no tool %q", tool)
@@ -130,7 +130,7 @@ func (s *Skills) Call(tool string, args any) (*agent.Result, error) {
 // Activate calls activate_skill for the named skill and returns what the
 // model receives: the base directory, the bundled files and the
 // instructions. An error fails the test.
-func (s *Skills) Activate(name string) string {
+func (s *skillSet) Activate(name string) string {
 	s.t.Helper()
 	return s.text(skills.ToolActivate, map[string]any{"name": name})
 }
@@ -139,12 +139,12 @@ func (s *Skills) Activate(name string) string {
 // relative to its folder) and returns what the model receives: the text
 // (or the first page of a large file, with a note of how to read on, or a
 // binary file as base64). An error fails the test.
-func (s *Skills) Read(name, path string) string {
+func (s *skillSet) Read(name, path string) string {
 	s.t.Helper()
 	return s.text(skills.ToolReadFile, map[string]any{"skill": name, "path": path})
 }
 
-func (s *Skills) text(tool string, args map[string]any) string {
+func (s *skillSet) text(tool string, args map[string]any) string {
 	s.t.Helper()
 	res, err := s.Call(tool, args)
 	if err != nil {

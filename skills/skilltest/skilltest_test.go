@@ -22,7 +22,7 @@ var (
 	examples = filepath.Join("..", "..", "examples", "skills", "skills")
 )
 
-// recorder is a TB that records what the helpers report; Fatalf ends the
+// recorder is a tb that records what the helpers report; Fatalf ends the
 // goroutine, as testing.T's does.
 type recorder struct {
 	mu       sync.Mutex
@@ -47,9 +47,9 @@ func (r *recorder) Fatalf(format string, a ...any) {
 func (r *recorder) Logf(string, ...any) { r.logs++ }
 func (r *recorder) Cleanup(f func())    { r.cleanups = append(r.cleanups, f) }
 
-// do runs f with r as its TB in a goroutine (so that Fatalf can end it),
+// do runs f with r as its tb in a goroutine (so that Fatalf can end it),
 // then the cleanups.
-func (r *recorder) do(f func(TB)) {
+func (r *recorder) do(f func(tb)) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -82,7 +82,7 @@ func TestRequire(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("%s/strict=%v", filepath.Base(tc.dir), tc.strict), func(t *testing.T) {
 			var r recorder
-			r.do(func(tb TB) {
+			r.do(func(tb tb) {
 				if tc.strict {
 					RequireStrict(tb, tc.dir)
 				} else {
@@ -127,18 +127,18 @@ func TestTools(t *testing.T) {
 	if _, err := s.Call("run_skill_script", nil); err == nil {
 		t.Error("a tool the toolset does not have was called")
 	}
-	for _, f := range []func(*Skills){
-		func(s *Skills) { s.Activate("nope") },
-		func(s *Skills) { s.Read("csv-report", "../commit-message/SKILL.md") },
+	for _, f := range []func(*skillSet){
+		func(s *skillSet) { s.Activate("nope") },
+		func(s *skillSet) { s.Read("csv-report", "../commit-message/SKILL.md") },
 	} {
 		var r recorder
-		r.do(func(tb TB) { f(New(tb, examples)) })
+		r.do(func(tb tb) { f(newSkills(tb, examples)) })
 		if r.fatal == "" {
 			t.Error("a failing tool call did not fail the test")
 		}
 	}
 
-	m := New(t, filepath.Join(corpus, "malicious"))
+	m := newSkills(t, filepath.Join(corpus, "malicious"))
 	for _, p := range []string{"references/notes.md", "data/canary.txt", "passwd", ".hidden-link"} {
 		res, err := m.Call(skills.ToolReadFile, map[string]any{"skill": "symlink-escape", "path": p})
 		if err == nil {

@@ -104,7 +104,7 @@ func TestOneTraceAcrossProcesses(t *testing.T) {
 		return n >= 2 && len(s) >= 4
 	})
 	all := append(local, remote...)
-	chat := "chat " + llm.ScriptedName
+	chat := "chat " + llm.NewScripted().Name()
 	want := strings.Join([]string{
 		"invoke_agent planner",
 		"  " + chat,

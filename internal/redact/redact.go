@@ -1,4 +1,6 @@
-package failure
+// Package redact removes what looks like a secret from error text before a
+// model, a log or an event shows it.
+package redact
 
 import (
 	"regexp"
