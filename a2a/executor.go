@@ -13,6 +13,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/telemetry"
 )
 
 // executor runs the agent for a2a-go: one agent run per task, which
@@ -76,7 +77,7 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 			if !yield(a2ago.NewSubmittedTask(ec, ec.Message), nil) {
 				return
 			}
-			tr := s.startRun(ec, text)
+			tr := s.startRun(ctx, ec, text)
 			if !yield(a2ago.NewStatusUpdateEvent(ec, a2ago.TaskStateWorking, nil), nil) {
 				tr.cancel()
 				return
@@ -128,8 +129,8 @@ func (e *executor) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.
 const runItemBuffer = 16
 
 // startRun starts the agent on text in the task's context session.
-func (s *Server) startRun(ec *a2asrv.ExecutorContext, text string) *taskRun {
-	rctx, cancel := context.WithCancel(s.ctx)
+func (s *Server) startRun(ctx context.Context, ec *a2asrv.ExecutorContext, text string) *taskRun {
+	rctx, cancel := context.WithCancel(telemetry.Carry(s.ctx, ctx)) // the run continues the request's trace
 	tr := &taskRun{id: ec.TaskID, artifact: a2ago.NewArtifactID(), cancel: cancel, out: make(chan runItem, runItemBuffer), done: make(chan struct{}),
 		s: s}
 	tr.ctx = context.WithValue(rctx, runKey{}, tr)

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/switchboard-dev/switchboard/internal/telemetry"
 )
 
 // Peer describes one remote A2A agent.
@@ -105,11 +107,12 @@ type peerTransport struct {
 }
 
 func (t *peerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if len(t.headers) > 0 {
+	if len(t.headers) > 0 || telemetry.Active(r.Context()) {
 		r = r.Clone(r.Context())
 		for k, v := range t.headers {
 			r.Header[k] = v
 		}
+		telemetry.InjectHTTP(r.Context(), r.Header) // the peer continues the caller's trace
 	}
 	if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/pushNotificationConfigs") {
 		r = unionPushConfigBody(r)

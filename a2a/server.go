@@ -211,7 +211,7 @@ func (s *Server) routes() *http.ServeMux {
 
 // ServeHTTP serves the card, JSON-RPC (at / and /jsonrpc) and HTTP+JSON
 // (under /rest).
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, traced(r)) }
 
 // Handler returns the server as an http.Handler.
 func (s *Server) Handler() http.Handler { return s }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/internal/schema"
+	"github.com/switchboard-dev/switchboard/internal/telemetry"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -88,6 +89,9 @@ type Config struct {
 	// search when tool definitions are big, history compaction when the
 	// prompt is (docs/context.md).
 	Context ContextConfig
+	// Telemetry configures OpenTelemetry traces and metrics (zero: the
+	// global providers; no cost while they are no-ops).
+	Telemetry Telemetry
 }
 
 // policyUser is implemented by toolsets whose source runs work of its own
@@ -111,7 +115,7 @@ func choosePolicy(cfg Config, log *zerolog.Logger) failure.Policy {
 			return hp.Policy()
 		}
 	}
-	return failure.NewPolicy(failure.PolicyConfig{Logger: log})
+	return failure.NewPolicy(failure.PolicyConfig{Logger: log, OnStateChange: circuitHook(cfg.Telemetry.source())})
 }
 
 // Instructor is implemented by toolsets that add to the system prompt (the
@@ -141,6 +145,8 @@ type Agent struct {
 	// strays counts the goroutines of abandoned tool calls (tools that
 	// ignored their cancellation) still running.
 	strays atomic.Int64
+	// tel resolves the telemetry providers of each run.
+	tel *telemetry.Source
 	// guards is the agent's pool of idle guard workers (guard.go), and
 	// stopGrace how long a cancelled tool may take to return.
 	guards    guardPool
@@ -187,8 +193,9 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 	a := &Agent{cfg: cfg, log: zerolog.Nop(), perms: cfg.Permissions, schemas: schema.NewCache(),
 		timeoutErr: callTimeoutErr(cfg.ToolTimeout), stopGrace: stopGrace}
 	if cfg.Logger != nil {
-		a.log = *cfg.Logger
+		a.log = cfg.Logger.Hook(telemetry.LogHook{})
 	}
+	a.tel = cfg.Telemetry.source()
 	a.policy = choosePolicy(cfg, &a.log)
 	a.toolsets = slices.Clone(cfg.Toolsets)
 	for _, ts := range a.toolsets {

@@ -92,6 +92,7 @@ func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolRes
 				fe.Tool = c.Name
 			}
 			o := r.handle(fe, info)
+			r.traceRefused(c, spec, fe)
 			if fe.Kind == failure.Budget {
 				o.Abort = false // the run ends after the batch, with every call answered
 			}
@@ -119,7 +120,7 @@ func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolRes
 	do := func(j callJob, inline bool) callMsg {
 		start := time.Now()
 		cs := newCallState(r, turn, j, msgs, inline)
-		res, o := r.execCall(bctx, j.c, j.tool, j.spec, j.info, j.perm, cs)
+		res, o := r.tracedExecCall(bctx, j.c, j.tool, j.spec, j.info, j.perm, cs)
 		cs.done()
 		return callMsg{i: j.i, done: true, result: res, outcome: o, elapsed: time.Since(start)}
 	}
@@ -273,6 +274,7 @@ func (r *run) execCall(bctx context.Context, c llm.ToolCall, tool Tool, spec Too
 	var res *Result
 	key := sourceKey(spec)
 	err := r.a.policy.Execute(cctx, key, func(ctx context.Context) error {
+		r.traceAttempt(ctx)
 		var err error
 		res, err = r.callTool(ctx, tool, info.Args, cs)
 		if err == nil && res == nil {

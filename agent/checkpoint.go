@@ -57,7 +57,7 @@ func (a *Agent) resume(ctx context.Context, id string, done func(*Answer)) iter.
 			}
 			return r.durableEnd(nil, hist, base, err)
 		}
-		for ev, err := range s.streamRun(ctx, cp.Run, done, body) {
+		for ev, err := range s.streamRun(ctx, cp.Run, cp.Input, cp.Trace, done, body) {
 			if !yield(ev, err) {
 				return
 			}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/telemetry"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -233,7 +234,8 @@ func (r *run) claim(input string) ([]llm.Message, error) {
 	r.d = &durableRun{st: st, owner: randomID("own_"), intended: map[string]bool{}}
 	r.d.cp = Checkpoint{V: recordVersion, Run: r.id, Session: s.id, SessionRevision: rev, Agent: r.a.cfg.Name,
 		Owner: r.d.owner, State: stateRunning, Input: input, Base: len(rec.History),
-		Messages: []llm.Message{{Role: llm.RoleUser, Text: input}}, Grants: rec.Grants, Started: r.start}
+		Messages: []llm.Message{{Role: llm.RoleUser, Text: input}}, Grants: rec.Grants, Started: r.start,
+		Trace: telemetry.TraceParent(r.ctx)}
 	if rev, err = st.SaveCheckpoint(ctx, &r.d.cp, 0); err != nil {
 		// Give the session back; if that fails too, the run id's missing
 		// checkpoint frees it for the next run.
@@ -296,6 +298,7 @@ func (r *run) fillCheckpoint() {
 	cp := &r.d.cp
 	cp.Turn, cp.Usage, cp.ToolCalls, cp.Failures = r.ans.Turns, r.ans.Usage, r.ans.ToolCalls, r.ans.Failures
 	cp.Grants = r.s.grants.snapshot()
+	cp.Trace = telemetry.TraceParent(r.ctx)
 }
 
 // saveCheckpoint writes the run's checkpoint; a failure halts the run.

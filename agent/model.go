@@ -21,7 +21,7 @@ func (r *run) generate(hist []llm.Message, defs []llm.ToolDef) (*llm.Response, e
 	gctx, cancel := context.WithCancel(r.ctx)
 	defer cancel()
 	go func() {
-		resp, err := r.modelTurn(gctx, hist, defs, func(d string) {
+		resp, err := r.traceChat(gctx, hist, defs, func(d string) {
 			select {
 			case deltas <- d:
 			case <-gctx.Done():
@@ -53,6 +53,7 @@ func (r *run) modelTurn(ctx context.Context, hist []llm.Message, defs []llm.Tool
 	model := r.a.cfg.Model
 	var resp *llm.Response
 	err := r.a.policy.Execute(ctx, failure.Key{Source: failure.SourceModel, Name: model.Name()}, func(ctx context.Context) (err error) {
+		r.traceAttempt(ctx)
 		defer func() {
 			if v := recover(); v != nil {
 				err = &failure.Error{Kind: failure.Panic, Source: failure.SourceModel, Name: model.Name(), Err: panicError(v)}

@@ -59,6 +59,8 @@ type run struct {
 	// Instructor part of the system prompt.
 	cx     *ctxRun
 	skills string
+	// trace is the run's telemetry (telemetry.go).
+	trace runTrace
 }
 
 // errConsumerStopped is the cancellation cause when the caller of Stream
@@ -70,12 +72,12 @@ func (s *Session) stream(ctx context.Context, input string, done func(*Answer)) 
 	if s.a.cfg.Durable.Store != nil {
 		body = func(r *run, hist []llm.Message) ([]llm.Message, error) { return r.durableLoop(hist, input) }
 	}
-	return s.streamRun(ctx, "", done, body)
+	return s.streamRun(ctx, "", input, "", done, body)
 }
 
 // streamRun runs body as a run of the session (id: a new run id when
 // empty), yielding its events.
-func (s *Session) streamRun(ctx context.Context, id string, done func(*Answer),
+func (s *Session) streamRun(ctx context.Context, id, input, pausedAt string, done func(*Answer),
 	body func(r *run, hist []llm.Message) ([]llm.Message, error)) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		s.mu.Lock()
@@ -104,12 +106,14 @@ func (s *Session) streamRun(ctx context.Context, id string, done func(*Answer),
 		r := &run{s: s, a: a, id: id, ctx: rctx, cancel: cancel, yield: yield,
 			start: time.Now(), lastGood: map[string][]Tool{}}
 		r.parent, _ = parentFromContext(ctx)
+		r.traceStart(input, pausedAt)
 		r.sinkCtx = context.WithoutCancel(rctx)
 		r.detached = done != nil
 		r.ans.Run = r.id
 
 		newHist, err := body(r, hist)
 		r.ans.Elapsed = time.Since(r.start)
+		r.traceEnd(err)
 
 		s.mu.Lock()
 		s.history = newHist

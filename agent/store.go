@@ -158,6 +158,9 @@ type Checkpoint struct {
 	// failed one.
 	Answer *Answer `json:"answer,omitempty"`
 	Error  string  `json:"error,omitempty"`
+	// Trace is the W3C traceparent of the run's span when the checkpoint
+	// was written ("" without tracing): a resumed run's span links to it.
+	Trace string `json:"trace,omitempty"`
 	// Started is when the run began; Updated when this checkpoint was
 	// written.
 	Started time.Time `json:"started"`

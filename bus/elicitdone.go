@@ -26,11 +26,11 @@ type elicitDoneWire struct {
 // ElicitationComplete publishes e's end on <prefix>.elicit.done.<run>. It
 // makes the bus's Elicitor an agent.ElicitationCompleter. Core NATS, fire
 // and forget: a failure to publish is logged, not returned.
-func (e busElicitor) ElicitationComplete(_ context.Context, el agent.Elicitation) {
+func (e busElicitor) ElicitationComplete(ctx context.Context, el agent.Elicitation) {
 	b := e.b
 	data, err := json.Marshal(elicitDoneWire{V: version, elicitationDone: elicitationDone{Time: time.Now(), Elicitation: el}})
 	if err == nil {
-		err = b.nc.Publish(b.subj.ElicitDone(el.Run), data)
+		err = b.publishMsg(b.subj.ElicitDone(el.Run), data, traceHeader(ctx))
 	}
 	if err != nil {
 		b.log.Warn().Err(err).Str("elicitation", el.ID).Msg("the end of an elicitation could not be announced")

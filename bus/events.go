@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
 )
@@ -16,6 +18,7 @@ import (
 type outMsg struct {
 	subject string
 	data    []byte
+	header  nats.Header // trace context (nil: none)
 	// flushed, on a flush marker, is closed when the marker is reached.
 	flushed chan struct{}
 }
@@ -71,7 +74,7 @@ func (p *eventPublisher) publish(m outMsg) {
 		close(m.flushed)
 		return
 	}
-	if err := p.b.nc.Publish(m.subject, m.data); err != nil {
+	if err := p.b.publishMsg(m.subject, m.data, m.header); err != nil {
 		p.b.policy.Handle(context.Background(), &failure.Error{Kind: failure.KindOf(classify(err, "publish event")),
 			Source: failure.SourceBus, Name: m.subject, Op: "publish event", Err: err,
 			Message: "an event could not be published on the bus"})
@@ -133,14 +136,14 @@ func (b *Bus) Emit(ctx context.Context, ev agent.Event) {
 			Message: "an event could not be encoded"})
 		return
 	}
-	b.events.enqueue(outMsg{subject: b.subj.Events(ev.Run), data: data})
+	b.events.enqueue(outMsg{subject: b.subj.Events(ev.Run), data: data, header: traceHeader(ctx)})
 	if ev.Type == agent.EventToolProgress && ev.Progress != nil {
 		pu := progressUpdate{Run: ev.Run, Progress: ev.Progress.Progress, Total: ev.Progress.Total, Message: ev.Progress.Message}
 		if ev.Call != nil {
 			pu.Call = ev.Call.ID
 		}
 		if data, err := json.Marshal(progressWire{V: version, progressUpdate: pu}); err == nil {
-			b.events.enqueue(outMsg{subject: b.subj.Progress(ev.Run), data: data})
+			b.events.enqueue(outMsg{subject: b.subj.Progress(ev.Run), data: data, header: traceHeader(ctx)})
 		}
 	}
 }

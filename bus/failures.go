@@ -33,13 +33,13 @@ type failureWire struct {
 //
 // It never blocks and never reports its own failures to the policy (that
 // would loop); they are logged.
-func (b *Bus) ReportFailure(_ context.Context, o failure.Outcome) {
+func (b *Bus) ReportFailure(ctx context.Context, o failure.Outcome) {
 	if o.Err == nil {
 		return
 	}
 	data, err := json.Marshal(failureWire{V: version, failureReport: failureReport{Time: time.Now(), FailureInfo: *agent.NewFailureInfo(o)}})
 	if err == nil {
-		err = b.nc.Publish(b.subj.Failures(), data)
+		err = b.publishMsg(b.subj.Failures(), data, traceHeader(ctx))
 	}
 	if err != nil {
 		b.log.Warn().Err(err).Str("kind", o.Err.Kind.String()).Msg("a failure report could not be published")

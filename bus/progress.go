@@ -26,14 +26,14 @@ func (b *Bus) progressPublisher(run string) *progressPublisher {
 }
 
 // publish publishes p with its Run set to the publisher's run.
-func (pp *progressPublisher) publish(_ context.Context, p progressUpdate) error {
+func (pp *progressPublisher) publish(ctx context.Context, p progressUpdate) error {
 	p.Run = pp.run
 	data, err := json.Marshal(progressWire{V: version, progressUpdate: p})
 	if err != nil {
 		return &failure.Error{Kind: failure.Internal, Source: failure.SourceBus, Op: "publish progress", Err: err,
 			Message: "a progress report could not be encoded"}
 	}
-	if err := pp.b.nc.Publish(pp.subject, data); err != nil {
+	if err := pp.b.publishMsg(pp.subject, data, traceHeader(ctx)); err != nil {
 		return classify(err, "publish progress")
 	}
 	return nil

@@ -24,6 +24,8 @@ const (
 func request[Req, Res any](ctx context.Context, b *Bus, key failure.Key, subject, op string, def time.Duration,
 	payload Req, decode func([]byte, string) (Res, error)) (Res, error) {
 	var res Res
+	var err error
+	defer func(start time.Time) { observeRequest(ctx, op, start, err) }(time.Now())
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, def)
@@ -36,7 +38,7 @@ func request[Req, Res any](ctx context.Context, b *Bus, key failure.Key, subject
 			Message: "the request could not be encoded"}
 	}
 	attempt := func(ctx context.Context) error {
-		msg, err := b.nc.RequestWithContext(ctx, subject, data)
+		msg, err := b.requestMsg(ctx, subject, data)
 		if err != nil {
 			fe := b.classifyConn(err, op).(*failure.Error)
 			fe.Name = subject

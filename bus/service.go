@@ -179,7 +179,7 @@ func serve[Req, Res any](ctx context.Context, b *Bus, opts ServeOptions, name, e
 
 	// handle answers one request; req is set when it runs on the
 	// subscription's goroutine (serial), where micro's request may be used.
-	handle := func(data []byte, reply string, req micro.Request) {
+	handle := func(data []byte, reply string, hdr nats.Header, req micro.Request) {
 		defer s.end()
 		defer func() { <-s.sem }()
 		var out []byte
@@ -202,7 +202,7 @@ func serve[Req, Res any](ctx context.Context, b *Bus, opts ServeOptions, name, e
 			if deadline.IsZero() {
 				deadline = time.Now().Add(def)
 			}
-			rctx, rcancel := context.WithDeadline(sctx, deadline)
+			rctx, rcancel := context.WithDeadline(continueTrace(sctx, hdr), deadline)
 			defer rcancel()
 			res, err := h(rctx, req)
 			if err != nil {
@@ -230,7 +230,7 @@ func serve[Req, Res any](ctx context.Context, b *Bus, opts ServeOptions, name, e
 		Endpoint: &micro.EndpointConfig{
 			Subject: subject,
 			Handler: micro.HandlerFunc(func(r micro.Request) {
-				data, reply := r.Data(), r.Reply()
+				data, reply, hdr := r.Data(), r.Reply(), nats.Header(r.Headers())
 				stopping := func() {
 					fe := toWire(b.fail(failure.Unavailable, op, nil, "the responder is stopping"))
 					out, _ := json.Marshal(replyWire[Res]{V: version, Error: fe})
@@ -249,10 +249,10 @@ func serve[Req, Res any](ctx context.Context, b *Bus, opts ServeOptions, name, e
 				}
 				if serial {
 					// One at a time anyway: no hand-off to another goroutine.
-					handle(data, reply, r)
+					handle(data, reply, hdr, r)
 					return
 				}
-				go handle(data, reply, nil)
+				go handle(data, reply, hdr, nil)
 			}),
 		},
 	})

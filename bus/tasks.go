@@ -7,6 +7,8 @@ import (
 	"iter"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/bus/task"
 )
@@ -32,7 +34,7 @@ func (b *Bus) PublishTask(ctx context.Context, u task.Update) error {
 	}
 	subject := b.subj.Task(u.Task)
 	return b.policy.Execute(ctx, failure.Key{Source: failure.SourceBus, Name: "jetstream"}, func(ctx context.Context) error {
-		_, err := b.js.Publish(ctx, subject, data)
+		_, err := b.js.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: data, Header: traceHeader(ctx)})
 		return b.classifyConn(err, "publish task")
 	})
 }

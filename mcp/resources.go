@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/telemetry"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -101,7 +102,7 @@ func paged[T any](ctx context.Context, m *Manager, serverName, op string, list f
 func (m *Manager) ReadResource(ctx context.Context, serverName, uri string) ([]agent.Part, error) {
 	var parts []agent.Part
 	err := m.do(ctx, serverName, "read resource", func(ctx context.Context, sess *gomcp.ClientSession) error {
-		res, err := sess.ReadResource(ctx, &gomcp.ReadResourceParams{URI: uri})
+		res, err := sess.ReadResource(ctx, &gomcp.ReadResourceParams{URI: uri, Meta: telemetry.InjectMeta(ctx, nil)})
 		if err != nil {
 			return err
 		}
@@ -145,7 +146,7 @@ type renderedPrompt struct {
 func (m *Manager) GetPrompt(ctx context.Context, serverName, name string, args map[string]string) (*renderedPrompt, error) {
 	var out *renderedPrompt
 	err := m.do(ctx, serverName, "get prompt", func(ctx context.Context, sess *gomcp.ClientSession) error {
-		res, err := sess.GetPrompt(ctx, &gomcp.GetPromptParams{Name: name, Arguments: args})
+		res, err := sess.GetPrompt(ctx, &gomcp.GetPromptParams{Name: name, Arguments: args, Meta: telemetry.InjectMeta(ctx, nil)})
 		if err != nil {
 			return err
 		}

@@ -271,7 +271,7 @@ func (p *DefaultPolicy) Handle(ctx context.Context, err error) Outcome {
 	if o.Abort {
 		ev = p.log.Error()
 	}
-	ev.Str("kind", fe.Kind.String()).Str("source", string(fe.Source)).Str("name", fe.Name).
+	ev.Ctx(ctx).Str("kind", fe.Kind.String()).Str("source", string(fe.Source)).Str("name", fe.Name).
 		Str("tool", fe.Tool).Str("action", actionName(o.Abort)).Err(fe).Msg("failure handled")
 	if p.cfg.OnFailure != nil {
 		p.cfg.OnFailure(ctx, o)

@@ -11,6 +11,7 @@ import (
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/internal/runctx"
+	"github.com/switchboard-dev/switchboard/internal/telemetry"
 )
 
 // Common configures what every workflow shares. The zero value means
@@ -41,6 +42,8 @@ type base struct {
 	events     agent.EventSink
 	policy     failure.Policy
 	log        zerolog.Logger
+	telCfg     agent.Telemetry   // the first step's providers (telemetry.go)
+	tel        *telemetry.Source // telCfg resolved
 }
 
 func newBase(c Common, runners ...agent.Runner) (base, error) {
@@ -57,6 +60,8 @@ func newBase(c Common, runners ...agent.Runner) (base, error) {
 	if b.policy == nil {
 		b.policy = failure.NewPolicy(failure.PolicyConfig{Logger: &b.log})
 	}
+	b.telCfg = inheritedTelemetry(runners)
+	b.tel = telemetry.NewSource(b.telCfg.TracerProvider, b.telCfg.MeterProvider, b.telCfg.RecordContent)
 	return b, nil
 }
 
@@ -100,6 +105,7 @@ type wrun struct {
 	seq     int
 	start   time.Time
 	ans     agent.Answer
+	op      *telemetry.Op // the invoke_workflow span (nil: off)
 }
 
 // stream runs body as a workflow run: it opens and closes the run's events
@@ -110,9 +116,11 @@ func (b *base) stream(ctx context.Context, input string, body func(w *wrun, inpu
 		defer cancel(nil)
 		w := &wrun{b: b, id: runctx.NewRunID(), ctx: rctx, cancel: cancel, yield: yield, start: time.Now()}
 		w.parent, _ = runctx.ParentFromContext(ctx).(*agent.Parent)
+		w.traceStart()
 		w.ans.Run = w.id
 		w.emit(agent.Event{Type: agent.EventRunStarted, Text: input})
 		out, err := body(w, input)
+		w.traceEnd(err)
 		w.ans.Elapsed = time.Since(w.start)
 		if err != nil {
 			if rctx.Err() != nil && !errors.Is(err, failure.Canceled) && failure.KindOf(err) != failure.Timeout {

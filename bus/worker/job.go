@@ -42,6 +42,7 @@ type job struct {
 	elicit   string
 
 	ctx     context.Context
+	hdr     nats.Header // the caller's trace context (telemetry.go)
 	cancel  context.CancelCauseFunc
 	cancelT context.CancelFunc
 	ctl     *nats.Subscription
@@ -171,7 +172,7 @@ func (j *job) send(m jobMessage) {
 		data, err = json.Marshal(jobWire{V: buswire.Version, jobMessage: m})
 	}
 	if err == nil {
-		err = j.s.nc.Publish(j.out, data)
+		err = publish(j.s.nc, j.out, data, j.hdr)
 	}
 	if err != nil && !j.pubFail {
 		// Once per job: the pool notices the silence and retries.

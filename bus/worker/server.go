@@ -18,6 +18,7 @@ import (
 	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/bus"
 	"github.com/switchboard-dev/switchboard/internal/buswire"
+	"github.com/switchboard-dev/switchboard/internal/telemetry"
 )
 
 // ServeConfig configures a worker. The zero value means defaults.
@@ -287,6 +288,7 @@ func (s *Server) onStart(msg *nats.Msg) {
 		return
 	}
 	j := s.newJob(req)
+	j.ctx, j.hdr = telemetry.ExtractHeader(j.ctx, msg.Header), msg.Header // the run continues the caller's trace
 	s.jobs[j.id] = j
 	s.mu.Unlock()
 

@@ -131,6 +131,7 @@ type attempt struct {
 	worker  string
 	out     *nats.Subscription
 	ask     *nats.Subscription
+	hdr     nats.Header // the caller's trace context (telemetry.go)
 	seq     int64
 	started bool // a start request went out: the job may exist
 
@@ -230,10 +231,11 @@ func (a *attempt) start(ctx context.Context) error {
 	}
 	data := mustJSON(startWire{V: buswire.Version, startRequest: req})
 	capacity := time.Now().Add(p.cfg.CapacityWait)
+	a.hdr = traceHeader(ctx)
 	for refusals := 0; ; {
 		rctx, cancel := context.WithTimeout(ctx, p.cfg.AckTimeout)
 		a.started = true
-		msg, err := p.nc.RequestWithContext(rctx, p.subj.start, data)
+		msg, err := request(rctx, p.nc, p.subj.start, data, a.hdr)
 		cancel()
 		if err != nil {
 			if ctx.Err() != nil {
@@ -303,7 +305,7 @@ func (a *attempt) ping() {
 		case <-a.pingStop:
 			return
 		case <-t.C:
-			if err := p.nc.Publish(subject, data); err != nil {
+			if err := publish(p.nc, subject, data, a.hdr); err != nil {
 				p.log.Debug().Err(err).Str("job", a.job).Msg("ping not sent")
 			}
 		}
@@ -315,7 +317,7 @@ func (a *attempt) ping() {
 func (a *attempt) cancelRemote(kind failure.Kind, reason string) {
 	p := a.st.p
 	data := mustJSON(controlWire{V: buswire.Version, control: control{Op: controlCancel, Kind: kind, Reason: reason}})
-	if err := p.nc.Publish(p.subj.ctl(a.job), data); err != nil {
+	if err := publish(p.nc, p.subj.ctl(a.job), data, a.hdr); err != nil {
 		p.log.Debug().Err(err).Str("job", a.job).Msg("cancel not sent")
 	}
 }

@@ -10,7 +10,8 @@
 //
 // Flags: -mcp-config adds the servers of an .mcp.json; -skills adds a skills
 // folder; -peer adds a remote A2A agent; -inject=false turns off the injected
-// failure; -v prints the library's logs to stderr.
+// failure; -v prints the library's logs to stderr; -trace prints the run's
+// OpenTelemetry span tree (or exports it to OTEL_EXPORTER_OTLP_ENDPOINT).
 package main
 
 import (
@@ -36,6 +37,7 @@ type options struct {
 	json      bool
 	inject    bool
 	verbose   bool
+	trace     bool
 	// step paces the demo's long-running tools.
 	step time.Duration
 	// interactive answers permission asks on the terminal.
@@ -55,6 +57,7 @@ func main() {
 	flag.BoolVar(&o.json, "json", false, "print the run's events as JSON lines instead of the trace")
 	flag.BoolVar(&o.inject, "inject", true, "inject one transient failure (the peer answers 503 once)")
 	flag.BoolVar(&o.verbose, "v", false, "print the library's structured logs to stderr")
+	flag.BoolVar(&o.trace, "trace", false, "trace the run with OpenTelemetry: print its span tree, or export it to OTEL_EXPORTER_OTLP_ENDPOINT when set")
 	flag.DurationVar(&o.step, "step", 150*time.Millisecond, "pace of the demo's long-running tools")
 	flag.Parse()
 	o.interactive = isatty.IsTerminal(os.Stdin.Fd()) && isatty.IsTerminal(os.Stdout.Fd())
@@ -80,6 +83,17 @@ func (e exitError) Error() string { return fmt.Sprintf("exit status %d", int(e))
 // run is the demo; main only parses flags. stdin answers permission asks
 // when o.interactive.
 func run(ctx context.Context, o options, stdout io.Writer, stdin io.Reader, stderr io.Writer) error {
+	if o.trace {
+		out := stdout
+		if o.json {
+			out = stderr // stdout is JSON lines
+		}
+		end, err := startTracing(ctx, out)
+		if err != nil {
+			return err
+		}
+		defer end()
+	}
 	w, err := newWorld(ctx, o, stdout, stdin, stderr)
 	if err != nil {
 		return err

@@ -166,6 +166,12 @@ func newServer() *mcp.Server {
 		func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
 			return text(in.Text), nil, nil
 		})
+	mcp.AddTool(s, &mcp.Tool{Name: "traceparent", Description: "Return the W3C trace context the request carried in _meta."},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			tp, _ := req.Params.Meta["traceparent"].(string)
+			ts, _ := req.Params.Meta["tracestate"].(string)
+			return text("traceparent=" + tp + " tracestate=" + ts), nil, nil
+		})
 	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Report progress for steps*step_ms."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in slowIn) (*mcp.CallToolResult, any, error) {
 			tok := req.Params.GetProgressToken()

@@ -1,0 +1,18 @@
+//go:build unix
+
+package agent_test
+
+import (
+	"syscall"
+	"time"
+)
+
+// cpuTime is the CPU time (user and system) the process has used: unlike
+// wall time it does not grow while other processes have the CPU.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

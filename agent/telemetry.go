@@ -1,0 +1,155 @@
+package agent
+
+import (
+	"context"
+
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/telemetry"
+	"github.com/switchboard-dev/switchboard/llm"
+)
+
+// Telemetry configures OpenTelemetry traces and metrics (see
+// docs/observability.md). The zero value uses the global providers, looked
+// up at each run, and costs nothing while they are otel's no-op defaults.
+// The run's span travels in the context of every tool call, so MCP
+// servers, A2A peers and bus workers continue the same trace.
+type Telemetry struct {
+	// TracerProvider makes the spans (nil: otel's global provider).
+	TracerProvider trace.TracerProvider
+	// MeterProvider makes the metrics (nil: otel's global provider).
+	MeterProvider metric.MeterProvider
+	// RecordContent adds the run's input and answer, and tool arguments and
+	// results, to the spans. Off by default: they may hold personal data.
+	RecordContent bool
+}
+
+// Telemetry is the agent's telemetry configuration: a workflow of agents
+// makes its own spans with the first step's.
+func (a *Agent) Telemetry() Telemetry { return a.cfg.Telemetry }
+
+// source resolves the configured providers.
+func (t Telemetry) source() *telemetry.Source {
+	return telemetry.NewSource(t.TracerProvider, t.MeterProvider, t.RecordContent)
+}
+
+// runTrace is a run's telemetry (zero: off).
+type runTrace struct {
+	t  *telemetry.Telemetry
+	op *telemetry.Op
+}
+
+// traceStart opens the run's invoke_agent span; the run's context carries it.
+func (r *run) traceStart(input, pausedAt string) {
+	t := r.a.tel.Get()
+	if t == nil {
+		if t = telemetry.Carried(r.ctx); t == nil {
+			return
+		}
+	}
+	parent := ""
+	if r.parent != nil {
+		parent = r.parent.Run
+	}
+	r.trace.t = t
+	r.ctx, r.trace.op = t.StartAgent(telemetry.With(r.ctx, t), r.a.cfg.Name, r.id, parent,
+		r.a.cfg.Model.Name(), input, telemetry.ParseTraceParent(pausedAt))
+	if !r.trace.op.Recording() {
+		// An unsampled run (its span does not record): its turns and calls
+		// make no spans of their own, only metrics, and its context
+		// propagates the run's unsampled span context.
+		r.trace.t = t.Quiet()
+	}
+}
+
+// traceEnd closes the run's span.
+func (r *run) traceEnd(err error) {
+	op := r.trace.op
+	if op == nil {
+		return
+	}
+	op.Usage(r.sinkCtx, r.ans.Usage.InputTokens, r.ans.Usage.OutputTokens)
+	op.Output(r.ans.Text)
+	op.End(r.sinkCtx, kindOf(err))
+}
+
+// kindOf is the error.type of err: its failure kind, "" for nil.
+func kindOf(err error) string {
+	if err == nil {
+		return ""
+	}
+	return failure.From(err).Kind.String()
+}
+
+// traceChat runs one model turn under a chat span.
+func (r *run) traceChat(ctx context.Context, hist []llm.Message, defs []llm.ToolDef, onText func(string)) (*llm.Response, error) {
+	if r.trace.t == nil {
+		return r.modelTurn(ctx, hist, defs, onText)
+	}
+	ctx, op := r.trace.t.StartChat(ctx, r.a.cfg.Model.Name())
+	resp, err := r.modelTurn(ctx, hist, defs, onText)
+	if resp != nil {
+		op.Usage(ctx, resp.Usage.InputTokens, resp.Usage.OutputTokens)
+	}
+	op.End(ctx, kindOf(r.modelFailure(err)))
+	return resp, err
+}
+
+// traceAttempt marks an attempt of the operation ctx is in (retries become
+// span events).
+func (r *run) traceAttempt(ctx context.Context) {
+	if r.trace.t != nil {
+		telemetry.Attempt(ctx)
+	}
+}
+
+// tracedExecCall is execCall under an execute_tool span, with the
+// permission decision and an open circuit as events.
+func (r *run) tracedExecCall(bctx context.Context, c llm.ToolCall, tool Tool, spec ToolSpec, info *CallInfo, perm Permission, cs *callState) (*Result, *failure.Outcome) {
+	t := r.trace.t
+	if t == nil {
+		return r.execCall(bctx, c, tool, spec, info, perm, cs)
+	}
+	ctx, op := t.StartTool(bctx, c.Name, c.ID, spec.Source.Kind, spec.Source.Name)
+	if perm != Allow {
+		op.Event(telemetry.EventPermission, telemetry.KeyPermission.String(string(perm)))
+	}
+	res, o := r.execCall(ctx, c, tool, spec, info, perm, cs)
+	kind := ""
+	if o != nil {
+		fe := o.Err
+		kind = fe.Kind.String()
+		switch fe.Kind {
+		case failure.Unavailable:
+			op.Event(telemetry.EventCircuit, telemetry.KeyCircuitKey.String(sourceKey(spec).String()))
+		case failure.PermissionDenied, failure.Declined:
+			op.Event(telemetry.EventPermission, telemetry.KeyPermission.String(fe.Kind.String()))
+		}
+	}
+	if t.Content() {
+		text := ""
+		if res != nil {
+			text = res.Text()
+		}
+		op.ToolContent(string(info.Args), text)
+	}
+	op.End(ctx, kind)
+	return res, o
+}
+
+// traceRefused records a call refused before it ran (unknown tool, invalid
+// arguments, budget) as an execute_tool span with its error.type.
+func (r *run) traceRefused(c llm.ToolCall, spec ToolSpec, fe *failure.Error) {
+	if t := r.trace.t; t != nil {
+		ctx, op := t.StartTool(r.ctx, c.Name, c.ID, spec.Source.Kind, spec.Source.Name)
+		op.End(ctx, fe.Kind.String())
+	}
+}
+
+// circuitHook is the OnStateChange of the default policy an agent makes:
+// circuit changes are counted in the switchboard.circuit.state_changes metric.
+func circuitHook(src *telemetry.Source) func(failure.Key, string, string) {
+	return func(k failure.Key, _, to string) { src.Get().CircuitChange(k.String(), to) }
+}

@@ -1,0 +1,42 @@
+package worker_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/bus/worker"
+	"github.com/switchboard-dev/switchboard/internal/testkit"
+	"github.com/switchboard-dev/switchboard/llm"
+)
+
+// TestTraceCrossesThePool: an agent calls a pool as a tool; the worker's
+// run is a child of the caller's execute_tool span, through the job's NATS
+// headers.
+func TestTraceCrossesThePool(t *testing.T) {
+	tp, exp := testkit.Tracing(t)
+	b := newBus(t, bus.Config{})
+	remote, err := agent.New(context.Background(), agent.Config{Name: "step", Model: llm.NewCyclic(llm.Say("stepped")),
+		Telemetry: agent.Telemetry{TracerProvider: tp}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve(t, b, remote, worker.ServeConfig{})
+	pool := newPool(t, b, "step", worker.PoolConfig{})
+	caller, err := agent.New(context.Background(), agent.Config{Name: "caller", Tools: []agent.Tool{stepTool(t, pool)},
+		Permissions: agent.AllowAll(), Policy: fastPolicy(), Telemetry: agent.Telemetry{TracerProvider: tp},
+		Model: llm.NewScripted(llm.Calls(llm.CallTool("c1", "step", map[string]any{"input": "x"})), llm.Say("ok"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := caller.Run(testkit.Ctx(t, 20*time.Second), "go"); err != nil {
+		t.Fatal(err)
+	}
+	chat := "chat " + llm.NewScripted().Name()
+	want := "invoke_agent caller\n  " + chat + "\n  execute_tool step\n    invoke_agent step\n      " + chat + "\n  " + chat + "\n"
+	if got := testkit.Tree(testkit.SpansFromStubs(exp.GetSpans(), "")); got != want {
+		t.Fatalf("span tree:\n%s\nwant:\n%s", got, want)
+	}
+}
