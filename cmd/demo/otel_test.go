@@ -38,7 +38,13 @@ func TestDemoTrace(t *testing.T) {
 			}
 			if !otlp {
 				out := stdout.String()
-				for _, want := range []string{"■ Trace (16 spans)", "\n  invoke_agent switchboard-demo ",
+				// 16 spans in the main run's trace, 3 and 3 in the parked
+				// publisher's two attempts (its own traces: it is not part of
+				// the main run).
+				if n := strings.Count(out, "invoke_agent publisher "); n != 2 {
+					t.Errorf("%d invoke_agent publisher spans, want 2 (parked, resumed)", n)
+				}
+				for _, want := range []string{"■ Trace (22 spans)", "\n  invoke_agent switchboard-demo ",
 					"\n    execute_tool a2a__researcher ", "\n      invoke_agent researcher ",
 					"\n        execute_tool search_sources ", "event:switchboard.permission"} {
 					if !strings.Contains(out, want) {
@@ -52,13 +58,23 @@ func TestDemoTrace(t *testing.T) {
 			}
 			spans := recv.Spans() // the demo flushed before it exited
 			tree := testkit.Tree(spans)
-			if len(spans) != 16 || !strings.Contains(tree, "\n  execute_tool a2a__researcher\n    invoke_agent researcher\n") {
-				t.Errorf("the receiver has %d spans:\n%s", len(spans), tree)
-			}
+			main := ""
 			for _, s := range spans {
-				if s.Service != "switchboard-demo" || s.TraceID != spans[0].TraceID {
-					t.Errorf("span %q: service %q trace %s", s.Name, s.Service, s.TraceID)
+				if s.Name == "invoke_agent switchboard-demo" {
+					main = s.TraceID
 				}
+			}
+			inMain := 0
+			for _, s := range spans {
+				if s.TraceID == main {
+					inMain++
+				}
+				if s.Service != "switchboard-demo" {
+					t.Errorf("span %q: service %q", s.Name, s.Service)
+				}
+			}
+			if len(spans) != 22 || inMain != 16 || !strings.Contains(tree, "\n  execute_tool a2a__researcher\n    invoke_agent researcher\n") {
+				t.Errorf("the receiver has %d spans, %d in the main run's trace (want 22 and 16):\n%s", len(spans), inMain, tree)
 			}
 		})
 	}
