@@ -62,8 +62,10 @@ type modelSampler struct {
 	used atomic.Int64
 }
 
-// NewModelSampler validates cfg and returns a modelSampler.
-func NewModelSampler(cfg ModelSamplerConfig) (*modelSampler, error) {
+// NewModelSampler validates cfg and returns the default sampling
+// responder: it answers with cfg.Model under cfg.Policy and the token caps.
+// Serve it with Bus.ServeSampling.
+func NewModelSampler(cfg ModelSamplerConfig) (agent.Sampler, error) {
 	if cfg.Model == nil {
 		return nil, failure.New(failure.Config, failure.SourceBus, "ModelSamplerConfig.Model is required")
 	}
@@ -80,8 +82,8 @@ func NewModelSampler(cfg ModelSamplerConfig) (*modelSampler, error) {
 	return &modelSampler{cfg: cfg}, nil
 }
 
-// Used returns the tokens spent so far.
-func (m *modelSampler) Used() int { return int(m.used.Load()) }
+// spent returns the tokens spent so far.
+func (m *modelSampler) spent() int { return int(m.used.Load()) }
 
 // pick chooses the model for a request's preferences.
 func (m *modelSampler) pick(p agent.ModelPreferences) llm.Model {

@@ -28,8 +28,8 @@ type memoryStore struct {
 
 var _ taskstore.Store = (*memoryStore)(nil)
 
-// NewMemory returns an empty in-memory store.
-func NewMemory(cfg MemoryConfig) *memoryStore {
+// NewMemory returns an empty in-memory task store (a2a-go's taskstore.Store).
+func NewMemory(cfg MemoryConfig) taskstore.Store {
 	if cfg.Owner == nil {
 		cfg.Owner = callerOwner
 	}
@@ -97,11 +97,4 @@ func (m *memoryStore) List(ctx context.Context, req *a2ago.ListTasksRequest) (*a
 	}
 	m.mu.RUnlock()
 	return list(recs, m.cfg.Owner(ctx), req)
-}
-
-// Len returns the number of stored tasks.
-func (m *memoryStore) Len() int {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	return len(m.tasks)
 }
