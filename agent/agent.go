@@ -243,7 +243,7 @@ type Answer struct {
 	Elapsed time.Duration `json:"elapsed"`
 	// Handoff is set when the run ended by handing the conversation to
 	// another agent (see NewHandoffTool); Text is then empty.
-	Handoff *handoffRequest `json:"handoff,omitempty"`
+	Handoff *Handoff `json:"handoff,omitempty"`
 }
 
 // Run answers input in a new conversation.
