@@ -11,8 +11,11 @@ import (
 
 // MemoryConfig configures a Memory store; the zero value means defaults.
 type MemoryConfig struct {
-	// Owner names the caller (nil: CallerOwner).
-	Owner Owner
+	// Owner returns the name of the user a request acts for; the store
+	// scopes every task to the owner that created it, and an empty name is
+	// the anonymous user of a server without authentication (nil: the user
+	// the a2a server's authentication put in a2a-go's call context).
+	Owner func(ctx context.Context) string
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
 }
