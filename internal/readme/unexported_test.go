@@ -2,7 +2,9 @@ package readme
 
 import (
 	"fmt"
+	"go/ast"
 	"go/importer"
+	"go/parser"
 	"go/token"
 	"go/types"
 	"io"
@@ -177,4 +179,39 @@ func firstUnnamable(typ types.Type, seen map[types.Type]bool) string {
 		}
 	}
 	return ""
+}
+
+// TestUnnamableFinds: the check finds each kind of use of an unnamable
+// type in a fixture package, and nothing else.
+func TestUnnamableFinds(t *testing.T) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "testdata/unnamable/p.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkg, err := (&types.Config{}).Check(module+"fixture/unnamable", fset, []*ast.File{f}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := unnamable(pkg)
+	slices.Sort(got)
+	var names []string
+	for _, g := range got {
+		names = append(names, strings.Fields(g)[0])
+	}
+	want := []string{
+		"fixture/unnamable.BadFunc",
+		"fixture/unnamable.BadField.F",
+		"fixture/unnamable.BadGeneric.G",
+		"fixture/unnamable.BadIface.Get",
+		"fixture/unnamable.BadMethod.Get",
+		"fixture/unnamable.BadNested",
+		"fixture/unnamable.BadParam",
+		"fixture/unnamable.BadReturn",
+		"fixture/unnamable.BadVar",
+	}
+	slices.Sort(want)
+	if !slices.Equal(names, want) {
+		t.Errorf("found\n%s\nwant\n%s", strings.Join(names, "\n"), strings.Join(want, "\n"))
+	}
 }
