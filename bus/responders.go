@@ -12,7 +12,8 @@ import (
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
-// SamplingPolicy says whether a modelSampler answers a sampling request.
+// SamplingPolicy says whether NewModelSampler's sampler answers a sampling
+// request.
 type SamplingPolicy string
 
 // Sampling policies.
@@ -33,7 +34,7 @@ type ModelHint struct {
 	Model llm.Model
 }
 
-// ModelSamplerConfig configures a modelSampler. Model is required.
+// ModelSamplerConfig configures NewModelSampler. Model is required.
 type ModelSamplerConfig struct {
 	// Model answers requests no hint matches.
 	Model llm.Model

@@ -274,8 +274,9 @@ func serve[Req, Res any](ctx context.Context, b *Bus, opts ServeOptions, name, e
 }
 
 // ServeSampling answers sampling requests on <prefix>.sampling with
-// sampler (for example a modelSampler), in a queue group. ctx's values are
-// kept; its cancellation does not stop the service (Stop or Close do).
+// sampler (for example NewModelSampler's), in a queue group, until the
+// returned closer's Close (or the Bus's). ctx's values are kept; its
+// cancellation does not stop the service.
 func (b *Bus) ServeSampling(ctx context.Context, sampler agent.Sampler, opts ServeOptions) (io.Closer, error) {
 	if sampler == nil {
 		return nil, b.fail(failure.Config, "serve sampling", nil, "a sampler is required")
@@ -286,7 +287,7 @@ func (b *Bus) ServeSampling(ctx context.Context, sampler agent.Sampler, opts Ser
 
 // ServeElicitation answers questions on <prefix>.elicit.* (or one run's,
 // with opts.Run) with elicitor (for example an ElicitHandlers), in a queue
-// group.
+// group, until the returned closer's Close (or the Bus's).
 func (b *Bus) ServeElicitation(ctx context.Context, elicitor agent.Elicitor, opts ServeOptions) (io.Closer, error) {
 	if elicitor == nil {
 		return nil, b.fail(failure.Config, "serve elicitation", nil, "an elicitor is required")
