@@ -13,6 +13,7 @@ import (
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/bus/task"
+	"github.com/switchboard-dev/switchboard/internal/idempotency"
 )
 
 // delegateTool sends the model's message to a peer (optionally naming a
@@ -38,6 +39,11 @@ func (t *delegateTool) Call(ctx context.Context, raw json.RawMessage) (*agent.Re
 		return agent.ErrorResult("invalid arguments: send {\"message\": \"...\"} with a non-empty message"), nil
 	}
 	msg := a2ago.NewMessage(a2ago.MessageRoleUser, a2ago.NewTextPart(in.Message))
+	if key := idempotency.Key(ctx); key != "" {
+		// The same call sends the same message: a resend (a retry, a resumed
+		// run) is recognisable by the peer.
+		msg.ID = key
+	}
 	msg.ContextID = in.ContextID
 	msg.TaskID = a2ago.TaskID(in.TaskID)
 	if t.skill != "" {

@@ -80,6 +80,10 @@ type Config struct {
 	MaxResultBytes int
 	// MaxTokens caps each model answer (0: provider default).
 	MaxTokens int
+	// Durable keeps sessions, runs and parked questions in a Store, so that
+	// any process with the same configuration continues them (zero: in
+	// memory, as before). See docs/durability.md.
+	Durable Durability
 }
 
 // policyUser is implemented by toolsets whose source runs work of its own
@@ -147,6 +151,9 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 	}
 	if err := cfg.Permissions.Validate(); err != nil {
 		return nil, &failure.Error{Kind: failure.Config, Source: failure.SourceAgent, Err: err}
+	}
+	if err := checkDurability(&cfg.Durable); err != nil {
+		return nil, err
 	}
 	b := &cfg.Budget
 	if b.MaxTurns == 0 {
@@ -244,6 +251,9 @@ type Answer struct {
 	// Handoff is set when the run ended by handing the conversation to
 	// another agent (see NewHandoffTool); Text is then empty.
 	Handoff *Handoff `json:"handoff,omitempty"`
+	// Question is the question a parked run waits on (its error is then a
+	// failure of kind Parked); Agent.Answer answers it.
+	Question string `json:"question,omitempty"`
 }
 
 // Run answers input in a new conversation.
@@ -264,14 +274,16 @@ type Session struct {
 	busy    bool
 	history []llm.Message
 	grants  grants
+	// id names the session in Config.Durable.Store ("" without one).
+	id string
 }
 
 // NewSession starts an empty conversation.
-func (a *Agent) NewSession() *Session { return &Session{a: a} }
+func (a *Agent) NewSession() *Session { return &Session{a: a, id: a.newSessionID()} }
 
 // NewSessionFrom continues a conversation saved with History.
 func (a *Agent) NewSessionFrom(history []llm.Message) *Session {
-	return &Session{a: a, history: slices.Clone(history)}
+	return &Session{a: a, history: slices.Clone(history), id: a.newSessionID()}
 }
 
 // History returns a copy of the conversation so far. Every tool call in it

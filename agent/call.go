@@ -62,6 +62,9 @@ func (c *Call) ReportProgress(p Progress) {
 // Elicit asks a person through the agent's Elicitor, tagging the question
 // with this run and call. Without an Elicitor the answer is a decline.
 func (c *Call) Elicit(ctx context.Context, e Elicitation) (ElicitationResult, error) {
+	if c != nil && c.state != nil && c.state.r.parksElicitation(c) {
+		return c.state.r.elicitOrPark(ctx, c, e)
+	}
 	if c == nil || c.elicitor == nil {
 		return ElicitationResult{Action: ElicitDecline, Reason: "no one is available to answer questions"}, nil
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/idempotency"
 	"github.com/switchboard-dev/switchboard/internal/schema"
 	"github.com/switchboard-dev/switchboard/llm"
 )
@@ -56,6 +57,9 @@ func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolRes
 		}
 		infos[i] = info
 		r.emit(Event{Type: EventToolStarted, Turn: turn, Call: info})
+		if r.d != nil && r.resumeCall(turn, c, info, results, i) {
+			continue
+		}
 
 		var early error
 		var perm Permission
@@ -124,6 +128,9 @@ func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolRes
 	finish := func(m callMsg) {
 		info := infos[m.i]
 		info.Elapsed = m.elapsed
+		if r.d != nil && r.parkedCall(turn, info, m) {
+			return // no result yet: the run parks after the batch
+		}
 		shown := m.result
 		if m.outcome != nil {
 			o := r.a.policy.Handle(r.ctx, m.outcome.Err)
@@ -145,6 +152,11 @@ func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolRes
 		// copy of it is rendered after.
 		r.emit(Event{Type: EventToolFinished, Turn: turn, Call: info, Result: shown})
 		results[m.i] = r.toolResult(calls[m.i], info, m.result, m.outcome)
+		if r.d != nil {
+			if err := r.saveResult(calls[m.i], results[m.i]); err != nil {
+				cancelBatch(err)
+			}
+		}
 	}
 
 	if len(jobs) == 1 {
@@ -246,6 +258,9 @@ func (r *run) execCall(bctx context.Context, c llm.ToolCall, tool Tool, spec Too
 	if o := r.permit(bctx, call, spec, info.Args, perm); o != nil {
 		return nil, o
 	}
+	if o := r.recordIntent(bctx, c, spec, info.Args); o != nil {
+		return nil, o
+	}
 	timeout, timeoutErr := r.a.cfg.ToolTimeout, r.a.timeoutErr
 	if spec.Timeout > 0 && spec.Timeout != timeout {
 		timeout, timeoutErr = spec.Timeout, callTimeoutErr(spec.Timeout)
@@ -253,6 +268,7 @@ func (r *run) execCall(bctx context.Context, c llm.ToolCall, tool Tool, spec Too
 	cctx, cancel := context.WithTimeoutCause(bctx, timeout, timeoutErr)
 	defer cancel()
 	cctx = context.WithValue(cctx, nestKey{}, call)
+	cctx = idempotency.With(cctx, r.id+"/"+c.ID)
 
 	var res *Result
 	key := sourceKey(spec)
@@ -328,12 +344,15 @@ func (r *run) permit(ctx context.Context, call *Call, spec ToolSpec, args json.R
 		return &failure.Outcome{Err: &failure.Error{Kind: failure.PermissionDenied, Source: failure.SourceAgent, Tool: spec.Name,
 			Message: "the permission policy denies this tool"}}
 	}
-	if r.a.cfg.Elicitor == nil {
+	if r.a.cfg.Elicitor == nil && !r.parks() && !r.resumedAsk(call.ID) {
 		return &failure.Outcome{Err: &failure.Error{Kind: failure.PermissionDenied, Source: failure.SourceAgent, Tool: spec.Name,
 			Message: "this tool needs approval and no one is available to approve it"}}
 	}
-	ans, err := call.Elicit(ctx, Elicitation{Kind: ElicitPermission, Tool: spec.Name, Args: args, Source: spec.Source,
+	ans, err := r.askPermission(ctx, call, Elicitation{Kind: ElicitPermission, Tool: spec.Name, Args: args, Source: spec.Source,
 		Message: fmt.Sprintf("Allow the agent to call %s (%s)?", spec.Name, spec.Source)})
+	if o := parkOutcome(err); o != nil {
+		return o
+	}
 	if err != nil {
 		return &failure.Outcome{Err: &failure.Error{Kind: failure.PermissionDenied, Source: failure.SourceAgent, Tool: spec.Name,
 			Message: "approval for this tool could not be obtained", Err: err}}

@@ -53,6 +53,8 @@ type run struct {
 	// handoff is the first handoff a turn's calls asked for, by call order.
 	handoff    *Handoff
 	handoffIdx int
+	// d is the run's durable state (nil without Config.Durable.Store).
+	d *durableRun
 }
 
 // errConsumerStopped is the cancellation cause when the caller of Stream
@@ -60,6 +62,17 @@ type run struct {
 var errConsumerStopped = errors.New("agent: the caller stopped reading the run's events")
 
 func (s *Session) stream(ctx context.Context, input string, done func(*Answer)) iter.Seq2[Event, error] {
+	body := func(r *run, hist []llm.Message) ([]llm.Message, error) { return r.loop(hist, input) }
+	if s.a.cfg.Durable.Store != nil {
+		body = func(r *run, hist []llm.Message) ([]llm.Message, error) { return r.durableLoop(hist, input) }
+	}
+	return s.streamRun(ctx, "", done, body)
+}
+
+// streamRun runs body as a run of the session (id: a new run id when
+// empty), yielding its events.
+func (s *Session) streamRun(ctx context.Context, id string, done func(*Answer),
+	body func(r *run, hist []llm.Message) ([]llm.Message, error)) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		s.mu.Lock()
 		if s.busy {
@@ -81,14 +94,17 @@ func (s *Session) stream(ctx context.Context, input string, done func(*Answer)) 
 			defer cancelT()
 		}
 		defer cancel(nil)
-		r := &run{s: s, a: a, id: runctx.NewRunID(), ctx: rctx, cancel: cancel, yield: yield,
+		if id == "" {
+			id = runctx.NewRunID()
+		}
+		r := &run{s: s, a: a, id: id, ctx: rctx, cancel: cancel, yield: yield,
 			start: time.Now(), lastGood: map[string][]Tool{}}
 		r.parent, _ = parentFromContext(ctx)
 		r.sinkCtx = context.WithoutCancel(rctx)
 		r.detached = done != nil
 		r.ans.Run = r.id
 
-		newHist, err := r.loop(hist, input)
+		newHist, err := body(r, hist)
 		r.ans.Elapsed = time.Since(r.start)
 
 		s.mu.Lock()
@@ -177,6 +193,12 @@ func (r *run) loop(hist []llm.Message, input string) ([]llm.Message, error) {
 	hist = append(hist, llm.Message{Role: llm.RoleUser, Text: input})
 	r.emit(Event{Type: EventRunStarted, Text: input})
 	r.system = r.systemPrompt()
+	return r.turns(hist, base, 1)
+}
+
+// turns runs model turns from turn first until the model answers or the run
+// must end.
+func (r *run) turns(hist []llm.Message, base, first int) ([]llm.Message, error) {
 	b := r.a.cfg.Budget
 
 	// fail ends the run: the failure is handled and the history is closed
@@ -185,7 +207,7 @@ func (r *run) loop(hist []llm.Message, input string) ([]llm.Message, error) {
 		return r.closeHistory(hist, base, r.handle(err, nil).Err)
 	}
 
-	for turn := 1; ; turn++ {
+	for turn := first; ; turn++ {
 		if b.MaxTurns > 0 && turn > b.MaxTurns {
 			return fail(&failure.Error{Kind: failure.Budget, Source: failure.SourceAgent,
 				Message: fmt.Sprintf("the run's budget of %d model turns is exhausted", b.MaxTurns)})
@@ -218,16 +240,25 @@ func (r *run) loop(hist []llm.Message, input string) ([]llm.Message, error) {
 			}
 			hist = append(hist, msg)
 			r.ans.Text = msg.Text
+			if err := r.commit(hist, base); err != nil {
+				return hist, err
+			}
 			r.final(turn)
 			return hist, nil
 		}
 		hist = append(hist, msg)
+		if err := r.checkpointTurn(hist, base); err != nil {
+			return hist, err
+		}
 		var abort error
 		if b.MaxRunTokens > 0 && r.ans.Usage.Total() > b.MaxRunTokens {
 			abort = &failure.Error{Kind: failure.Budget, Source: failure.SourceAgent,
 				Message: fmt.Sprintf("the run's budget of %d tokens is exhausted (%d used)", b.MaxRunTokens, r.ans.Usage.Total())}
 		}
 		results, callAbort := r.runCalls(turn, msg.ToolCalls, abort)
+		if err := r.halted(); err != nil {
+			return hist, err
+		}
 		hist = append(hist, llm.Message{Role: llm.RoleTool, ToolResults: results})
 		if abort != nil {
 			return fail(abort)
@@ -241,6 +272,9 @@ func (r *run) loop(hist []llm.Message, input string) ([]llm.Message, error) {
 				h.History = slices.Clone(hist)
 			}
 			r.ans.Handoff = h
+			if err := r.commit(hist, base); err != nil {
+				return hist, err
+			}
 			r.emit(Event{Type: EventHandoff, Turn: turn, Handoff: h})
 			r.final(turn)
 			return hist, nil

@@ -48,6 +48,11 @@ type ToolSpec struct {
 	// Destructive marks a tool that may delete or overwrite (MCP
 	// destructiveHint); the default permission policy asks before it runs.
 	Destructive bool `json:"destructive,omitempty"`
+	// Idempotent marks a tool whose repeated calls with the same arguments
+	// (and the same idempotency key) have no effect beyond the first (MCP
+	// idempotentHint): a durable run may call it again when a call's
+	// outcome is in doubt.
+	Idempotent bool `json:"idempotent,omitempty"`
 	// Executes marks a tool that runs commands or code; the default
 	// permission policy denies it unless a rule allows it.
 	Executes bool `json:"executes,omitempty"`

@@ -52,12 +52,12 @@ type ServerConfig struct {
 	// server's own). The Manager sets it as each tool's ToolSpec.Timeout,
 	// which an agent prefers to its Config.ToolTimeout; Manager.CallTool,
 	// outside an agent, is bounded by it too.
-	Timeout time.Duration `json:"timeout,omitempty"`
+	Timeout Duration `json:"timeout,omitempty"`
 	// StartupTimeout bounds connecting and the handshake (0: the Manager's).
-	StartupTimeout time.Duration `json:"startupTimeout,omitempty"`
+	StartupTimeout Duration `json:"startupTimeout,omitempty"`
 	// IdleTimeout cancels a call that reports no progress for this long
 	// (0: the Manager's IdleTimeout).
-	IdleTimeout time.Duration `json:"idleTimeout,omitempty"`
+	IdleTimeout Duration `json:"idleTimeout,omitempty"`
 	// Roots are the directories (paths or file:// URIs) granted to the
 	// server when it asks for roots.
 	Roots []string `json:"roots,omitempty"`
@@ -67,6 +67,10 @@ type ServerConfig struct {
 	// newest go-sdk speaks, with a bounded fallback for servers that ignore
 	// the 2026-07-28 discovery probe).
 	ProtocolVersion string `json:"protocolVersion,omitempty"`
+	// Auth configures MCP authorization (OAuth 2.1) for an http server
+	// ("oauth" in .mcp.json). Nil: automatic, unless an Authorization
+	// header is configured. See Auth and docs/mcp.md.
+	Auth *Auth `json:"oauth,omitempty"`
 
 	// Server is an in-process go-sdk server (Type inprocess). The manager
 	// connects it over an in-memory pipe for each connection attempt, so
@@ -88,13 +92,13 @@ type ServerConfig struct {
 	NewTransport func(ctx context.Context) (gomcp.Transport, error) `json:"-"`
 }
 
-// duration is how the config loader decodes the timeouts of a server: a
-// number of milliseconds (the convention of MCP host configs) or a Go
-// duration string ("30s", "2m").
-type duration time.Duration
+// Duration is a time.Duration that decodes from JSON as a number of
+// milliseconds (the convention of MCP host configs) or a Go duration string
+// ("30s", "2m").
+type Duration time.Duration
 
 // UnmarshalJSON decodes milliseconds or a duration string.
-func (d *duration) UnmarshalJSON(b []byte) error {
+func (d *Duration) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	if len(b) > 0 && b[0] == '"' {
 		var s string
@@ -108,7 +112,7 @@ func (d *duration) UnmarshalJSON(b []byte) error {
 		if v < 0 {
 			return fmt.Errorf("%q is negative", s)
 		}
-		*d = duration(v)
+		*d = Duration(v)
 		return nil
 	}
 	f, err := strconv.ParseFloat(string(b), 64)
@@ -118,12 +122,12 @@ func (d *duration) UnmarshalJSON(b []byte) error {
 	if f < 0 || f > float64(1<<62)/1e6 {
 		return fmt.Errorf("%s milliseconds is out of range", b)
 	}
-	*d = duration(time.Duration(f * float64(time.Millisecond)))
+	*d = Duration(time.Duration(f * float64(time.Millisecond)))
 	return nil
 }
 
 // MarshalJSON encodes the duration as a Go duration string.
-func (d duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
 
 // configError is a configuration error naming the file, the server and the
 // field. It unwraps to a *failure.Error of Kind failure.Config.
@@ -234,6 +238,23 @@ var knownFields = map[string]string{
 	"disabled": "boolean", "protocolVersion": "string",
 }
 
+// expandAuth expands ${VAR} in a server's OAuth settings.
+func expandAuth(a *Auth, exp func(field, s string) string) {
+	if a == nil {
+		return
+	}
+	for _, f := range []struct {
+		name string
+		p    *string
+	}{{"clientId", &a.ClientID}, {"clientSecret", &a.ClientSecret}, {"privateKey", &a.PrivateKey},
+		{"privateKeyFile", &a.PrivateKeyFile}, {"redirectUrl", &a.RedirectURL}, {"clientMetadataUrl", &a.ClientMetadataURL}} {
+		*f.p = exp("oauth."+f.name, *f.p)
+	}
+	for i := range a.Scopes {
+		a.Scopes[i] = exp(fmt.Sprintf("oauth.scopes[%d]", i), a.Scopes[i])
+	}
+}
+
 func decodeServer(file, name string, raw json.RawMessage, lookup func(string) (string, bool)) (ServerConfig, error) {
 	fail := func(field, msg string, a ...any) error {
 		return &configError{File: file, Server: name, Field: field, Msg: fmt.Sprintf(msg, a...)}
@@ -272,11 +293,13 @@ func decodeServer(file, name string, raw json.RawMessage, lookup func(string) (s
 		case "protocolVersion":
 			err = json.Unmarshal(v, &sc.ProtocolVersion)
 		case "timeout":
-			err = json.Unmarshal(v, (*duration)(&sc.Timeout))
+			err = json.Unmarshal(v, &sc.Timeout)
 		case "startupTimeout", "startup_timeout_ms", "initTimeout":
-			err = json.Unmarshal(v, (*duration)(&sc.StartupTimeout))
+			err = json.Unmarshal(v, &sc.StartupTimeout)
 		case "idleTimeout":
-			err = json.Unmarshal(v, (*duration)(&sc.IdleTimeout))
+			err = json.Unmarshal(v, &sc.IdleTimeout)
+		case "oauth":
+			err = json.Unmarshal(v, &sc.Auth)
 		default:
 			continue // other hosts' settings (autoApprove, alwaysAllow, ...) are ignored
 		}
@@ -314,6 +337,7 @@ func decodeServer(file, name string, raw json.RawMessage, lookup func(string) (s
 	for i := range sc.Roots {
 		sc.Roots[i] = exp(fmt.Sprintf("roots[%d]", i), sc.Roots[i])
 	}
+	expandAuth(sc.Auth, exp)
 	if err != nil {
 		return sc, err
 	}
@@ -432,7 +456,7 @@ func (sc *ServerConfig) normalize() error {
 	if sc.ProtocolVersion != "" && !slices.Contains(protocolVersions, sc.ProtocolVersion) {
 		return fail("protocolVersion", "%q is not a protocol version go-sdk speaks (%s)", sc.ProtocolVersion, strings.Join(protocolVersions, ", "))
 	}
-	return nil
+	return sc.checkAuth()
 }
 
 // protocolVersions are the revisions go-sdk v1.8.0 negotiates.

@@ -74,7 +74,7 @@ func (s *server) dial(ctx context.Context, timeout time.Duration, version string
 	// session's teardown cancels it afterwards.
 	cctx, cancel := context.WithCancel(ctx)
 	timedOut := make(chan struct{})
-	timer := time.AfterFunc(timeout, func() { close(timedOut); cancel() })
+	timer := s.handshakeTimer(timeout, func() { close(timedOut); cancel() })
 	var opts *gomcp.ClientSessionOptions
 	if version != "" {
 		opts = &gomcp.ClientSessionOptions{ProtocolVersion: version}
@@ -112,9 +112,12 @@ func (s *server) connectErr(ctx context.Context, err error, timedOut bool, timeo
 	var se *json.SyntaxError
 	var ee *exec.Error
 	var hs *wstransport.HandshakeError
+	var ae *failure.Error
 	switch {
 	case ctx.Err() != nil:
 		fe.Kind = failure.Canceled
+	case errors.As(err, &ae) && ae.Op == "authorize":
+		fe.Kind, fe.Op, fe.Message = ae.Kind, ae.Op, ae.Message
 	case timedOut:
 		fe.Kind = failure.Timeout
 		fe.Message = fmt.Sprintf("the server did not complete the MCP handshake within %s", timeout)
@@ -124,7 +127,7 @@ func (s *server) connectErr(ctx context.Context, err error, timedOut bool, timeo
 	case errors.As(err, &hs) && (hs.Status == http.StatusUnauthorized || hs.Status == http.StatusForbidden),
 		strings.Contains(err.Error(), http.StatusText(http.StatusUnauthorized)), strings.Contains(err.Error(), http.StatusText(http.StatusForbidden)):
 		fe.Kind = failure.PermissionDenied
-		fe.Message = "the server refused the credentials (check the headers of its configuration)"
+		fe.Message = authRefusedMessage(s.cfg)
 	case errors.Is(err, failure.Protocol), errors.As(err, &se), strings.Contains(err.Error(), "invalid character"), strings.Contains(err.Error(), "unsupported protocol version"):
 		fe.Kind = failure.Protocol
 		fe.Message = "the server broke the MCP protocol during the handshake"

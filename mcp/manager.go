@@ -14,6 +14,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/policyref"
 	"github.com/switchboard-dev/switchboard/internal/schema"
 )
@@ -101,6 +102,9 @@ type Config struct {
 	ClientName, ClientVersion string
 	// HTTPClient is used by http, sse and ws servers (nil: http.DefaultClient).
 	HTTPClient *http.Client
+	// TokenStore keeps the servers' OAuth logins, per server and user (nil:
+	// in memory, for the Manager's life). See ServerConfig.Auth.
+	TokenStore TokenStore
 }
 
 // LogMessage is a log message a server sent (notifications/message).
@@ -136,6 +140,9 @@ type Manager struct {
 
 	results   *resultStore
 	closeOnce sync.Once
+
+	logins    *oauth.Logins // logins awaiting their redirect (auth.go)
+	memTokens *memStore
 }
 
 // New validates cfg, starts connecting every enabled server concurrently
@@ -186,6 +193,7 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 	if cfg.Logger != nil {
 		m.log = cfg.Logger.With().Str("component", "mcp").Logger()
 	}
+	m.logins, m.memTokens = oauth.NewLogins(m.log), &memStore{}
 	m.policy = policyref.New(cfg.Policy, failure.NewPolicy(failure.PolicyConfig{Logger: &m.log}))
 	for i := range cfg.Servers {
 		sc := cfg.Servers[i]
@@ -241,6 +249,7 @@ func (m *Manager) Close() error {
 		m.cancel()
 		m.wg.Wait()
 		m.results.close()
+		m.logins.Close()
 	})
 	return nil
 }

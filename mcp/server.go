@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/oauth"
 )
 
 // legacyProtocol is the newest revision with the initialize handshake.
@@ -48,6 +49,10 @@ type server struct {
 	// urlElicits remembers the URL-mode elicitations forwarded, by id, to
 	// place their completion (bounded: see rememberURL).
 	urlElicits map[string]agent.Elicitation
+
+	authOnce sync.Once // auth.go: the OAuth handler, made on first use
+	auth     *oauth.Handler
+	authErr  error
 }
 
 func newServer(m *Manager, cfg ServerConfig) *server {
@@ -238,7 +243,7 @@ func (s *server) sessionAfter(ctx context.Context, old *gomcp.ClientSession) (*g
 
 func (s *server) startupTimeout() time.Duration {
 	if s.cfg.StartupTimeout > 0 {
-		return s.cfg.StartupTimeout
+		return time.Duration(s.cfg.StartupTimeout)
 	}
 	return s.m.cfg.StartupTimeout
 }
@@ -268,7 +273,7 @@ func (s *server) supervise(ctx context.Context, firstDone func()) {
 			}
 			failures++
 			s.m.handle(ctx, err)
-			if s.singleUse() || s.m.cfg.MaxRestarts > 0 && failures >= s.m.cfg.MaxRestarts {
+			if s.singleUse() || s.m.cfg.MaxRestarts > 0 && failures >= s.m.cfg.MaxRestarts || loginEnded(err) {
 				s.setState(StateFailed, err)
 				s.log.Error().Err(err).Int("attempts", failures).Msg("giving up on MCP server")
 				s.notifyWaiters()

@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/idempotency"
 	"github.com/switchboard-dev/switchboard/internal/redact"
 	"github.com/switchboard-dev/switchboard/internal/schema"
 )
@@ -87,9 +88,10 @@ func newTool(s *server, name string, t *gomcp.Tool) *tool {
 	// The server's Timeout bounds the call; an agent prefers the spec's
 	// Timeout to its own ToolTimeout.
 	spec := agent.ToolSpec{Name: name, Description: desc, InputSchema: in,
-		Timeout: s.cfg.Timeout, Source: agent.Provenance{Kind: "mcp", Name: s.cfg.Name, Tool: t.Name}}
+		Timeout: time.Duration(s.cfg.Timeout), Source: agent.Provenance{Kind: "mcp", Name: s.cfg.Name, Tool: t.Name}}
 	if a := t.Annotations; a != nil {
 		spec.ReadOnly = a.ReadOnlyHint
+		spec.Idempotent = a.IdempotentHint && !a.ReadOnlyHint
 		// Per the spec destructiveHint defaults to true, but only for tools
 		// that are not read-only.
 		spec.Destructive = !a.ReadOnlyHint && (a.DestructiveHint == nil || *a.DestructiveHint)
@@ -140,9 +142,9 @@ func (m *Manager) CallTool(ctx context.Context, serverName, toolName string, arg
 }
 
 func (s *server) callTimeouts() (call, idle time.Duration) {
-	call, idle = s.cfg.Timeout, s.m.cfg.IdleTimeout
+	call, idle = time.Duration(s.cfg.Timeout), s.m.cfg.IdleTimeout
 	if s.cfg.IdleTimeout > 0 {
-		idle = s.cfg.IdleTimeout
+		idle = time.Duration(s.cfg.IdleTimeout)
 	}
 	return call, idle
 }
@@ -190,6 +192,12 @@ func (s *server) callTool(ctx context.Context, modelName, orig string, output []
 	s.addInflight(token, fl)
 	params := &gomcp.CallToolParams{Name: orig, Arguments: args}
 	params.SetProgressToken(token)
+	if key := idempotency.Key(ctx); key != "" {
+		if params.Meta == nil {
+			params.Meta = gomcp.Meta{}
+		}
+		params.Meta[idempotency.MetaKey] = key
+	}
 	res, err := sess.CallTool(cctx, params)
 	if err != nil && sessionMissing(err) && cctx.Err() == nil {
 		// The HTTP session expired or the server restarted: the request was

@@ -46,7 +46,22 @@ func (s *server) newTransport(ctx context.Context) (*attempt, error) {
 		a.cleanup = func() { killProcessGroup(cmd) }
 		return a, nil
 	case typeHTTP:
-		return &attempt{t: &gomcp.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: s.httpClient()}}, nil
+		t := &gomcp.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: s.httpClient()}
+		h, err := s.oauthHandler()
+		if err != nil {
+			return nil, err
+		}
+		if h != nil {
+			t.OAuthHandler = h
+			c := *t.HTTPClient
+			rt := c.Transport
+			if rt == nil {
+				rt = http.DefaultTransport
+			}
+			c.Transport = &authRT{base: rt, h: h}
+			t.HTTPClient = &c
+		}
+		return &attempt{t: t}, nil
 	case typeSSE:
 		return &attempt{t: &gomcp.SSEClientTransport{Endpoint: cfg.URL, HTTPClient: s.httpClient()}}, nil
 	case typeWS:

@@ -80,6 +80,13 @@ const (
 	// Conflict means the call lost a race with another writer: the key
 	// exists already, or its revision is stale.
 	Conflict
+	// InDoubt means a side-effecting call was started but its outcome was
+	// never recorded (the process running it stopped): whether it took
+	// effect is unknown, and it is not run again.
+	InDoubt
+	// Parked means a run stopped to wait for a person's answer; it is
+	// stored and resumes when the answer comes (see agent.Durability).
+	Parked
 )
 
 var kindNames = [...]string{
@@ -102,6 +109,8 @@ var kindNames = [...]string{
 	Rejected:         "rejected",
 	NotFound:         "not_found",
 	Conflict:         "conflict",
+	InDoubt:          "in_doubt",
+	Parked:           "parked",
 }
 
 // String returns the kind's stable snake_case name, as used in logs, events

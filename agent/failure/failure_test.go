@@ -85,6 +85,7 @@ func TestDefaultActions(t *testing.T) {
 		failure.ToolError: false, failure.PermissionDenied: false, failure.Declined: false,
 		failure.Timeout: false, failure.Unavailable: false,
 		failure.Budget: true, failure.Panic: true, failure.Canceled: true, failure.Model: true,
+		failure.InDoubt: false, failure.Parked: true,
 	} {
 		if got := failure.NewPolicy(failure.PolicyConfig{}).Handle(context.Background(), failure.New(k, failure.SourceTool, "x")).Abort; got != want {
 			t.Errorf("%s: abort %v, want %v", k, got, want)
@@ -248,5 +249,20 @@ func TestMarkRetried(t *testing.T) {
 	}
 	if remote.Retried() {
 		t.Fatal("MarkRetried changed the original")
+	}
+}
+
+// The durability kinds have stable names, and the model is told what an
+// in-doubt call means without the failure's cause.
+func TestDurabilityKinds(t *testing.T) {
+	for k, name := range map[failure.Kind]string{failure.InDoubt: "in_doubt", failure.Parked: "parked"} {
+		var back failure.Kind
+		if k.String() != name || back.UnmarshalText([]byte(name)) != nil || back != k {
+			t.Errorf("%d: name %q, decoded %v", int(k), k.String(), back)
+		}
+	}
+	text := failure.ModelText(&failure.Error{Kind: failure.InDoubt, Tool: "pay", Err: errors.New("secret=abc")})
+	if !strings.Contains(text, "unknown") || !strings.Contains(text, "not run again") || strings.Contains(text, "secret") {
+		t.Errorf("in-doubt text: %q", text)
 	}
 }

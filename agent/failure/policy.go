@@ -284,7 +284,7 @@ func (p *DefaultPolicy) Handle(ctx context.Context, err error) Outcome {
 // everything the model can act on is reported to it.
 func defaultAbort(k Kind) bool {
 	switch k {
-	case Budget, Panic, Model, Config, Canceled:
+	case Budget, Panic, Model, Config, Canceled, Parked:
 		return true
 	}
 	return false
@@ -337,6 +337,12 @@ func ModelText(e *Error) string {
 		return fmt.Sprintf("Error: what %s was asked for does not exist%s", who, detail)
 	case Conflict:
 		return fmt.Sprintf("Error: %s lost a conflict with another change%s. Read the current state and try again.", who, detail)
+	case InDoubt:
+		return fmt.Sprintf("Error: the outcome of the call to %s is unknown: it was started, but the run was interrupted "+
+			"before its result was recorded, and it was not run again. Check whether it took effect (with a read-only "+
+			"tool, or by asking the user) before calling it again.", who)
+	case Parked:
+		return fmt.Sprintf("The call to %s waits for a person's answer.", who)
 	case Panic:
 		return fmt.Sprintf("Error: %s crashed.", who)
 	case Canceled:

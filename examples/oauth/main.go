@@ -1,0 +1,129 @@
+// Command oauth shows an MCP server that requires authorization (OAuth
+// 2.1) reached through the mcp Manager, with the login going through the
+// bus: the Manager's Elicitor is the bus's, so the authorization URL is
+// published as a URL-mode elicitation and answered by whoever serves
+// elicitations (here a "browser" responder that follows the URL, as a
+// person would; in a real host, a terminal or a web page that shows it).
+// The redirect comes back to the Manager's loopback listener, the tokens
+// go to a JetStream bucket, encrypted, and a second Manager (another
+// replica) uses the same login without asking again.
+//
+// Everything is local: an embedded NATS server, and a real authorization
+// server (ory/fosite) in front of an MCP server, on loopback ports.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"time"
+
+	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/internal/testkit/authserver"
+	"github.com/switchboard-dev/switchboard/mcp"
+	"github.com/switchboard-dev/switchboard/mcp/tokenkv"
+)
+
+func main() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "oauth:", err)
+		os.Exit(1)
+	}
+}
+
+// browser answers URL-mode elicitations by following the URL: the local
+// authorization server logs the visitor in and redirects to the
+// Manager's listener.
+type browser struct{ logins int }
+
+func (b *browser) Elicit(ctx context.Context, e agent.Elicitation) (agent.ElicitationResult, error) {
+	if e.Kind != agent.ElicitURL {
+		return agent.ElicitationResult{Action: agent.ElicitDecline}, nil
+	}
+	b.logins++
+	fmt.Printf("person: %s (opening the authorization URL)\n", e.Message)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.URL+"&user=ada", nil)
+	if err != nil {
+		return agent.ElicitationResult{}, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return agent.ElicitationResult{}, err
+	}
+	resp.Body.Close()
+	return agent.ElicitationResult{Action: agent.ElicitAccept}, nil
+}
+
+func run(ctx context.Context) error {
+	srv := gomcp.NewServer(&gomcp.Implementation{Name: "notes", Version: "1"}, nil)
+	gomcp.AddTool(srv, &gomcp.Tool{Name: "latest_note", Description: "The latest note."},
+		func(context.Context, *gomcp.CallToolRequest, struct{}) (*gomcp.CallToolResult, any, error) {
+			return &gomcp.CallToolResult{Content: []gomcp.Content{&gomcp.TextContent{Text: "buy milk"}}}, nil, nil
+		})
+	as, err := authserver.Start(gomcp.NewStreamableHTTPHandler(func(*http.Request) *gomcp.Server { return srv }, nil), authserver.Options{})
+	if err != nil {
+		return err
+	}
+	defer as.Close()
+
+	dir, err := os.MkdirTemp("", "oauth-example-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	b, err := bus.New(ctx, bus.Config{StoreDir: dir})
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	person := &browser{}
+	svc, err := b.ServeElicitation(ctx, person, bus.ServeOptions{MaxConcurrent: 1})
+	if err != nil {
+		return err
+	}
+	defer svc.Close()
+	bucket, err := b.JetStream().CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "mcp-logins"})
+	if err != nil {
+		return err
+	}
+	key := bytes.Repeat([]byte{42}, 32) // in a real host: a secret from its key store
+
+	replica := func(name string) error {
+		store, err := tokenkv.New(bucket, key)
+		if err != nil {
+			return err
+		}
+		m, err := mcp.New(ctx, mcp.Config{
+			Servers:    []mcp.ServerConfig{{Name: "notes", URL: as.Endpoint(), Auth: &mcp.Auth{ClientID: authserver.PublicClient}}},
+			Elicitor:   b.Elicitor(),
+			TokenStore: store,
+		})
+		if err != nil {
+			return err
+		}
+		defer m.Close()
+		res, err := m.CallTool(ctx, "notes", "latest_note", json.RawMessage(`{}`))
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%s: latest_note: %s\n", name, res.Text())
+		return nil
+	}
+	if err := replica("replica 1"); err != nil {
+		return err
+	}
+	if err := replica("replica 2"); err != nil {
+		return err
+	}
+	fmt.Printf("logins asked of the person: %d; authorization code grants: %d\n", person.logins, as.Grants("authorization_code"))
+	return nil
+}
