@@ -41,7 +41,7 @@ func TestMain(m *testing.M) {
 // workerModel is agent B's deterministic model: "research X" calls the
 // research tool, "ask X" calls the ask tool, "slow X" calls the slow tool,
 // anything else is echoed; after tool results it answers with them.
-func workerModel() llm.Model {
+func workerModel() *llm.Scripted {
 	return llm.NewCyclic(llm.React(func(req *llm.Request) llm.Step {
 		if res := llm.LastToolResults(req); len(res) > 0 {
 			var parts []string

@@ -84,6 +84,10 @@ type Config struct {
 	// any process with the same configuration continues them (zero: in
 	// memory, as before). See docs/durability.md.
 	Durable Durability
+	// Context keeps requests inside the model's context window: tool
+	// search when tool definitions are big, history compaction when the
+	// prompt is (docs/context.md).
+	Context ContextConfig
 }
 
 // policyUser is implemented by toolsets whose source runs work of its own
@@ -141,6 +145,8 @@ type Agent struct {
 	// stopGrace how long a cancelled tool may take to return.
 	guards    guardPool
 	stopGrace time.Duration
+	// deferIx is the tool search index of the last tool snapshot.
+	deferIx atomic.Pointer[deferIndex]
 }
 
 // New validates cfg and returns an Agent. It lists every toolset once to
@@ -177,6 +183,7 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 	if cfg.Name == "" {
 		cfg.Name = "switchboard-agent"
 	}
+	contextDefaults(&cfg.Context)
 	a := &Agent{cfg: cfg, log: zerolog.Nop(), perms: cfg.Permissions, schemas: schema.NewCache(),
 		timeoutErr: callTimeoutErr(cfg.ToolTimeout), stopGrace: stopGrace}
 	if cfg.Logger != nil {
@@ -276,6 +283,7 @@ type Session struct {
 	grants  grants
 	// id names the session in Config.Durable.Store ("" without one).
 	id string
+	cx ctxState
 }
 
 // NewSession starts an empty conversation.

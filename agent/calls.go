@@ -48,7 +48,7 @@ func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolRes
 	var jobs []callJob
 
 	for i, c := range calls {
-		tool := r.index[c.Name]
+		tool := r.lookupTool(c.Name)
 		info := &CallInfo{ID: c.ID, Tool: c.Name, Args: c.Args}
 		var spec ToolSpec
 		if tool != nil {

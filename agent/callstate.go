@@ -2,6 +2,8 @@ package agent
 
 import (
 	"sync"
+
+	"github.com/switchboard-dev/switchboard/internal/callhook"
 )
 
 // callState is what a running call shares with the goroutines that report
@@ -25,6 +27,9 @@ type callState struct {
 
 	mu       sync.Mutex
 	finished bool
+	// ext, for a call made outside a run (external.go), receives the
+	// reports instead.
+	ext *callhook.Call
 }
 
 func newCallState(r *run, turn int, j callJob, msgs chan callMsg, inline bool) *callState {
@@ -49,6 +54,9 @@ func (cs *callState) send(m callMsg, block bool) bool {
 	defer cs.mu.Unlock()
 	if cs.finished {
 		return false
+	}
+	if cs.ext != nil {
+		return cs.sendExternal(m)
 	}
 	if cs.direct {
 		// The run's goroutine waits for the call and nobody iterates:

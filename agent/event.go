@@ -17,7 +17,8 @@ type EventType string
 const (
 	// EventRunStarted opens a run; Text is the input.
 	EventRunStarted EventType = "run_started"
-	// EventTurnStarted opens a model turn; Turn is its number (from 1).
+	// EventTurnStarted opens a model turn; Turn is its number (from 1) and
+	// Context the breakdown of the prompt about to be sent.
 	EventTurnStarted EventType = "turn_started"
 	// EventModelText is streamed model text; Text is a delta.
 	EventModelText EventType = "model_text"
@@ -142,6 +143,8 @@ type Event struct {
 	Handoff *Handoff `json:"handoff,omitempty"`
 	// Answer summarises the run on EventFinal.
 	Answer *Answer `json:"answer,omitempty"`
+	// Context is the prompt's breakdown on EventTurnStarted.
+	Context *ContextInfo `json:"context,omitempty"`
 }
 
 // Parent is where a nested run sits in the run that started it.

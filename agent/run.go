@@ -55,6 +55,10 @@ type run struct {
 	handoffIdx int
 	// d is the run's durable state (nil without Config.Durable.Store).
 	d *durableRun
+	// cx is the run's context economy (context.go); skills is the
+	// Instructor part of the system prompt.
+	cx     *ctxRun
+	skills string
 }
 
 // errConsumerStopped is the cancellation cause when the caller of Stream
@@ -199,6 +203,7 @@ func (r *run) loop(hist []llm.Message, input string) ([]llm.Message, error) {
 // turns runs model turns from turn first until the model answers or the run
 // must end.
 func (r *run) turns(hist []llm.Message, base, first int) ([]llm.Message, error) {
+	r.newCtxRun(r.skills)
 	b := r.a.cfg.Budget
 
 	// fail ends the run: the failure is handled and the history is closed
@@ -217,8 +222,12 @@ func (r *run) turns(hist []llm.Message, base, first int) ([]llm.Message, error) 
 		}
 		r.ans.Turns = turn
 		defs := r.gatherTools()
-		r.emit(Event{Type: EventTurnStarted, Turn: turn})
-		resp, err := r.generate(hist, defs)
+		prompt, defs, info, err := r.prepare(hist, defs)
+		r.emit(Event{Type: EventTurnStarted, Turn: turn, Context: info})
+		if err != nil {
+			return fail(err)
+		}
+		resp, err := r.generate(prompt, defs)
 		if err != nil {
 			if r.ctx.Err() != nil {
 				return fail(r.endErr())
@@ -227,6 +236,7 @@ func (r *run) turns(hist []llm.Message, base, first int) ([]llm.Message, error) 
 		}
 		r.ans.Usage.InputTokens += resp.Usage.InputTokens
 		r.ans.Usage.OutputTokens += resp.Usage.OutputTokens
+		r.observe(resp.Usage)
 		msg := resp.Message
 		msg.Role = llm.RoleAssistant
 		fixCallIDs(msg.ToolCalls, r.id, turn)
@@ -312,6 +322,7 @@ func (r *run) systemPrompt() string {
 		if in, ok := ts.(Instructor); ok {
 			if t := in.Instructions(r.ctx); t != "" {
 				parts = append(parts, t)
+				r.skills += t
 			}
 		}
 	}

@@ -83,6 +83,10 @@ type Request struct {
 	// OnText, if set, receives the answer's text as it streams. A model that
 	// does not stream calls it once with the whole text.
 	OnText func(delta string)
+	// Compaction marks a request that asks for a summary of old turns, so
+	// the agent's prompt fits the context window (the scripted model
+	// answers it without using a step of its script).
+	Compaction bool
 }
 
 // Usage reports the tokens a turn consumed, as the provider reported them.

@@ -108,15 +108,18 @@ func firstLine(s string) string {
 	return s
 }
 
-// scripted is a deterministic model that follows a script of turns: the
+// Scripted is a deterministic model that follows a script of turns: the
 // offline default of the demo and the model of tests. It streams each text
 // answer word by word through Request.OnText, reports input usage as one
 // token per four bytes (rounded up, per message) and output usage as the
-// number of words, and says it is scripted in its Name.
+// number of words, and says it is scripted in its Name. A request marked
+// Compaction is answered with a deterministic summary (the lines of the
+// transcript that name requests and tools, within Request.MaxTokens)
+// without using a step of the script.
 //
-// A scripted model is safe for concurrent use; its position in the script is
+// A Scripted model is safe for concurrent use; its position in the script is
 // shared by all callers.
-type scripted struct {
+type Scripted struct {
 	mu    sync.Mutex
 	steps []Step
 	pos   int
@@ -124,34 +127,31 @@ type scripted struct {
 	reqs  int
 }
 
-// NewScripted returns a deterministic model that plays steps in order (the
-// offline default of the demo and the model of tests); after the last step,
-// Generate fails with a Model failure saying the script is exhausted. It
-// streams each text answer word by word through Request.OnText, reports
-// input usage as one token per four bytes (rounded up, per message) and
-// output usage as the number of words, and says it is scripted in its Name.
-// It is safe for concurrent use; its position in the script is shared by
-// all callers.
-func NewScripted(steps ...Step) Model { return &scripted{steps: steps} }
+// NewScripted returns a model that plays steps in order; after the last
+// step, Generate fails with a Model failure saying the script is exhausted.
+func NewScripted(steps ...Step) *Scripted { return &Scripted{steps: steps} }
 
 // NewCyclic returns a model that plays steps in order and starts over after
 // the last one (for benchmarks and long-running demos).
-func NewCyclic(steps ...Step) Model { return &scripted{steps: steps, cycle: true} }
+func NewCyclic(steps ...Step) *Scripted { return &Scripted{steps: steps, cycle: true} }
 
 // Name says that this is a scripted model.
-func (s *scripted) Name() string { return scriptedName }
+func (s *Scripted) Name() string { return scriptedName }
 
 // Requests returns how many turns were asked of the model.
-func (s *scripted) Requests() int {
+func (s *Scripted) Requests() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.reqs
 }
 
 // Generate plays the next step.
-func (s *scripted) Generate(ctx context.Context, req *Request) (*Response, error) {
+func (s *Scripted) Generate(ctx context.Context, req *Request) (*Response, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if req.Compaction {
+		return scriptedSummary(req), nil
 	}
 	s.mu.Lock()
 	s.reqs++

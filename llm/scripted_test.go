@@ -62,7 +62,7 @@ func TestScriptedPlaysStepsInOrder(t *testing.T) {
 	if !errors.As(err, &fe) || fe.Kind != failure.Model || fe.Source != failure.SourceModel || !strings.Contains(fe.Message, "exhausted after 4 turns") {
 		t.Errorf("exhausted script: %v", err)
 	}
-	if got := m.(*scripted).Requests(); got != 5 {
+	if got := m.Requests(); got != 5 {
 		t.Errorf("Requests() = %d, want 5", got)
 	}
 }
@@ -158,7 +158,7 @@ func TestScriptedStreamsAndCountsUsage(t *testing.T) {
 	}
 	// The returned calls are a copy: editing them does not edit the script.
 	resp.Message.ToolCalls[0].ID = "changed"
-	if m.(*scripted).steps[1].Calls[0].ID != "a" {
+	if m.steps[1].Calls[0].ID != "a" {
 		t.Error("the response shares the script's calls")
 	}
 }
@@ -170,7 +170,7 @@ func TestScriptedCancelledContext(t *testing.T) {
 	if _, err := m.Generate(ctx, userReq("x")); !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v", err)
 	}
-	if m.(*scripted).Requests() != 0 {
+	if m.Requests() != 0 {
 		t.Error("a cancelled call consumed a step")
 	}
 }

@@ -157,7 +157,7 @@ func scaleServer(g *scaleGate) *gomcp.Server {
 
 // scaleModel plays each run's script from its input and the tool results
 // so far.
-func scaleModel(g *scaleGate) llm.Model {
+func scaleModel(g *scaleGate) *llm.Scripted {
 	echo := llm.Calls(llm.CallTool("c", "mcp__scale__echo", map[string]any{"text": "hello"}))
 	return llm.NewCyclic(llm.React(func(req *llm.Request) llm.Step {
 		results := 0

@@ -23,7 +23,8 @@
 // worker at capacity refuses, and the request goes to another) and streams
 // the remote run's events back, numbered, with heartbeats in between, until
 // its EventFinal or EventRunFailed. Both sides beat: a worker that stops
-// answering is lost (a Transient failure: the pool runs the input again on
+// answering is lost (a Transient failure: the pool resumes the run from its
+// checkpoint when the worker's agent is durable, else runs the input again on
 // another worker, under the failure policy), and a worker whose caller
 // stops answering cancels the run. Cancelling ctx, or stopping the
 // iteration, cancels the remote run; its tool calls still get results in

@@ -26,6 +26,10 @@ func TestMain(m *testing.M) {
 		// Re-executed by TestDistributedWorkerKilled: be a worker process.
 		os.Exit(workerProcess())
 	}
+	if os.Getenv(envDurableURL) != "" {
+		// Re-executed by TestDurableWorkersKilled.
+		os.Exit(durableWorkerProcess())
+	}
 	goleak.VerifyTestMain(m)
 }
 

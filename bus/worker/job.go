@@ -34,6 +34,7 @@ type job struct {
 	s        *Server
 	id       string
 	input    string
+	resume   string
 	parent   *agent.Parent
 	interval time.Duration
 	missed   int
@@ -59,7 +60,7 @@ type job struct {
 // values, the caller's deadline (ending the run with a Timeout), the
 // caller's place (runctx.WithParent) and the job (for Elicitor).
 func (s *Server) newJob(req startRequest) *job {
-	j := &job{s: s, id: req.Job, input: req.Input, parent: req.Parent, interval: defaultHeartbeat, missed: defaultMissed,
+	j := &job{s: s, id: req.Job, input: req.Input, resume: req.Resume, parent: req.Parent, interval: defaultHeartbeat, missed: defaultMissed,
 		out: s.subj.out(req.Job), elicit: s.subj.elicit(req.Job), cancelT: func() {}}
 	if req.HeartbeatMS > 0 {
 		j.interval = min(max(time.Duration(req.HeartbeatMS)*time.Millisecond, minHeartbeat), maxHeartbeat)
@@ -102,7 +103,7 @@ func (s *Server) run(j *job) {
 					Err: &failure.PanicError{Value: v}, Message: "the worker's runner crashed"})
 			}
 		}()
-		for ev, err := range s.r.Stream(j.ctx, j.input) {
+		for ev, err := range s.runEvents(j) {
 			switch {
 			case j.terminal:
 				// A runner that goes on after its last event: ignored.

@@ -118,7 +118,10 @@ func (p *Pool) Description() string { return p.cfg.Description }
 // No worker is Unavailable. A worker that is lost mid-run (no heartbeat,
 // no answer to the start request, stopping) is a Transient failure: it is
 // handled (an EventFailure is yielded, with the pool's own run id) and the
-// input runs again on another worker, under the policy. Cancelling ctx or
+// input runs again on another worker, under the policy; when the workers
+// serve a durable agent (one with a store), the retry resumes the remote
+// run from its checkpoint instead (and, finding no worker, waits for one
+// up to CapacityWait). Cancelling ctx or
 // stopping the iteration cancels the remote run; after a cancellation the
 // stream waits up to CancelWait for the remote run's last events.
 func (p *Pool) Stream(ctx context.Context, input string) iter.Seq2[agent.Event, error] {

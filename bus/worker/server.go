@@ -66,6 +66,7 @@ type Server struct {
 	b      *bus.Bus
 	nc     *nats.Conn
 	r      agent.Runner
+	resume resumer // r, when its runs are durable (resume.go)
 	cfg    ServeConfig
 	subj   subjects
 	key    string // "worker/<name>": failures' Name
@@ -126,6 +127,7 @@ func Serve(ctx context.Context, b *bus.Bus, r agent.Runner, cfg ServeConfig) (*S
 	if cfg.Logger != nil {
 		s.log = *cfg.Logger
 	}
+	s.resume = durableRunner(r)
 	s.log = s.log.With().Str("component", "worker").Str("pool", cfg.Name).Str("worker", cfg.ID).Logger()
 	if s.policy == nil {
 		s.policy = b.Policy()

@@ -30,6 +30,9 @@ type stream struct {
 	// stopped is set once the consumer stopped iterating.
 	stopped bool
 	handled *failure.Error
+	// remoteRun is the id of the remote run an attempt started (from its
+	// events): a later attempt resumes it (resume.go).
+	remoteRun string
 }
 
 // terminal is a run's last event and its error.
@@ -45,7 +48,7 @@ func (st *stream) run() {
 		if st.stopped {
 			return nil
 		}
-		t, err := st.attempt(ctx)
+		t, err := st.attemptOrWait(ctx)
 		if errors.Is(err, ErrNoWorker) {
 			// Found at once and costing nothing to find again, it must not
 			// open the pool's circuit: a worker that starts serving later
@@ -220,7 +223,7 @@ func (a *attempt) onElicit(msg *nats.Msg) {
 // CapacityWait.
 func (a *attempt) start(ctx context.Context) error {
 	st, p := a.st, a.st.p
-	req := startRequest{Job: a.job, Input: st.input, HeartbeatMS: p.cfg.Heartbeat.Milliseconds(),
+	req := startRequest{Job: a.job, Input: st.input, Resume: st.remoteRun, HeartbeatMS: p.cfg.Heartbeat.Milliseconds(),
 		Missed: p.cfg.MissedHeartbeats, Parent: st.parent}
 	if dl, ok := ctx.Deadline(); ok {
 		req.DeadlineMS = deadlineMS(dl)
@@ -377,6 +380,7 @@ func (a *attempt) follow(ctx context.Context) (*terminal, error) {
 // deliver yields an event message, or returns the run's last one.
 func (a *attempt) deliver(m *jobMessage) (*terminal, error) {
 	st, ev := a.st, *m.Event
+	st.noteRun(ev)
 	switch {
 	case ev.Type == agent.EventRunFailed && m.Handover:
 		return nil, &failure.Error{Kind: failure.Transient, Source: failure.SourceBus, Name: st.p.key.Name, Op: "follow",

@@ -23,6 +23,10 @@ type startRequest struct {
 	Job string `json:"job"`
 	// Input is the run's input.
 	Input string `json:"input"`
+	// Resume, on a retry after a lost worker, is the id of the remote run
+	// that worker started: a runner with durable runs (an agent with a
+	// store) resumes it from its checkpoint instead of running Input again.
+	Resume string `json:"resume,omitempty"`
 	// DeadlineMS is the caller's deadline in Unix milliseconds (0: none);
 	// the worker's run ends then, with a Timeout failure.
 	DeadlineMS int64 `json:"deadline_ms,omitempty"`

@@ -90,6 +90,13 @@ func TestDemoEndToEnd(t *testing.T) {
 		"Summary: 6 tool calls",
 		"1 failure handled",
 		"1 transient failure retried",
+		"durable: a run asks whether it may publish, and parks",
+		"no goroutine waits",
+		`inbox: "`,
+		"answering: accept",
+		"resumed the run here: The report is published.",
+		"Last prompt:",
+		"tool definitions",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q", want)

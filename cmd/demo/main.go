@@ -44,6 +44,9 @@ type options struct {
 }
 
 func main() {
+	if answerMain() {
+		return
+	}
 	var o options
 	flag.StringVar(&o.mcpConfig, "mcp-config", "", "an .mcp.json (mcpServers) whose servers are added to the demo's own")
 	flag.StringVar(&o.skillsDir, "skills", "", "a skills folder, searched before the demo's built-in skill")
@@ -82,5 +85,8 @@ func run(ctx context.Context, o options, stdout io.Writer, stdin io.Reader, stde
 		return err
 	}
 	defer w.close()
-	return w.runTask(ctx)
+	if err := w.runTask(ctx); err != nil {
+		return err
+	}
+	return w.parkedStep(ctx)
 }

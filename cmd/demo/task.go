@@ -78,6 +78,7 @@ func (w *world) runTask(ctx context.Context) error {
 	w.tr.say("\n%s %s (MCP, skills, A2A), %s handled, %s retried, %s asked, %s stored on the bus (replayable from JetStream), %s",
 		w.tr.paint("1", "Summary:"), plural(calls, "tool call"), plural(failures, "failure"), plural(retries, "transient failure"),
 		plural(asks, "permission question"), plural(stored, "run event"), elapsed)
+	w.tr.promptBreakdown()
 	if w.model == nil {
 		w.tr.say("%s every model answer above came from the scripted model (%s).", w.tr.paint("2", "Note:"), "offline, deterministic")
 	}

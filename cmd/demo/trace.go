@@ -26,6 +26,8 @@ type tracer struct {
 	barLabel map[string]string
 
 	calls, failures, retries, asks int
+	// prompt is the breakdown of the last model turn's prompt.
+	prompt *agent.ContextInfo
 }
 
 func newTracer(w io.Writer, color, jsonMode bool) *tracer {
@@ -76,6 +78,7 @@ func (t *tracer) event(ev agent.Event) {
 	case agent.EventRunStarted:
 		fmt.Fprintf(t.w, "\n%s %s\n  %s\n", t.paint("1", "▶ Task"), t.paint("2", "("+ev.Run+")"), ev.Text)
 	case agent.EventTurnStarted:
+		t.prompt = ev.Context
 		fmt.Fprintf(t.w, "%s\n", t.paint("2", fmt.Sprintf("── model turn %d ──", ev.Turn)))
 	case agent.EventModelTurn:
 		if ev.Text != "" {
@@ -178,4 +181,16 @@ func (t *tracer) ask(question, answer string) {
 		return
 	}
 	fmt.Fprintf(t.w, "  %s %s → %s\n", t.paint("35", "? permission:"), question, answer)
+}
+
+// promptBreakdown prints what the last model turn's prompt was made of.
+func (t *tracer) promptBreakdown() {
+	t.mu.Lock()
+	p := t.prompt
+	t.mu.Unlock()
+	if p == nil {
+		return
+	}
+	t.say("%s %d tokens (estimated) of a %d-token window: system %d, skills catalog %d, tool definitions %d (%d tools), history %d, tool results %d",
+		t.paint("1", "Last prompt:"), p.Prompt, p.Window, p.System, p.Skills, p.Tools, p.ToolsDefined, p.History, p.ToolResults)
 }

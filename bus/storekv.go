@@ -1,0 +1,509 @@
+package bus
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/switchboard-dev/switchboard/agent/failure"
+)
+
+// durableKV is one JetStream KV bucket of the durable store (storejs.go):
+// revision-checked writes of opaque values, with values over the server's
+// maximum message size kept in the store's object store and a small pointer
+// in the bucket. The bucket keeps one revision per key (the latest), and
+// its MaxAge, when set, expires a key that has not been written for that
+// long.
+type durableKV struct {
+	b      *Bus
+	kv     jetstream.KeyValue
+	stream jetstream.Stream // the bucket's stream
+	blobs  *blobStore
+	bucket string
+	// subject is where the bucket's values are published ("$KV.<bucket>.").
+	subject string
+	key     failure.Key
+}
+
+// blobPrefix starts a bucket value that points to an object (the record
+// itself, JSON, starts with '{' or '[').
+const blobPrefix = '@'
+
+// blobRef is the pointer a bucket value holds for a large value.
+type blobRef struct {
+	V    int    `json:"v"`
+	Obj  string `json:"obj"`
+	Size int    `json:"size"`
+}
+
+// blobStore is the object store of large values, shared by the store's
+// buckets. known remembers, per bucket key, the objects this process last
+// wrote or read for it (the current one and the one before), so that a
+// replaced object is deleted one write later (a reader that has just read
+// the previous pointer still finds its object); objects left by a crash between the two writes (or
+// replaced by another process) expire with the bucket's MaxAge, or go with
+// their key's deletion.
+type blobStore struct {
+	b      *Bus
+	obs    jetstream.ObjectStore
+	inline int // values up to this size stay in the bucket
+	key    failure.Key
+
+	mu    sync.Mutex
+	known map[string][2]string
+}
+
+// openDurableKV creates or updates bucket (file storage, one revision per
+// key, maxAge 0 = no expiry).
+func openDurableKV(ctx context.Context, b *Bus, bucket, desc string, maxAge time.Duration, replicas int, maxBytes int64, blobs *blobStore) (*durableKV, error) {
+	d := &durableKV{b: b, blobs: blobs, bucket: bucket, subject: "$KV." + bucket + ".", key: failure.Key{Source: failure.SourceBus, Name: "store:" + bucket}}
+	err := b.jetStreamAdmin(ctx, d.key, "open store", func(ctx context.Context) error {
+		kv, err := b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket: bucket, Description: desc, History: 1, TTL: maxAge, Replicas: replicas,
+			Storage: jetstream.FileStorage, LimitMarkerTTL: markerTTL, MaxBytes: maxBytes,
+		})
+		if err != nil {
+			return err
+		}
+		d.kv = kv
+		d.stream, err = b.js.Stream(ctx, "KV_"+bucket)
+		return err
+	})
+	if err != nil {
+		return nil, b.wrap(err, "open store", "the durable store's bucket "+bucket+" could not be opened")
+	}
+	return d, nil
+}
+
+// markerTTL is how long a bucket keeps the marker of a key that expired.
+const markerTTL = time.Minute
+
+// openBlobStore creates or updates the object store of large values.
+func openBlobStore(ctx context.Context, b *Bus, bucket string, maxAge time.Duration, replicas, inline int) (*blobStore, error) {
+	s := &blobStore{b: b, inline: inline, key: failure.Key{Source: failure.SourceBus, Name: "store:" + bucket}, known: map[string][2]string{}}
+	err := b.jetStreamAdmin(ctx, s.key, "open store", func(ctx context.Context) error {
+		obs, err := b.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
+			Bucket: bucket, Description: "Switchboard durable values over the maximum message size",
+			TTL: maxAge, Replicas: replicas, Storage: jetstream.FileStorage,
+		})
+		s.obs = obs
+		return err
+	})
+	if err != nil {
+		return nil, b.wrap(err, "open store", "the durable store's object store could not be opened")
+	}
+	return s, nil
+}
+
+func (d *durableKV) exec(ctx context.Context, op string, f func(context.Context) error) error {
+	return d.b.policy.Execute(ctx, d.key, func(ctx context.Context) error { return d.b.classifyConn(d.full(f(ctx), op), op) })
+}
+
+// full makes a write refused for the bucket's limits a Budget failure (the
+// server answers 503, which would otherwise be retried as transient).
+func (d *durableKV) full(err error, op string) error {
+	var api *jetstream.APIError
+	if !errors.As(err, &api) {
+		return err
+	}
+	switch {
+	case api.ErrorCode == jetstream.JSErrCodeStreamMessageExceedsMaximum,
+		api.ErrorCode == jsErrStoreFailed && strings.Contains(api.Description, "maximum"),
+		api.ErrorCode == jsErrStorageExceeded:
+		return &failure.Error{Kind: failure.Budget, Source: failure.SourceBus, Name: d.bucket, Op: op, Err: err,
+			Message: "the store's bucket " + d.bucket + " is full (StoreConfig.MaxBucketBytes) or the record is too large"}
+	}
+	return err
+}
+
+// JetStream error codes of a write refused for a stream's limits.
+const (
+	jsErrStoreFailed     = 10077 // "maximum bytes exceeded" and the like
+	jsErrStorageExceeded = 10047 // insufficient storage resources
+)
+
+// get returns key's value and revision; a missing (or expired) key is a
+// NotFound failure.
+func (d *durableKV) get(ctx context.Context, key string) ([]byte, uint64, error) {
+	if err := checkKey(key); err != nil {
+		return nil, 0, err
+	}
+	var last error
+	var lastRev uint64
+	for range 3 {
+		var e jetstream.KeyValueEntry
+		if err := d.exec(ctx, "store get", func(ctx context.Context) (err error) {
+			e, err = d.kv.Get(ctx, key)
+			if errors.Is(err, jetstream.ErrKeyDeleted) {
+				err = jetstream.ErrKeyNotFound
+			}
+			return err
+		}); err != nil {
+			return nil, 0, err
+		}
+		if last != nil && e.Revision() == lastRev {
+			break // the same pointer: its object is gone
+		}
+		data, err := d.blobs.resolve(ctx, d.bucket+"/"+key, e.Value())
+		if err == nil || ctx.Err() != nil || blobName(e.Value()) == "" {
+			return data, e.Revision(), err
+		}
+		// The object may have been replaced and deleted while it was read:
+		// read the key again.
+		last, lastRev = err, e.Revision()
+	}
+	return nil, 0, last
+}
+
+// put writes value under key if the key's revision is rev (0: the key
+// must not exist, or be deleted or expired), and returns the new revision;
+// a stale revision or an existing key is a Conflict failure. ttl > 0
+// expires the key that long after this write (a per-message TTL).
+func (d *durableKV) put(ctx context.Context, key string, value []byte, rev uint64, ttl time.Duration) (uint64, error) {
+	if err := checkKey(key); err != nil {
+		return 0, err
+	}
+	id := d.bucket + "/" + key
+	stored, obj, err := d.blobs.store(ctx, id, value)
+	if err != nil {
+		return 0, err
+	}
+	var next uint64
+	err = d.exec(ctx, "store put", func(ctx context.Context) (err error) {
+		next, err = d.publish(ctx, key, stored, rev, ttl)
+		if err != nil && rev == 0 && isWrongLastSeq(err) {
+			// A deleted or expired key leaves a marker: create over it.
+			if seq, ok := d.marker(ctx, key); ok {
+				next, err = d.publish(ctx, key, stored, seq, ttl)
+			}
+		}
+		if isWrongLastSeq(err) {
+			err = fmt.Errorf("%w: %w", err, jetstream.ErrKeyRevisionMismatch)
+		}
+		return err
+	})
+	if err != nil {
+		d.blobs.drop(obj) // the write lost: its object is nobody's
+		return 0, err
+	}
+	d.blobs.replaced(id, obj)
+	return next, nil
+}
+
+// marker returns the sequence of key's last message if it marks a deletion
+// or an expiry.
+func (d *durableKV) marker(ctx context.Context, key string) (uint64, bool) {
+	m, err := d.stream.GetLastMsgForSubject(ctx, d.subject+key)
+	if err != nil || m.Header == nil {
+		return 0, false
+	}
+	if m.Header.Get("KV-Operation") != "" || m.Header.Get(jetstream.MarkerReasonHeader) != "" {
+		return m.Sequence, true
+	}
+	return 0, false
+}
+
+// publish is one revision-checked write of the bucket's subject for key.
+func (d *durableKV) publish(ctx context.Context, key string, data []byte, rev uint64, ttl time.Duration) (uint64, error) {
+	opts := []jetstream.PublishOpt{jetstream.WithExpectLastSequencePerSubject(rev)}
+	if ttl > 0 {
+		opts = append(opts, jetstream.WithMsgTTL(max(ttl, time.Second)))
+	}
+	ack, err := d.b.js.PublishMsg(ctx, &nats.Msg{Subject: d.subject + key, Data: data}, opts...)
+	if err != nil {
+		return 0, err
+	}
+	return ack.Sequence, nil
+}
+
+// isWrongLastSeq is JetStream's answer to a stale expected sequence.
+func isWrongLastSeq(err error) bool {
+	var api *jetstream.APIError
+	return errors.As(err, &api) && (api.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+		api.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
+}
+
+// del deletes key (rev 0: whatever its revision; a missing key is not an
+// error) and its object, if this process knows it.
+func (d *durableKV) del(ctx context.Context, key string, rev uint64) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	err := d.exec(ctx, "store delete", func(ctx context.Context) error {
+		var opts []jetstream.KVDeleteOpt
+		if rev != 0 {
+			opts = append(opts, jetstream.LastRevision(rev))
+		}
+		err := d.kv.Purge(ctx, key, opts...)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			return nil
+		}
+		return err
+	})
+	if err == nil {
+		d.blobs.replaced(d.bucket+"/"+key, "")
+	}
+	return err
+}
+
+// scan returns the values of the keys matching filter (a subject pattern),
+// read with one watcher rather than a read per key.
+func (d *durableKV) scan(ctx context.Context, filter string) ([][]byte, error) {
+	var stored []jetstream.KeyValueEntry
+	err := d.exec(ctx, "store scan", func(ctx context.Context) error {
+		stored = stored[:0]
+		w, err := d.kv.WatchFiltered(ctx, []string{filter}, jetstream.IgnoreDeletes())
+		if err != nil {
+			return err
+		}
+		defer func() { _ = w.Stop() }()
+		for {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case e, ok := <-w.Updates():
+				if !ok {
+					return errors.New("the watcher closed")
+				}
+				if e == nil { // the current values are all in
+					return nil
+				}
+				stored = append(stored, e)
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]byte, 0, len(stored))
+	for _, e := range stored {
+		if e.Operation() != jetstream.KeyValuePut {
+			continue
+		}
+		data, err := d.blobs.resolve(ctx, d.bucket+"/"+e.Key(), e.Value())
+		if errors.Is(err, failure.NotFound) {
+			continue // replaced or expired meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, data)
+	}
+	return out, nil
+}
+
+// keys lists the keys matching filter (a subject pattern, e.g. "q.>").
+func (d *durableKV) keys(ctx context.Context, filter string) ([]string, error) {
+	var keys []string
+	err := d.exec(ctx, "store list", func(ctx context.Context) error {
+		keys = keys[:0]
+		l, err := d.kv.ListKeysFiltered(ctx, filter)
+		if err != nil {
+			if errors.Is(err, jetstream.ErrNoKeysFound) {
+				return nil
+			}
+			return err
+		}
+		defer func() { _ = l.Stop() }()
+		for k := range l.Keys() {
+			keys = append(keys, k)
+		}
+		return nil
+	})
+	return keys, err
+}
+
+// sweep deletes the objects of this bucket's keys that no key points to
+// any more (their key expired or was replaced by another process), if they
+// are older than minAge (a write in flight has put its object but not yet
+// its key).
+func (d *durableKV) sweep(ctx context.Context, minAge time.Duration) error {
+	var infos []*jetstream.ObjectInfo
+	err := d.b.policy.Execute(ctx, d.blobs.key, func(ctx context.Context) (err error) {
+		infos, err = d.blobs.obs.List(ctx)
+		if errors.Is(err, jetstream.ErrNoObjectsFound) {
+			infos, err = nil, nil
+		}
+		return d.b.classifyConn(err, "store sweep")
+	})
+	if err != nil {
+		return err
+	}
+	pre := d.bucket + "/"
+	for _, info := range infos {
+		rest, ok := strings.CutPrefix(info.Name, pre)
+		key, _, ok2 := strings.Cut(rest, "/")
+		if !ok || !ok2 || time.Since(info.ModTime) < minAge {
+			continue
+		}
+		e, err := d.kv.Get(ctx, key)
+		switch {
+		case errors.Is(err, jetstream.ErrKeyNotFound), errors.Is(err, jetstream.ErrKeyDeleted):
+		case err != nil:
+			return d.b.classifyConn(err, "store sweep")
+		case blobName(e.Value()) == info.Name:
+			continue
+		}
+		d.blobs.drop(info.Name)
+	}
+	return nil
+}
+
+// blobName is the object a bucket value points to ("" for an inline one).
+func blobName(stored []byte) string {
+	var ref blobRef
+	if len(stored) == 0 || stored[0] != blobPrefix || json.Unmarshal(stored[1:], &ref) != nil {
+		return ""
+	}
+	return ref.Obj
+}
+
+// store returns what the bucket holds for value: value itself, or, when it
+// is larger than the inline limit, a pointer to a new object (named obj).
+func (s *blobStore) store(ctx context.Context, id string, value []byte) (stored []byte, obj string, err error) {
+	if len(value) <= s.inline {
+		if len(value) > 0 && value[0] == blobPrefix {
+			return nil, "", &failure.Error{Kind: failure.InvalidArgs, Source: failure.SourceBus, Op: "store put",
+				Message: "a durable record must not start with '@'"}
+		}
+		return value, "", nil
+	}
+	obj = id + "/" + rand.Text()
+	err = s.b.policy.Execute(ctx, s.key, func(ctx context.Context) error {
+		_, err := s.obs.PutBytes(ctx, obj, value)
+		return s.b.classifyConn(err, "store put object")
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	ref, _ := json.Marshal(blobRef{V: version, Obj: obj, Size: len(value)})
+	return append([]byte{blobPrefix}, ref...), obj, nil
+}
+
+// resolve returns the value a bucket value stands for, reading its object
+// if it is a pointer.
+func (s *blobStore) resolve(ctx context.Context, id string, stored []byte) ([]byte, error) {
+	if len(stored) == 0 || stored[0] != blobPrefix {
+		return stored, nil
+	}
+	var ref blobRef
+	if err := json.Unmarshal(stored[1:], &ref); err != nil || ref.Obj == "" {
+		return nil, protocolError("store get", fmt.Errorf("malformed object pointer: %v", err))
+	}
+	if err := checkVersion("store get", ref.V); err != nil {
+		return nil, err
+	}
+	var data []byte
+	err := s.b.policy.Execute(ctx, s.key, func(ctx context.Context) (err error) {
+		// A deleted object's chunks are not awaited beyond this.
+		octx, cancel := context.WithTimeout(ctx, objectReadTimeout+time.Duration(ref.Size>>20)*time.Second)
+		defer cancel()
+		data, err = s.obs.GetBytes(octx, ref.Obj)
+		if errors.Is(err, jetstream.ErrObjectNotFound) {
+			return &failure.Error{Kind: failure.NotFound, Source: failure.SourceBus, Op: "store get object", Err: err,
+				Message: "the record's object is gone (expired)"}
+		}
+		return s.b.classifyConn(err, "store get object")
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(data) != ref.Size {
+		return nil, protocolError("store get", fmt.Errorf("object %s has %d bytes, the pointer says %d", ref.Obj, len(data), ref.Size))
+	}
+	s.mu.Lock()
+	if gen := s.known[id]; gen[0] != ref.Obj {
+		s.known[id] = [2]string{ref.Obj, gen[0]}
+	}
+	s.mu.Unlock()
+	return data, nil
+}
+
+// replaced records that id now holds obj ("" for an inline value or a
+// deletion) and deletes the object it held two writes ago (on a deletion,
+// every object it held).
+func (s *blobStore) replaced(id, obj string) {
+	s.mu.Lock()
+	gen := s.known[id]
+	var drop []string
+	if obj == "" && gen[0] == "" && gen[1] == "" {
+		s.mu.Unlock()
+		return
+	}
+	switch {
+	case obj == "":
+		drop = gen[:]
+		delete(s.known, id)
+	case obj != gen[0]:
+		drop = gen[1:]
+		s.known[id] = [2]string{obj, gen[0]}
+	}
+	s.mu.Unlock()
+	for _, o := range drop {
+		s.drop(o)
+	}
+}
+
+// drop deletes an object nobody points to any more, bounded by
+// dropTimeout (a failure leaves it to expire).
+func (s *blobStore) drop(obj string) {
+	if obj == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), dropTimeout)
+	defer cancel()
+	if err := s.obs.Delete(ctx, obj); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+		s.b.log.Debug().Err(err).Str("object", obj).Msg("store: an orphaned object could not be deleted")
+	}
+}
+
+// objectReadTimeout bounds the read of an object, plus a second per MiB.
+const objectReadTimeout = 2 * time.Second
+
+// dropTimeout bounds the deletion of a replaced object.
+const dropTimeout = 5 * time.Second
+
+// maxKeyBytes bounds a key (ids of sessions, runs, calls and questions
+// come from outside; a subject must fit NATS's control line).
+const maxKeyBytes = 1024
+
+func checkKey(key string) error {
+	if len(key) > maxKeyBytes {
+		return &failure.Error{Kind: failure.InvalidArgs, Source: failure.SourceBus, Op: "store",
+			Message: fmt.Sprintf("an id is too long (its key is %d bytes, the limit %d)", len(key), maxKeyBytes)}
+	}
+	return nil
+}
+
+// storeKey makes a KV key of an id given from outside: ids made of
+// letters, digits, '-' and '_' are kept (readable keys); any other id is
+// base64url-encoded behind '='.
+func storeKey(id string) string {
+	if id != "" && len(id) <= 200 && strings.IndexFunc(id, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_')
+	}) < 0 {
+		return id
+	}
+	return "=" + base64.RawURLEncoding.EncodeToString([]byte(id))
+}
+
+// idOfKey is the inverse of storeKey.
+func idOfKey(key string) (string, error) {
+	if !strings.HasPrefix(key, "=") {
+		return key, nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(key[1:])
+	if err != nil {
+		return "", protocolError("store list", fmt.Errorf("malformed key %q", key))
+	}
+	return string(b), nil
+}

@@ -1,0 +1,216 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-dev/switchboard/internal/testkit"
+)
+
+var countArgs = []string{"-mcp-config", filepath.Join("testdata", "count.mcp.json"), "-allow-all"}
+
+// endpoint is a client session on a server process, and the processes
+// whose CPU its requests cost.
+type endpoint struct {
+	cs   *gomcp.ClientSession
+	pids func() []int
+	tool string // the echo tool's name on this endpoint
+}
+
+// connectCmd connects go-sdk's client to cmd over stdio.
+func connectCmd(tb testing.TB, cmd *exec.Cmd) *gomcp.ClientSession {
+	tb.Helper()
+	c := gomcp.NewClient(&gomcp.Implementation{Name: "bench-client", Version: "1"}, nil)
+	cs, err := c.Connect(testkit.Ctx(tb, 60*time.Second), &gomcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// directEndpoint is the count server spoken to directly.
+func directEndpoint(tb testing.TB) endpoint {
+	nm := testkit.NodeModules(tb)
+	cmd := exec.Command(testkit.Node22(tb), filepath.Join(filepath.Dir(nm), "mcp-count-server.mjs"))
+	cs := connectCmd(tb, cmd)
+	return endpoint{cs: cs, tool: "echo", pids: func() []int { return []int{cmd.Process.Pid} }}
+}
+
+// gatewayEndpoint is the count server behind the gateway (both on stdio).
+func gatewayEndpoint(tb testing.TB) endpoint {
+	cmd := exec.Command(gatewayBin(tb), append([]string{"mcp", "serve", "-log-level", "warn"}, countArgs...)...)
+	cmd.Env = gatewayEnv(tb)
+	cs := connectCmd(tb, cmd)
+	return endpoint{cs: cs, tool: "mcp__count__echo", pids: func() []int { return append([]int{cmd.Process.Pid}, children(cmd.Process.Pid)...) }}
+}
+
+// children are the pids of pid's child processes.
+func children(pid int) []int {
+	var out []int
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, f := range tasks {
+		b, _ := os.ReadFile(f)
+		for _, s := range strings.Fields(string(b)) {
+			if p, err := strconv.Atoi(s); err == nil {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// cpuOf is the user+system CPU time the processes used so far.
+func cpuOf(pids []int) time.Duration {
+	var ticks int64
+	for _, pid := range pids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		// Fields after the command (which may hold spaces) start after ')'.
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+		u, _ := strconv.ParseInt(f[11], 10, 64)
+		s, _ := strconv.ParseInt(f[12], 10, 64)
+		ticks += u + s
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond // USER_HZ is 100 on Linux
+}
+
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func (e endpoint) call(tb testing.TB) {
+	res, err := e.cs.CallTool(testkit.Ctx(tb, 30*time.Second), &gomcp.CallToolParams{Name: e.tool, Arguments: map[string]any{"text": "x"}})
+	if err != nil || res.IsError {
+		tb.Fatalf("%s: %v %+v", e.tool, err, res)
+	}
+}
+
+// received is the count of echo calls the count server behind e received.
+func (e endpoint) received(tb testing.TB) int {
+	name := strings.TrimSuffix(e.tool, "echo") + "count"
+	res, err := e.cs.CallTool(testkit.Ctx(tb, 30*time.Second), &gomcp.CallToolParams{Name: name, Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		tb.Fatalf("%s: %v", name, err)
+	}
+	n, err := strconv.Atoi(res.Content[0].(*gomcp.TextContent).Text)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
+
+// phase runs n sequential calls on e and returns the wall time, the
+// servers' CPU and the client's CPU they took.
+func phase(tb testing.TB, e endpoint, n int) (wall, server, client time.Duration) {
+	s0, c0, t0 := cpuOf(e.pids()), selfCPU(), time.Now()
+	for range n {
+		e.call(tb)
+	}
+	return time.Since(t0), cpuOf(e.pids()) - s0, selfCPU() - c0
+}
+
+// BenchmarkGatewayCall: one tools/call through the gateway (client ->
+// gateway on stdio -> count server on stdio) against the same call made
+// directly (client -> count server on stdio), in the same run, every
+// server in its own process. Reports each path's time and CPU per call
+// (servers' and client's), requests/s and the ratio gateway/direct; the
+// count server's own count of calls received checks the arithmetic.
+func BenchmarkGatewayCall(b *testing.B) {
+	direct, gw := directEndpoint(b), gatewayEndpoint(b)
+	for range 50 { // warm up both paths (JIT, connections)
+		direct.call(b)
+		gw.call(b)
+	}
+	b.ResetTimer()
+	// Interleave in chunks so both paths see the same machine load.
+	var dWall, dSrv, dCli, gWall, gSrv, gCli time.Duration
+	const chunk = 100
+	for done := 0; done < b.N; {
+		n := min(chunk, b.N-done)
+		w, s, c := phase(b, direct, n)
+		dWall, dSrv, dCli = dWall+w, dSrv+s, dCli+c
+		w, s, c = phase(b, gw, n)
+		gWall, gSrv, gCli = gWall+w, gSrv+s, gCli+c
+		done += n
+	}
+	b.StopTimer()
+	if got, want := direct.received(b), b.N+50; got != want {
+		b.Fatalf("the direct count server received %d calls, want %d", got, want)
+	}
+	if got, want := gw.received(b), b.N+50; got != want {
+		b.Fatalf("the count server behind the gateway received %d calls, want %d", got, want)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(dWall.Nanoseconds())/n, "direct-ns/call")
+	b.ReportMetric(float64(gWall.Nanoseconds())/n, "gateway-ns/call")
+	b.ReportMetric(n/dWall.Seconds(), "direct-calls/s")
+	b.ReportMetric(n/gWall.Seconds(), "gateway-calls/s")
+	b.ReportMetric(float64(dSrv.Microseconds())/n, "direct-server-cpu-µs/call")
+	b.ReportMetric(float64(gSrv.Microseconds())/n, "gateway-servers-cpu-µs/call")
+	b.ReportMetric(float64(dCli.Microseconds())/n, "direct-client-cpu-µs/call")
+	b.ReportMetric(float64(gCli.Microseconds())/n, "gateway-client-cpu-µs/call")
+	b.ReportMetric(float64(gWall)/float64(dWall), "ratio")
+}
+
+// TestThousandConcurrentCalls: 1,000 concurrent tools/call through one
+// gateway process (Streamable HTTP, 10 client sessions) to a stdio server
+// all succeed, and the server received exactly 1,000.
+func TestThousandConcurrentCalls(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts node processes")
+	}
+	url := startHTTP(t, gatewayEnv(t), countArgs...)
+	var sessions []*gomcp.ClientSession
+	for range 10 {
+		c := gomcp.NewClient(&gomcp.Implementation{Name: "load", Version: "1"}, nil)
+		cs, err := c.Connect(ctx(t, 30*time.Second), &gomcp.StreamableClientTransport{Endpoint: url}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		sessions = append(sessions, cs)
+	}
+	start := time.Now()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var failures []string
+	for i := range 1000 {
+		cs := sessions[i%len(sessions)]
+		wg.Go(func() {
+			res, err := cs.CallTool(ctx(t, 90*time.Second), &gomcp.CallToolParams{Name: "mcp__count__echo", Arguments: map[string]any{"text": strconv.Itoa(i)}})
+			if err == nil && (res.IsError || res.Content[0].(*gomcp.TextContent).Text != strconv.Itoa(i)) {
+				err = fmt.Errorf("result %+v", res.Content)
+			}
+			if err != nil {
+				mu.Lock()
+				failures = append(failures, err.Error())
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if len(failures) > 0 {
+		t.Fatalf("%d of 1000 calls failed, first: %s", len(failures), failures[0])
+	}
+	got := endpoint{cs: sessions[0], tool: "mcp__count__echo"}.received(t)
+	if got != 1000 {
+		t.Errorf("the server received %d calls, want 1000", got)
+	}
+	t.Logf("1000 concurrent calls through one gateway: all succeeded in %v (%.0f calls/s); server received %d", elapsed, 1000/elapsed.Seconds(), got)
+}

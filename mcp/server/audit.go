@@ -1,0 +1,38 @@
+package server
+
+import "time"
+
+// AuditRecord describes one tools/call, given to Config.Audit after the
+// call ended (the gateway publishes it on JetStream). It holds no
+// arguments or results: only who called what, and how it ended.
+type AuditRecord struct {
+	Time time.Time `json:"time"`
+	// Client is who called: the token's subject ("sub:<id>") on HTTP with
+	// auth, else "session:<id>" (or "stdio" for the stdio client).
+	Client string `json:"client"`
+	// Session is the MCP session id ("" on stdio and stateless HTTP).
+	Session string `json:"session,omitempty"`
+	// Tool is the name called; Source the tool's provenance
+	// (e.g. "mcp:files:read_file"), when the tool exists.
+	Tool   string `json:"tool"`
+	Source string `json:"source,omitempty"`
+	// Outcome is one of "ok", "tool_error" (the tool answered isError),
+	// "failed" (a failure: timeout, unavailable source, panic), "denied"
+	// (permission policy or the person), "invalid_args", "rate_limited",
+	// "unknown_tool".
+	Outcome string `json:"outcome"`
+	// IsError is whether the client got an error result.
+	IsError  bool          `json:"is_error"`
+	Duration time.Duration `json:"duration_ns"`
+}
+
+// Outcomes of AuditRecord.
+const (
+	outcomeOK          = "ok"
+	outcomeToolError   = "tool_error"
+	outcomeFailed      = "failed"
+	outcomeDenied      = "denied"
+	outcomeInvalidArgs = "invalid_args"
+	outcomeRateLimited = "rate_limited"
+	outcomeUnknownTool = "unknown_tool"
+)

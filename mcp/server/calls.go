@@ -1,0 +1,246 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/callhook"
+	"github.com/switchboard-dev/switchboard/internal/schema"
+)
+
+// stopGrace is how long a tool that ignores its cancelled context is waited
+// for before its call is answered without it (as in an agent).
+const stopGrace = 2 * time.Second
+
+// callSeq numbers calls for their ids.
+var callSeq atomic.Uint64
+
+// callTool serves one tools/call: rate limit, permission, arguments, then
+// the tool under the failure policy, with its call context bound to the
+// MCP client. It always answers with a result (refusals and failures are
+// error results), and records the call for the audit hook once it ended.
+// A session on a protocol revision with multi round-trip requests
+// (2026-07-28) gets its questions as input-required results (mrtr.go).
+func (s *Server) callTool(ctx context.Context, req *gomcp.CallToolRequest, name string) *gomcp.CallToolResult {
+	if req.Params.RequestState != "" {
+		return s.resumeMRTR(ctx, req)
+	}
+	if req.Session != nil && usesMRTR(req.Session) {
+		return s.startMRTR(ctx, req, name)
+	}
+	return s.serveAudited(ctx, req, name, directLink(req.Session))
+}
+
+// serveAudited serves the call and records it.
+func (s *Server) serveAudited(ctx context.Context, req *gomcp.CallToolRequest, name string, link *clientLink) *gomcp.CallToolResult {
+	start := time.Now()
+	client := clientID(ctx, req)
+	rec := AuditRecord{Time: start, Client: client, Session: sessionID(req), Tool: name}
+	res, outcome := s.serveCall(ctx, req, name, client, link, &rec)
+	rec.Outcome, rec.Duration = outcome, time.Since(start)
+	rec.IsError = res.IsError
+	if s.cfg.Audit != nil {
+		s.cfg.Audit(context.WithoutCancel(ctx), rec)
+	}
+	return res
+}
+
+// serveCall does the work of callTool and names its outcome.
+func (s *Server) serveCall(ctx context.Context, req *gomcp.CallToolRequest, name, client string, link *clientLink, rec *AuditRecord) (*gomcp.CallToolResult, string) {
+	tool, ok := s.tools.lookup(name)
+	if !ok {
+		return errorResult(fmt.Sprintf("unknown tool %q", name)), outcomeUnknownTool
+	}
+	spec := tool.Spec()
+	rec.Source = spec.Source.String()
+	if !s.limits.allow(client) {
+		return errorResult("rate limit exceeded for this client: retry later"), outcomeRateLimited
+	}
+	args, err := normaliseArgs(req.Params.Arguments)
+	if err != nil {
+		return errorResult(err.Error()), outcomeInvalidArgs
+	}
+	switch s.cfg.Permissions.Decide(spec, nil) {
+	case agent.Deny:
+		return errorResult(fmt.Sprintf("permission denied: the tool %s may not be called here", name)), outcomeDenied
+	case agent.Ask:
+		if ok, why := s.askPermission(ctx, link, spec, args); !ok {
+			return errorResult(fmt.Sprintf("permission denied: %s", why)), outcomeDenied
+		}
+	}
+	if spec.Source.Kind != "mcp" && len(spec.InputSchema) > 0 {
+		// MCP servers validate their own arguments; other tools are
+		// validated here, as an agent does.
+		if err := s.tools.schemas.Validate(spec.InputSchema, args); err != nil && !errors.Is(err, schema.ErrBadSchema) {
+			return errorResult(fmt.Sprintf("invalid arguments for %s: %v", name, err)), outcomeInvalidArgs
+		}
+	}
+	result, err := s.runTool(ctx, req, link, tool, spec, args)
+	if err != nil {
+		fe := failure.From(err)
+		if fe.Tool == "" {
+			fe.Tool = name
+		}
+		s.policy.Handle(ctx, fe)
+		return errorResult(failure.ModelText(fe)), outcomeFailed
+	}
+	out := toMCPResult(result)
+	if out.IsError {
+		return out, outcomeToolError
+	}
+	return out, outcomeOK
+}
+
+// runTool runs the tool under the failure policy (one circuit per source,
+// keyed as an agent keys it) and its timeout, with its call context bound
+// to the session. A panic is recovered; a tool that ignores its cancelled
+// context is abandoned stopGrace after its deadline.
+func (s *Server) runTool(ctx context.Context, req *gomcp.CallToolRequest, link *clientLink, tool agent.Tool, spec agent.ToolSpec, args json.RawMessage) (*agent.Result, error) {
+	timeout := s.cfg.CallTimeout
+	if spec.Timeout > 0 {
+		timeout = spec.Timeout
+	}
+	ctx, cancel := context.WithTimeout(withLink(ctx, link), timeout)
+	defer cancel()
+	// The call's run id finds its session for the questions and sampling
+	// requests of sources that lose the context on the way (an MCP
+	// server's requests arrive on the manager's own goroutines).
+	id := fmt.Sprintf("mcp_%d", callSeq.Add(1))
+	if link != nil {
+		s.inflight.Store(id, link)
+		defer s.inflight.Delete(id)
+	}
+	prog := newProgress(req)
+	ctx, done := callhook.Bind(ctx, callhook.Call{Run: id, ID: id, Tool: spec.Name, Source: spec.Source,
+		Progress: func(p any) { prog.report(ctx, p.(agent.Progress)) },
+		Forward:  func(ev any) bool { prog.event(ctx, ev.(agent.Event)); return true },
+		Elicitor: s.Elicitor()})
+	defer done()
+	var result *agent.Result
+	op := func(ctx context.Context) error {
+		r, err := guarded(ctx, tool, args)
+		result = r
+		return err
+	}
+	err := s.policy.Execute(ctx, sourceKey(spec), op)
+	if err != nil && ctx.Err() != nil {
+		kind := failure.Canceled
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			kind = failure.Timeout
+		}
+		if fe := failure.From(err); fe.Kind != failure.Timeout && fe.Kind != failure.Canceled {
+			err = &failure.Error{Kind: kind, Source: failureSource(spec.Source.Kind), Name: spec.Source.Name,
+				Tool: spec.Name, Op: "call", Err: err}
+		}
+	}
+	return result, err
+}
+
+// guarded runs tool.Call on a goroutine of its own, recovering a panic, and
+// returns when it returned or stopGrace after ctx ended.
+func guarded(ctx context.Context, tool agent.Tool, args json.RawMessage) (*agent.Result, error) {
+	type out struct {
+		r   *agent.Result
+		err error
+	}
+	ch := make(chan out, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				ch <- out{err: &failure.Error{Kind: failure.Panic, Source: failureSource(tool.Spec().Source.Kind),
+					Tool: tool.Spec().Name, Op: "call", Message: "the tool panicked",
+					Err: fmt.Errorf("panic: %v\n%s", p, debug.Stack())}}
+			}
+		}()
+		r, err := tool.Call(ctx, args)
+		ch <- out{r, err}
+	}()
+	select {
+	case o := <-ch:
+		return o.r, o.err
+	case <-ctx.Done():
+	}
+	t := time.NewTimer(stopGrace)
+	defer t.Stop()
+	select {
+	case o := <-ch:
+		return o.r, o.err
+	case <-t.C:
+		return nil, failure.Wrap(failure.Timeout, failureSource(tool.Spec().Source.Kind),
+			fmt.Errorf("the tool %s did not return after its cancellation: %w", tool.Spec().Name, ctx.Err()))
+	}
+}
+
+// normaliseArgs returns the call's arguments as a JSON object: absent and
+// null become {}, anything else that is not an object is refused.
+func normaliseArgs(raw json.RawMessage) (json.RawMessage, error) {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
+		return json.RawMessage("{}"), nil
+	}
+	if trimmed[0] != '{' || !json.Valid(trimmed) {
+		return nil, errors.New("invalid arguments: they must be a JSON object")
+	}
+	return trimmed, nil
+}
+
+// sourceKey is the failure-policy key of a tool's source, as an agent
+// computes it: one circuit per MCP server, skill set or peer.
+func sourceKey(spec agent.ToolSpec) failure.Key {
+	src := spec.Source
+	if src.Kind == "" || src.Kind == "local" || src.Name == "" {
+		return failure.Key{Source: failure.SourceTool, Name: spec.Name}
+	}
+	return failure.Key{Source: failureSource(src.Kind), Name: src.Name}
+}
+
+// failureSource is the failure source of a provenance kind.
+func failureSource(kind string) failure.Source {
+	switch kind {
+	case "", "local":
+		return failure.SourceTool
+	case "skill":
+		return failure.SourceSkill
+	}
+	return failure.Source(kind)
+}
+
+// errorResult is an error result of one text part.
+func errorResult(text string) *gomcp.CallToolResult {
+	return &gomcp.CallToolResult{IsError: true, Content: []gomcp.Content{&gomcp.TextContent{Text: text}}}
+}
+
+// askPermission puts an "ask" decision to the client as a form
+// elicitation; it reports whether the person accepted, and why not.
+func (s *Server) askPermission(ctx context.Context, link *clientLink, spec agent.ToolSpec, args json.RawMessage) (bool, string) {
+	if !link.canElicit() {
+		return false, fmt.Sprintf("the tool %s needs a person's approval, and this client cannot be asked (no elicitation capability)", spec.Name)
+	}
+	shown := string(args)
+	if len(shown) > 2000 {
+		shown = shown[:2000] + "…"
+	}
+	ectx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
+	defer cancel()
+	res, err := link.elicit(ectx, &gomcp.ElicitParams{Mode: "form",
+		Message:         fmt.Sprintf("Allow the tool %s to run with the arguments %s?", spec.Name, strings.TrimSpace(shown)),
+		RequestedSchema: json.RawMessage(`{"type":"object","properties":{}}`)})
+	if err != nil {
+		return false, fmt.Sprintf("asking for approval of %s failed", spec.Name)
+	}
+	if res.Action != string(agent.ElicitAccept) {
+		return false, fmt.Sprintf("the person answered %q to running %s", res.Action, spec.Name)
+	}
+	return true, ""
+}

@@ -1,0 +1,38 @@
+package server
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// sessionIdle closes an HTTP session that received no request for this long.
+const sessionIdle = 30 * time.Minute
+
+// Handler serves the server over Streamable HTTP (mount it at /mcp).
+//
+// With Config.TokenVerifier set, every request needs a valid bearer token
+// (auth.RequireBearerToken: 401 with WWW-Authenticate naming the resource
+// metadata, 403 for missing scopes). DNS-rebinding protection is go-sdk's
+// (a request to a loopback address with a non-loopback Host is refused
+// with 403); cross-origin browser requests are refused unless their origin
+// is in Config.AllowedOrigins (http.CrossOriginProtection). Request bodies
+// are bounded by go-sdk's default (gomcp.DefaultMaxRequestBodyBytes), and
+// idle sessions end after 30 minutes.
+func (s *Server) Handler() http.Handler {
+	var h http.Handler = gomcp.NewStreamableHTTPHandler(func(*http.Request) *gomcp.Server { return s.mcp },
+		&gomcp.StreamableHTTPOptions{Stateless: s.cfg.Stateless, SessionTimeout: sessionIdle})
+	cop := http.NewCrossOriginProtection()
+	for _, o := range s.cfg.AllowedOrigins {
+		// AddTrustedOrigin fails only on a malformed origin, which New
+		// has already refused.
+		_ = cop.AddTrustedOrigin(o)
+	}
+	h = cop.Handler(h)
+	if s.cfg.TokenVerifier != nil {
+		h = auth.RequireBearerToken(s.cfg.TokenVerifier, s.cfg.AuthOptions)(h)
+	}
+	return h
+}

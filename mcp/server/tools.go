@@ -1,0 +1,149 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"sync"
+	"time"
+
+	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/schema"
+)
+
+// listTimeout bounds one toolset's listing during a resynchronisation.
+const listTimeout = 10 * time.Second
+
+// toolRegistry keeps the go-sdk server's tools in step with the toolsets:
+// every listed tool the permission policy does not deny, the first of each
+// name.
+type toolRegistry struct {
+	s        *Server
+	toolsets []agent.Toolset
+	schemas  *schema.Cache
+
+	// syncMu serialises resynchronisations; mu guards offered.
+	syncMu sync.Mutex
+	mu     sync.Mutex
+	// last is each toolset's last good listing (a failing listing keeps it).
+	last map[int][]agent.Tool
+	// offered are the tools registered with the go-sdk server, by name.
+	offered map[string]agent.Tool
+}
+
+func newToolRegistry(s *Server) (*toolRegistry, error) {
+	r := &toolRegistry{s: s, schemas: schema.NewCache(), last: map[int][]agent.Tool{},
+		offered: map[string]agent.Tool{}}
+	for _, ts := range s.cfg.Toolsets {
+		if ts == nil {
+			return nil, failure.New(failure.Config, failure.SourceMCP, "server: Config.Toolsets holds a nil toolset")
+		}
+		r.toolsets = append(r.toolsets, ts)
+	}
+	if len(s.cfg.Runners) > 0 {
+		var tools []agent.Tool
+		for _, run := range s.cfg.Runners {
+			t, err := agent.AsTool(run, nil)
+			if err != nil {
+				return nil, err
+			}
+			tools = append(tools, t)
+		}
+		r.toolsets = append(r.toolsets, agent.NewToolset("runners", tools...))
+	}
+	return r, nil
+}
+
+// lookup returns the offered tool of that name.
+func (r *toolRegistry) lookup(name string) (agent.Tool, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t, ok := r.offered[name]
+	return t, ok
+}
+
+// sync lists every toolset and registers the difference with the go-sdk
+// server, which notifies sessions of the change.
+func (r *toolRegistry) sync(ctx context.Context) {
+	r.syncMu.Lock()
+	defer r.syncMu.Unlock()
+	want := map[string]agent.Tool{}
+	for i, ts := range r.toolsets {
+		lctx, cancel := context.WithTimeout(ctx, listTimeout)
+		tools, err := ts.Tools(lctx)
+		cancel()
+		if err != nil {
+			r.s.log.Warn().Err(err).Str("toolset", ts.Name()).Msg("listing tools failed; offering its last list")
+			tools = r.last[i]
+		} else {
+			r.last[i] = tools
+		}
+		for _, t := range tools {
+			spec := t.Spec()
+			if _, dup := want[spec.Name]; dup {
+				r.s.log.Warn().Str("tool", spec.Name).Str("toolset", ts.Name()).Msg("tool name already offered; hidden")
+				continue
+			}
+			if r.s.cfg.Permissions.Decide(spec, nil) == agent.Deny {
+				continue
+			}
+			want[spec.Name] = t
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var gone []string
+	for name := range r.offered {
+		if _, ok := want[name]; !ok {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) > 0 {
+		slices.Sort(gone)
+		r.s.mcp.RemoveTools(gone...)
+		for _, n := range gone {
+			delete(r.offered, n)
+		}
+	}
+	for name, t := range want {
+		if old, ok := r.offered[name]; ok && old == t {
+			continue
+		}
+		r.offered[name] = t
+		r.s.mcp.AddTool(r.mcpTool(t.Spec()), r.handler(name))
+	}
+}
+
+// handler serves tools/call for the tool named name.
+func (r *toolRegistry) handler(name string) gomcp.ToolHandler {
+	return func(ctx context.Context, req *gomcp.CallToolRequest) (*gomcp.CallToolResult, error) {
+		return r.s.callTool(ctx, req, name), nil
+	}
+}
+
+// mcpTool is the MCP definition of an agent tool. A schema that is not a
+// JSON object of type "object" (go-sdk refuses those) is offered as any
+// object, and the tool's own validation decides.
+func (r *toolRegistry) mcpTool(spec agent.ToolSpec) *gomcp.Tool {
+	t := &gomcp.Tool{Name: spec.Name, Description: spec.Description, InputSchema: objectSchema(spec.InputSchema)}
+	ann := &gomcp.ToolAnnotations{ReadOnlyHint: spec.ReadOnly}
+	if !spec.ReadOnly {
+		d := spec.Destructive
+		ann.DestructiveHint = &d
+	}
+	t.Annotations = ann
+	return t
+}
+
+// objectSchema returns s when it is a JSON object whose type is "object",
+// else an empty object schema.
+func objectSchema(s json.RawMessage) json.RawMessage {
+	var m map[string]any
+	if len(s) > 0 && json.Unmarshal(s, &m) == nil && m["type"] == "object" {
+		return s
+	}
+	return json.RawMessage(`{"type":"object"}`)
+}
