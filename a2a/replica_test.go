@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/switchboard-dev/switchboard/a2a/store"
@@ -14,7 +15,7 @@ import (
 )
 
 // kvStore opens the shared task bucket on b.
-func kvStore(t *testing.T, b *bus.Bus) *store.KVStore {
+func kvStore(t *testing.T, b *bus.Bus) taskstore.Store {
 	t.Helper()
 	kv, err := b.JetStream().CreateKeyValue(context.Background(), jetstream.KeyValueConfig{Bucket: "a2a_tasks"})
 	if err != nil {

@@ -264,7 +264,7 @@ type Answer struct {
 	Elapsed time.Duration `json:"elapsed"`
 	// Handoff is set when the run ended by handing the conversation to
 	// another agent (see NewHandoffTool); Text is then empty.
-	Handoff *handoffRequest `json:"handoff,omitempty"`
+	Handoff *Handoff `json:"handoff,omitempty"`
 	// Question is the question a parked run waits on (its error is then a
 	// failure of kind Parked); Agent.Answer answers it.
 	Question string `json:"question,omitempty"`

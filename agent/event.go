@@ -140,7 +140,7 @@ type Event struct {
 	Nested *Event `json:"nested,omitempty"`
 	// Handoff is set on EventHandoff and on the EventFinal of a run that
 	// ended by handing off.
-	Handoff *handoffRequest `json:"handoff,omitempty"`
+	Handoff *Handoff `json:"handoff,omitempty"`
 	// Answer summarises the run on EventFinal.
 	Answer *Answer `json:"answer,omitempty"`
 	// Context is the prompt's breakdown on EventTurnStarted.

@@ -27,11 +27,11 @@ const (
 	HandoffFull HandoffContext = "full"
 )
 
-// handoffRequest is a run's request to hand its conversation to another agent. A
+// Handoff is a run's request to hand its conversation to another agent. A
 // run whose model calls a handoff tool ends after that turn: its Answer
 // carries the Handoff and the workflow that runs it (workflow.NewHandoffs)
 // starts the target with the context asked for.
-type handoffRequest struct {
+type Handoff struct {
 	// To names the agent that takes over.
 	To string `json:"to"`
 	// Context is what the target receives.
@@ -47,7 +47,7 @@ type handoffRequest struct {
 
 // Input renders what the target receives as its input: the task, preceded
 // by the summary for HandoffSummary.
-func (h *handoffRequest) Input() string {
+func (h *Handoff) Input() string {
 	if h.Context == HandoffSummary && h.Summary != "" {
 		return "Summary of the conversation so far:\n" + h.Summary + "\n\nTask:\n" + h.Task
 	}
@@ -121,6 +121,6 @@ func (t *handoffTool) Call(_ context.Context, args json.RawMessage) (*Result, er
 		return ErrorResult("a handoff needs a non-empty \"task\""), nil
 	}
 	res := TextResult(fmt.Sprintf("Handed off to %s.", t.to))
-	res.Handoff = &handoffRequest{To: t.to, Context: t.mode, Task: in.Task, Summary: in.Summary}
+	res.Handoff = &Handoff{To: t.to, Context: t.mode, Task: in.Task, Summary: in.Summary}
 	return res, nil
 }

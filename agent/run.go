@@ -51,7 +51,7 @@ type run struct {
 	// (under emitMu while a call runs on the run's goroutine).
 	detached bool
 	// handoff is the first handoff a turn's calls asked for, by call order.
-	handoff    *handoffRequest
+	handoff    *Handoff
 	handoffIdx int
 	// d is the run's durable state (nil without Config.Durable.Store).
 	d *durableRun

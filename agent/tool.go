@@ -136,7 +136,7 @@ type Result struct {
 	Source Provenance `json:"source"`
 	// Handoff, set by a handoff tool (NewHandoffTool), ends the run after
 	// this turn with the conversation handed to another agent.
-	Handoff *handoffRequest `json:"handoff,omitempty"`
+	Handoff *Handoff `json:"handoff,omitempty"`
 }
 
 // TextResult returns a result of one text part.

@@ -73,7 +73,7 @@ func BenchmarkProgressPublishToDelivery(b *testing.B) {
 	bb := newBus(b, bus.Config{Stream: bus.StreamConfig{Memory: true}})
 	ctx := context.Background()
 	nc := bb.Conn()
-	subj := bb.Subjects()
+	subj := bus.SubjectsOf(bb)
 
 	rawSub, err := nc.SubscribeSync(subj.Progress("bench_raw"))
 	if err != nil {
@@ -156,7 +156,7 @@ func benchSampling(b *testing.B, concurrent bool, maxConcurrent int) {
 	answer := func(_ context.Context, req agent.SamplingRequest) (agent.SamplingResult, error) {
 		return agent.SamplingResult{Model: "echo", Text: req.Messages[0].Text, StopReason: "end_turn", Usage: llm.Usage{InputTokens: 1, OutputTokens: 1}}, nil
 	}
-	rawSubject := bb.Subjects().Prefix() + ".bench.sampling"
+	rawSubject := bus.SubjectsOf(bb).Prefix() + ".bench.sampling"
 	handle := func(m *nats.Msg) {
 		var req rawSamplingRequest
 		if err := json.Unmarshal(m.Data, &req); err != nil || req.V != 1 {

@@ -369,8 +369,10 @@ func (b *Bus) jetStreamAdmin(ctx context.Context, key failure.Key, op string, f 
 	}
 }
 
-// Subjects returns the bus's subject scheme.
-func (b *Bus) Subjects() subjects { return b.subj }
+// Prefix returns the bus's sanitized subject prefix (Config.Prefix, default
+// "switchboard"); every subject of the bus is under it (docs/bus.md lists
+// the scheme).
+func (b *Bus) Prefix() string { return b.subj.prefix }
 
 // Conn returns the underlying NATS connection (for advanced use; do not
 // close it).

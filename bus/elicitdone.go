@@ -9,18 +9,18 @@ import (
 	"github.com/switchboard-dev/switchboard/agent/failure"
 )
 
-// elicitationDone announces, on <prefix>.elicit.done.<run>, that a URL-mode
+// ElicitationDone announces, on <prefix>.elicit.done.<run>, that a URL-mode
 // elicitation finished at its source (MCP notifications/elicitation/complete):
 // a UI that showed the question can close it. Elicitation carries the
 // question's identity (ID, Source, Run, Call).
-type elicitationDone struct {
+type ElicitationDone struct {
 	Time time.Time `json:"time"`
 	agent.Elicitation
 }
 
 type elicitDoneWire struct {
 	V int `json:"v"`
-	elicitationDone
+	ElicitationDone
 }
 
 // ElicitationComplete publishes e's end on <prefix>.elicit.done.<run>. It
@@ -28,7 +28,7 @@ type elicitDoneWire struct {
 // and forget: a failure to publish is logged, not returned.
 func (e busElicitor) ElicitationComplete(ctx context.Context, el agent.Elicitation) {
 	b := e.b
-	data, err := json.Marshal(elicitDoneWire{V: version, elicitationDone: elicitationDone{Time: time.Now(), Elicitation: el}})
+	data, err := json.Marshal(elicitDoneWire{V: version, ElicitationDone: ElicitationDone{Time: time.Now(), Elicitation: el}})
 	if err == nil {
 		err = b.publishMsg(b.subj.ElicitDone(el.Run), data, traceHeader(ctx))
 	}
@@ -39,7 +39,7 @@ func (e busElicitor) ElicitationComplete(ctx context.Context, el agent.Elicitati
 
 // SubscribeElicitationDone follows the ends of run's URL-mode elicitations
 // live (run "*" follows every run's). Close the subscription when done.
-func (b *Bus) SubscribeElicitationDone(run string) (*Subscription[elicitationDone], error) {
+func (b *Bus) SubscribeElicitationDone(run string) (*Subscription[ElicitationDone], error) {
 	subject := b.subj.ElicitDone(run)
 	if run == "*" {
 		subject = b.subj.done + "*"
@@ -48,19 +48,19 @@ func (b *Bus) SubscribeElicitationDone(run string) (*Subscription[elicitationDon
 }
 
 // decodeElicitationDone decodes an elicitation-done payload.
-func decodeElicitationDone(data []byte) (elicitationDone, error) {
+func decodeElicitationDone(data []byte) (ElicitationDone, error) {
 	var w elicitDoneWire
 	if err := json.Unmarshal(data, &w); err != nil {
-		return elicitationDone{}, protocolError("decode elicitation done", err)
+		return ElicitationDone{}, protocolError("decode elicitation done", err)
 	}
 	if err := checkVersion("decode elicitation done", w.V); err != nil {
-		return elicitationDone{}, err
+		return ElicitationDone{}, err
 	}
 	if w.ID == "" {
-		return elicitationDone{}, &failure.Error{Kind: failure.Protocol, Source: failure.SourceBus, Op: "decode elicitation done",
+		return ElicitationDone{}, &failure.Error{Kind: failure.Protocol, Source: failure.SourceBus, Op: "decode elicitation done",
 			Message: "an elicitation-done payload without the elicitation's id"}
 	}
-	return w.elicitationDone, nil
+	return w.ElicitationDone, nil
 }
 
 var _ agent.ElicitationCompleter = busElicitor{}

@@ -138,11 +138,11 @@ func (b *Bus) Emit(ctx context.Context, ev agent.Event) {
 	}
 	b.events.enqueue(outMsg{subject: b.subj.Events(ev.Run), data: data, header: traceHeader(ctx)})
 	if ev.Type == agent.EventToolProgress && ev.Progress != nil {
-		pu := progressUpdate{Run: ev.Run, Progress: ev.Progress.Progress, Total: ev.Progress.Total, Message: ev.Progress.Message}
+		pu := ProgressUpdate{Run: ev.Run, Progress: ev.Progress.Progress, Total: ev.Progress.Total, Message: ev.Progress.Message}
 		if ev.Call != nil {
 			pu.Call = ev.Call.ID
 		}
-		if data, err := json.Marshal(progressWire{V: version, progressUpdate: pu}); err == nil {
+		if data, err := json.Marshal(progressWire{V: version, ProgressUpdate: pu}); err == nil {
 			b.events.enqueue(outMsg{subject: b.subj.Progress(ev.Run), data: data, header: traceHeader(ctx)})
 		}
 	}

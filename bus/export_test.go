@@ -3,17 +3,21 @@ package bus
 import (
 	"context"
 	"errors"
+	"io"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nats.go/micro"
+
+	"github.com/switchboard-dev/switchboard/agent"
 )
 
 // PublishProgress publishes a progress report, for the external tests.
-func PublishProgress(ctx context.Context, b *Bus, p progressUpdate) error {
+func PublishProgress(ctx context.Context, b *Bus, p ProgressUpdate) error {
 	return b.publishProgress(ctx, p)
 }
 
 // ProgressPublisher is a publisher of one run's progress, for the benchmarks.
-func ProgressPublisher(b *Bus, run string) func(context.Context, progressUpdate) error {
+func ProgressPublisher(b *Bus, run string) func(context.Context, ProgressUpdate) error {
 	return b.progressPublisher(run).publish
 }
 
@@ -22,15 +26,25 @@ var NewSubjects = newSubjects
 
 // Names the external tests use.
 type (
-	KVConfig       = kvConfig
-	Entry[T any]   = kvEntry[T]
-	ProgressUpdate = progressUpdate
+	KVConfig     = kvConfig
+	Entry[T any] = kvEntry[T]
 )
 
 // OpenKV opens a typed bucket, for the external tests.
 func OpenKV[T any](ctx context.Context, b *Bus, cfg KVConfig) (*typedKV[T], error) {
 	return openKV[T](ctx, b, cfg)
 }
+
+// ServiceStats is the micro stats of a responder ServeSampling or
+// ServeElicitation returned, for the external tests.
+func ServiceStats(c io.Closer) micro.Stats { return c.(*busService).Stats() }
+
+// SamplerUsed is the tokens a NewModelSampler sampler spent, for the
+// external tests.
+func SamplerUsed(s agent.Sampler) int { return s.(*modelSampler).spent() }
+
+// SubjectsOf is b's subject scheme, for the external tests.
+func SubjectsOf(b *Bus) subjects { return b.subj }
 
 // OpenStoreInline is OpenStore with values over inline bytes kept in the
 // object store, for the tests of large records.

@@ -9,16 +9,16 @@ import (
 	"github.com/switchboard-dev/switchboard/agent/failure"
 )
 
-// failureReport is a handled failure on <prefix>.failures: what happened,
+// FailureReport is a handled failure on <prefix>.failures: what happened,
 // where, and what the policy decided. Its text is redacted.
-type failureReport struct {
+type FailureReport struct {
 	Time time.Time `json:"time"`
 	agent.FailureInfo
 }
 
 type failureWire struct {
 	V int `json:"v"`
-	failureReport
+	FailureReport
 }
 
 // ReportFailure publishes a handled failure on <prefix>.failures (core
@@ -37,7 +37,7 @@ func (b *Bus) ReportFailure(ctx context.Context, o failure.Outcome) {
 	if o.Err == nil {
 		return
 	}
-	data, err := json.Marshal(failureWire{V: version, failureReport: failureReport{Time: time.Now(), FailureInfo: *agent.NewFailureInfo(o)}})
+	data, err := json.Marshal(failureWire{V: version, FailureReport: FailureReport{Time: time.Now(), FailureInfo: *agent.NewFailureInfo(o)}})
 	if err == nil {
 		err = b.publishMsg(b.subj.Failures(), data, traceHeader(ctx))
 	}
@@ -48,18 +48,18 @@ func (b *Bus) ReportFailure(ctx context.Context, o failure.Outcome) {
 
 // SubscribeFailures follows <prefix>.failures live. Close the subscription
 // when done.
-func (b *Bus) SubscribeFailures() (*Subscription[failureReport], error) {
+func (b *Bus) SubscribeFailures() (*Subscription[FailureReport], error) {
 	return liveSubscription(b, b.subj.Failures(), "subscribe failures", decodeFailure)
 }
 
 // decodeFailure decodes a failure report payload.
-func decodeFailure(data []byte) (failureReport, error) {
+func decodeFailure(data []byte) (FailureReport, error) {
 	var w failureWire
 	if err := json.Unmarshal(data, &w); err != nil {
-		return failureReport{}, protocolError("decode failure", err)
+		return FailureReport{}, protocolError("decode failure", err)
 	}
 	if err := checkVersion("decode failure", w.V); err != nil {
-		return failureReport{}, err
+		return FailureReport{}, err
 	}
-	return w.failureReport, nil
+	return w.FailureReport, nil
 }

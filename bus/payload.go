@@ -11,9 +11,9 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/buswire"
 )
 
-// progressUpdate is a progress report on <prefix>.progress.<run>: of a tool
+// ProgressUpdate is a progress report on <prefix>.progress.<run>: of a tool
 // call (Call) or a remote task (Token, as the source named it).
-type progressUpdate struct {
+type ProgressUpdate struct {
 	Run   string `json:"run"`
 	Call  string `json:"call,omitempty"`
 	Token string `json:"token,omitempty"`
@@ -36,7 +36,7 @@ type eventWire struct {
 
 type progressWire struct {
 	V int `json:"v"`
-	progressUpdate
+	ProgressUpdate
 }
 
 type taskWire struct {
@@ -76,15 +76,15 @@ func decodeEvent(data []byte) (agent.Event, error) {
 }
 
 // decodeProgress decodes a progress update.
-func decodeProgress(data []byte) (progressUpdate, error) {
+func decodeProgress(data []byte) (ProgressUpdate, error) {
 	var w progressWire
 	if err := json.Unmarshal(data, &w); err != nil {
-		return progressUpdate{}, protocolError("decode progress", err)
+		return ProgressUpdate{}, protocolError("decode progress", err)
 	}
 	if err := checkVersion("decode progress", w.V); err != nil {
-		return progressUpdate{}, err
+		return ProgressUpdate{}, err
 	}
-	return w.progressUpdate, nil
+	return w.ProgressUpdate, nil
 }
 
 // decodeTaskUpdate decodes an A2A task update.

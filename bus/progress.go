@@ -9,7 +9,7 @@ import (
 
 // publishProgress publishes a progress report on <prefix>.progress.<run>
 // (tests publish progress this way; runs publish it through Emit).
-func (b *Bus) publishProgress(ctx context.Context, p progressUpdate) error {
+func (b *Bus) publishProgress(ctx context.Context, p ProgressUpdate) error {
 	return b.progressPublisher(p.Run).publish(ctx, p)
 }
 
@@ -26,9 +26,9 @@ func (b *Bus) progressPublisher(run string) *progressPublisher {
 }
 
 // publish publishes p with its Run set to the publisher's run.
-func (pp *progressPublisher) publish(ctx context.Context, p progressUpdate) error {
+func (pp *progressPublisher) publish(ctx context.Context, p ProgressUpdate) error {
 	p.Run = pp.run
-	data, err := json.Marshal(progressWire{V: version, progressUpdate: p})
+	data, err := json.Marshal(progressWire{V: version, ProgressUpdate: p})
 	if err != nil {
 		return &failure.Error{Kind: failure.Internal, Source: failure.SourceBus, Op: "publish progress", Err: err,
 			Message: "a progress report could not be encoded"}
@@ -49,7 +49,7 @@ type ProgressOptions struct {
 
 // SubscribeProgress subscribes to a run's progress reports; run "" means
 // every run. The subscription is established when it returns.
-func (b *Bus) SubscribeProgress(ctx context.Context, run string, opts ProgressOptions) (*Subscription[progressUpdate], error) {
+func (b *Bus) SubscribeProgress(ctx context.Context, run string, opts ProgressOptions) (*Subscription[ProgressUpdate], error) {
 	subject := b.subj.progress + "*"
 	if run != "" {
 		subject = b.subj.Progress(run)

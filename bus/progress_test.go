@@ -75,7 +75,7 @@ func TestProgressRoundTrip(t *testing.T) {
 	}
 	// A malformed payload on the subject is a Protocol error; the
 	// subscription goes on.
-	b.Conn().Publish(b.Subjects().Progress("run_p"), []byte(`{"v":2}`))
+	b.Conn().Publish(bus.SubjectsOf(b).Progress("run_p"), []byte(`{"v":2}`))
 	bus.PublishProgress(ctx, b, bus.ProgressUpdate{Run: "run_p", Progress: 4})
 	if _, err := live.Next(ctx); !errorsIs(err, failure.Protocol) {
 		t.Errorf("malformed: %v, want Protocol", err)

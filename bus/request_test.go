@@ -89,10 +89,10 @@ func TestSamplingRoundTrip(t *testing.T) {
 			res, err := b.Sampler().Sample(ctx, tt.req)
 			// micro counts a request after its handler returns, which is
 			// after the reply went out.
-			st := svc.Stats().Endpoints[0]
+			st := bus.ServiceStats(svc).Endpoints[0]
 			for st.NumRequests == 0 && ctx.Err() == nil {
 				time.Sleep(time.Millisecond)
-				st = svc.Stats().Endpoints[0]
+				st = bus.ServiceStats(svc).Endpoints[0]
 			}
 			if tt.wantKind != failure.Unknown {
 				wantKind(t, err, tt.wantKind)
@@ -125,8 +125,8 @@ func TestModelSamplerBudget(t *testing.T) {
 	if _, err := ms.Sample(ctx, samplingRequest("a b c d")); err != nil {
 		t.Fatal(err)
 	}
-	if ms.Used() < 5 {
-		t.Fatalf("Used() = %d after a 7-token answer", ms.Used())
+	if bus.SamplerUsed(ms) < 5 {
+		t.Fatalf("Used() = %d after a 7-token answer", bus.SamplerUsed(ms))
 	}
 	_, err = ms.Sample(ctx, samplingRequest("again"))
 	if !errorsIs(err, failure.Budget) {
@@ -202,8 +202,8 @@ func TestElicitationRoundTrip(t *testing.T) {
 	}
 	// The service counts a request after its reply is sent: the last one
 	// may be counted a moment after its requester has the answer.
-	st := svc.Stats()
-	for deadline := time.Now().Add(5 * time.Second); len(st.Endpoints) == 1 && st.Endpoints[0].NumRequests < 4 && time.Now().Before(deadline); st = svc.Stats() {
+	st := bus.ServiceStats(svc)
+	for deadline := time.Now().Add(5 * time.Second); len(st.Endpoints) == 1 && st.Endpoints[0].NumRequests < 4 && time.Now().Before(deadline); st = bus.ServiceStats(svc) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	if len(st.Endpoints) != 1 || st.Endpoints[0].NumRequests != 4 || st.Endpoints[0].QueueGroup != buswire.QueueGroup {
@@ -260,7 +260,7 @@ func TestRequestFailuresAreTyped(t *testing.T) {
 	// open circuit that repeated failures lead to.
 	b := newBus(t, bus.Config{Policy: failure.NewPolicy(failure.PolicyConfig{BreakerFailures: 100, InitialBackoff: time.Millisecond})})
 	nc := b.Conn()
-	subj := b.Subjects()
+	subj := bus.SubjectsOf(b)
 	tests := []struct {
 		name  string
 		reply func(m *nats.Msg) // nil: no responder
@@ -321,7 +321,7 @@ func TestResponderRejectsMalformedRequest(t *testing.T) {
 	}
 	defer svc.Close()
 	for _, payload := range []string{`not json`, `{"v":9,"request":{}}`} {
-		msg, err := b.Conn().RequestWithContext(ctx, b.Subjects().Sampling(), []byte(payload))
+		msg, err := b.Conn().RequestWithContext(ctx, bus.SubjectsOf(b).Sampling(), []byte(payload))
 		if err != nil {
 			t.Fatal(err)
 		}

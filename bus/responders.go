@@ -12,7 +12,8 @@ import (
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
-// SamplingPolicy says whether a modelSampler answers a sampling request.
+// SamplingPolicy says whether NewModelSampler's sampler answers a sampling
+// request.
 type SamplingPolicy string
 
 // Sampling policies.
@@ -33,7 +34,7 @@ type ModelHint struct {
 	Model llm.Model
 }
 
-// ModelSamplerConfig configures a modelSampler. Model is required.
+// ModelSamplerConfig configures NewModelSampler. Model is required.
 type ModelSamplerConfig struct {
 	// Model answers requests no hint matches.
 	Model llm.Model
@@ -62,8 +63,10 @@ type modelSampler struct {
 	used atomic.Int64
 }
 
-// NewModelSampler validates cfg and returns a modelSampler.
-func NewModelSampler(cfg ModelSamplerConfig) (*modelSampler, error) {
+// NewModelSampler validates cfg and returns the default sampling
+// responder: it answers with cfg.Model under cfg.Policy and the token caps.
+// Serve it with Bus.ServeSampling.
+func NewModelSampler(cfg ModelSamplerConfig) (agent.Sampler, error) {
 	if cfg.Model == nil {
 		return nil, failure.New(failure.Config, failure.SourceBus, "ModelSamplerConfig.Model is required")
 	}
@@ -80,8 +83,8 @@ func NewModelSampler(cfg ModelSamplerConfig) (*modelSampler, error) {
 	return &modelSampler{cfg: cfg}, nil
 }
 
-// Used returns the tokens spent so far.
-func (m *modelSampler) Used() int { return int(m.used.Load()) }
+// spent returns the tokens spent so far.
+func (m *modelSampler) spent() int { return int(m.used.Load()) }
 
 // pick chooses the model for a request's preferences.
 func (m *modelSampler) pick(p agent.ModelPreferences) llm.Model {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -273,20 +274,21 @@ func serve[Req, Res any](ctx context.Context, b *Bus, opts ServeOptions, name, e
 }
 
 // ServeSampling answers sampling requests on <prefix>.sampling with
-// sampler (for example a modelSampler), in a queue group. ctx's values are
-// kept; its cancellation does not stop the service (Stop or Close do).
-func (b *Bus) ServeSampling(ctx context.Context, sampler agent.Sampler, opts ServeOptions) (*busService, error) {
+// sampler (for example NewModelSampler's), in a queue group, until the
+// returned closer's Close (or the Bus's). ctx's values are kept; its
+// cancellation does not stop the service.
+func (b *Bus) ServeSampling(ctx context.Context, sampler agent.Sampler, opts ServeOptions) (io.Closer, error) {
 	if sampler == nil {
 		return nil, b.fail(failure.Config, "serve sampling", nil, "a sampler is required")
 	}
-	return serve(ctx, b, opts, "switchboard-sampling", "sampling", b.subj.sampling, "serve sampling",
-		b.cfg.SamplingTimeout, decodeSamplingRequest, sampler.Sample)
+	return closer(serve(ctx, b, opts, "switchboard-sampling", "sampling", b.subj.sampling, "serve sampling",
+		b.cfg.SamplingTimeout, decodeSamplingRequest, sampler.Sample))
 }
 
 // ServeElicitation answers questions on <prefix>.elicit.* (or one run's,
 // with opts.Run) with elicitor (for example an ElicitHandlers), in a queue
-// group.
-func (b *Bus) ServeElicitation(ctx context.Context, elicitor agent.Elicitor, opts ServeOptions) (*busService, error) {
+// group, until the returned closer's Close (or the Bus's).
+func (b *Bus) ServeElicitation(ctx context.Context, elicitor agent.Elicitor, opts ServeOptions) (io.Closer, error) {
 	if elicitor == nil {
 		return nil, b.fail(failure.Config, "serve elicitation", nil, "an elicitor is required")
 	}
@@ -294,6 +296,15 @@ func (b *Bus) ServeElicitation(ctx context.Context, elicitor agent.Elicitor, opt
 	if opts.Run != "" {
 		subject = b.subj.Elicit(opts.Run)
 	}
-	return serve(ctx, b, opts, "switchboard-elicit", "elicitation", subject, "serve elicitation",
-		b.cfg.ElicitTimeout, decodeElicitation, elicitor.Elicit)
+	return closer(serve(ctx, b, opts, "switchboard-elicit", "elicitation", subject, "serve elicitation",
+		b.cfg.ElicitTimeout, decodeElicitation, elicitor.Elicit))
+}
+
+// closer returns s as an io.Closer, and a nil interface (not a nil
+// *busService) when serving failed.
+func closer(s *busService, err error) (io.Closer, error) {
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }

@@ -38,7 +38,7 @@ func TestTraceContextOverTheBus(t *testing.T) {
 		t.Errorf("the responder's span context %v, want the requester's %v", got, want)
 	}
 
-	sub, err := b.Conn().SubscribeSync(b.Subjects().Events("run_1"))
+	sub, err := b.Conn().SubscribeSync(bus.SubjectsOf(b).Events("run_1"))
 	if err != nil {
 		t.Fatal(err)
 	}

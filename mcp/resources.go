@@ -132,8 +132,9 @@ func (m *Manager) Unsubscribe(ctx context.Context, serverName, uri string) error
 	})
 }
 
-// renderedPrompt is a prompt rendered with arguments.
-type renderedPrompt struct {
+// RenderedPrompt is a prompt rendered with arguments (Manager.GetPrompt).
+type RenderedPrompt struct {
+	// Description is the prompt's, as the server gave it.
 	Description string
 	// Messages are the prompt's messages; non-text content is described in
 	// text (Parts keeps it whole).
@@ -143,14 +144,14 @@ type renderedPrompt struct {
 }
 
 // GetPrompt renders a server's prompt with arguments into messages.
-func (m *Manager) GetPrompt(ctx context.Context, serverName, name string, args map[string]string) (*renderedPrompt, error) {
-	var out *renderedPrompt
+func (m *Manager) GetPrompt(ctx context.Context, serverName, name string, args map[string]string) (*RenderedPrompt, error) {
+	var out *RenderedPrompt
 	err := m.do(ctx, serverName, "get prompt", func(ctx context.Context, sess *gomcp.ClientSession) error {
 		res, err := sess.GetPrompt(ctx, &gomcp.GetPromptParams{Name: name, Arguments: args, Meta: telemetry.InjectMeta(ctx, nil)})
 		if err != nil {
 			return err
 		}
-		out = &renderedPrompt{Description: res.Description}
+		out = &RenderedPrompt{Description: res.Description}
 		for _, pm := range res.Messages {
 			if pm == nil {
 				continue

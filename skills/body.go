@@ -23,16 +23,16 @@ type Body struct {
 	// closing ---).
 	Line int `json:"line"`
 	// Outline lists the body's headings.
-	Outline []bodyHeading `json:"outline,omitempty"`
+	Outline []Heading `json:"outline,omitempty"`
 	// Links are the body's relative links and images (bundled files).
-	Links []bodyLink `json:"links,omitempty"`
+	Links []Link `json:"links,omitempty"`
 	// Warnings are problems of the body: links to missing files, case
 	// mismatches, links leaving the folder.
 	Warnings []Warning `json:"warnings,omitempty"`
 }
 
-// bodyHeading is one heading of a skill's body.
-type bodyHeading struct {
+// Heading is one heading of a skill's body.
+type Heading struct {
 	// Level is 1 for #, 2 for ##, and so on.
 	Level int `json:"level"`
 	// Text is the heading's plain text.
@@ -41,8 +41,8 @@ type bodyHeading struct {
 	Line int `json:"line"`
 }
 
-// bodyLink is a relative link (or image) of a skill's body.
-type bodyLink struct {
+// Link is a relative link (or image) of a skill's body.
+type Link struct {
 	// Target is the destination as written.
 	Target string `json:"target"`
 	// Path is the bundled file it names, relative to the skill folder
@@ -52,8 +52,8 @@ type bodyLink struct {
 	Line int `json:"line"`
 }
 
-// bodyFile is a file bundled with a skill.
-type bodyFile struct {
+// File is a file bundled with a skill.
+type File struct {
 	// Path is relative to the skill's folder, with slashes.
 	Path string `json:"path"`
 	// Size is in bytes.
@@ -112,7 +112,7 @@ func parseBody(data []byte, fsys fs.FS, file string) (*Body, error) {
 			if x.Lines().Len() > 0 {
 				line = lineAt(x.Lines().At(0).Start)
 			}
-			b.Outline = append(b.Outline, bodyHeading{Level: x.Level, Text: inlineText(x, body), Line: line})
+			b.Outline = append(b.Outline, Heading{Level: x.Level, Text: inlineText(x, body), Line: line})
 		case *ast.Link:
 			b.addLink(fsys, file, string(x.Destination), linkLine(x, body, string(x.Destination), lineAt))
 		case *ast.Image:
@@ -176,17 +176,17 @@ func (b *Body) addLink(fsys fs.FS, file, dest string, line int) {
 	}
 	p = strings.ReplaceAll(p, "\\", "/")
 	if strings.HasPrefix(p, "/") {
-		b.Links = append(b.Links, bodyLink{Target: dest, Line: line})
+		b.Links = append(b.Links, Link{Target: dest, Line: line})
 		warn(warnLinkOutside, "link %q is an absolute path; bundled files are linked relative to the skill folder", dest)
 		return
 	}
 	p = path.Clean(p)
 	if p == ".." || strings.HasPrefix(p, "../") {
-		b.Links = append(b.Links, bodyLink{Target: dest, Line: line})
+		b.Links = append(b.Links, Link{Target: dest, Line: line})
 		warn(warnLinkOutside, "link %q leaves the skill folder", dest)
 		return
 	}
-	b.Links = append(b.Links, bodyLink{Target: dest, Path: p, Line: line})
+	b.Links = append(b.Links, Link{Target: dest, Path: p, Line: line})
 	if p == "." {
 		return
 	}
@@ -225,7 +225,7 @@ var errOverCap = fmt.Errorf("over the size cap: %w", errTooLarge)
 // listFiles lists the files bundled in fsys (a skill's folder), skipping
 // SKILL.md, hidden entries and symbolic links that cannot be opened (such
 // as those leaving the folder), up to max entries.
-func listFiles(fsys fs.FS, max int) (files []bodyFile, more bool) {
+func listFiles(fsys fs.FS, max int) (files []File, more bool) {
 	_ = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
@@ -250,7 +250,7 @@ func listFiles(fsys fs.FS, max int) (files []bodyFile, more bool) {
 			more = true
 			return fs.SkipAll
 		}
-		files = append(files, bodyFile{Path: p, Size: st.Size()})
+		files = append(files, File{Path: p, Size: st.Size()})
 		return nil
 	})
 	return files, more

@@ -163,7 +163,7 @@ func TestScriptSwap(t *testing.T) {
 	if _, _, err := ts.ReadFile(context.Background(), "tools", "scripts/hard.sh", 0); err == nil || !errors.Is(err, errOutside) {
 		t.Errorf("read a hard link: %v", err)
 	}
-	_, err = ts.RunScript(context.Background(), "tools", "scripts/hard.sh", nil)
+	_, err = ts.runScript(context.Background(), "tools", "scripts/hard.sh", nil)
 	if err == nil || !strings.Contains(err.Error(), "hard links") {
 		t.Errorf("ran a hard link: %v", err)
 	}

@@ -93,7 +93,7 @@ func (t *Toolset) callRunScript(ctx context.Context, raw json.RawMessage) (*agen
 	if err := json.Unmarshal(raw, &args); err != nil {
 		return nil, badArgs(tool, "", "pass {\"skill\": \"...\", \"path\": \"...\", \"args\": [...]}")
 	}
-	res, err := t.RunScript(ctx, args.Skill, args.Path, args.Args)
+	res, err := t.runScript(ctx, args.Skill, args.Path, args.Args)
 	if err != nil {
 		return nil, err
 	}
@@ -103,14 +103,14 @@ func (t *Toolset) callRunScript(ctx context.Context, raw json.RawMessage) (*agen
 	return r, nil
 }
 
-// RunScript runs a script bundled with a skill, if Config.Scripts is set
+// runScript runs a script bundled with a skill, if Config.Scripts is set
 // and the person asked through the agent's Elicitor accepts. The file must
 // be inside the skill's folder (no "..", no absolute path, no symbolic link
 // out of it) and executable; it is executed directly, without a shell, in
 // the skill's folder, with a scrubbed environment, in its own process group
 // that is killed on timeout or cancellation. A decline is a failure.Declined
 // error; a timeout a failure.Timeout error.
-func (t *Toolset) RunScript(ctx context.Context, skill, rel string, args []string) (*scriptResult, error) {
+func (t *Toolset) runScript(ctx context.Context, skill, rel string, args []string) (*scriptResult, error) {
 	tool := t.cfg.ToolPrefix + ToolRunScript
 	fail := func(kind failure.Kind, msg string, err error) error {
 		return &failure.Error{Kind: kind, Source: failure.SourceSkill, Name: skill, Tool: tool, Message: msg, Err: err}

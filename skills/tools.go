@@ -77,8 +77,8 @@ func badArgs(tool, skill, msg string) *failure.Error {
 	return &failure.Error{Kind: failure.InvalidArgs, Source: failure.SourceSkill, Name: skill, Tool: tool, Message: msg}
 }
 
-// activation is the outcome of activating a skill.
-type activation struct {
+// Activation is the outcome of activating a skill.
+type Activation struct {
 	// Skill is the activated skill's metadata; Body its instructions.
 	Skill *Skill
 	Body  *Body
@@ -87,7 +87,7 @@ type activation struct {
 	BaseDir string
 	// Files are the bundled files, relative to BaseDir; More is set when the
 	// list was cut at Config.MaxListedFiles.
-	Files []bodyFile
+	Files []File
 	More  bool
 	// Granted are the tool-name patterns pre-approved from allowed-tools;
 	// Skipped the entries that could not be, each with the reason (see
@@ -98,12 +98,12 @@ type activation struct {
 
 // Activate loads a skill's body and files and, when ctx belongs to an agent
 // tool call, pre-approves its allowed-tools for the session.
-func (t *Toolset) Activate(ctx context.Context, name string) (*activation, error) {
+func (t *Toolset) Activate(ctx context.Context, name string) (*Activation, error) {
 	s, b, err := t.Body(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	a := &activation{Skill: s, Body: b, BaseDir: t.baseDir(s)}
+	a := &Activation{Skill: s, Body: b, BaseDir: t.baseDir(s)}
 	if d, err := t.openSkill(s); err == nil {
 		a.Files, a.More = listFiles(d.fsys, t.cfg.MaxListedFiles)
 		d.close()

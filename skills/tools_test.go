@@ -187,7 +187,7 @@ func TestEmbeddedRoot(t *testing.T) {
 	if _, err := callTool(t, ts, ToolReadFile, map[string]any{"skill": "hello", "path": "../deep/SKILL.md"}); !errors.Is(err, errOutside) {
 		t.Errorf("traversal in an fs.FS: %v", err)
 	}
-	if _, err := ts.RunScript(context.Background(), "hello", "scripts/run.sh", nil); !errors.Is(err, failure.ToolError) {
+	if _, err := ts.runScript(context.Background(), "hello", "scripts/run.sh", nil); !errors.Is(err, failure.ToolError) {
 		t.Errorf("embedded script: %v", err)
 	}
 }

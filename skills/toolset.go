@@ -138,9 +138,9 @@ func (c *Config) defaults() {
 	}
 }
 
-// shadow reports a skill hidden by a higher-precedence skill of the same
+// Shadow reports a skill hidden by a higher-precedence skill of the same
 // name.
-type shadow struct {
+type Shadow struct {
 	// Name is the skill name both declare.
 	Name string `json:"name"`
 	// File is the hidden SKILL.md; By is the one that is used.
@@ -153,7 +153,7 @@ type snapshot struct {
 	skills   []*Skill
 	byName   map[string]*Skill
 	keys     map[string]string // skill name -> cache key
-	shadowed []shadow
+	shadowed []Shadow
 	errs     []error
 	warnings []Warning
 	dirs     []string
@@ -280,7 +280,7 @@ func (t *Toolset) Reload(ctx context.Context) (bool, error) {
 		}
 		sk := e.skill
 		if first, dup := s.byName[sk.Name]; dup {
-			s.shadowed = append(s.shadowed, shadow{Name: sk.Name, File: sk.File, By: first.File})
+			s.shadowed = append(s.shadowed, Shadow{Name: sk.Name, File: sk.File, By: first.File})
 			s.warnings = append(s.warnings, newWarning(sk.File, 0, warnShadowed, "skill %q is shadowed by %s, which takes precedence", sk.Name, first.File))
 			continue
 		}
@@ -369,7 +369,7 @@ func (t *Toolset) Skill(name string) (*Skill, bool) {
 }
 
 // Shadowed returns the skills hidden by higher-precedence ones.
-func (t *Toolset) Shadowed() []shadow { return append([]shadow(nil), t.current().shadowed...) }
+func (t *Toolset) Shadowed() []Shadow { return append([]Shadow(nil), t.current().shadowed...) }
 
 // Errors returns the refusals of the last load: *failure.Error values
 // naming the file and what is wrong.

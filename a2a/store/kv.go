@@ -78,14 +78,17 @@ func (j jsKV) Keys(ctx context.Context) ([]string, error) {
 	return keys, err
 }
 
-// KVConfig configures a KVStore.
+// KVConfig configures NewKV.
 type KVConfig struct {
 	// KV holds the tasks (required).
 	KV KV
 	// Name identifies the bucket in failures (default "a2a-tasks").
 	Name string
-	// Owner names the caller (nil: CallerOwner).
-	Owner Owner
+	// Owner returns the name of the user a request acts for; the store
+	// scopes every task to the owner that created it, and an empty name is
+	// the anonymous user of a server without authentication (nil: the user
+	// the a2a server's authentication put in a2a-go's call context).
+	Owner func(ctx context.Context) string
 	// Policy runs every KV operation (retries, circuit breaker); nil means
 	// failure.NewPolicy with Logger.
 	Policy failure.Policy
@@ -95,18 +98,19 @@ type KVConfig struct {
 	Now func() time.Time
 }
 
-// KVStore keeps tasks in a key-value bucket, one key per task holding its
+// kvStore keeps tasks in a key-value bucket, one key per task holding its
 // JSON record; the key's revision is the task's version, so that
 // concurrent writers on several replicas are detected.
-type KVStore struct {
+type kvStore struct {
 	cfg KVConfig
 	key failure.Key
 }
 
-var _ taskstore.Store = (*KVStore)(nil)
+var _ taskstore.Store = (*kvStore)(nil)
 
-// NewKV returns a store over cfg.KV.
-func NewKV(cfg KVConfig) (*KVStore, error) {
+// NewKV returns a task store (a2a-go's taskstore.Store) over cfg.KV that
+// several replicas can share.
+func NewKV(cfg KVConfig) (taskstore.Store, error) {
 	if cfg.KV == nil {
 		return nil, failure.New(failure.Config, failure.SourceA2A, "store.KVConfig.KV is required")
 	}
@@ -126,7 +130,7 @@ func NewKV(cfg KVConfig) (*KVStore, error) {
 		}
 		cfg.Policy = failure.NewPolicy(failure.PolicyConfig{Logger: &log})
 	}
-	return &KVStore{cfg: cfg, key: failure.Key{Source: failure.SourceBus, Name: cfg.Name}}, nil
+	return &kvStore{cfg: cfg, key: failure.Key{Source: failure.SourceBus, Name: cfg.Name}}, nil
 }
 
 var validKey = regexp.MustCompile(`^[-_=.a-zA-Z0-9]{1,200}$`)
@@ -134,7 +138,7 @@ var validKey = regexp.MustCompile(`^[-_=.a-zA-Z0-9]{1,200}$`)
 // exec runs op through the policy. Expected outcomes (not found, exists,
 // revision mismatch) are returned through sentinel and never count
 // against the bucket's health.
-func (s *KVStore) exec(ctx context.Context, op string, fn func(ctx context.Context) error) (sentinel error, err error) {
+func (s *kvStore) exec(ctx context.Context, op string, fn func(ctx context.Context) error) (sentinel error, err error) {
 	err = s.cfg.Policy.Execute(ctx, s.key, func(ctx context.Context) error {
 		e := fn(ctx)
 		if errors.Is(e, ErrKeyNotFound) || errors.Is(e, ErrKeyExists) || errors.Is(e, ErrRevisionMismatch) {
@@ -163,7 +167,7 @@ func decodeRecord(b []byte) (*a2ago.Task, string, time.Time, error) {
 	return r.Task, r.User, r.Updated, nil
 }
 
-func (s *KVStore) get(ctx context.Context, id a2ago.TaskID) (*record, error) {
+func (s *kvStore) get(ctx context.Context, id a2ago.TaskID) (*record, error) {
 	if !validKey.MatchString(string(id)) {
 		return nil, a2ago.ErrTaskNotFound
 	}
@@ -188,7 +192,7 @@ func (s *KVStore) get(ctx context.Context, id a2ago.TaskID) (*record, error) {
 }
 
 // Create stores a new task.
-func (s *KVStore) Create(ctx context.Context, task *a2ago.Task) (taskstore.TaskVersion, error) {
+func (s *kvStore) Create(ctx context.Context, task *a2ago.Task) (taskstore.TaskVersion, error) {
 	if err := validate(task); err != nil {
 		return taskstore.TaskVersionMissing, err
 	}
@@ -215,7 +219,7 @@ func (s *KVStore) Create(ctx context.Context, task *a2ago.Task) (taskstore.TaskV
 }
 
 // Update replaces a task if req.PrevVersion is still its revision.
-func (s *KVStore) Update(ctx context.Context, req *taskstore.UpdateRequest) (taskstore.TaskVersion, error) {
+func (s *kvStore) Update(ctx context.Context, req *taskstore.UpdateRequest) (taskstore.TaskVersion, error) {
 	if err := validate(req.Task); err != nil {
 		return taskstore.TaskVersionMissing, err
 	}
@@ -253,7 +257,7 @@ func (s *KVStore) Update(ctx context.Context, req *taskstore.UpdateRequest) (tas
 }
 
 // Get returns a task owned by the caller, or a2a.ErrTaskNotFound.
-func (s *KVStore) Get(ctx context.Context, id a2ago.TaskID) (*taskstore.StoredTask, error) {
+func (s *kvStore) Get(ctx context.Context, id a2ago.TaskID) (*taskstore.StoredTask, error) {
 	r, err := s.get(ctx, id)
 	if err != nil {
 		return nil, err
@@ -266,7 +270,7 @@ func (s *KVStore) Get(ctx context.Context, id a2ago.TaskID) (*taskstore.StoredTa
 
 // List lists the caller's tasks, newest status first. It reads every key
 // of the bucket: fine for thousands of tasks, not for millions.
-func (s *KVStore) List(ctx context.Context, req *a2ago.ListTasksRequest) (*a2ago.ListTasksResponse, error) {
+func (s *kvStore) List(ctx context.Context, req *a2ago.ListTasksRequest) (*a2ago.ListTasksResponse, error) {
 	var keys []string
 	if _, err := s.exec(ctx, "list tasks", func(ctx context.Context) error {
 		var e error

@@ -14,11 +14,6 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 )
 
-// Owner returns the name of the user a request acts for. A store scopes
-// every task to the owner that created it. An empty name is the anonymous
-// user of a server without authentication.
-type Owner func(ctx context.Context) string
-
 // callerOwner reads the user that the a2a server's authentication put in
 // a2a-go's call context; outside a call it is the anonymous user.
 func callerOwner(ctx context.Context) string {

@@ -11,8 +11,11 @@ import (
 
 // MemoryConfig configures a Memory store; the zero value means defaults.
 type MemoryConfig struct {
-	// Owner names the caller (nil: CallerOwner).
-	Owner Owner
+	// Owner returns the name of the user a request acts for; the store
+	// scopes every task to the owner that created it, and an empty name is
+	// the anonymous user of a server without authentication (nil: the user
+	// the a2a server's authentication put in a2a-go's call context).
+	Owner func(ctx context.Context) string
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
 }
@@ -28,8 +31,8 @@ type memoryStore struct {
 
 var _ taskstore.Store = (*memoryStore)(nil)
 
-// NewMemory returns an empty in-memory store.
-func NewMemory(cfg MemoryConfig) *memoryStore {
+// NewMemory returns an empty in-memory task store (a2a-go's taskstore.Store).
+func NewMemory(cfg MemoryConfig) taskstore.Store {
 	if cfg.Owner == nil {
 		cfg.Owner = callerOwner
 	}
@@ -97,11 +100,4 @@ func (m *memoryStore) List(ctx context.Context, req *a2ago.ListTasksRequest) (*a
 	}
 	m.mu.RUnlock()
 	return list(recs, m.cfg.Owner(ctx), req)
-}
-
-// Len returns the number of stored tasks.
-func (m *memoryStore) Len() int {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	return len(m.tasks)
 }

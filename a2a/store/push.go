@@ -29,9 +29,9 @@ type pushConfigs struct {
 
 var _ push.ConfigStore = (*pushConfigs)(nil)
 
-// NewPushConfigs returns a push config store over kv (JetStreamKV, or any
-// KV).
-func NewPushConfigs(kv KV) *pushConfigs { return &pushConfigs{kv: kv} }
+// NewPushConfigs returns a push config store (a2a-go's push.ConfigStore)
+// over kv (JetStreamKV, or any KV).
+func NewPushConfigs(kv KV) push.ConfigStore { return &pushConfigs{kv: kv} }
 
 // maxWriteTries bounds the read-modify-write attempts of one change under
 // contention.

@@ -17,7 +17,7 @@ import (
 
 // pushStores returns a push config store over a fresh bus bucket, and a
 // second one over the same bucket (another replica).
-func pushStores(t *testing.T) (*pushConfigs, *pushConfigs) {
+func pushStores(t *testing.T) (push.ConfigStore, push.ConfigStore) {
 	b, err := bus.New(context.Background(), bus.Config{StoreDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)

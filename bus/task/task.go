@@ -9,13 +9,10 @@ import (
 	"time"
 )
 
-// kind says what an update carries.
-type kind string
-
-// Update kinds.
+// Update kinds (Update.Kind).
 const (
-	Status   kind = "status"
-	Artifact kind = "artifact"
+	Status   = "status"
+	Artifact = "artifact"
 )
 
 // Update is an A2A task's status or artifact update. Data carries the A2A
@@ -23,7 +20,7 @@ const (
 type Update struct {
 	Task    string `json:"task"`
 	Context string `json:"context,omitempty"`
-	Kind    kind   `json:"kind"`
+	Kind    string `json:"kind"` // Status or Artifact
 	// State is the task's state after a status update (A2A names, e.g.
 	// "working", "input-required", "completed").
 	State string `json:"state,omitempty"`

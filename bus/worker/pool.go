@@ -138,7 +138,7 @@ const workersWait = 250 * time.Millisecond
 // Workers asks the workers serving the pool's name to describe themselves
 // and returns the answers that arrive within 250ms (or before ctx ends),
 // sorted by id. No worker is an empty list, not an error.
-func (p *Pool) Workers(ctx context.Context) ([]workerInfo, error) {
+func (p *Pool) Workers(ctx context.Context) ([]Info, error) {
 	ctx, cancel := context.WithTimeout(ctx, workersWait)
 	defer cancel()
 	inbox := p.nc.NewRespInbox()
@@ -152,7 +152,7 @@ func (p *Pool) Workers(ctx context.Context) ([]workerInfo, error) {
 	}{buswire.Version})); err != nil {
 		return nil, p.b.Classify(err, "workers")
 	}
-	var out []workerInfo
+	var out []Info
 	for {
 		msg, err := sub.NextMsgWithContext(ctx)
 		if err != nil {

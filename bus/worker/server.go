@@ -48,8 +48,8 @@ type ServeConfig struct {
 	Logger *zerolog.Logger
 }
 
-// workerStats counts a worker's jobs.
-type workerStats struct {
+// Stats counts a worker's jobs (Server.Stats).
+type Stats struct {
 	// Running is the number of runs in progress.
 	Running int
 	// Accepted, Refused and Completed count start requests taken, start
@@ -171,11 +171,11 @@ func (s *Server) ID() string { return s.cfg.ID }
 func (s *Server) Done() <-chan struct{} { return s.done }
 
 // Stats returns the worker's counts.
-func (s *Server) Stats() workerStats {
+func (s *Server) Stats() Stats {
 	s.mu.Lock()
 	running := len(s.jobs)
 	s.mu.Unlock()
-	return workerStats{Running: running, Accepted: s.accepted.Load(), Refused: s.refused.Load(), Completed: s.completed.Load()}
+	return Stats{Running: running, Accepted: s.accepted.Load(), Refused: s.refused.Load(), Completed: s.completed.Load()}
 }
 
 // Close stops taking start requests (those already delivered are refused,
@@ -322,10 +322,10 @@ func (s *Server) end(j *job) {
 // onInfo answers a pool's Workers question.
 func (s *Server) onInfo(msg *nats.Msg) {
 	s.mu.Lock()
-	info := workerInfo{ID: s.cfg.ID, Name: s.cfg.Name, Running: len(s.jobs), MaxConcurrent: s.cfg.MaxConcurrent, Stopping: s.stopping}
+	info := Info{ID: s.cfg.ID, Name: s.cfg.Name, Running: len(s.jobs), MaxConcurrent: s.cfg.MaxConcurrent, Stopping: s.stopping}
 	s.mu.Unlock()
 	if msg.Reply != "" {
-		if err := msg.Respond(mustJSON(infoWire{V: buswire.Version, workerInfo: info})); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+		if err := msg.Respond(mustJSON(infoWire{V: buswire.Version, Info: info})); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
 			s.log.Debug().Err(err).Msg("info answer not sent")
 		}
 	}

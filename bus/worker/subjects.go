@@ -15,7 +15,7 @@ type subjects struct {
 }
 
 func newSubjects(b *bus.Bus, name string) subjects {
-	base := b.Subjects().Prefix() + ".work." + buswire.Token(name)
+	base := b.Prefix() + ".work." + buswire.Token(name)
 	return subjects{start: base, info: base + ".info", job: base + ".job."}
 }
 

@@ -106,8 +106,9 @@ type control struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// workerInfo is a worker's answer on <prefix>.work.<name>.info.
-type workerInfo struct {
+// Info is a worker's description, as Pool.Workers returns it (its answer
+// on <prefix>.work.<name>.info).
+type Info struct {
 	ID            string `json:"id"`
 	Name          string `json:"name"`
 	Running       int    `json:"running"`
@@ -137,7 +138,7 @@ type controlWire struct {
 
 type infoWire struct {
 	V int `json:"v"`
-	workerInfo
+	Info
 }
 
 // protocolError is a malformed or wrong-version payload.
@@ -228,15 +229,15 @@ func decodeControl(data []byte) (control, error) {
 }
 
 // decodeWorkerInfo decodes a worker's info answer.
-func decodeWorkerInfo(data []byte) (workerInfo, error) {
+func decodeWorkerInfo(data []byte) (Info, error) {
 	var w infoWire
 	if err := decode(data, "decode worker info", &w.V, &w); err != nil {
-		return workerInfo{}, err
+		return Info{}, err
 	}
 	if w.ID == "" {
-		return workerInfo{}, protocolError("decode worker info", errors.New("the worker has no id"))
+		return Info{}, protocolError("decode worker info", errors.New("the worker has no id"))
 	}
-	return w.workerInfo, nil
+	return w.Info, nil
 }
 
 // deadlineMS encodes a deadline (zero: none).

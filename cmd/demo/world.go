@@ -96,7 +96,7 @@ func newWorld(ctx context.Context, o options, stdout io.Writer, stdin io.Reader,
 	}
 	w.closers = append(w.closers, func() { _ = w.bus.Close() })
 	reporter.Store(w.bus)
-	w.tr.step("bus: embedded NATS server running in-process (JetStream on), subjects under %q", w.bus.Subjects().Prefix())
+	w.tr.step("bus: embedded NATS server running in-process (JetStream on), subjects under %q", w.bus.Prefix())
 
 	// Responders on the bus: permission asks and other questions, and
 	// sampling for MCP servers that ask for the host's model.

@@ -27,7 +27,7 @@ type auditor struct {
 }
 
 func newAuditor(ctx context.Context, b *bus.Bus, log *zerolog.Logger) (*auditor, error) {
-	a := &auditor{b: b, js: b.JetStream(), prefix: b.Subjects().Prefix(), log: log}
+	a := &auditor{b: b, js: b.JetStream(), prefix: b.Prefix(), log: log}
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if _, err := a.js.CreateOrUpdateStream(sctx, jetstream.StreamConfig{Name: auditStream,

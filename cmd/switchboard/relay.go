@@ -28,7 +28,7 @@ func newRelay(b *bus.Bus, callTimeout time.Duration, log *zerolog.Logger) *relay
 }
 
 func (r *relay) subject(replica string) string {
-	return r.b.Subjects().Prefix() + ".mcp.retry." + replica
+	return r.b.Prefix() + ".mcp.retry." + replica
 }
 
 // forward sends a retry to the replica holding its call and waits for the

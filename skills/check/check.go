@@ -258,7 +258,7 @@ func (c *checker) catalog(ctx context.Context, loaded []*skills.Skill) {
 // skill checks one loaded skill: its body, description, allowed-tools and
 // bundled files.
 func (c *checker) skill(ctx context.Context, s *skills.Skill) {
-	sum := checkedSkill{Name: s.Name, File: c.display(s.File)}
+	sum := Skill{Name: s.Name, File: c.display(s.File)}
 	raw := readSkillFile(s.Dir)
 	file := c.display(s.File)
 	_, b, err := c.r.ts.Body(ctx, s.Name)

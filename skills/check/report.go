@@ -14,7 +14,7 @@ type Report struct {
 	// Strict is set for a strict check.
 	Strict bool `json:"strict"`
 	// Skills are the skills that loaded, in catalog order.
-	Skills []checkedSkill `json:"skills"`
+	Skills []Skill `json:"skills"`
 	// Findings are sorted by file, line and code.
 	Findings []Finding `json:"findings"`
 	// Errors, Warnings and Hints count the findings by severity.
@@ -25,8 +25,8 @@ type Report struct {
 	ts *skills.Toolset
 }
 
-// checkedSkill summarises a skill that loaded.
-type checkedSkill struct {
+// Skill summarises a skill that loaded.
+type Skill struct {
 	// Name is the skill's name; File its SKILL.md, as reached from the
 	// directory given.
 	Name string `json:"name"`
@@ -64,7 +64,7 @@ func (r *Report) finish() {
 		r.Findings = []Finding{}
 	}
 	if r.Skills == nil {
-		r.Skills = []checkedSkill{}
+		r.Skills = []Skill{}
 	}
 	r.Errors, r.Warnings, r.Hints = 0, 0, 0
 	for _, f := range r.Findings {

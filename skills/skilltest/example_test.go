@@ -3,13 +3,14 @@ package skilltest_test
 import (
 	"fmt"
 	"strings"
+	"testing"
 
 	"github.com/switchboard-dev/switchboard/skills/skilltest"
 )
 
 // printT stands in for the *testing.T of a real test: it prints what the
-// helpers report.
-type printT struct{}
+// helpers report. The helpers call only the methods it defines.
+type printT struct{ testing.TB }
 
 func (printT) Helper()                        {}
 func (printT) Errorf(format string, a ...any) { fmt.Printf("FAIL: "+format+"\n", a...) }

@@ -18,25 +18,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"testing"
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/skills"
 	"github.com/switchboard-dev/switchboard/skills/check"
 )
 
-// tb is the part of testing.TB the helpers use; *testing.T, *testing.B and
-// *testing.F satisfy it.
-type tb interface {
-	Helper()
-	Errorf(format string, args ...any)
-	Fatalf(format string, args ...any)
-	Logf(format string, args ...any)
-	Cleanup(func())
-}
-
-// skillSet are skills loaded for a test, as an agent would load them.
-type skillSet struct {
-	t      tb
+// Skills are skills loaded for a test, as an agent would load them.
+type Skills struct {
+	t      testing.TB
 	report *check.Report
 	tools  map[string]agent.Tool
 }
@@ -44,7 +35,7 @@ type skillSet struct {
 // newSkills loads and checks the skills under dirs (skill folders or trees of
 // them, in precedence order) without asserting anything about the
 // findings; it fails t only when a directory cannot be read.
-func newSkills(t tb, dirs ...string) *skillSet {
+func newSkills(t testing.TB, dirs ...string) *Skills {
 	t.Helper()
 	return load(t, false, dirs)
 }
@@ -53,7 +44,7 @@ func newSkills(t tb, dirs ...string) *skillSet {
 // of a lenient check (a refused skill, a broken link, a symbolic link
 // leaving a folder…) with t.Errorf, in the style of go vet; warnings and
 // hints are logged. It returns the skills for further use.
-func RequireLoads(t tb, dirs ...string) *skillSet {
+func RequireLoads(t testing.TB, dirs ...string) *Skills {
 	t.Helper()
 	s := load(t, false, dirs)
 	s.require()
@@ -61,16 +52,16 @@ func RequireLoads(t tb, dirs ...string) *skillSet {
 }
 
 // RequireStrict is RequireLoads with a strict check: every deviation from
-// the Agent skillSet specification, and every warning, fails t, as
-// skillcheck -strict does. skillSet that pass load in stricter agents too.
-func RequireStrict(t tb, dirs ...string) *skillSet {
+// the Agent Skills specification, and every warning, fails t, as
+// skillcheck -strict does. Skills that pass load in stricter agents too.
+func RequireStrict(t testing.TB, dirs ...string) *Skills {
 	t.Helper()
 	s := load(t, true, dirs)
 	s.require()
 	return s
 }
 
-func load(t tb, strict bool, dirs []string) *skillSet {
+func load(t testing.TB, strict bool, dirs []string) *Skills {
 	t.Helper()
 	ctx := context.Background()
 	r, err := check.Dirs(ctx, dirs, check.Options{Strict: strict})
@@ -84,7 +75,7 @@ func load(t tb, strict bool, dirs []string) *skillSet {
 		t.Fatalf("skilltest: %v", err)
 		return nil
 	}
-	s := &skillSet{t: t, report: r, tools: make(map[string]agent.Tool, len(tools))}
+	s := &Skills{t: t, report: r, tools: make(map[string]agent.Tool, len(tools))}
 	for _, tool := range tools {
 		s.tools[tool.Spec().Name] = tool
 	}
@@ -92,7 +83,7 @@ func load(t tb, strict bool, dirs []string) *skillSet {
 }
 
 // require reports the findings: failing ones with Errorf, others with Logf.
-func (s *skillSet) require() {
+func (s *Skills) require() {
 	s.t.Helper()
 	for _, f := range s.report.Findings {
 		if f.Severity == check.SeverityError || s.report.Strict && f.Severity == check.SeverityWarning {
@@ -104,18 +95,18 @@ func (s *skillSet) require() {
 }
 
 // Report returns the check's report.
-func (s *skillSet) Report() *check.Report { return s.report }
+func (s *Skills) Report() *check.Report { return s.report }
 
 // Toolset returns the skills toolset, for an agent under test.
-func (s *skillSet) Toolset() *skills.Toolset { return s.report.Toolset() }
+func (s *Skills) Toolset() *skills.Toolset { return s.report.Toolset() }
 
 // Catalog returns the catalog the model receives in its system prompt.
-func (s *skillSet) Catalog() string { return s.Toolset().Instructions(context.Background()) }
+func (s *Skills) Catalog() string { return s.Toolset().Instructions(context.Background()) }
 
 // Call calls one of the toolset's tools (skills.ToolActivate,
 // skills.ToolReadFile) with args marshalled to JSON, as the agent does for
 // the model, and returns its result or error without failing the test.
-func (s *skillSet) Call(tool string, args any) (*agent.Result, error) {
+func (s *Skills) Call(tool string, args any) (*agent.Result, error) {
 	t, ok := s.tools[tool]
 	if !ok {
 		return nil, fmt.Errorf("skilltest: the skills toolset has no tool %q", tool)
@@ -130,7 +121,7 @@ func (s *skillSet) Call(tool string, args any) (*agent.Result, error) {
 // Activate calls activate_skill for the named skill and returns what the
 // model receives: the base directory, the bundled files and the
 // instructions. An error fails the test.
-func (s *skillSet) Activate(name string) string {
+func (s *Skills) Activate(name string) string {
 	s.t.Helper()
 	return s.text(skills.ToolActivate, map[string]any{"name": name})
 }
@@ -139,12 +130,12 @@ func (s *skillSet) Activate(name string) string {
 // relative to its folder) and returns what the model receives: the text
 // (or the first page of a large file, with a note of how to read on, or a
 // binary file as base64). An error fails the test.
-func (s *skillSet) Read(name, path string) string {
+func (s *Skills) Read(name, path string) string {
 	s.t.Helper()
 	return s.text(skills.ToolReadFile, map[string]any{"skill": name, "path": path})
 }
 
-func (s *skillSet) text(tool string, args map[string]any) string {
+func (s *Skills) text(tool string, args map[string]any) string {
 	s.t.Helper()
 	res, err := s.Call(tool, args)
 	if err != nil {

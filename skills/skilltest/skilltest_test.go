@@ -22,9 +22,11 @@ var (
 	examples = filepath.Join("..", "..", "examples", "skills", "skills")
 )
 
-// recorder is a tb that records what the helpers report; Fatalf ends the
-// goroutine, as testing.T's does.
+// recorder is a testing.TB that records what the helpers report; Fatalf
+// ends the goroutine, as testing.T's does. The helpers call only the
+// methods it defines (the embedded nil TB would panic otherwise).
 type recorder struct {
+	testing.TB
 	mu       sync.Mutex
 	errors   []string
 	fatal    string
@@ -47,9 +49,9 @@ func (r *recorder) Fatalf(format string, a ...any) {
 func (r *recorder) Logf(string, ...any) { r.logs++ }
 func (r *recorder) Cleanup(f func())    { r.cleanups = append(r.cleanups, f) }
 
-// do runs f with r as its tb in a goroutine (so that Fatalf can end it),
+// do runs f with r as its testing.TB in a goroutine (so that Fatalf can end it),
 // then the cleanups.
-func (r *recorder) do(f func(tb)) {
+func (r *recorder) do(f func(testing.TB)) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -82,7 +84,7 @@ func TestRequire(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("%s/strict=%v", filepath.Base(tc.dir), tc.strict), func(t *testing.T) {
 			var r recorder
-			r.do(func(tb tb) {
+			r.do(func(tb testing.TB) {
 				if tc.strict {
 					RequireStrict(tb, tc.dir)
 				} else {
@@ -127,12 +129,12 @@ func TestTools(t *testing.T) {
 	if _, err := s.Call("run_skill_script", nil); err == nil {
 		t.Error("a tool the toolset does not have was called")
 	}
-	for _, f := range []func(*skillSet){
-		func(s *skillSet) { s.Activate("nope") },
-		func(s *skillSet) { s.Read("csv-report", "../commit-message/SKILL.md") },
+	for _, f := range []func(*Skills){
+		func(s *Skills) { s.Activate("nope") },
+		func(s *Skills) { s.Read("csv-report", "../commit-message/SKILL.md") },
 	} {
 		var r recorder
-		r.do(func(tb tb) { f(newSkills(tb, examples)) })
+		r.do(func(tb testing.TB) { f(newSkills(tb, examples)) })
 		if r.fatal == "" {
 			t.Error("a failing tool call did not fail the test")
 		}
