@@ -244,7 +244,7 @@ func TestDurableWorkersKilled(t *testing.T) {
 	stopRuns := make(chan struct{})
 	go func() {
 		defer close(stopRuns)
-		for i := 0; cuts.Load() < wantCuts && ctx.Err() == nil && i < 600; i++ {
+		for i := 0; cuts.Load() < wantCuts && ctx.Err() == nil && i < 5000; i++ {
 			sem <- struct{}{}
 			wg.Add(1)
 			go func() {
@@ -259,7 +259,15 @@ func TestDurableWorkersKilled(t *testing.T) {
 	}()
 	// The killer: a random worker, at a random moment; a new one replaces it.
 	kills := 0
-	for cuts.Load() < wantCuts && ctx.Err() == nil {
+	runsOver := func() bool {
+		select {
+		case <-stopRuns:
+			return true
+		default:
+			return false
+		}
+	}
+	for cuts.Load() < wantCuts && ctx.Err() == nil && !runsOver() {
 		time.Sleep(time.Duration(150+mrand.IntN(300)) * time.Millisecond)
 		mu.Lock()
 		var ids []string
@@ -284,7 +292,7 @@ func TestDurableWorkersKilled(t *testing.T) {
 				break
 			}
 			if time.Now().After(deadline) || ctx.Err() != nil {
-				t.Fatal("no replacement worker after 60s")
+				t.Fatalf("no replacement worker after 60s (%d kills, %d cut attempts)", kills, cuts.Load())
 			}
 		}
 	}
@@ -295,6 +303,9 @@ func TestDurableWorkersKilled(t *testing.T) {
 	<-reportsDone
 	reports.Close()
 	t.Logf("%d runs, %d kills, %d cut attempts", len(results), kills, cuts.Load())
+	if cuts.Load() < wantCuts {
+		t.Errorf("%d run attempts cut by %d kills in %d runs, want at least %d", cuts.Load(), kills, len(results), wantCuts)
+	}
 	checkDurableRuns(t, ctx, st, results, chargeLog, int(inDoubtReports.Load()))
 }
 
