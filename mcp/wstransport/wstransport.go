@@ -10,10 +10,8 @@ package wstransport
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -127,10 +125,11 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 // Close closes the connection with a normal closure (once).
 func (c *conn) Close() error {
 	c.closeOnce.Do(func() {
-		err := c.c.Close(websocket.StatusNormalClosure, "")
-		if err != nil && websocket.CloseStatus(err) == -1 && !errors.Is(err, net.ErrClosed) {
-			_ = c.c.CloseNow()
-		}
+		// The close handshake, then the network connection in any case: a
+		// handshake that ends in an error (the peer's own close frame
+		// among them) must still unblock a Read waiting for the next frame.
+		_ = c.c.Close(websocket.StatusNormalClosure, "")
+		_ = c.c.CloseNow()
 		c.closeErr = nil
 	})
 	return c.closeErr
