@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/httpkind"
 	"github.com/switchboard-dev/switchboard/internal/redact"
 	"github.com/switchboard-dev/switchboard/llm"
 )
@@ -130,15 +130,9 @@ func parseErrorBody(body []byte) (msg, typ string) {
 // PermissionDenied, 408 is Timeout, any other 4xx is Model (the provider
 // refused the request; retrying it unchanged will not help).
 func statusKind(code int) failure.Kind {
-	switch {
-	case code == http.StatusTooManyRequests, code >= 500 && code <= 599:
-		return failure.Transient
-	case code == http.StatusRequestTimeout:
-		return failure.Timeout
-	case code == http.StatusUnauthorized, code == http.StatusForbidden:
-		return failure.PermissionDenied
-	case code >= 400 && code <= 499:
-		return failure.Model
+	switch k := httpkind.FromStatus(code); k {
+	case failure.Transient, failure.Timeout, failure.PermissionDenied:
+		return k
 	}
 	return failure.Model
 }
