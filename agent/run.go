@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/internal/runctx"
+	"github.com/switchboard-dev/switchboard/internal/sourcekey"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -334,29 +335,13 @@ func (r *run) systemPrompt() string {
 	return strings.Join(parts, "\n\n")
 }
 
-// sourceKey is the circuit-breaker key of a tool: its server, skill or
-// peer, or the tool itself for local tools.
+// sourceKey is the circuit-breaker key of a tool (internal/sourcekey).
 func sourceKey(spec ToolSpec) failure.Key {
-	src := spec.Source
-	if src.Kind == "" || src.Kind == "local" || src.Name == "" {
-		return failure.Key{Source: failure.SourceTool, Name: spec.Name}
-	}
-	return failure.Key{Source: failureSource(src.Kind), Name: src.Name}
+	return sourcekey.Key(spec.Source.Kind, spec.Source.Name, spec.Name)
 }
 
-// failureSource is the failure source of a provenance kind. The kinds are
-// the names of things ("skill": one skill), the sources those of
-// subsystems ("skills"): a skill's failures and its circuit must be named
-// as the skills package names its own.
-func failureSource(kind string) failure.Source {
-	switch kind {
-	case "", "local":
-		return failure.SourceTool
-	case "skill":
-		return failure.SourceSkill
-	}
-	return failure.Source(kind)
-}
+// failureSource is the failure source of a provenance kind.
+func failureSource(kind string) failure.Source { return sourcekey.Source(kind) }
 
 // fixCallIDs gives every call a non-empty id unique within its turn, so
 // that every result can answer exactly one call.

@@ -17,6 +17,7 @@ import (
 	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/internal/callhook"
 	"github.com/switchboard-dev/switchboard/internal/schema"
+	"github.com/switchboard-dev/switchboard/internal/sourcekey"
 )
 
 // stopGrace is how long a tool that ignores its cancelled context is waited
@@ -195,26 +196,13 @@ func normaliseArgs(raw json.RawMessage) (json.RawMessage, error) {
 	return trimmed, nil
 }
 
-// sourceKey is the failure-policy key of a tool's source, as an agent
-// computes it: one circuit per MCP server, skill set or peer.
+// sourceKey is the circuit-breaker key of a tool (internal/sourcekey).
 func sourceKey(spec agent.ToolSpec) failure.Key {
-	src := spec.Source
-	if src.Kind == "" || src.Kind == "local" || src.Name == "" {
-		return failure.Key{Source: failure.SourceTool, Name: spec.Name}
-	}
-	return failure.Key{Source: failureSource(src.Kind), Name: src.Name}
+	return sourcekey.Key(spec.Source.Kind, spec.Source.Name, spec.Name)
 }
 
 // failureSource is the failure source of a provenance kind.
-func failureSource(kind string) failure.Source {
-	switch kind {
-	case "", "local":
-		return failure.SourceTool
-	case "skill":
-		return failure.SourceSkill
-	}
-	return failure.Source(kind)
-}
+func failureSource(kind string) failure.Source { return sourcekey.Source(kind) }
 
 // errorResult is an error result of one text part.
 func errorResult(text string) *gomcp.CallToolResult {
