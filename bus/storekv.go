@@ -32,6 +32,7 @@ type durableKV struct {
 	// subject is where the bucket's values are published ("$KV.<bucket>.").
 	subject string
 	key     failure.Key
+	maxAge  time.Duration // the bucket's MaxAge (0: none)
 }
 
 // blobPrefix starts a bucket value that points to an object (the record
@@ -65,7 +66,7 @@ type blobStore struct {
 // openDurableKV creates or updates bucket (file storage, one revision per
 // key, maxAge 0 = no expiry).
 func openDurableKV(ctx context.Context, b *Bus, bucket, desc string, maxAge time.Duration, replicas int, maxBytes int64, blobs *blobStore) (*durableKV, error) {
-	d := &durableKV{b: b, blobs: blobs, bucket: bucket, subject: "$KV." + bucket + ".", key: failure.Key{Source: failure.SourceBus, Name: "store:" + bucket}}
+	d := &durableKV{b: b, blobs: blobs, bucket: bucket, subject: "$KV." + bucket + ".", key: failure.Key{Source: failure.SourceBus, Name: "store:" + bucket}, maxAge: maxAge}
 	err := b.jetStreamAdmin(ctx, d.key, "open store", func(ctx context.Context) error {
 		kv, err := b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 			Bucket: bucket, Description: desc, History: 1, TTL: maxAge, Replicas: replicas,
@@ -180,11 +181,8 @@ func (d *durableKV) put(ctx context.Context, key string, value []byte, rev uint6
 	var next uint64
 	err = d.exec(ctx, "store put", func(ctx context.Context) (err error) {
 		next, err = d.publish(ctx, key, stored, rev, ttl)
-		if err != nil && rev == 0 && isWrongLastSeq(err) {
-			// A deleted or expired key leaves a marker: create over it.
-			if seq, ok := d.marker(ctx, key); ok {
-				next, err = d.publish(ctx, key, stored, seq, ttl)
-			}
+		if rev == 0 {
+			next, err = d.createOver(ctx, key, stored, ttl, next, err)
 		}
 		if isWrongLastSeq(err) {
 			err = fmt.Errorf("%w: %w", err, jetstream.ErrKeyRevisionMismatch)
@@ -199,17 +197,53 @@ func (d *durableKV) put(ctx context.Context, key string, value []byte, rev uint6
 	return next, nil
 }
 
-// marker returns the sequence of key's last message if it marks a deletion
-// or an expiry.
-func (d *durableKV) marker(ctx context.Context, key string) (uint64, bool) {
+// createOver retries a create (next, err: the first attempt's outcome) over what
+// a deleted or expired key left: a marker, or a message the server has not
+// yet expired although it is past its age. JetStream removes an expired
+// message and writes its marker a moment later, and a create in between is
+// refused for the sequence of a message that is already gone, so a few
+// bounded retries wait for the marker.
+func (d *durableKV) createOver(ctx context.Context, key string, data []byte, ttl time.Duration, next uint64, err error) (uint64, error) {
+	for try := 0; try < 5 && isWrongLastSeq(err); try++ {
+		seq, found, dead := d.marker(ctx, key)
+		switch {
+		case found && !dead:
+			return 0, err // a live key: a real conflict
+		case found:
+			next, err = d.publish(ctx, key, data, seq, ttl)
+		default: // the message is gone and its marker not yet written
+			t := time.NewTimer(time.Duration(try+1) * 20 * time.Millisecond)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return 0, err
+			case <-t.C:
+			}
+			next, err = d.publish(ctx, key, data, 0, ttl)
+		}
+	}
+	return next, err
+}
+
+// marker looks up key's last message: found reports whether there is one,
+// and dead whether it marks a deletion or an expiry (or is past its age).
+func (d *durableKV) marker(ctx context.Context, key string) (seq uint64, found, dead bool) {
 	m, err := d.stream.GetLastMsgForSubject(ctx, d.subject+key)
-	if err != nil || m.Header == nil {
-		return 0, false
+	if err != nil {
+		return 0, false, false
 	}
-	if m.Header.Get("KV-Operation") != "" || m.Header.Get(jetstream.MarkerReasonHeader) != "" {
-		return m.Sequence, true
+	h := m.Header
+	switch {
+	case h != nil && (h.Get("KV-Operation") != "" || h.Get(jetstream.MarkerReasonHeader) != ""):
+		return m.Sequence, true, true
+	case d.maxAge > 0 && time.Since(m.Time) > d.maxAge:
+		return m.Sequence, true, true
+	case h != nil && h.Get(jetstream.MsgTTLHeader) != "":
+		if ttl, perr := time.ParseDuration(h.Get(jetstream.MsgTTLHeader)); perr == nil && time.Since(m.Time) > ttl {
+			return m.Sequence, true, true
+		}
 	}
-	return 0, false
+	return m.Sequence, true, false
 }
 
 // publish is one revision-checked write of the bucket's subject for key.
