@@ -22,12 +22,26 @@ import (
 // back verbatim with the conversation, and the tool it found runs. The
 // prompt breakdown counts only the tools in the model's view.
 func TestProviderToolSearch(t *testing.T) {
-	for _, stream := range []bool{false, true} {
-		name := map[bool]string{false: "json", true: "stream"}[stream]
+	type server interface{ Requests() []testkit.AnthropicRequest }
+	for _, tc := range []struct {
+		provider string
+		stream   bool
+	}{{"anthropic", false}, {"anthropic", true}, {"openai", false}, {"openai", true}} {
+		stream := tc.stream
+		name := tc.provider + map[bool]string{false: " json", true: " stream"}[stream]
 		t.Run(name, func(t *testing.T) {
 			calls := &sync.Map{}
-			srv := testkit.NewAnthropicSearch(t, "sum two numbers", json.RawMessage(`{"a":1,"b":2}`))
-			model, err := provider.New(provider.Config{Provider: "anthropic", APIKey: "test-key", BaseURL: srv.URL})
+			args := json.RawMessage(`{"a":1,"b":2}`)
+			var srv server
+			var url string
+			if tc.provider == "anthropic" {
+				s := testkit.NewAnthropicSearch(t, "sum two numbers", args)
+				srv, url = s, s.URL
+			} else {
+				s := testkit.NewOpenAISearch(t, "sum two numbers", args)
+				srv, url = s, s.URL
+			}
+			model, err := provider.New(provider.Config{Provider: tc.provider, APIKey: "test-key", BaseURL: url})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -64,7 +78,7 @@ func TestProviderToolSearch(t *testing.T) {
 			if slices.Contains(first.Defined, "search_tools") || slices.Contains(first.Deferred, "search_tools") {
 				t.Error("the agent's own search tool was sent next to the provider's")
 			}
-			if !strings.Contains(first.Beta, "advanced-tool-use") {
+			if tc.provider == "anthropic" && !strings.Contains(first.Beta, "advanced-tool-use") {
 				t.Errorf("anthropic-beta = %q", first.Beta)
 			}
 			if !reqs[1].Echoed {

@@ -219,3 +219,147 @@ func writeAnthropicStream(w http.ResponseWriter, blocks []antBlock, stop string)
 		"usage": map[string]int{"output_tokens": 10}})
 	ev("message_stop", map[string]any{"type": "message_stop"})
 }
+
+// OpenAISearch is a local server that speaks OpenAI's Responses API
+// (POST /v1/responses) with its hosted tool_search, as the API documents
+// it: function tools marked defer_loading are loaded only by a
+// tool_search_output item of the conversation, and a function_call of a
+// tool not loaded is refused (400). Its "model" behaves as
+// AnthropicSearch's does. With stream set, it answers with server-sent
+// events (text deltas, then response.completed with the whole response).
+type OpenAISearch struct {
+	URL   string // the base URL, up to and including /v1
+	Query string
+	Args  json.RawMessage
+
+	mu       sync.Mutex
+	requests []AnthropicRequest
+}
+
+// NewOpenAISearch starts the server; it stops with the test.
+func NewOpenAISearch(t testing.TB, query string, args json.RawMessage) *OpenAISearch {
+	s := &OpenAISearch{Query: query, Args: args}
+	srv := httptest.NewServer(http.HandlerFunc(s.serve))
+	t.Cleanup(srv.Close)
+	s.URL = srv.URL + "/v1"
+	return s
+}
+
+// Requests returns the requests so far (Beta is unused; Echoed reports
+// that the tool search's items came back).
+func (s *OpenAISearch) Requests() []AnthropicRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.requests)
+}
+
+type oaiItem struct {
+	Type      string            `json:"type"`
+	Role      string            `json:"role,omitempty"`
+	ID        string            `json:"id,omitempty"`
+	CallID    string            `json:"call_id,omitempty"`
+	Name      string            `json:"name,omitempty"`
+	Arguments json.RawMessage   `json:"arguments,omitempty"`
+	Output    string            `json:"output,omitempty"`
+	Execution string            `json:"execution,omitempty"`
+	Status    string            `json:"status,omitempty"`
+	Tools     []json.RawMessage `json:"tools,omitempty"`
+	Content   json.RawMessage   `json:"content,omitempty"`
+}
+
+func (s *OpenAISearch) serve(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Stream bool              `json:"stream"`
+		Store  *bool             `json:"store"`
+		Tools  []json.RawMessage `json:"tools"`
+		Input  []oaiItem         `json:"input"`
+	}
+	if r.URL.Path != "/v1/responses" || json.NewDecoder(r.Body).Decode(&req) != nil {
+		http.Error(w, `{"error":{"message":"bad request","type":"invalid_request_error"}}`, http.StatusBadRequest)
+		return
+	}
+	var seen AnthropicRequest
+	tools := map[string]antTool{}
+	var fns []antTool
+	for _, raw := range req.Tools {
+		var t antTool
+		_ = json.Unmarshal(raw, &t)
+		switch {
+		case t.Type == "tool_search":
+			seen.Search = true
+		case t.DeferLoading:
+			seen.Deferred = append(seen.Deferred, t.Name)
+		default:
+			seen.Defined = append(seen.Defined, t.Name)
+		}
+		tools[t.Name] = t
+		fns = append(fns, t)
+	}
+	loaded := map[string]bool{}
+	var result string
+	for _, it := range req.Input {
+		switch it.Type {
+		case "tool_search_output":
+			seen.Echoed = it.ID == "tso_1"
+			for _, raw := range it.Tools {
+				var t antTool
+				_ = json.Unmarshal(raw, &t)
+				loaded[t.Name] = true
+			}
+		case "function_call":
+			if t, ok := tools[it.Name]; !ok || (t.DeferLoading && !loaded[it.Name]) {
+				s.record(seen)
+				http.Error(w, `{"error":{"message":"function_call of a tool not loaded: `+it.Name+`","type":"invalid_request_error"}}`, http.StatusBadRequest)
+				return
+			}
+		case "function_call_output":
+			result = it.Output
+		}
+	}
+	s.record(seen)
+	var output []oaiItem
+	var text string
+	if result != "" {
+		text = "done: " + result
+		content, _ := json.Marshal([]map[string]string{{"type": "output_text", "text": text}})
+		output = []oaiItem{{Type: "message", Role: "assistant", ID: "msg_1", Content: content}}
+	} else {
+		found := (&AnthropicSearch{Query: s.Query}).search(fns)
+		var defs []json.RawMessage
+		for _, n := range found {
+			d, _ := json.Marshal(map[string]any{"type": "function", "name": n, "description": tools[n].Description,
+				"parameters": map[string]any{"type": "object"}})
+			defs = append(defs, d)
+		}
+		q, _ := json.Marshal(map[string]string{"query": s.Query})
+		output = []oaiItem{{Type: "tool_search_call", ID: "ts_1", Execution: "server", Status: "completed", Arguments: q},
+			{Type: "tool_search_output", ID: "tso_1", Execution: "server", Status: "completed", Tools: defs}}
+		if len(found) > 0 {
+			args, _ := json.Marshal(string(s.Args))
+			output = append(output, oaiItem{Type: "function_call", ID: "fc_1", CallID: "call_1", Name: found[0], Arguments: args})
+		}
+	}
+	resp := map[string]any{"object": "response", "status": "completed", "output": output,
+		"usage": map[string]int{"input_tokens": 100, "output_tokens": 10}}
+	if !req.Stream {
+		w.Header().Set("content-type", "application/json")
+		_ = json.NewEncoder(w).Encode(resp)
+		return
+	}
+	w.Header().Set("content-type", "text/event-stream")
+	ev := func(v map[string]any) {
+		b, _ := json.Marshal(v)
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", v["type"], b)
+	}
+	ev(map[string]any{"type": "response.created", "response": map[string]any{"status": "in_progress"}})
+	for i := 0; i < len(text); i += 7 {
+		ev(map[string]any{"type": "response.output_text.delta", "delta": text[i:min(i+7, len(text))]})
+	}
+	ev(map[string]any{"type": "response.completed", "response": resp})
+}
+
+func (s *OpenAISearch) record(r AnthropicRequest) {
+	s.mu.Lock()
+	s.requests = append(s.requests, r)
+	s.mu.Unlock()
+}
