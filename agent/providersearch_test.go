@@ -22,7 +22,9 @@ import (
 // back verbatim with the conversation, and the tool it found runs. The
 // prompt breakdown counts only the tools in the model's view.
 func TestProviderToolSearch(t *testing.T) {
-	type server interface{ Requests() []testkit.AnthropicRequest }
+	type server interface {
+		Requests() []testkit.AnthropicRequest
+	}
 	for _, tc := range []struct {
 		provider string
 		stream   bool

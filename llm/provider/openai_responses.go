@@ -57,10 +57,10 @@ type responsesTool struct {
 // responsesItem is an output item (message, function_call, and the
 // provider's own, kept raw).
 type responsesItem struct {
-	Type      string `json:"type"`
-	Role      string `json:"role,omitempty"`
-	CallID    string `json:"call_id,omitempty"`
-	Name      string `json:"name,omitempty"`
+	Type   string `json:"type"`
+	Role   string `json:"role,omitempty"`
+	CallID string `json:"call_id,omitempty"`
+	Name   string `json:"name,omitempty"`
 	// Arguments is a function call's JSON text as a string (a tool search
 	// call's is an object).
 	Arguments json.RawMessage `json:"arguments,omitempty"`

@@ -48,7 +48,7 @@ func TestResponsesBody(t *testing.T) {
 // to a Response or an error, never a panic, and what it keeps can be sent
 // back.
 func FuzzResponsesAnswer(f *testing.F) {
-	f.Add([]byte(`{"status":"completed","output":[{"type":"tool_search_call","arguments":{"q":1}},{"type":"tool_search_output","tools":[]},` +
+	f.Add([]byte(`{"status":"completed","output":[{"type":"tool_search_call","arguments":{"q":1}},{"type":"tool_search_output","tools":[]},`+
 		`{"type":"function_call","call_id":"c","name":"n","arguments":"{\"a\":1}"},{"type":"message","content":[{"type":"output_text","text":"hi"}]}],"usage":{"input_tokens":3}}`), false)
 	f.Add([]byte("event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\"hi\"}\n\n"+
 		"data: {\"type\":\"response.completed\",\"response\":{\"status\":\"completed\",\"output\":[{\"type\":\"message\",\"content\":[{\"type\":\"output_text\",\"text\":\"hi\"}]}]}}\n\n"), true)
