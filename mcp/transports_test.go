@@ -14,7 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/switchboard-dev/switchboard/agent/failure"
-	"github.com/switchboard-dev/switchboard/mcp/wstransport"
+	"github.com/switchboard-dev/switchboard/internal/wstransport"
 )
 
 type echoArgs struct {

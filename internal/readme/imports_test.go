@@ -39,7 +39,7 @@ func TestImportRules(t *testing.T) {
 		{"agent/workflow", []string{"agent", "agent/failure", "llm"}, []string{"github.com/tmc/langchaingo", "github.com/nats-io"}},
 		{"llm/provider", []string{"agent/failure", "llm"}, []string{"github.com/nats-io"}},
 		{"skills", []string{"agent", "agent/failure", "llm"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo"}},
-		{"mcp", []string{"agent", "agent/failure", "llm", "mcp/wstransport"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo"}},
+		{"mcp", []string{"agent", "agent/failure", "llm"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo"}},
 		{"mcp/server", []string{"agent", "agent/failure", "llm", "mcp", "skills"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo", "github.com/a2aproject"}},
 		{"bus", []string{"agent", "agent/failure", "llm", "bus/task"}, []string{"github.com/tmc/langchaingo", "github.com/modelcontextprotocol"}},
 		{"bus/task", nil, []string{"github.com/nats-io"}},
