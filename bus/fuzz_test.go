@@ -9,6 +9,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/bus/task"
+	"github.com/switchboard-dev/switchboard/internal/buswire"
 )
 
 // seeds adds every testdata payload and a few broken ones to f.
@@ -172,7 +173,7 @@ func TestDecodeSeeds(t *testing.T) {
 	}
 	// Wrong version: a typed Protocol failure wrapping ErrVersion.
 	_, err = decodeProgress([]byte(`{"v":2,"run":"r"}`))
-	if !errors.Is(err, failure.Protocol) || !errors.Is(err, ErrVersion) {
+	if !errors.Is(err, failure.Protocol) || !errors.Is(err, buswire.ErrVersion) {
 		t.Errorf("v2: %v", err)
 	}
 }

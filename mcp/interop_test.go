@@ -84,7 +84,7 @@ func newTestBus(t *testing.T, rec *recorder) *bus.Bus {
 	model := llm.NewCyclic(llm.React(func(req *llm.Request) llm.Step {
 		return llm.Say("bus model says: " + req.Messages[len(req.Messages)-1].Text)
 	}))
-	sampler, err := bus.NewModelSampler(bus.ModelSamplerConfig{Model: model, Policy: bus.SampleAllow})
+	sampler, err := bus.NewModelSampler(bus.ModelSamplerConfig{Model: model, Policy: agent.Allow})
 	if err != nil {
 		t.Fatal(err)
 	}

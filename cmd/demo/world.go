@@ -105,7 +105,7 @@ func newWorld(ctx context.Context, o options, stdout io.Writer, stdin io.Reader,
 		return nil, err
 	}
 	w.closers = append(w.closers, func() { _ = elicit.Close() })
-	sampler, err := bus.NewModelSampler(bus.ModelSamplerConfig{Model: w.scriptOr([]llm.Step{llm.Say("(scripted sample)")}), Policy: bus.SampleAllow, MaxTokens: 1024})
+	sampler, err := bus.NewModelSampler(bus.ModelSamplerConfig{Model: w.scriptOr([]llm.Step{llm.Say("(scripted sample)")}), Policy: agent.Allow, MaxTokens: 1024})
 	if err != nil {
 		return nil, err
 	}
