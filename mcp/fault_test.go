@@ -130,7 +130,7 @@ func TestGarbageOnStdout(t *testing.T) {
 	if _, err := m.CallTool(context.Background(), "good", "echo", json.RawMessage(`{"text":"x"}`)); err != nil {
 		t.Fatalf("the good server suffers: %v", err)
 	}
-	waitFor(t, "the garbage server to be given up", func() bool { return m.Status()[0].State == StateFailed })
+	waitFor(t, "the garbage server to be given up", func() bool { return m.Status()[0].State == stateFailed })
 	st := m.Status()[0]
 	if !errors.Is(st.Err, failure.Protocol) {
 		t.Fatalf("status err = %v, want protocol", st.Err)
@@ -188,10 +188,10 @@ func TestNeverAnswersHandshake(t *testing.T) {
 	cfg.MaxRestarts = 1
 	m := newManager(t, cfg)
 	st := m.Status()
-	if st[0].State != StateFailed || !errors.Is(st[0].Err, failure.Timeout) {
+	if st[0].State != stateFailed || !errors.Is(st[0].Err, failure.Timeout) {
 		t.Fatalf("silent server: %+v, want failed with a timeout", st[0])
 	}
-	if st[1].State != StateReady {
+	if st[1].State != stateReady {
 		t.Fatalf("good server: %+v", st[1])
 	}
 }
@@ -201,10 +201,10 @@ func TestLegacyServerIgnoringDiscover(t *testing.T) {
 	cfg.DiscoveryTimeout = 500 * time.Millisecond
 	m := newManager(t, cfg)
 	st := m.Status()
-	if st[0].State != StateReady || st[0].Protocol != legacyProtocol {
+	if st[0].State != stateReady || st[0].Protocol != legacyProtocol {
 		t.Fatalf("legacy: %+v, want ready on %s", st[0], legacyProtocol)
 	}
-	if st[1].State != StateReady || st[1].Protocol != "2026-07-28" {
+	if st[1].State != stateReady || st[1].Protocol != "2026-07-28" {
 		t.Fatalf("modern: %+v, want ready on 2026-07-28", st[1])
 	}
 	if _, err := m.CallTool(context.Background(), "legacy", "echo", json.RawMessage(`{"text":"x"}`)); err != nil {

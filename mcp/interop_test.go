@@ -140,7 +140,7 @@ func TestInteropEverything(t *testing.T) {
 				rec.mu.Unlock()
 			}
 			m := newManager(t, cfg)
-			if st := m.Status()[0]; st.State != StateReady {
+			if st := m.Status()[0]; st.State != stateReady {
 				t.Fatalf("status %+v", st)
 			}
 			testEverything(t, m, b, rec, root)

@@ -79,7 +79,7 @@ func run(ctx context.Context, name, url string, settings map[string]any) error {
 		return err
 	}
 	defer m.Close()
-	if st := m.Status()[0]; st.State != mcp.StateReady {
+	if st := m.Status()[0]; st.State != "ready" {
 		return fmt.Errorf("not connected: %s: %v", st.State, st.Err)
 	}
 	for _, tool := range sc.calls {
