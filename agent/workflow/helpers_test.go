@@ -122,7 +122,7 @@ func mustContain(t testing.TB, s string, subs ...string) {
 }
 
 // fastPolicy retries quickly, and opens no breaker during a test.
-func fastPolicy() *failure.DefaultPolicy {
+func fastPolicy() failure.Policy {
 	return testkit.FastPolicy(failure.PolicyConfig{MaxBackoff: 2 * time.Millisecond, BreakerFailures: 100, BreakerCooldown: time.Minute})
 }
 

@@ -347,7 +347,7 @@ func firstN(s string, n int) string {
 }
 
 // fastPolicy retries quickly.
-func fastPolicy() *failure.DefaultPolicy {
+func fastPolicy() failure.Policy {
 	return testkit.FastPolicy(failure.PolicyConfig{InitialBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond})
 }
 

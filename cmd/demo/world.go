@@ -36,7 +36,7 @@ type world struct {
 	o       options
 	tr      *tracer
 	log     zerolog.Logger
-	policy  *failure.DefaultPolicy
+	policy  failure.Policy
 	bus     *bus.Bus
 	mcp     *mcp.Manager
 	skills  *skills.Toolset
@@ -198,7 +198,7 @@ func (w *world) startMCP(ctx context.Context) error {
 	}
 	servers := []mcp.ServerConfig{{Name: "files", Server: srv}}
 	if w.o.mcpConfig != "" {
-		more, err := mcp.LoadFile(w.o.mcpConfig, mcp.LoadOptions{})
+		more, err := mcp.LoadFile(w.o.mcpConfig)
 		if err != nil {
 			return err
 		}
