@@ -25,7 +25,7 @@ import (
 // Toolset returns the agent.Toolset of every server's tools (named
 // mcp__<server>__<tool>) plus, unless disabled, the cross-server tools
 // mcp_list_resources, mcp_read_resource, mcp_get_prompt and
-// mcp_read_result. It implements agent.ChangeNotifier.
+// mcp_read_result. It has the optional Changed method (see agent.Toolset).
 func (m *Manager) Toolset() agent.Toolset { return (*toolset)(m) }
 
 type toolset Manager
