@@ -32,7 +32,7 @@ func Example() {
 			{Runner: scriptedAgent("performance", "cache the lookups")},
 		},
 		MaxParallel: 2,
-		OnFailure:   workflow.DropBranch,
+		DropFailed:  true,
 	})
 	if err != nil {
 		panic(err)
@@ -140,7 +140,7 @@ func ExampleNewParallel() {
 	// readme:begin parallel
 	review, _ := workflow.NewParallel(workflow.ParallelConfig{Common: workflow.Common{Name: "review"},
 		Branches: []workflow.Step{{Runner: security}, {Runner: perfPool}}, // perfPool: worker.NewPool(b, "performance", …)
-		Merge:    &workflow.Step{Runner: reviewer}, OnFailure: workflow.DropBranch})
+		Merge:    &workflow.Step{Runner: reviewer}, DropFailed: true})
 	ans, err := agent.Run(ctx, review, "Review PR 42")
 	// readme:end
 

@@ -129,10 +129,6 @@ func TestConfigErrors(t *testing.T) {
 			_, err := workflow.NewParallel(workflow.ParallelConfig{Common: workflow.Common{Name: "p"}, Branches: []workflow.Step{{Runner: a}, {Runner: a}}})
 			return err
 		}},
-		{"bad OnFailure", func() error {
-			_, err := workflow.NewParallel(workflow.ParallelConfig{Common: workflow.Common{Name: "p"}, Branches: []workflow.Step{{Runner: a}}, OnFailure: 7})
-			return err
-		}},
 		{"loop without body", func() error {
 			_, err := workflow.NewLoop(workflow.LoopConfig{Common: workflow.Common{Name: "l"}})
 			return err

@@ -183,29 +183,29 @@ func TestParallelBranchFailure(t *testing.T) {
 			}))})
 	}
 	cases := []struct {
-		name      string
-		onFailure workflow.OnBranchFailure
-		branches  func(t *testing.T) []workflow.Step
-		wantErr   failure.Kind
-		wantText  []string
-		dropped   int
+		name     string
+		drop     bool
+		branches func(t *testing.T) []workflow.Step
+		wantErr  failure.Kind
+		wantText []string
+		dropped  int
 	}{
-		{name: "transient failure retried", onFailure: workflow.FailWorkflow,
+		{name: "transient failure retried",
 			branches: func(t *testing.T) []workflow.Step {
 				return []workflow.Step{{Runner: echoAgent(t, "ok")}, {Runner: flaky(t)}}
 			},
 			wantText: []string{"## ok\nok(t)", "## flaky\nrecovered"}},
-		{name: "fail the workflow", onFailure: workflow.FailWorkflow,
+		{name: "fail the workflow",
 			branches: func(t *testing.T) []workflow.Step {
 				return []workflow.Step{{Runner: echoAgent(t, "ok")}, {Runner: failingAgent(t, "bad", bad)}}
 			},
 			wantErr: failure.Model},
-		{name: "drop with a note", onFailure: workflow.DropBranch,
+		{name: "drop with a note", drop: true,
 			branches: func(t *testing.T) []workflow.Step {
 				return []workflow.Step{{Runner: echoAgent(t, "ok")}, {Runner: failingAgent(t, "bad", bad)}}
 			},
 			wantText: []string{"## ok\nok(t)", "## bad (failed; dropped)", "the model refused"}, dropped: 1},
-		{name: "all dropped fails", onFailure: workflow.DropBranch,
+		{name: "all dropped fails", drop: true,
 			branches: func(t *testing.T) []workflow.Step {
 				return []workflow.Step{{Runner: failingAgent(t, "bad1", bad)}, {Runner: failingAgent(t, "bad2", bad)}}
 			},
@@ -214,7 +214,7 @@ func TestParallelBranchFailure(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := workflow.NewParallel(workflow.ParallelConfig{Common: workflow.Common{Name: "fan", Policy: fastPolicy()},
-				Branches: tc.branches(t), OnFailure: tc.onFailure})
+				Branches: tc.branches(t), DropFailed: tc.drop})
 			if err != nil {
 				t.Fatal(err)
 			}
