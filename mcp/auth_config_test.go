@@ -44,7 +44,7 @@ func TestParseOAuthConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			data := `{"mcpServers": {"api": {"url": "https://mcp.example.com/mcp", "oauth": ` + tt.oauth + `}}}`
-			got, err := ParseConfig(".mcp.json", []byte(data), LoadOptions{LookupEnv: lookup})
+			got, err := ParseConfig(".mcp.json", []byte(data), lookup)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) || !errors.Is(err, failure.Config) {
 					t.Fatalf("err %v, want one containing %q", err, tt.err)
@@ -62,7 +62,7 @@ func TestParseOAuthConfig(t *testing.T) {
 			}
 		})
 	}
-	_, err := ParseConfig("x.json", []byte(`{"mcpServers": {"s": {"command": "srv", "oauth": {}}}}`), LoadOptions{})
+	_, err := ParseConfig("x.json", []byte(`{"mcpServers": {"s": {"command": "srv", "oauth": {}}}}`), nil)
 	if err == nil || !strings.Contains(err.Error(), "authorization is supported for http") {
 		t.Errorf("oauth on a stdio server: %v", err)
 	}

@@ -158,26 +158,23 @@ func (e *configError) Unwrap() error {
 	return &failure.Error{Kind: failure.Config, Source: failure.SourceMCP, Name: e.Server, Message: e.Msg}
 }
 
-// LoadOptions tunes LoadFile and ParseConfig.
-type LoadOptions struct {
-	// LookupEnv resolves ${VAR} (nil: os.LookupEnv).
-	LookupEnv func(string) (string, bool)
-}
-
 // LoadFile reads an MCP host config file (.mcp.json,
 // claude_desktop_config.json, ...) and returns its servers sorted by name,
-// with ${VAR} and ${VAR:-default} expanded.
-func LoadFile(path string, opts LoadOptions) ([]ServerConfig, error) {
+// with ${VAR} and ${VAR:-default} expanded from the process environment.
+// ParseConfig does the same for a config read elsewhere, or with another
+// environment.
+func LoadFile(path string) ([]ServerConfig, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, &configError{File: path, Msg: "cannot read: " + err.Error()}
 	}
-	return ParseConfig(path, data, opts)
+	return ParseConfig(path, data, nil)
 }
 
 // ParseConfig decodes the `mcpServers` JSON object of an MCP host config
-// (other top-level keys are ignored). name is used in error messages.
-func ParseConfig(name string, data []byte, opts LoadOptions) ([]ServerConfig, error) {
+// (other top-level keys are ignored) as LoadFile does; name is used in error
+// messages, and lookupEnv resolves ${VAR} (nil: os.LookupEnv).
+func ParseConfig(name string, data []byte, lookupEnv func(string) (string, bool)) ([]ServerConfig, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
 		return nil, &configError{File: name, Msg: "not a JSON object: " + jsonErr(data, err)}
@@ -199,7 +196,7 @@ func ParseConfig(name string, data []byte, opts LoadOptions) ([]ServerConfig, er
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	lookup := opts.LookupEnv
+	lookup := lookupEnv
 	if lookup == nil {
 		lookup = os.LookupEnv
 	}

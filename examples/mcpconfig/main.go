@@ -58,7 +58,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 		return os.LookupEnv(k)
 	}
-	servers, err := mcp.LoadFile(*config, mcp.LoadOptions{LookupEnv: lookup})
+	data, err := os.ReadFile(*config)
+	if err != nil {
+		return err
+	}
+	servers, err := mcp.ParseConfig(*config, data, lookup)
 	if err != nil {
 		return err
 	}
