@@ -36,6 +36,11 @@ type Message struct {
 	Text        string       `json:"text,omitempty"`
 	ToolCalls   []ToolCall   `json:"tool_calls,omitempty"`
 	ToolResults []ToolResult `json:"tool_results,omitempty"`
+	// Provider holds what an answer carried in its provider's own format
+	// with no field here (a JSON array of Anthropic content blocks: server
+	// tool use and results, such as the provider's tool search), sent back
+	// with the conversation; other providers ignore it.
+	Provider json.RawMessage `json:"provider,omitempty"`
 }
 
 // ToolCall is the model's request to run a tool.
@@ -62,6 +67,10 @@ type ToolDef struct {
 	Description string `json:"description"`
 	// Schema is the JSON Schema of the tool's input object.
 	Schema json.RawMessage `json:"schema,omitempty"`
+	// Deferred asks the provider's own tool search to hold the tool back
+	// until the model finds it (set by the agent only for models that have
+	// one: ContextConfig.ProviderSearch).
+	Deferred bool `json:"deferred,omitempty"`
 }
 
 // Request is one model turn.
