@@ -57,7 +57,7 @@ func TestSamplingTaggedWithItsRun(t *testing.T) {
 	m := newManager(t, cfg)
 	a, err := agent.New(ctx, agent.Config{Toolsets: []agent.Toolset{m.Toolset()}, Permissions: agent.AllowAll(),
 		Model: llm.NewCyclic(llm.React(func(req *llm.Request) llm.Step {
-			if len(llm.LastToolResults(req)) > 0 {
+			if len(testkit.LastToolResults(req)) > 0 {
 				return llm.Say("done")
 			}
 			return llm.Calls(llm.CallTool("", "mcp__s__ask_model", json.RawMessage(`{}`)))
