@@ -283,7 +283,7 @@ func (r *run) turns(hist []llm.Message, base, first int) ([]llm.Message, error) 
 			return r.closeHistory(hist, base, failure.From(callAbort))
 		}
 		if h := r.handoff; h != nil {
-			if h.Context == HandoffFull {
+			if h.Context == handoffFull {
 				h.History = slices.Clone(hist)
 			}
 			r.ans.Handoff = h

@@ -71,7 +71,7 @@ func Example() {
 // summary rather than the whole history.
 func ExampleNewHandoffs() {
 	ctx := context.Background()
-	toBilling, _ := agent.NewHandoffTool("billing", &agent.HandoffOptions{Context: agent.HandoffSummary})
+	toBilling, _ := agent.NewHandoffTool("billing", &agent.HandoffOptions{Context: "summary"})
 	triage, _ := agent.New(ctx, agent.Config{Name: "triage", Tools: []agent.Tool{toBilling}, Permissions: agent.AllowAll(),
 		Model: llm.NewCyclic(llm.Calls(llm.CallTool("", "handoff_to_billing",
 			map[string]any{"task": "Refund the duplicate charge.", "summary": "Customer 42 was charged twice for May."})))})

@@ -34,8 +34,9 @@ type LoopConfig struct {
 	// answer is the iteration's Feedback.
 	Check *Step
 	// Until says whether the loop is done after an iteration. Default:
-	// with a Check, Approved("APPROVED"); without one, after the first
-	// iteration. An error fails the loop.
+	// with a Check, when its feedback contains "APPROVED"
+	// (case-insensitively); without one, after the first iteration. An
+	// error fails the loop.
 	Until func(ctx context.Context, it Iteration) (bool, error)
 	// MaxIterations is the loop's budget (default 5).
 	MaxIterations int
@@ -58,14 +59,11 @@ type loopRunner struct {
 
 var _ agent.Runner = (*loopRunner)(nil)
 
-// Approved returns a loopRunner condition that holds when the check's feedback
-// contains word (case-insensitively), e.g. a reviewer told to answer
-// "APPROVED" when the draft is good.
-func Approved(word string) func(context.Context, Iteration) (bool, error) {
-	w := strings.ToLower(word)
-	return func(_ context.Context, it Iteration) (bool, error) {
-		return strings.Contains(strings.ToLower(it.Feedback), w), nil
-	}
+// approved is the default condition of a loop with a Check: the check's
+// feedback contains "APPROVED" (case-insensitively), as a reviewer told to
+// answer APPROVED when the draft is good does.
+func approved(_ context.Context, it Iteration) (bool, error) {
+	return strings.Contains(strings.ToLower(it.Feedback), "approved"), nil
 }
 
 // renderRevision is the default input of a loop's body after the first
@@ -101,7 +99,7 @@ func NewLoop(cfg LoopConfig) (agent.Runner, error) {
 	}
 	if l.until == nil {
 		if l.check != nil {
-			l.until = Approved("APPROVED")
+			l.until = approved
 		} else {
 			l.until = func(context.Context, Iteration) (bool, error) { return true, nil }
 		}
