@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboard-dev/switchboard/agent/failure"
 )
@@ -31,6 +32,9 @@ func TestParseOAuthConfig(t *testing.T) {
 			Auth{Grant: "client_credentials", ClientID: "svc", ClientSecret: "s3"}, ""},
 		{"host redirect", `{"redirectUrl": "https://app.example.com/oauth/callback"}`, Auth{RedirectURL: "https://app.example.com/oauth/callback"}, ""},
 		{"disabled", `{"disabled": true}`, Auth{Disabled: true}, ""},
+		{"login timeout ms", `{"loginTimeout": 1500}`, Auth{LoginTimeout: 1500 * time.Millisecond}, ""},
+		{"login timeout string", `{"loginTimeout": "2m"}`, Auth{LoginTimeout: 2 * time.Minute}, ""},
+		{"bad login timeout", `{"loginTimeout": "soon"}`, Auth{}, `"soon" is not a duration`},
 		{"bad grant", `{"grant": "password"}`, Auth{}, `field "oauth.grant": "password" is not a grant`},
 		{"cc without secret", `{"grant": "client_credentials", "clientId": "svc"}`, Auth{}, `field "oauth.clientId"`},
 		{"bad port", `{"callbackPort": 70000}`, Auth{}, `field "oauth.callbackPort": 70000 is not a port`},
@@ -57,6 +61,7 @@ func TestParseOAuthConfig(t *testing.T) {
 			a := got[0].Auth
 			if a == nil || a.ClientID != tt.want.ClientID || a.ClientSecret != tt.want.ClientSecret || a.Grant != tt.want.Grant ||
 				a.CallbackPort != tt.want.CallbackPort || a.RedirectURL != tt.want.RedirectURL || a.Disabled != tt.want.Disabled ||
+				a.LoginTimeout != tt.want.LoginTimeout ||
 				strings.Join(a.Scopes, " ") != strings.Join(tt.want.Scopes, " ") {
 				t.Errorf("auth %+v, want %+v", a, tt.want)
 			}

@@ -234,7 +234,7 @@ func TestAuthLoginEnds(t *testing.T) {
 		t.Run(tt.mode, func(t *testing.T) {
 			as := protected(t, authserver.Options{})
 			b := &browser{mode: tt.mode}
-			m := newManager(t, authConfig(as, &Auth{ClientID: authserver.PublicClient, LoginTimeout: Duration(300 * time.Millisecond)}, b, nil))
+			m := newManager(t, authConfig(as, &Auth{ClientID: authserver.PublicClient, LoginTimeout: 300 * time.Millisecond}, b, nil))
 			st := m.Status()[0]
 			if st.State != stateFailed || !errors.Is(st.Err, tt.want) {
 				t.Fatalf("status %s, %v; want failed with %v", st.State, st.Err, tt.want)

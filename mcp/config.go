@@ -52,12 +52,12 @@ type ServerConfig struct {
 	// server's own). The Manager sets it as each tool's ToolSpec.Timeout,
 	// which an agent prefers to its Config.ToolTimeout; Manager.CallTool,
 	// outside an agent, is bounded by it too.
-	Timeout Duration `json:"timeout,omitempty"`
+	Timeout time.Duration `json:"timeout,omitempty"`
 	// StartupTimeout bounds connecting and the handshake (0: the Manager's).
-	StartupTimeout Duration `json:"startupTimeout,omitempty"`
+	StartupTimeout time.Duration `json:"startupTimeout,omitempty"`
 	// IdleTimeout cancels a call that reports no progress for this long
 	// (0: the Manager's IdleTimeout).
-	IdleTimeout Duration `json:"idleTimeout,omitempty"`
+	IdleTimeout time.Duration `json:"idleTimeout,omitempty"`
 	// Roots are the directories (paths or file:// URIs) granted to the
 	// server when it asks for roots.
 	Roots []string `json:"roots,omitempty"`
@@ -92,13 +92,13 @@ type ServerConfig struct {
 	NewTransport func(ctx context.Context) (gomcp.Transport, error) `json:"-"`
 }
 
-// Duration is a time.Duration that decodes from JSON as a number of
+// duration is a time.Duration that decodes from JSON as a number of
 // milliseconds (the convention of MCP host configs) or a Go duration string
-// ("30s", "2m").
-type Duration time.Duration
+// ("30s", "2m"): the timeouts of ServerConfig and Auth in a config file.
+type duration time.Duration
 
 // UnmarshalJSON decodes milliseconds or a duration string.
-func (d *Duration) UnmarshalJSON(b []byte) error {
+func (d *duration) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	if len(b) > 0 && b[0] == '"' {
 		var s string
@@ -112,7 +112,7 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 		if v < 0 {
 			return fmt.Errorf("%q is negative", s)
 		}
-		*d = Duration(v)
+		*d = duration(v)
 		return nil
 	}
 	f, err := strconv.ParseFloat(string(b), 64)
@@ -122,12 +122,9 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	if f < 0 || f > float64(1<<62)/1e6 {
 		return fmt.Errorf("%s milliseconds is out of range", b)
 	}
-	*d = Duration(time.Duration(f * float64(time.Millisecond)))
+	*d = duration(time.Duration(f * float64(time.Millisecond)))
 	return nil
 }
-
-// MarshalJSON encodes the duration as a Go duration string.
-func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
 
 // configError is a configuration error naming the file, the server and the
 // field. It unwraps to a *failure.Error of Kind failure.Config.
@@ -290,11 +287,11 @@ func decodeServer(file, name string, raw json.RawMessage, lookup func(string) (s
 		case "protocolVersion":
 			err = json.Unmarshal(v, &sc.ProtocolVersion)
 		case "timeout":
-			err = json.Unmarshal(v, &sc.Timeout)
+			err = json.Unmarshal(v, (*duration)(&sc.Timeout))
 		case "startupTimeout", "startup_timeout_ms", "initTimeout":
-			err = json.Unmarshal(v, &sc.StartupTimeout)
+			err = json.Unmarshal(v, (*duration)(&sc.StartupTimeout))
 		case "idleTimeout":
-			err = json.Unmarshal(v, &sc.IdleTimeout)
+			err = json.Unmarshal(v, (*duration)(&sc.IdleTimeout))
 		case "oauth":
 			err = json.Unmarshal(v, &sc.Auth)
 		default:

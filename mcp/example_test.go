@@ -93,7 +93,7 @@ func ExampleLoadFile() {
 		panic(err)
 	}
 	for _, s := range servers {
-		fmt.Printf("%s: %s %s%s timeout %s\n", s.Name, s.Type, s.URL, s.Command, time.Duration(s.Timeout))
+		fmt.Printf("%s: %s %s%s timeout %s\n", s.Name, s.Type, s.URL, s.Command, s.Timeout)
 	}
 	// Output:
 	// api: http https://mcp.example.com/mcp timeout 45s
@@ -115,7 +115,7 @@ func ExampleManager_Toolset() {
 			return &gomcp.CallToolResult{Content: []gomcp.Content{&gomcp.TextContent{Text: "Hello, " + in.Name + "!"}}}, nil, nil
 		})
 	m, err := mcp.New(ctx, mcp.Config{Servers: []mcp.ServerConfig{
-		{Name: "greeter", Server: srv, Timeout: mcp.Duration(5 * time.Second)},
+		{Name: "greeter", Server: srv, Timeout: 5 * time.Second},
 	}})
 	if err != nil {
 		panic(err)

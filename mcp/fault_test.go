@@ -60,7 +60,7 @@ func TestCrashMidCall(t *testing.T) {
 func TestHangTimesOutAndCancels(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "marker")
 	sc := testServer("hangs", "", map[string]string{"TESTSERVER_MARKER": marker})
-	sc.Timeout = Duration(300 * time.Millisecond)
+	sc.Timeout = 300 * time.Millisecond
 	m := newManager(t, quickConfig(sc))
 	_, err := m.CallTool(context.Background(), "hangs", "hang", json.RawMessage(`{}`))
 	if !errors.Is(err, failure.Timeout) {
@@ -94,7 +94,7 @@ func TestContextCancelReachesServer(t *testing.T) {
 
 func TestIdleTimeoutResetByProgress(t *testing.T) {
 	sc := testServer("idle", "", nil)
-	sc.IdleTimeout = Duration(400 * time.Millisecond)
+	sc.IdleTimeout = 400 * time.Millisecond
 	m := newManager(t, quickConfig(sc))
 	tests := []struct {
 		name    string
@@ -182,7 +182,7 @@ func TestHugeResultIsSpilled(t *testing.T) {
 
 func TestNeverAnswersHandshake(t *testing.T) {
 	silent := testServer("silent", "nohandshake", nil)
-	silent.StartupTimeout = Duration(700 * time.Millisecond)
+	silent.StartupTimeout = 700 * time.Millisecond
 	cfg := quickConfig(silent, testServer("good", "", nil))
 	cfg.DiscoveryTimeout = 300 * time.Millisecond
 	cfg.MaxRestarts = 1

@@ -243,7 +243,7 @@ func (s *server) sessionAfter(ctx context.Context, old *gomcp.ClientSession) (*g
 
 func (s *server) startupTimeout() time.Duration {
 	if s.cfg.StartupTimeout > 0 {
-		return time.Duration(s.cfg.StartupTimeout)
+		return s.cfg.StartupTimeout
 	}
 	return s.m.cfg.StartupTimeout
 }
