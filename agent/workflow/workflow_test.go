@@ -332,7 +332,7 @@ func TestLoop(t *testing.T) {
 			l, err := workflow.NewLoop(workflow.LoopConfig{Common: workflow.Common{Name: "refine"},
 				Body:  workflow.Step{Runner: writer},
 				Check: &workflow.Step{Runner: reviewer(tc.approveAt)}, MaxIterations: 4, AcceptLast: tc.acceptLast,
-				Until: func(ctx context.Context, it workflow.Iteration) (bool, error) {
+				Until: func(ctx context.Context, it workflow.Input) (bool, error) {
 					revisions = append(revisions, it.Feedback)
 					return strings.Contains(strings.ToLower(it.Feedback), "approved"), nil
 				}})
@@ -363,7 +363,7 @@ func TestLoopFeedsRevision(t *testing.T) {
 		return llm.Say(fmt.Sprintf("v%d", len(inputs)))
 	}))})
 	l, _ := workflow.NewLoop(workflow.LoopConfig{Common: workflow.Common{Name: "l"}, Body: workflow.Step{Runner: body},
-		MaxIterations: 2, Until: func(_ context.Context, it workflow.Iteration) (bool, error) { return it.Index == 1, nil }})
+		MaxIterations: 2, Until: func(_ context.Context, it workflow.Input) (bool, error) { return it.Index == 1, nil }})
 	if _, err := agent.Run(context.Background(), l, "task"); err != nil {
 		t.Fatal(err)
 	}
@@ -373,7 +373,7 @@ func TestLoopFeedsRevision(t *testing.T) {
 	mustContain(t, inputs[1], "Task:\ntask", "previous attempt:\nv1")
 	cond := errors.New("condition broke")
 	l2, _ := workflow.NewLoop(workflow.LoopConfig{Common: workflow.Common{Name: "l"}, Body: workflow.Step{Runner: echoAgent(t, "b")},
-		Until: func(context.Context, workflow.Iteration) (bool, error) { return false, cond }})
+		Until: func(context.Context, workflow.Input) (bool, error) { return false, cond }})
 	if _, err := agent.Run(context.Background(), l2, "task"); !errors.Is(err, cond) {
 		t.Fatalf("err = %v", err)
 	}
