@@ -56,7 +56,7 @@ type ContextInfo struct {
 	// Prompt is the whole request: the sum of the parts below.
 	Prompt int `json:"prompt"`
 	// System is the agent's instructions and notes; Skills the skills
-	// catalog (the Instructor toolsets' text); Tools the tool definitions
+	// catalog (the text of toolsets with an Instructions method); Tools the tool definitions
 	// sent; History the messages (and any summary) without tool results;
 	// ToolResults the tool results.
 	System      int `json:"system"`
@@ -130,7 +130,7 @@ type ctxRun struct {
 	// known is set when the window is not the default guess: only then is
 	// a prompt that cannot fit refused before it is sent.
 	known bool
-	// skillsText is the Instructor text of the system prompt (the rest is
+	// skillsText is the Instructions text of the system prompt (the rest is
 	// the system part).
 	skillsTok int
 	systemTok int

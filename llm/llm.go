@@ -15,15 +15,12 @@ import (
 	"encoding/json"
 )
 
-// Role is the author of a message.
-type Role string
-
-// Message roles.
+// Message roles (Message.Role).
 const (
-	RoleUser      Role = "user"
-	RoleAssistant Role = "assistant"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
 	// RoleTool carries tool results back to the model.
-	RoleTool Role = "tool"
+	RoleTool = "tool"
 )
 
 // Message is one entry of a conversation.
@@ -32,7 +29,8 @@ const (
 // (in that order). A tool message has ToolResults, one per call of the
 // preceding assistant message.
 type Message struct {
-	Role        Role         `json:"role"`
+	// Role is the author: RoleUser, RoleAssistant or RoleTool.
+	Role        string       `json:"role"`
 	Text        string       `json:"text,omitempty"`
 	ToolCalls   []ToolCall   `json:"tool_calls,omitempty"`
 	ToolResults []ToolResult `json:"tool_results,omitempty"`

@@ -1,4 +1,4 @@
-package check
+package skillcheck
 
 import (
 	"io/fs"

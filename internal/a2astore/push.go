@@ -1,4 +1,4 @@
-package store
+package a2astore
 
 import (
 	"context"
@@ -17,9 +17,9 @@ import (
 // pushConfigs keeps A2A push notification configs in a key-value bucket,
 // one key per task holding that task's configs as JSON, so that every
 // replica of a server sees the configs a client set on any of them (and
-// they survive a restart). It implements a2a-go's push.ConfigStore; give
-// it to a2a.ServerConfig.PushStore. Use a bucket of its own: the task
-// store's lists every key of its bucket as a task.
+// they survive a restart). It implements a2a-go's push.ConfigStore. Its
+// keys start with PushPrefix, so it can share the task store's bucket when
+// that store skips the prefix (KVConfig.Skip), as a2a.ServerConfig.Bucket does.
 //
 // Writes are revision-checked: concurrent writers of one task's configs
 // retry on a conflict instead of losing each other's configs.
@@ -164,7 +164,10 @@ func (p *pushConfigs) change(ctx context.Context, taskID a2ago.TaskID, f func(ma
 	return fmt.Errorf("push configs of task %s: %d concurrent writers kept conflicting: %w", taskID, maxWriteTries, ErrRevisionMismatch)
 }
 
-func pushKey(taskID a2ago.TaskID) string { return "push." + string(taskID) }
+func pushKey(taskID a2ago.TaskID) string { return PushPrefix + string(taskID) }
+
+// PushPrefix starts the key of every push config record.
+const PushPrefix = "push."
 
 // decodePushConfigs parses a stored task's push configs (a JSON object of
 // configs by ID), refusing configs without an ID or an endpoint.

@@ -1,4 +1,4 @@
-package store
+package a2astore
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package store_test
+package a2astore_test
 
 import (
 	"context"
@@ -8,13 +8,13 @@ import (
 	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/switchboard-dev/switchboard/a2a/store"
 	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/internal/a2astore"
 )
 
 // Replicas of an A2A server share tasks through a JetStream key-value
 // bucket: each opens the same bucket and passes the store (and, for push
-// notifications, store.NewPushConfigs over another bucket) in
+// notifications, a2astore.NewPushConfigs over another bucket) in
 // a2a.ServerConfig.Store. A task written by one replica is read by another.
 func ExampleNewKV() {
 	ctx := context.Background()
@@ -30,8 +30,8 @@ func ExampleNewKV() {
 		return
 	}
 	owner := func(context.Context) string { return "alice" }
-	replicaA, _ := store.NewKV(store.KVConfig{KV: store.JetStreamKV(kv), Owner: owner})
-	replicaB, _ := store.NewKV(store.KVConfig{KV: store.JetStreamKV(kv), Owner: owner})
+	replicaA, _ := a2astore.NewKV(a2astore.KVConfig{KV: a2astore.JetStreamKV(kv), Owner: owner})
+	replicaB, _ := a2astore.NewKV(a2astore.KVConfig{KV: a2astore.JetStreamKV(kv), Owner: owner})
 
 	now := time.Now()
 	task := &a2ago.Task{ID: "task-1", ContextID: "ctx-1", Status: a2ago.TaskStatus{State: a2ago.TaskStateWorking, Timestamp: &now}}
@@ -48,7 +48,7 @@ func ExampleNewKV() {
 // data between writes instead of deep-copying every event.
 func ExampleNewMemory() {
 	ctx := context.Background()
-	m := store.NewMemory(store.MemoryConfig{Owner: func(context.Context) string { return "alice" }})
+	m := a2astore.NewMemory(a2astore.MemoryConfig{Owner: func(context.Context) string { return "alice" }})
 	now := time.Now()
 	if _, err := m.Create(ctx, &a2ago.Task{ID: "t", ContextID: "c", Status: a2ago.TaskStatus{State: a2ago.TaskStateSubmitted, Timestamp: &now}}); err != nil {
 		fmt.Println(err)

@@ -1,4 +1,4 @@
-package store
+package a2astore
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 
 	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
@@ -96,6 +97,10 @@ type KVConfig struct {
 	Logger *zerolog.Logger
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
+	// Skip is a key prefix the task store leaves alone (empty: none): List
+	// ignores such keys and no task is stored or read under one, so that
+	// the push configs (PushPrefix) can share the bucket.
+	Skip string
 }
 
 // kvStore keeps tasks in a key-value bucket, one key per task holding its
@@ -112,7 +117,7 @@ var _ taskstore.Store = (*kvStore)(nil)
 // several replicas can share.
 func NewKV(cfg KVConfig) (taskstore.Store, error) {
 	if cfg.KV == nil {
-		return nil, failure.New(failure.Config, failure.SourceA2A, "store.KVConfig.KV is required")
+		return nil, failure.New(failure.Config, failure.SourceA2A, "a2astore.KVConfig.KV is required")
 	}
 	if cfg.Name == "" {
 		cfg.Name = "a2a-tasks"
@@ -167,8 +172,14 @@ func decodeRecord(b []byte) (*a2ago.Task, string, time.Time, error) {
 	return r.Task, r.User, r.Updated, nil
 }
 
+// taskKey tells whether key can hold a task: a valid NATS key outside the
+// skipped prefix.
+func (s *kvStore) taskKey(key string) bool {
+	return validKey.MatchString(key) && (s.cfg.Skip == "" || !strings.HasPrefix(key, s.cfg.Skip))
+}
+
 func (s *kvStore) get(ctx context.Context, id a2ago.TaskID) (*record, error) {
-	if !validKey.MatchString(string(id)) {
+	if !s.taskKey(string(id)) {
 		return nil, a2ago.ErrTaskNotFound
 	}
 	var val []byte
@@ -196,7 +207,7 @@ func (s *kvStore) Create(ctx context.Context, task *a2ago.Task) (taskstore.TaskV
 	if err := validate(task); err != nil {
 		return taskstore.TaskVersionMissing, err
 	}
-	if !validKey.MatchString(string(task.ID)) {
+	if !s.taskKey(string(task.ID)) {
 		return taskstore.TaskVersionMissing, fmt.Errorf("task id %q cannot be stored: %w", task.ID, a2ago.ErrInvalidParams)
 	}
 	b, err := json.Marshal(record{Task: task, User: s.cfg.Owner(ctx), Updated: statusTime(task, s.cfg.Now())})
@@ -282,6 +293,9 @@ func (s *kvStore) List(ctx context.Context, req *a2ago.ListTasksRequest) (*a2ago
 	owner := s.cfg.Owner(ctx)
 	recs := make([]*record, 0, len(keys))
 	for _, k := range keys {
+		if !s.taskKey(k) {
+			continue // not a task: the push configs sharing the bucket
+		}
 		r, err := s.get(ctx, a2ago.TaskID(k))
 		if errors.Is(err, a2ago.ErrTaskNotFound) {
 			continue // deleted meanwhile

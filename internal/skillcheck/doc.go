@@ -1,4 +1,4 @@
-// Package check lints skill folders: it loads them with the skills
+// Package skillcheck lints skill folders: it loads them with the skills
 // package exactly as an agent would (leniently, with every deviation from
 // the Agent Skills specification reported), then checks what the loader
 // does not: links and symbolic links that leave a skill's folder, bundled
@@ -18,4 +18,4 @@
 // reported, not followed.
 //
 // See docs/skills.md for every code and message.
-package check
+package skillcheck

@@ -13,7 +13,7 @@ import (
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
-	"github.com/switchboard-dev/switchboard/mcp/wstransport"
+	"github.com/switchboard-dev/switchboard/internal/wstransport"
 )
 
 func TestMain(m *testing.M) {

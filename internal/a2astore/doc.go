@@ -1,4 +1,4 @@
-// Package store holds A2A task stores for the a2a server: an in-memory
+// Package a2astore holds A2A task stores for the a2a server: an in-memory
 // store that shares immutable task data instead of deep-copying every event
 // with encoding/gob (as a2a-go's default store does), and a NATS JetStream
 // key-value store with which several replicas answer for the same tasks and
@@ -8,4 +8,4 @@
 // (versions), owner scoping (a task is visible only to the user who created
 // it; another user gets "task not found") and ListTasks with cursor
 // pagination sorted by status time, newest first.
-package store
+package a2astore
