@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -133,6 +134,21 @@ func killAndResume(t *testing.T, ctx context.Context, n int, before bool) (doubt
 	return doubted, restarted
 }
 
+// gatedModel waits for gate before each turn.
+type gatedModel struct {
+	llm.Model
+	gate <-chan struct{}
+}
+
+func (g gatedModel) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	select {
+	case <-g.gate:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return g.Model.Generate(ctx, req)
+}
+
 // Two replicas running one session at once: one proceeds, the other gets a
 // Conflict, and the history does not interleave.
 func TestDurableSessionRace(t *testing.T) {
@@ -140,11 +156,18 @@ func TestDurableSessionRace(t *testing.T) {
 	st := agent.NewMemoryStore(agent.MemoryStoreOptions{})
 	const replicas = 6
 	start := make(chan struct{})
+	// The runs overlap: a run that took the session waits in its first
+	// model turn until the others have returned (or 5 s, if two took it),
+	// so that none can start after the winner finished.
+	gate := make(chan struct{})
+	var returned atomic.Int32
+	openGate := sync.OnceFunc(func() { close(gate) })
+	defer time.AfterFunc(5*time.Second, openGate).Stop()
 	var wg sync.WaitGroup
 	errs := make([]error, replicas)
 	answers := make([]*agent.Answer, replicas)
 	for i := range replicas {
-		a := durableAgent(t, st, fourTurns(), newLedger(), nil, agent.Durability{})
+		a := durableAgent(t, st, gatedModel{Model: fourTurns(), gate: gate}, newLedger(), nil, agent.Durability{})
 		s, err := a.OpenSession(ctx, "shared")
 		if err != nil {
 			t.Fatal(err)
@@ -154,6 +177,9 @@ func TestDurableSessionRace(t *testing.T) {
 			defer wg.Done()
 			<-start
 			answers[i], errs[i] = s.Run(ctx, fmt.Sprint("input ", i))
+			if returned.Add(1) == replicas-1 {
+				openGate()
+			}
 		}()
 	}
 	close(start)

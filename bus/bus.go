@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
+	"github.com/sony/gobreaker/v2"
 
 	"github.com/switchboard-dev/switchboard/agent/failure"
 )
@@ -363,6 +364,18 @@ func (b *Bus) jetStreamAdmin(ctx context.Context, key failure.Key, op string, f 
 	}
 	for {
 		err := b.policy.Execute(ctx, key, attempt)
+		if errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests) {
+			// The circuit opened on slow answers (a loaded or electing
+			// server): an administrative call waits it out, to its context.
+			t := time.NewTimer(250 * time.Millisecond)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return err
+			case <-t.C:
+			}
+			continue
+		}
 		if err == nil || ctx.Err() != nil || !failure.From(err).Retryable {
 			return err
 		}

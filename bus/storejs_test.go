@@ -32,7 +32,11 @@ func TestStoreConformance(t *testing.T) {
 					n++
 					ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 					defer cancel()
-					s, err := bus.OpenStoreInline(ctx, b, bus.StoreConfig{Name: fmt.Sprintf("conf%d_%d", tc.inline, n)}, tc.inline)
+					s, err := bus.OpenStoreInline(ctx, b, bus.StoreConfig{Name: fmt.Sprintf("conf%d_%d", tc.inline, n),
+						// Twelve stores on one server: each bucket's limit is
+						// reserved from the server's storage (a fraction of
+						// the free disk).
+						MaxBucketBytes: 64 << 20}, tc.inline)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -75,6 +75,10 @@ func openDurableKV(ctx context.Context, b *Bus, bucket, desc string, maxAge time
 			Bucket: bucket, Description: desc, History: 1, TTL: maxAge, Replicas: replicas,
 			Storage: jetstream.FileStorage, LimitMarkerTTL: markerTTL, MaxBytes: maxBytes,
 		})
+		if api := (*jetstream.APIError)(nil); errors.As(err, &api) && api.ErrorCode == jsErrStorageExceeded {
+			return &failure.Error{Kind: failure.Budget, Source: failure.SourceBus, Name: d.key.Name, Op: "open store", Err: err,
+				Message: fmt.Sprintf("JetStream cannot reserve %d bytes for the store's bucket %s (StoreConfig.MaxBucketBytes, default 1 GiB, is reserved per bucket from the server's storage): lower it or give the server more storage", maxBytes, bucket)}
+		}
 		if err != nil {
 			return err
 		}
@@ -82,6 +86,9 @@ func openDurableKV(ctx context.Context, b *Bus, bucket, desc string, maxAge time
 		d.stream, err = b.js.Stream(ctx, "KV_"+bucket)
 		return err
 	})
+	if failure.KindOf(err) == failure.Budget {
+		return nil, err
+	}
 	if err != nil {
 		return nil, b.wrap(err, "open store", "the durable store's bucket "+bucket+" could not be opened")
 	}
