@@ -14,7 +14,7 @@
 // JSON-RPC and HTTP+JSON with SSE streaming, on an http.Handler the user
 // mounts: runs map onto tasks, tool progress onto status updates, the final
 // answer onto an artifact, and an elicitation inside the run onto
-// input-required (see TaskElicitor).
+// input-required (with ServerConfig.AskClient).
 //
 // Both sides are built on github.com/a2aproject/a2a-go/v2 and work around
 // its known defects (see docs/a2a.md). Every remote operation runs through

@@ -8,25 +8,12 @@ import (
 	"github.com/switchboard-dev/switchboard/agent"
 )
 
-// TaskElicitor returns the agent.Elicitor to give an agent served by a
-// Server: inside a run that serves an A2A task, a question becomes the
-// task's input-required (or auth-required) state, and the client's next
-// message on the task is the answer. Outside such a run the question goes
-// to fallback (nil: declined).
-//
-//	ag, _ := agent.New(ctx, agent.Config{..., Elicitor: a2a.TaskElicitor(busElicitor)})
-//	srv, _ := a2a.NewServer(ctx, a2a.ServerConfig{Agent: ag})
-func TaskElicitor(fallback agent.Elicitor) agent.Elicitor {
-	return agent.ElicitorFunc(func(ctx context.Context, e agent.Elicitation) (agent.ElicitationResult, error) {
-		tr, ok := ctx.Value(runKey{}).(*taskRun)
-		if !ok {
-			if fallback == nil {
-				return agent.ElicitationResult{Action: agent.ElicitDecline, Reason: "no one is available to answer questions"}, nil
-			}
-			return fallback.Elicit(ctx, e)
-		}
-		return tr.ask(ctx, e)
-	})
+// clientElicitor is the elicitor a served run asks under
+// ServerConfig.AskClient (through internal/elicitctx): a question becomes
+// the task's input-required (or auth-required) state, and the client's next
+// message on the task is the answer.
+func (tr *taskRun) clientElicitor() agent.Elicitor {
+	return agent.ElicitorFunc(tr.ask)
 }
 
 // ask puts a question to the client and waits for the answer.

@@ -21,9 +21,8 @@ func Example() {
 		Model: llm.NewCyclic(llm.React(func(req *llm.Request) llm.Step {
 			return llm.Say(strings.ToUpper(req.Messages[len(req.Messages)-1].Text))
 		})),
-		Elicitor: a2a.TaskElicitor(nil),
 	})
-	srv, _ := a2a.NewServer(ctx, a2a.ServerConfig{Agent: worker})
+	srv, _ := a2a.NewServer(ctx, a2a.ServerConfig{Agent: worker, AskClient: true}) // questions go to the client
 	defer srv.Close()
 	hs := httptest.NewServer(srv) // or mount srv in your own mux
 	defer hs.Close()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/elicitctx"
 	"github.com/switchboard-dev/switchboard/internal/telemetry"
 )
 
@@ -50,8 +51,6 @@ type question struct {
 	e     agent.Elicitation
 	reply chan agent.ElicitationResult
 }
-
-type runKey struct{}
 
 func agentText(info a2ago.TaskInfoProvider, text string) *a2ago.Message {
 	return a2ago.NewMessageForTask(a2ago.MessageRoleAgent, info, a2ago.NewTextPart(text))
@@ -133,7 +132,10 @@ func (s *Server) startRun(ctx context.Context, ec *a2asrv.ExecutorContext, text 
 	rctx, cancel := context.WithCancel(telemetry.Carry(s.ctx, ctx)) // the run continues the request's trace
 	tr := &taskRun{id: ec.TaskID, artifact: a2ago.NewArtifactID(), cancel: cancel, out: make(chan runItem, runItemBuffer), done: make(chan struct{}),
 		s: s}
-	tr.ctx = context.WithValue(rctx, runKey{}, tr)
+	tr.ctx = rctx
+	if s.cfg.AskClient {
+		tr.ctx = elicitctx.With(rctx, tr.clientElicitor())
+	}
 	s.mu.Lock()
 	s.runs[ec.TaskID] = tr
 	s.mu.Unlock()

@@ -118,12 +118,21 @@ func workerTools() []agent.Tool {
 	return []agent.Tool{research, ask, slow, login}
 }
 
-// newWorker returns agent B served by a Server over httptest.
+// newWorker returns agent B served by a Server over httptest; its
+// questions go to the A2A client (AskClient).
 func newWorker(t testing.TB, cfg ServerConfig) (*Server, *httptest.Server) {
+	t.Helper()
+	cfg.AskClient = true
+	return newWorkerAsking(t, cfg, nil)
+}
+
+// newWorkerAsking is newWorker with the agent's own Elicitor el and cfg's
+// AskClient as given.
+func newWorkerAsking(t testing.TB, cfg ServerConfig, el agent.Elicitor) (*Server, *httptest.Server) {
 	t.Helper()
 	ctx := context.Background()
 	ag, err := agent.New(ctx, agent.Config{Name: "worker", Description: "Researches and asks questions.",
-		Model: workerModel(), Tools: workerTools(), Permissions: agent.AllowAll(), Elicitor: TaskElicitor(nil),
+		Model: workerModel(), Tools: workerTools(), Permissions: agent.AllowAll(), Elicitor: el,
 		ToolTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)

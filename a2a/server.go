@@ -68,6 +68,13 @@ type ServerConfig struct {
 	// AllowPrivatePush lets push deliveries reach loopback and private
 	// addresses (refused by default: SSRF).
 	AllowPrivatePush bool
+	// AskClient sends the questions of a served run (its agents' permission
+	// asks and Call.Elicit, nested runs included) to the A2A client: a
+	// question becomes the task's input-required (or auth-required) state,
+	// and the client's next message on the task is the answer. The client
+	// then approves tools on this server's behalf: set it only when the
+	// callers may. False: questions go to each agent's own Elicitor.
+	AskClient bool
 	// InputTimeout bounds how long a run waits for the answer to an
 	// input-required turn (default 10 minutes); then the question is
 	// cancelled and the run goes on without it.

@@ -255,7 +255,7 @@ func (r *run) validates(spec ToolSpec, perm Permission) bool {
 // failed, the failure (not yet handled).
 func (r *run) execCall(bctx context.Context, c llm.ToolCall, tool Tool, spec ToolSpec, info *CallInfo, perm Permission, cs *callState) (*Result, *failure.Outcome) {
 	call := &Call{Run: r.id, ID: c.ID, Tool: c.Name, Source: spec.Source, state: cs,
-		elicitor: r.a.cfg.Elicitor, grants: &r.s.grants}
+		elicitor: r.elicitor(), grants: &r.s.grants}
 	if o := r.permit(bctx, call, spec, info.Args, perm); o != nil {
 		return nil, o
 	}
@@ -346,7 +346,7 @@ func (r *run) permit(ctx context.Context, call *Call, spec ToolSpec, args json.R
 		return &failure.Outcome{Err: &failure.Error{Kind: failure.PermissionDenied, Source: failure.SourceAgent, Tool: spec.Name,
 			Message: "the permission policy denies this tool"}}
 	}
-	if r.a.cfg.Elicitor == nil && !r.parks() && !r.resumedAsk(call.ID) {
+	if r.elicitor() == nil && !r.parks() && !r.resumedAsk(call.ID) {
 		return &failure.Outcome{Err: &failure.Error{Kind: failure.PermissionDenied, Source: failure.SourceAgent, Tool: spec.Name,
 			Message: "this tool needs approval and no one is available to approve it"}}
 	}

@@ -38,7 +38,7 @@ func (r *run) askPermission(ctx context.Context, call *Call, e Elicitation) (Eli
 	if !r.parks() {
 		return call.Elicit(ctx, e)
 	}
-	if grace := r.a.cfg.Durable.ParkAfter; grace > 0 && r.a.cfg.Elicitor != nil {
+	if grace := r.a.cfg.Durable.ParkAfter; grace > 0 && r.elicitor() != nil {
 		ectx, cancel := context.WithTimeoutCause(ctx, grace, errGrace)
 		ans, err := call.Elicit(ectx, e)
 		cancel()
@@ -206,9 +206,9 @@ func (r *run) elicitOrPark(ctx context.Context, c *Call, e Elicitation) (Elicita
 			Err: errQuestionExpired, Message: "nobody answered the question before its deadline"}
 	}
 	d.mu.Unlock()
-	if grace := r.a.cfg.Durable.ParkAfter; grace > 0 && r.a.cfg.Elicitor != nil {
+	if grace := r.a.cfg.Durable.ParkAfter; grace > 0 && r.elicitor() != nil {
 		ectx, cancel := context.WithTimeoutCause(ctx, grace, errGrace)
-		ans, err := r.a.cfg.Elicitor.Elicit(ectx, e)
+		ans, err := r.elicitor().Elicit(ectx, e)
 		cancel()
 		if err == nil || ctx.Err() != nil {
 			return ans, err

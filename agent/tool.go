@@ -104,22 +104,21 @@ type changeNotifier interface {
 	Changed() <-chan struct{}
 }
 
-// PartType is the type of a result part.
-type PartType string
-
-// Result part types.
+// Result part types (Part.Type).
 const (
-	PartText         PartType = "text"
-	PartImage        PartType = "image"
-	PartAudio        PartType = "audio"
-	PartResourceLink PartType = "resource_link"
-	PartResource     PartType = "resource"
-	PartJSON         PartType = "json"
+	PartText         = "text"
+	PartImage        = "image"
+	PartAudio        = "audio"
+	PartResourceLink = "resource_link"
+	PartResource     = "resource"
+	PartJSON         = "json"
 )
 
 // Part is one piece of a tool result.
 type Part struct {
-	Type PartType `json:"type"`
+	// Type is PartText, PartImage, PartAudio, PartResourceLink,
+	// PartResource or PartJSON.
+	Type string `json:"type"`
 	// Text for text parts, and the text of a text resource.
 	Text string `json:"text,omitempty"`
 	// MIMEType of images, audio, blobs and resources.

@@ -49,4 +49,3 @@ func TestScriptedSummary(t *testing.T) {
 		})
 	}
 }
-

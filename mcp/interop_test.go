@@ -161,8 +161,8 @@ func testEverything(t *testing.T, m *Manager, b *bus.Bus, rec *recorder, root st
 		}
 		return res
 	}
-	partTypes := func(r *agent.Result) []agent.PartType {
-		var out []agent.PartType
+	partTypes := func(r *agent.Result) []string {
+		var out []string
 		for _, p := range r.Parts {
 			out = append(out, p.Type)
 		}

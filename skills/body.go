@@ -63,7 +63,7 @@ type File struct {
 var schemeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*:`)
 
 // placeholderRE matches the skill-folder placeholders of other agents:
-// {baseDir} (Claude's skills) and ${CLAUDE_SKILL_DIR} (Claude Code), with
+// {baseDir} (Claude's skills) and ${CLAUDE_SKILL_DIR} (Claude skillCode), with
 // the slash after them.
 var placeholderRE = regexp.MustCompile(`(?:\{baseDir\}|\$\{CLAUDE_SKILL_DIR\})(/?)`)
 
@@ -164,7 +164,7 @@ func (b *Body) addLink(fsys fs.FS, file, dest string, line int) {
 	if dest == "" || strings.HasPrefix(dest, "#") || schemeRE.MatchString(dest) {
 		return
 	}
-	warn := func(code Code, format string, args ...any) {
+	warn := func(code skillCode, format string, args ...any) {
 		b.Warnings = append(b.Warnings, newWarning(file, line, code, format, args...))
 	}
 	p := dest

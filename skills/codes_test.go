@@ -11,8 +11,9 @@ import (
 	"testing"
 )
 
-// codeValues returns every Code value of warning.go: the warning
-// constants and the refusal codes refusalCode returns.
+// codeValues returns every code of warning.go (the warning constants and
+// the refusal codes refusalCode returns) and the doc comment of Warning,
+// which lists them.
 func codeValues(t *testing.T) (codes []string, doc string) {
 	t.Helper()
 	f, err := parser.ParseFile(token.NewFileSet(), "warning.go", nil, parser.ParseComments)
@@ -25,11 +26,11 @@ func codeValues(t *testing.T) (codes []string, doc string) {
 			for _, s := range d.Specs {
 				switch s := s.(type) {
 				case *ast.TypeSpec:
-					if s.Name.Name == "Code" {
+					if s.Name.Name == "Warning" {
 						doc = d.Doc.Text()
 					}
 				case *ast.ValueSpec:
-					if id, ok := s.Type.(*ast.Ident); ok && id.Name == "Code" {
+					if id, ok := s.Type.(*ast.Ident); ok && id.Name == "skillCode" {
 						for _, v := range s.Values {
 							codes = append(codes, literal(t, v))
 						}
@@ -67,8 +68,8 @@ func literal(t *testing.T, e ast.Expr) string {
 	return s
 }
 
-// TestCodesDocumented: every Code value, warning or refusal, is listed in
-// Code's doc comment and in docs/skills.md, since users compare codes as
+// TestCodesDocumented: every code, warning or refusal, is listed in
+// Warning's doc comment and in docs/skills.md, since users compare codes as
 // strings (the constants are unexported).
 func TestCodesDocumented(t *testing.T) {
 	codes, doc := codeValues(t)
@@ -78,7 +79,7 @@ func TestCodesDocumented(t *testing.T) {
 	}
 	for _, c := range codes {
 		if !strings.Contains(doc, c+" ") && !strings.Contains(doc, c+",") {
-			t.Errorf("code %q is not listed in the doc comment of Code", c)
+			t.Errorf("code %q is not listed in the doc comment of Warning", c)
 		}
 		if !strings.Contains(string(md), "`"+c+"`") {
 			t.Errorf("code %q is not documented in docs/skills.md", c)

@@ -12,10 +12,10 @@ import (
 	"github.com/switchboard-dev/switchboard/agent/failure"
 )
 
-func codes(ws []Warning) []Code {
-	var out []Code
+func codes(ws []Warning) []skillCode {
+	var out []skillCode
 	for _, w := range ws {
-		out = append(out, w.Code)
+		out = append(out, skillCode(w.Code))
 	}
 	return out
 }
@@ -36,11 +36,11 @@ func TestCorpus(t *testing.T) {
 	ts := loadCorpus(t, false)
 	tests := []struct {
 		folder string
-		name   string // skill name when loaded
-		want   []Code // warnings that must be present
-		line   int    // line of the first wanted warning
-		err    error  // refusal reason, instead
-		errMsg string // and a piece of its message
+		name   string      // skill name when loaded
+		want   []skillCode // warnings that must be present
+		line   int         // line of the first wanted warning
+		err    error       // refusal reason, instead
+		errMsg string      // and a piece of its message
 		check  func(t *testing.T, s *Skill)
 	}{
 		{folder: "clean", name: "clean", check: func(t *testing.T, s *Skill) {
@@ -51,35 +51,35 @@ func TestCorpus(t *testing.T) {
 				t.Errorf("fields: %+v", s)
 			}
 		}},
-		{folder: "bom", name: "bom", want: []Code{warnBOM}, line: 1},
-		{folder: "crlf", name: "crlf", want: []Code{warnCRLF}, line: 1, check: func(t *testing.T, s *Skill) {
+		{folder: "bom", name: "bom", want: []skillCode{warnBOM}, line: 1},
+		{folder: "crlf", name: "crlf", want: []skillCode{warnCRLF}, line: 1, check: func(t *testing.T, s *Skill) {
 			if strings.ContainsRune(s.Description, '\r') {
 				t.Errorf("CR kept in %q", s.Description)
 			}
 		}},
-		{folder: "cr-only", name: "cr-only", want: []Code{warnCR}, line: 1, check: func(t *testing.T, s *Skill) {
+		{folder: "cr-only", name: "cr-only", want: []skillCode{warnCR}, line: 1, check: func(t *testing.T, s *Skill) {
 			if s.Description != "Old Mac CR-only line endings." {
 				t.Errorf("description %q", s.Description)
 			}
 		}},
-		{folder: "long-description", name: "long-description", want: []Code{warnDescriptionLong}, line: 3},
-		{folder: "name-mismatch", name: "pdf-tools", want: []Code{warnNameMismatch}, line: 2},
-		{folder: "allowed-tools-list", name: "allowed-tools-list", want: []Code{warnAllowedToolsList}, line: 4, check: func(t *testing.T, s *Skill) {
+		{folder: "long-description", name: "long-description", want: []skillCode{warnDescriptionLong}, line: 3},
+		{folder: "name-mismatch", name: "pdf-tools", want: []skillCode{warnNameMismatch}, line: 2},
+		{folder: "allowed-tools-list", name: "allowed-tools-list", want: []skillCode{warnAllowedToolsList}, line: 4, check: func(t *testing.T, s *Skill) {
 			if !slices.Equal(s.AllowedTools, []string{"mcp__files__read_file", "Bash(git status:*)"}) {
 				t.Errorf("allowed-tools %q", s.AllowedTools)
 			}
 		}},
-		{folder: "nested-metadata", name: "nested-metadata", want: []Code{warnMetadataNested}, line: 4, check: func(t *testing.T, s *Skill) {
+		{folder: "nested-metadata", name: "nested-metadata", want: []skillCode{warnMetadataNested}, line: 4, check: func(t *testing.T, s *Skill) {
 			if s.Metadata["owner.team"] != "docs" || s.Metadata["author"] != "someone" {
 				t.Errorf("metadata %v", s.Metadata)
 			}
 		}},
-		{folder: "unquoted-colon", name: "unquoted-colon", want: []Code{warnUnquotedColon}, line: 3, check: func(t *testing.T, s *Skill) {
+		{folder: "unquoted-colon", name: "unquoted-colon", want: []skillCode{warnUnquotedColon}, line: 3, check: func(t *testing.T, s *Skill) {
 			if s.Description != "Use when: the user asks about colons" || s.License != "MIT" {
 				t.Errorf("fields: %q %q", s.Description, s.License)
 			}
 		}},
-		{folder: "booleans", name: "booleans", want: []Code{warnNotString, warnMetadataType}, line: 4, check: func(t *testing.T, s *Skill) {
+		{folder: "booleans", name: "booleans", want: []skillCode{warnNotString, warnMetadataType}, line: 4, check: func(t *testing.T, s *Skill) {
 			if s.License != "false" || s.Metadata["internal"] != "true" || s.Extra["disable-model-invocation"] != false {
 				t.Errorf("license %q metadata %v extra %v", s.License, s.Metadata, s.Extra)
 			}
@@ -90,7 +90,7 @@ func TestCorpus(t *testing.T) {
 				t.Errorf("description %q, want %q (an indented --- must not end the frontmatter)", s.Description, want)
 			}
 		}},
-		{folder: "markup", name: "markup", want: []Code{warnMarkup}, line: 3},
+		{folder: "markup", name: "markup", want: []skillCode{warnMarkup}, line: 3},
 		{folder: "toml", err: errNotYAML, errMsg: "TOML"},
 		{folder: "json", err: errNotYAML, errMsg: "JSON"},
 		{folder: "no-frontmatter", err: errNoFrontmatter},
@@ -106,12 +106,12 @@ func TestCorpus(t *testing.T) {
 				t.Errorf("surrogate pairs: %q %q", s.Description, s.Metadata)
 			}
 		}},
-		{folder: "multiline-colon", name: "multiline-colon", want: []Code{warnUnquotedColon}, line: 3, check: func(t *testing.T, s *Skill) {
+		{folder: "multiline-colon", name: "multiline-colon", want: []skillCode{warnUnquotedColon}, line: 3, check: func(t *testing.T, s *Skill) {
 			if s.Description != "Reviews pull requests. Use when the user says: review this, or asks for a second look." || s.License != "MIT" {
 				t.Errorf("fields: %q %q", s.Description, s.License)
 			}
 		}},
-		{folder: "bad-optional", name: "bad-optional", want: []Code{warnFieldDropped}, line: 4, check: func(t *testing.T, s *Skill) {
+		{folder: "bad-optional", name: "bad-optional", want: []skillCode{warnFieldDropped}, line: 4, check: func(t *testing.T, s *Skill) {
 			if s.Metadata != nil || s.Compatibility != "Any." {
 				t.Errorf("fields: %q %q", s.Metadata, s.Compatibility)
 			}
@@ -193,7 +193,7 @@ func TestStrict(t *testing.T) {
 	// Every deviation is reported, not only the first.
 	data := []byte("---\nname: Bad--Name\ndescription: x\nextra-field: 1\nmetadata:\n  a:\n    b: c\n---\n")
 	_, err := parse("SKILL.md", data, parseOptions{Folder: "other", Strict: true})
-	for _, c := range []Code{warnNameInvalid, warnNameMismatch, warnUnknownField, warnMetadataNested} {
+	for _, c := range []skillCode{warnNameInvalid, warnNameMismatch, warnUnknownField, warnMetadataNested} {
 		if err == nil || !strings.Contains(err.Error(), string(c)) {
 			t.Errorf("strict error %v does not report %s", err, c)
 		}
@@ -273,12 +273,12 @@ func TestLinks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[Code][]int{}
+	got := map[string][]int{}
 	for _, w := range b.Warnings {
 		got[w.Code] = append(got[w.Code], w.Line)
 	}
 	// SKILL.md: frontmatter lines 1-4, "# Links" 5, blank 6, links 7, "## More" 9, line 11.
-	want := map[Code][]int{warnLinkCase: {7}, warnLinkMissing: {7}, warnLinkOutside: {11}}
+	want := map[string][]int{string(warnLinkCase): {7}, string(warnLinkMissing): {7}, string(warnLinkOutside): {11}}
 	for c, lines := range want {
 		if !slices.Equal(got[c], lines) {
 			t.Errorf("%s at lines %v, want %v (all: %v)", c, got[c], lines, b.Warnings)

@@ -87,7 +87,7 @@ func TestNothingFound(t *testing.T) {
 	ts := newToolset(t, Config{Roots: []Root{{Path: filepath.Join("testdata", "nothing")}}})
 	var msg string
 	for _, w := range ts.Warnings() {
-		if w.Code == warnDiscovery {
+		if w.Code == string(warnDiscovery) {
 			msg = w.Message
 		}
 	}

@@ -17,7 +17,7 @@ func TestRefusalOf(t *testing.T) {
 		folder string
 		line   int
 		reason error
-		code   Code
+		code   string
 	}{
 		{"toml", 1, errNotYAML, "not-yaml"},
 		{"json", 1, errNotYAML, "not-yaml"},
@@ -73,7 +73,7 @@ func TestRefusalOf(t *testing.T) {
 func TestRefusalCode(t *testing.T) {
 	tests := []struct {
 		reason error
-		code   Code
+		code   string
 	}{
 		{errNoFrontmatter, "no-frontmatter"},
 		{errNotYAML, "not-yaml"},

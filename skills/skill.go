@@ -111,7 +111,7 @@ func parseHeader(file string, data []byte, atEOF bool, opts parseOptions) (*Skil
 		return nil, false, b(file)
 	}
 	s := &Skill{File: file, Folder: opts.Folder}
-	warn := func(line int, code Code, format string, args ...any) {
+	warn := func(line int, code skillCode, format string, args ...any) {
 		s.Warnings = append(s.Warnings, newWarning(file, line, code, format, args...))
 	}
 	if h.bom {
@@ -213,7 +213,7 @@ func firstBad(data []byte) func(file string) error {
 }
 
 // fill sets the skill's fields from the decoded frontmatter.
-func (s *Skill) fill(m yaml.MapSlice, lineOf func(string) int, warn func(int, Code, string, ...any)) error {
+func (s *Skill) fill(m yaml.MapSlice, lineOf func(string) int, warn func(int, skillCode, string, ...any)) error {
 	var name, desc any
 	var hasName, hasDesc bool
 	for i, item := range m {
@@ -241,9 +241,9 @@ func (s *Skill) fill(m yaml.MapSlice, lineOf func(string) int, warn func(int, Co
 				warn(lineOf(key), warnCompatibilityLong, "compatibility is %d characters; the specification allows %d", n, maxCompatibilityLen)
 			}
 		case "metadata":
-			s.Metadata = metadataField(v, func(code Code, format string, args ...any) { warn(lineOf(key), code, format, args...) })
+			s.Metadata = metadataField(v, func(code skillCode, format string, args ...any) { warn(lineOf(key), code, format, args...) })
 		case "allowed-tools":
-			s.AllowedTools = allowedToolsField(v, func(code Code, format string, args ...any) { warn(lineOf(key), code, format, args...) })
+			s.AllowedTools = allowedToolsField(v, func(code skillCode, format string, args ...any) { warn(lineOf(key), code, format, args...) })
 		default:
 			if s.Extra == nil {
 				s.Extra = map[string]any{}
@@ -306,7 +306,7 @@ func checkName(name string) string {
 
 // stringField renders a scalar field as a string, warning when YAML read it
 // as something else (yes/no/on/off are booleans in YAML 1.1).
-func (s *Skill) stringField(key string, v any, lineOf func(string) int, warn func(int, Code, string, ...any)) string {
+func (s *Skill) stringField(key string, v any, lineOf func(string) int, warn func(int, skillCode, string, ...any)) string {
 	switch x := v.(type) {
 	case string:
 		return x
@@ -333,7 +333,7 @@ func yamlType(v any) string {
 }
 
 // metadataField converts metadata to a string map, flattening nested maps.
-func metadataField(v any, warn func(Code, string, ...any)) map[string]string {
+func metadataField(v any, warn func(skillCode, string, ...any)) map[string]string {
 	ms, ok := v.(yaml.MapSlice)
 	if !ok {
 		if v != nil {
@@ -381,7 +381,7 @@ func metadataField(v any, warn func(Code, string, ...any)) map[string]string {
 
 // allowedToolsField reads allowed-tools: a space-delimited string (the
 // specification), or a YAML list, or a comma-separated string (both common).
-func allowedToolsField(v any, warn func(Code, string, ...any)) []string {
+func allowedToolsField(v any, warn func(skillCode, string, ...any)) []string {
 	switch x := v.(type) {
 	case nil:
 		return nil

@@ -37,7 +37,7 @@ func TestSymlinkedFolders(t *testing.T) {
 	}
 	found := false
 	for _, w := range ts.Warnings() {
-		if w.Code == warnDiscovery && filepath.Base(w.File) == "broken" {
+		if w.Code == string(warnDiscovery) && filepath.Base(w.File) == "broken" {
 			found = true
 		}
 	}

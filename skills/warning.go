@@ -8,8 +8,59 @@ import (
 	"github.com/switchboard-dev/switchboard/agent/failure"
 )
 
-// Code identifies the kind of a Warning or of a Refusal. Its values are
-// stable strings (they are also the codes of skillcheck -json), compared as
+// skillCode is the type of the warning and refusal codes (Warning.Code,
+// Refusal.Code), listed in the doc comment of Warning.
+type skillCode string
+
+// Warning codes (see skillCode).
+const (
+	warnBOM               skillCode = "bom"                  // a UTF-8 byte order mark
+	warnCRLF              skillCode = "crlf"                 // CRLF line endings
+	warnCR                skillCode = "cr"                   // CR-only line endings
+	warnLeadingBlank      skillCode = "leading-blank"        // spec: blank lines before the opening ---
+	warnYAMLDelimiter     skillCode = "yaml-delimiter"       // spec: opened with ---yaml
+	warnUnquotedColon     skillCode = "unquoted-colon"       // spec: a value with an unquoted ": "
+	warnDuplicateKey      skillCode = "duplicate-key"        // spec: a key given twice (the last wins)
+	warnNameMissing       skillCode = "name-missing"         // spec: no name (the folder's name is used)
+	warnNameInvalid       skillCode = "name-invalid"         // spec: not 1-64 lowercase letters, digits, single hyphens
+	warnNameMismatch      skillCode = "name-mismatch"        // spec: name differs from the folder
+	warnDescriptionLong   skillCode = "description-long"     // spec: description over 1,024 characters
+	warnMarkup            skillCode = "markup"               // description holds markup or control characters (escaped in the catalog)
+	warnCompatibilityLong skillCode = "compatibility-long"   // spec: compatibility over 500 characters
+	warnNotString         skillCode = "not-string"           // spec: a string field read as a boolean, number or other type
+	warnMetadataNested    skillCode = "metadata-nested"      // spec: a nested metadata map (flattened with dotted keys)
+	warnMetadataType      skillCode = "metadata-type"        // spec: metadata is not a map, or a value is not a string
+	warnAllowedToolsList  skillCode = "allowed-tools-list"   // spec: allowed-tools as a YAML list, or with commas
+	warnAllowedToolsType  skillCode = "allowed-tools-type"   // spec: allowed-tools neither string nor list (ignored)
+	warnAllowedToolSkip   skillCode = "allowed-tool-skipped" // an allowed-tools entry that cannot be granted safely
+	warnUnknownField      skillCode = "unknown-field"        // spec: a field the specification does not define (kept in Extra); strict mode only
+	warnShadowed          skillCode = "shadowed"             // a skill hidden by a higher-precedence one of the same name
+	warnLinkMissing       skillCode = "link-missing"         // a relative link to a file the skill does not bundle
+	warnLinkCase          skillCode = "link-case"            // a relative link whose case differs from the bundled file
+	warnLinkOutside       skillCode = "link-outside"         // a link that leaves the skill folder
+	warnDiscovery         skillCode = "discovery"            // discovery limits, unreadable folders, broken symlinks, roots holding no skill
+	warnSkillFileName     skillCode = "skill-file-name"      // spec: the main file is named skill.md, not SKILL.md
+	warnFieldDropped      skillCode = "field-dropped"        // spec: an optional field whose YAML cannot be read (dropped)
+)
+
+// specCodes are the warnings that deviate from the Agent Skills
+// specification.
+func isSpec(c skillCode) bool {
+	switch c {
+	case warnLeadingBlank, warnYAMLDelimiter, warnUnquotedColon, warnDuplicateKey, warnNameMissing,
+		warnNameInvalid, warnNameMismatch, warnDescriptionLong, warnCompatibilityLong, warnNotString,
+		warnMetadataNested, warnMetadataType, warnAllowedToolsList, warnAllowedToolsType, warnUnknownField,
+		warnSkillFileName, warnFieldDropped:
+		return true
+	}
+	return false
+}
+
+// Warning is a problem that did not stop a skill from loading. It names the
+// file and, when known, the line.
+//
+// Warning.Code and Refusal.Code identify the kind of a Warning or of a
+// Refusal. Their values are stable strings (they are also the codes of skillcheck -json), compared as
 // w.Code == "name-mismatch"; docs/skills.md lists them all.
 //
 // Warning codes; those marked "spec" are deviations from the Agent Skills
@@ -56,61 +107,13 @@ import (
 //	strict           Config.Strict found deviations from the specification
 //	symlink-outside  a symbolic link (or a path) leaves the skill folder or the roots
 //	unreadable       any other error reading the skill (Refusal.Reason says which)
-type Code string
-
-// Warning codes (see Code).
-const (
-	warnBOM               Code = "bom"                  // a UTF-8 byte order mark
-	warnCRLF              Code = "crlf"                 // CRLF line endings
-	warnCR                Code = "cr"                   // CR-only line endings
-	warnLeadingBlank      Code = "leading-blank"        // spec: blank lines before the opening ---
-	warnYAMLDelimiter     Code = "yaml-delimiter"       // spec: opened with ---yaml
-	warnUnquotedColon     Code = "unquoted-colon"       // spec: a value with an unquoted ": "
-	warnDuplicateKey      Code = "duplicate-key"        // spec: a key given twice (the last wins)
-	warnNameMissing       Code = "name-missing"         // spec: no name (the folder's name is used)
-	warnNameInvalid       Code = "name-invalid"         // spec: not 1-64 lowercase letters, digits, single hyphens
-	warnNameMismatch      Code = "name-mismatch"        // spec: name differs from the folder
-	warnDescriptionLong   Code = "description-long"     // spec: description over 1,024 characters
-	warnMarkup            Code = "markup"               // description holds markup or control characters (escaped in the catalog)
-	warnCompatibilityLong Code = "compatibility-long"   // spec: compatibility over 500 characters
-	warnNotString         Code = "not-string"           // spec: a string field read as a boolean, number or other type
-	warnMetadataNested    Code = "metadata-nested"      // spec: a nested metadata map (flattened with dotted keys)
-	warnMetadataType      Code = "metadata-type"        // spec: metadata is not a map, or a value is not a string
-	warnAllowedToolsList  Code = "allowed-tools-list"   // spec: allowed-tools as a YAML list, or with commas
-	warnAllowedToolsType  Code = "allowed-tools-type"   // spec: allowed-tools neither string nor list (ignored)
-	warnAllowedToolSkip   Code = "allowed-tool-skipped" // an allowed-tools entry that cannot be granted safely
-	warnUnknownField      Code = "unknown-field"        // spec: a field the specification does not define (kept in Extra); strict mode only
-	warnShadowed          Code = "shadowed"             // a skill hidden by a higher-precedence one of the same name
-	warnLinkMissing       Code = "link-missing"         // a relative link to a file the skill does not bundle
-	warnLinkCase          Code = "link-case"            // a relative link whose case differs from the bundled file
-	warnLinkOutside       Code = "link-outside"         // a link that leaves the skill folder
-	warnDiscovery         Code = "discovery"            // discovery limits, unreadable folders, broken symlinks, roots holding no skill
-	warnSkillFileName     Code = "skill-file-name"      // spec: the main file is named skill.md, not SKILL.md
-	warnFieldDropped      Code = "field-dropped"        // spec: an optional field whose YAML cannot be read (dropped)
-)
-
-// specCodes are the warnings that deviate from the Agent Skills
-// specification.
-func isSpec(c Code) bool {
-	switch c {
-	case warnLeadingBlank, warnYAMLDelimiter, warnUnquotedColon, warnDuplicateKey, warnNameMissing,
-		warnNameInvalid, warnNameMismatch, warnDescriptionLong, warnCompatibilityLong, warnNotString,
-		warnMetadataNested, warnMetadataType, warnAllowedToolsList, warnAllowedToolsType, warnUnknownField,
-		warnSkillFileName, warnFieldDropped:
-		return true
-	}
-	return false
-}
-
-// Warning is a problem that did not stop a skill from loading. It names the
-// file and, when known, the line.
 type Warning struct {
 	// File is the SKILL.md (or other file) the warning is about.
 	File string `json:"file"`
 	// Line is the 1-based line in File, or 0 when it applies to the file.
 	Line int `json:"line,omitempty"`
 	// Code classifies the warning.
-	Code Code `json:"code"`
+	Code string `json:"code"`
 	// Spec is set when the warning is a deviation from the Agent Skills
 	// specification (strict mode refuses such skills).
 	Spec bool `json:"spec,omitempty"`
@@ -127,8 +130,8 @@ func (w Warning) String() string {
 	return fmt.Sprintf("%s: %s [%s]", loc, w.Message, w.Code)
 }
 
-func newWarning(file string, line int, code Code, format string, args ...any) Warning {
-	return Warning{File: file, Line: line, Code: code, Spec: isSpec(code), Message: fmt.Sprintf(format, args...)}
+func newWarning(file string, line int, code skillCode, format string, args ...any) Warning {
+	return Warning{File: file, Line: line, Code: string(code), Spec: isSpec(code), Message: fmt.Sprintf(format, args...)}
 }
 
 // Reasons a SKILL.md is refused. Load errors wrap one of them in a
@@ -167,8 +170,8 @@ type Refusal struct {
 	File string
 	Line int
 	// Code classifies the refusal: one of the refusal codes listed at
-	// Code ("no-description", "too-large", …).
-	Code Code
+	// Warning ("no-description", "too-large", …).
+	Code string
 	// Reason is the error met: its text says what Code says, or it is the
 	// I/O error when Code is "unreadable".
 	Reason error
@@ -185,13 +188,13 @@ func RefusalOf(err error) (r Refusal, ok bool) {
 		return Refusal{}, false
 	}
 	r = re.r
-	r.Code = refusalCode(r.Reason)
+	r.Code = string(refusalCode(r.Reason))
 	return r, true
 }
 
-// refusalCode names a refusal's reason (see Code); any error other than
+// refusalCode names a refusal's reason (see skillCode); any error other than
 // the sentinels themselves is "unreadable".
-func refusalCode(reason error) Code {
+func refusalCode(reason error) skillCode {
 	switch reason {
 	case errNoFrontmatter:
 		return "no-frontmatter"

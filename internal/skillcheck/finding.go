@@ -10,8 +10,8 @@ import (
 // Code identifies the kind of a Finding. Its values are stable strings
 // (the codes of skillcheck -json), compared as f.Code == "link-missing";
 // docs/skills.md lists them all. Warnings of the loader and refusals keep
-// their skills.Code (bom, name-mismatch, link-missing, no-description,
-// too-large…: see skills.Code); the checker's own checks have these codes:
+// their skills.Warning or Refusal code (bom, name-mismatch, link-missing, no-description,
+// too-large…: see skills.Warning); the checker's own checks have these codes:
 //
 //	no-skills              error: no SKILL.md under a directory
 //	symlink-outside        error: a symbolic link (or a linked SKILL.md) leaving the skill folder
@@ -57,7 +57,7 @@ const (
 	codeAllowedToolSkipped  Code = "allowed-tool-skipped" // the loader's code for the same entries
 )
 
-// Loader warnings the checker classifies (skills.Code values).
+// Loader warnings the checker classifies (skills.Warning codes).
 const (
 	codeLinkMissing  Code = "link-missing"
 	codeLinkCase     Code = "link-case"
