@@ -198,6 +198,12 @@ func elicitAndProgress(t *testing.T, cs *gomcp.ClientSession, progress *atomic.I
 	if text := resultText(res); res.IsError || !strings.Contains(text, "completed") {
 		t.Errorf("long-running operation: %q (error %v)", text, res.IsError)
 	}
+	// The gateway may relay the last notification just after the result
+	// (go-sdk's client hands it over on another goroutine), and go-sdk
+	// then sends it on the session's GET stream: wait for it.
+	for deadline := time.Now().Add(5 * time.Second); progress.Load()-before < 3 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	if got := progress.Load() - before; got != 3 {
 		t.Errorf("%d progress notifications, want 3", got)
 	}
@@ -317,8 +323,11 @@ func TestReplicaSessions(t *testing.T) {
 		}
 	}
 	t.Logf("phase 1: %d HTTP requests balanced over 3 replicas; %d for a session reached a replica not its owner; the replicas forwarded %d and served %d forwarded", rr.n.Load(), crossed, fwd, served)
-	if crossed < 10 || fwd != crossed || served != crossed {
-		t.Errorf("crossed %d, forwarded %d, served %d: want at least 10, all forwarded and served", crossed, fwd, served)
+	// Each client sends 6 requests with its session id (initialized, the
+	// GET stream, list, 2 calls, the elicitation's answer); in a rotation
+	// of 3, at most 2 reach the owner.
+	if crossed < 8 || fwd != crossed || served != crossed {
+		t.Errorf("crossed %d, forwarded %d, served %d: want at least 8, all forwarded and served", crossed, fwd, served)
 	}
 
 	// The go client's owner is killed: 404, initialize again, go on.
