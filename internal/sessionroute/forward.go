@@ -18,7 +18,7 @@ var hopHeaders = []string{"Connection", "Keep-Alive", "Proxy-Connection", "Proxy
 
 // forward serves req by its session's owner: it sends the request over
 // NATS and copies the owner's response frames to w as they come.
-func (r *Router) forward(w http.ResponseWriter, req *http.Request, owner string) {
+func (r *Router) forward(w http.ResponseWriter, req *http.Request, sid, owner string) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, r.cfg.MaxBody))
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -61,7 +61,7 @@ func (r *Router) forward(w http.ResponseWriter, req *http.Request, owner string)
 	reply, err := nc.RequestWithContext(sctx, r.subject(owner), msg)
 	scancel()
 	if err != nil {
-		r.ownerLost(w, err, owner)
+		r.ownerLost(w, err, sid, owner)
 		return
 	}
 	ctl, status, text, err := decodeStartReply(reply.Data)
@@ -87,16 +87,16 @@ func (r *Router) forward(w http.ResponseWriter, req *http.Request, owner string)
 		bcancel()
 		if err != nil {
 			_ = nc.Publish(ctl, []byte{'C'})
-			r.ownerLost(w, err, owner)
+			r.ownerLost(w, err, sid, owner)
 			return
 		}
 	}
-	r.relay(ctx, w, frames, ctl, owner)
+	r.relay(ctx, w, frames, ctl, sid, owner)
 }
 
 // relay copies the owner's frames to w, pinging the owner while it is
 // quiet, until the last frame, the client leaving, or the owner lost.
-func (r *Router) relay(ctx context.Context, w http.ResponseWriter, frames <-chan *nats.Msg, ctl, owner string) {
+func (r *Router) relay(ctx context.Context, w http.ResponseWriter, frames <-chan *nats.Msg, ctl, sid, owner string) {
 	nc := r.cfg.Conn
 	lost := make(chan error, 1)
 	var wg sync.WaitGroup
@@ -117,7 +117,7 @@ func (r *Router) relay(ctx context.Context, w http.ResponseWriter, frames <-chan
 			return
 		case err := <-lost:
 			if !wroteHead {
-				r.ownerLost(w, err, owner)
+				r.ownerLost(w, err, sid, owner)
 			}
 			return
 		case m := <-frames:
@@ -146,6 +146,9 @@ func (r *Router) relay(ctx context.Context, w http.ResponseWriter, frames <-chan
 				}
 				w.WriteHeader(f.head.Status)
 				wroteHead = true
+				if f.head.Status == http.StatusNotFound {
+					r.uncache(sid) // the owner no longer knows it
+				}
 			}
 			_ = rc.SetWriteDeadline(time.Now().Add(r.cfg.WriteTimeout))
 			_, err = w.Write(f.data)
@@ -189,10 +192,11 @@ func (r *Router) ping(ctx context.Context, ctl string, lost chan<- error) {
 // ownerLost answers a request whose owner could not be reached: 404 when
 // nobody serves its subject (the owner is gone, and its sessions with it:
 // the client must initialize again), 504 when it did not answer in time.
-func (r *Router) ownerLost(w http.ResponseWriter, err error, owner string) {
+func (r *Router) ownerLost(w http.ResponseWriter, err error, sid, owner string) {
 	switch {
 	case errors.Is(err, nats.ErrNoResponders):
 		r.missing.Add(1)
+		r.uncache(sid)
 		r.log.Info().Str("owner", owner).Msg("the owner of a session is gone: 404, the client initializes again")
 		http.Error(w, "session not found", http.StatusNotFound)
 	case errors.Is(err, context.Canceled):

@@ -47,6 +47,8 @@ const (
 	kvTimeout = 2 * time.Second
 	// chunkSize is the most data one frame or body chunk carries.
 	chunkSize = 64 << 10
+	// maxCached bounds the cache of other replicas' sessions' owners.
+	maxCached = 10000
 )
 
 const sessionHeader = "Mcp-Session-Id"
@@ -101,6 +103,9 @@ type Router struct {
 
 	mu    sync.Mutex
 	owned map[string]struct{}
+	// owners caches the owners looked up: a session never changes owner,
+	// and a gone owner is answered 404 whatever the cache says.
+	owners map[string]string
 
 	// counters, for logs and tests
 	forwarded atomic.Int64 // requests this replica forwarded to an owner
@@ -142,7 +147,7 @@ func New(ctx context.Context, cfg Config) (*Router, error) {
 	if cfg.WriteTimeout <= 0 {
 		cfg.WriteTimeout = 30 * time.Second
 	}
-	r := &Router{cfg: cfg, log: zerolog.Nop(), sem: make(chan struct{}, cfg.MaxServed), owned: map[string]struct{}{}}
+	r := &Router{cfg: cfg, log: zerolog.Nop(), sem: make(chan struct{}, cfg.MaxServed), owned: map[string]struct{}{}, owners: map[string]string{}}
 	if cfg.Logger != nil {
 		r.log = cfg.Logger.With().Str("component", "sessionroute").Str("replica", cfg.Replica).Logger()
 	}
@@ -237,7 +242,7 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			return
 		}
 		if owner != r.cfg.Replica {
-			r.forward(w, req, owner)
+			r.forward(w, req, sid, owner)
 			return
 		}
 	}
@@ -247,6 +252,12 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 // owner looks sid up; when it is not known, it answers 404 (or 503 when
 // the bucket cannot be read) and ok is false.
 func (r *Router) owner(w http.ResponseWriter, req *http.Request, sid string) (string, bool) {
+	r.mu.Lock()
+	owner, ok := r.owners[sid]
+	r.mu.Unlock()
+	if ok {
+		return owner, true
+	}
 	ctx, cancel := context.WithTimeout(req.Context(), kvTimeout)
 	defer cancel()
 	e, err := r.kv.Get(ctx, sid)
@@ -262,12 +273,28 @@ func (r *Router) owner(w http.ResponseWriter, req *http.Request, sid string) (st
 		http.Error(w, "session routing unavailable", http.StatusServiceUnavailable)
 		return "", false
 	}
-	owner := string(e.Value())
+	owner = string(e.Value())
 	if owner == "" || strings.ContainsAny(owner, ". *>\t\r\n") {
 		http.Error(w, "session not found", http.StatusNotFound)
 		return "", false
 	}
+	r.mu.Lock()
+	if len(r.owners) >= maxCached {
+		for k := range r.owners { // drop one at random
+			delete(r.owners, k)
+			break
+		}
+	}
+	r.owners[sid] = owner
+	r.mu.Unlock()
 	return owner, true
+}
+
+// uncache forgets the cached owner of sid.
+func (r *Router) uncache(sid string) {
+	r.mu.Lock()
+	delete(r.owners, sid)
+	r.mu.Unlock()
 }
 
 func (r *Router) owns(sid string) bool {

@@ -32,7 +32,7 @@ func TestMain(m *testing.M) {
 // cluster is a NATS bus and the replicas sharing it, behind a round-robin
 // balancer without affinity.
 type cluster struct {
-	t        *testing.T
+	t        testing.TB
 	b        *bus.Bus
 	replicas []*replica
 	lb       *httptest.Server
@@ -52,7 +52,7 @@ type replica struct {
 }
 
 // newBus is an embedded NATS server with JetStream.
-func newBus(t *testing.T) *bus.Bus {
+func newBus(t testing.TB) *bus.Bus {
 	t.Helper()
 	b, err := bus.New(context.Background(), bus.Config{StoreDir: t.TempDir()})
 	if err != nil {
@@ -64,7 +64,7 @@ func newBus(t *testing.T) *bus.Bus {
 
 // newCluster starts n replicas whose local handler local(i) gives (nil:
 // go-sdk's stateful handler on a server with the test tools).
-func newCluster(t *testing.T, n int, cfg Config, local func(i int) http.Handler) *cluster {
+func newCluster(t testing.TB, n int, cfg Config, local func(i int) http.Handler) *cluster {
 	t.Helper()
 	c := &cluster{t: t, b: newBus(t), down: map[int]bool{}}
 	for i := range n {
@@ -502,5 +502,59 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 			t.Fatalf("timed out: %s", what)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestForwardedKeepsChecks: the owner checks a forwarded request as if it
+// had reached it: a non-loopback Host sent to a loopback address (DNS
+// rebinding) is refused by go-sdk at the owner, with the receiver's
+// address.
+func TestForwardedKeepsChecks(t *testing.T) {
+	c := newCluster(t, 2, Config{}, nil)
+	cs := c.session(t, nil)
+	defer cs.Close()
+	owner := ""
+	if e, err := c.b.JetStream().KeyValue(testkit.Ctx(t, 5*time.Second), bucketName(c.b.Prefix())); err == nil {
+		if v, err := e.Get(testkit.Ctx(t, 5*time.Second), cs.ID()); err == nil {
+			owner = string(v.Value())
+		}
+	}
+	var other *replica
+	for _, rp := range c.replicas {
+		if rp.name != owner {
+			other = rp
+		}
+	}
+	if owner == "" || other == nil {
+		t.Fatalf("no owner for %s", cs.ID())
+	}
+	cases := []struct {
+		host   string
+		status int
+	}{
+		{"", http.StatusOK},
+		{"evil.example", http.StatusForbidden},
+	}
+	before := other.router.forwarded.Load()
+	for _, tc := range cases {
+		req, _ := http.NewRequest(http.MethodPost, other.http.URL, strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"ping"}`))
+		if tc.host != "" {
+			req.Host = tc.host
+		}
+		req.Header.Set(sessionHeader, cs.ID())
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != tc.status {
+			t.Errorf("host %q: %d, want %d", tc.host, resp.StatusCode, tc.status)
+		}
+	}
+	if got := other.router.forwarded.Load() - before; got != 2 {
+		t.Errorf("%d requests forwarded, want 2", got)
 	}
 }
