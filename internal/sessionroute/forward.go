@@ -47,12 +47,19 @@ func (r *Router) forward(w http.ResponseWriter, req *http.Request, sid, owner st
 	if a, ok := req.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && a != nil {
 		s.Local = a.String()
 	}
-	first := body[:min(len(body), chunkSize)]
-	msg, err := encodeStart(s, first)
+	// The start carries what of the body fits beside the envelope.
+	envelope, err := encodeStart(s, nil)
 	if err != nil {
 		r.unavailable(w, err)
 		return
 	}
+	room := int(nc.MaxPayload()) - len(envelope) - 64
+	if room < 0 {
+		http.Error(w, "request headers too large to forward", http.StatusRequestHeaderFieldsTooLarge)
+		return
+	}
+	first := body[:min(len(body), chunkSize, room)]
+	msg := append(envelope, first...)
 	ctx, cancel := context.WithCancel(req.Context())
 	defer cancel()
 	stop := context.AfterFunc(r.ctx, cancel) // the router closing ends the forward

@@ -147,6 +147,9 @@ func New(ctx context.Context, cfg Config) (*Router, error) {
 	if cfg.WriteTimeout <= 0 {
 		cfg.WriteTimeout = 30 * time.Second
 	}
+	if mp := cfg.Conn.MaxPayload(); mp < 4*chunkSize {
+		return nil, failure.New(failure.Config, failure.SourceMCP, fmt.Sprintf("sessionroute: the NATS server's max_payload of %d bytes is below %d", mp, 4*chunkSize))
+	}
 	r := &Router{cfg: cfg, log: zerolog.Nop(), sem: make(chan struct{}, cfg.MaxServed), owned: map[string]struct{}{}, owners: map[string]string{}}
 	if cfg.Logger != nil {
 		r.log = cfg.Logger.With().Str("component", "sessionroute").Str("replica", cfg.Replica).Logger()

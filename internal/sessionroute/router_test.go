@@ -403,6 +403,15 @@ func TestForwardedBodies(t *testing.T) {
 		{300 << 10, http.StatusOK},
 		{300<<10 + 1, http.StatusRequestEntityTooLarge},
 	}
+	// Headers that do not fit a NATS message beside the envelope.
+	big, _ := http.NewRequest(http.MethodPost, c.replicas[1].http.URL, strings.NewReader("{}"))
+	big.Header.Set(sessionHeader, "S1")
+	big.Header.Set("X-Big", strings.Repeat("a", 1048500))
+	if resp, err := http.DefaultClient.Do(big); err != nil || resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("headers past the NATS payload: %v %v, want 431", resp.Status, err)
+	} else {
+		_ = resp.Body.Close()
+	}
 	for _, tc := range cases {
 		body := strings.Repeat("x", tc.size)
 		if tc.size > 10 {

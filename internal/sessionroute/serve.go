@@ -29,7 +29,7 @@ func (r *Router) onStart(m *nats.Msg) {
 		_ = m.Respond(encodeRefusal(http.StatusServiceUnavailable, "the replica holding the session is busy"))
 		return
 	}
-	o := &owned{r: r, s: s, body: bytes.NewBuffer(make([]byte, 0, s.BodyLen)), bodyDone: make(chan struct{})}
+	o := &owned{r: r, s: s, body: bytes.NewBuffer(make([]byte, 0, len(part))), bodyDone: make(chan struct{})}
 	o.ctx, o.cancel = context.WithCancel(r.ctx)
 	o.body.Write(part)
 	if int64(o.body.Len()) == s.BodyLen {
