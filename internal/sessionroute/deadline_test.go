@@ -134,3 +134,29 @@ func TestEntriesFollowSessions(t *testing.T) {
 		return errors.Is(err, jetstream.ErrKeyNotFound) && !c.replicas[0].router.owns(cs.ID()) && !c.replicas[1].router.owns(cs.ID())
 	})
 }
+
+// TestOwnerClosing: a forwarded request in flight when its owner shuts
+// down, before its handler answered, ends with 503 (not a 404 or an
+// empty 200).
+func TestOwnerClosing(t *testing.T) {
+	var inFlight atomic.Int32
+	local := func(int) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			if req.Header.Get(sessionHeader) == "" {
+				w.Header().Set(sessionHeader, "S1")
+				return
+			}
+			inFlight.Add(1)
+			<-req.Context().Done()
+		})
+	}
+	c := newCluster(t, 2, Config{}, local)
+	post(t, c.replicas[0].http.URL, "", "", http.StatusOK)
+	done := make(chan string)
+	go func() { done <- post(t, c.replicas[1].http.URL, "S1", "{}", http.StatusServiceUnavailable) }()
+	waitFor(t, "the owner serves the request", func() bool { return inFlight.Load() == 1 })
+	_ = c.replicas[0].router.Close()
+	if body := <-done; body != "the replica holding the session is shutting down\n" {
+		t.Errorf("body %q", body)
+	}
+}

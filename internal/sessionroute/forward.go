@@ -90,8 +90,13 @@ func (r *Router) forward(w http.ResponseWriter, req *http.Request, sid, owner st
 		part := rest[:min(len(rest), chunkSize)]
 		rest = rest[len(part):]
 		bctx, bcancel := context.WithTimeout(ctx, startTimeout)
-		_, err := nc.RequestWithContext(bctx, ctl, encodeChunk(seq, part))
+		ack, err := nc.RequestWithContext(bctx, ctl, encodeChunk(seq, part))
 		bcancel()
+		if err == nil && (len(ack.Data) != 1 || ack.Data[0] != 'A') {
+			r.log.Warn().Str("owner", owner).Msg("the owner refused a forwarded body chunk")
+			http.Error(w, "bad gateway", http.StatusBadGateway)
+			return
+		}
 		if err != nil {
 			_ = nc.Publish(ctl, []byte{'C'})
 			r.ownerLost(w, err, sid, owner)

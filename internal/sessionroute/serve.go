@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -45,7 +46,7 @@ func (r *Router) onStart(m *nats.Msg) {
 	}
 	_ = o.sub.SetPendingLimits(16, 2*(chunkSize+4096))
 	// Three heartbeats without a ping: the receiver is gone.
-	o.watchdog = time.AfterFunc(3*r.cfg.Heartbeat, o.cancel)
+	o.watchdog = time.AfterFunc(3*r.cfg.Heartbeat, func() { o.stopped.Store(true); o.cancel() })
 	if err := m.Respond(append([]byte{'K'}, ctl...)); err != nil {
 		o.release()
 		return
@@ -71,6 +72,7 @@ type owned struct {
 	cancel   context.CancelFunc
 	sub      *nats.Subscription
 	watchdog *time.Timer
+	stopped  atomic.Bool // the receiver stopped the response, or went silent
 
 	mu       sync.Mutex // guards body and nextBody
 	body     *bytes.Buffer
@@ -95,6 +97,7 @@ func (o *owned) onControl(m *nats.Msg) {
 		o.watchdog.Reset(3 * o.r.cfg.Heartbeat)
 		_ = m.Respond([]byte{'A'})
 	case 'C':
+		o.stopped.Store(true)
 		o.cancel()
 	case 'B':
 		seq, data, err := decodeChunk(m.Data)
@@ -109,6 +112,7 @@ func (o *owned) onControl(m *nats.Msg) {
 		}
 		o.mu.Unlock()
 		if !ok {
+			o.stopped.Store(true)
 			o.cancel()
 			_ = m.Respond([]byte{'C'})
 			return
@@ -210,7 +214,7 @@ func (fw *frameWriter) Write(p []byte) (int, error) {
 		fw.buf = append(fw.buf, p[:k]...)
 		p = p[k:]
 		if len(fw.buf) == chunkSize {
-			if err := fw.sendLocked(0); err != nil {
+			if err := fw.sendLocked(fw.o.ctx, 0); err != nil {
 				return n - len(p), err
 			}
 		}
@@ -231,23 +235,37 @@ func (fw *frameWriter) FlushError() error {
 	if fw.sent && len(fw.buf) == 0 {
 		return nil
 	}
-	return fw.sendLocked(0)
+	return fw.sendLocked(fw.o.ctx, 0)
 }
 
-// finish sends the rest and the end, unless the response was stopped.
+// finish sends the rest and the end, unless the receiver stopped the
+// response or cannot be reached. A request cancelled here (the replica is
+// closing) before its handler wrote anything ends with 503.
 func (fw *frameWriter) finish() {
 	fw.mu.Lock()
 	defer fw.mu.Unlock()
+	if fw.err != nil || fw.o.stopped.Load() {
+		return
+	}
+	ctx := fw.o.ctx
+	if ctx.Err() != nil {
+		if fw.status == 0 {
+			fw.status = http.StatusServiceUnavailable
+			fw.header = http.Header{"Content-Type": {"text/plain; charset=utf-8"}, "Retry-After": {"1"}}
+			fw.buf = append(fw.buf[:0], "the replica holding the session is shutting down\n"...)
+		}
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.Background(), startTimeout)
+		defer cancel()
+	}
 	if fw.status == 0 {
 		fw.status = http.StatusOK
 	}
-	if fw.err == nil && fw.o.ctx.Err() == nil {
-		_ = fw.sendLocked(flagEnd)
-	}
+	_ = fw.sendLocked(ctx, flagEnd)
 }
 
 // sendLocked sends the buffer as one frame and waits for its ack.
-func (fw *frameWriter) sendLocked(flags byte) error {
+func (fw *frameWriter) sendLocked(ctx context.Context, flags byte) error {
 	f := &frame{flags: flags, seq: fw.seq, data: fw.buf}
 	if !fw.sent {
 		f.flags |= flagHead
@@ -262,7 +280,7 @@ func (fw *frameWriter) sendLocked(flags byte) error {
 		fw.o.cancel()
 		return err
 	}
-	ctx, cancel := context.WithTimeout(fw.o.ctx, fw.o.r.cfg.WriteTimeout+startTimeout)
+	ctx, cancel := context.WithTimeout(ctx, fw.o.r.cfg.WriteTimeout+startTimeout)
 	defer cancel()
 	ack, err := fw.o.r.cfg.Conn.RequestWithContext(ctx, fw.o.s.Reply, b)
 	if err == nil && (len(ack.Data) != 1 || ack.Data[0] != 'A') {
