@@ -113,6 +113,8 @@ type Router struct {
 	missing   atomic.Int64 // requests answered 404 because the owner is gone
 
 	closeOnce sync.Once
+	gmu       sync.Mutex // guards closing and wg.Add
+	closing   bool
 }
 
 var keyRE = regexp.MustCompile(`^[-_=A-Za-z0-9]{1,256}$`)
@@ -204,6 +206,9 @@ func (r *Router) Close() error {
 	r.closeOnce.Do(func() {
 		_ = r.sub.Unsubscribe()
 		r.cancel()
+		r.gmu.Lock()
+		r.closing = true
+		r.gmu.Unlock()
 		r.wg.Wait()
 		r.mu.Lock()
 		ids := make([]string, 0, len(r.owned))

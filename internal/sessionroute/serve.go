@@ -47,11 +47,20 @@ func (r *Router) onStart(m *nats.Msg) {
 	_ = o.sub.SetPendingLimits(16, 2*(chunkSize+4096))
 	// Three heartbeats without a ping: the receiver is gone.
 	o.watchdog = time.AfterFunc(3*r.cfg.Heartbeat, func() { o.stopped.Store(true); o.cancel() })
-	if err := m.Respond(append([]byte{'K'}, ctl...)); err != nil {
+	r.gmu.Lock()
+	if r.closing {
+		r.gmu.Unlock()
 		o.release()
+		_ = m.Respond(encodeRefusal(http.StatusServiceUnavailable, "the replica holding the session is shutting down"))
 		return
 	}
 	r.wg.Add(1)
+	r.gmu.Unlock()
+	if err := m.Respond(append([]byte{'K'}, ctl...)); err != nil {
+		r.wg.Done()
+		o.release()
+		return
+	}
 	go func() {
 		defer r.wg.Done()
 		defer o.release()
@@ -94,7 +103,9 @@ func (o *owned) onControl(m *nats.Msg) {
 	}
 	switch m.Data[0] {
 	case 'P':
-		o.watchdog.Reset(3 * o.r.cfg.Heartbeat)
+		if o.ctx.Err() == nil {
+			o.watchdog.Reset(3 * o.r.cfg.Heartbeat)
+		}
 		_ = m.Respond([]byte{'A'})
 	case 'C':
 		o.stopped.Store(true)
