@@ -135,28 +135,43 @@ func TestEntriesFollowSessions(t *testing.T) {
 	})
 }
 
-// TestOwnerClosing: a forwarded request in flight when its owner shuts
-// down, before its handler answered, ends with 503 (not a 404 or an
-// empty 200).
-func TestOwnerClosing(t *testing.T) {
-	var inFlight atomic.Int32
-	local := func(int) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-			if req.Header.Get(sessionHeader) == "" {
-				w.Header().Set(sessionHeader, "S1")
-				return
-			}
-			inFlight.Add(1)
-			<-req.Context().Done()
-		})
+// TestReplicaClosing: a forwarded request in flight when its owner, or
+// the replica that received it, shuts down before the handler answered
+// ends with 503 (not a 404 or an empty 200), and the owner's handler is
+// cancelled.
+func TestReplicaClosing(t *testing.T) {
+	cases := []struct {
+		name   string
+		closes int // the replica shutting down: 0 the owner, 1 the receiver
+		body   string
+	}{
+		{"owner", 0, "the replica holding the session is shutting down\n"},
+		{"receiver", 1, "the replica is shutting down\n"},
 	}
-	c := newCluster(t, 2, Config{}, local)
-	post(t, c.replicas[0].http.URL, "", "", http.StatusOK)
-	done := make(chan string)
-	go func() { done <- post(t, c.replicas[1].http.URL, "S1", "{}", http.StatusServiceUnavailable) }()
-	waitFor(t, "the owner serves the request", func() bool { return inFlight.Load() == 1 })
-	_ = c.replicas[0].router.Close()
-	if body := <-done; body != "the replica holding the session is shutting down\n" {
-		t.Errorf("body %q", body)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var inFlight atomic.Int32
+			local := func(int) http.Handler {
+				return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+					if req.Header.Get(sessionHeader) == "" {
+						w.Header().Set(sessionHeader, "S1")
+						return
+					}
+					inFlight.Add(1)
+					defer inFlight.Add(-1)
+					<-req.Context().Done()
+				})
+			}
+			c := newCluster(t, 2, Config{}, local)
+			post(t, c.replicas[0].http.URL, "", "", http.StatusOK)
+			done := make(chan string)
+			go func() { done <- post(t, c.replicas[1].http.URL, "S1", "{}", http.StatusServiceUnavailable) }()
+			waitFor(t, "the owner serves the request", func() bool { return inFlight.Load() == 1 })
+			_ = c.replicas[tc.closes].router.Close()
+			if body := <-done; body != tc.body {
+				t.Errorf("body %q, want %q", body, tc.body)
+			}
+			waitFor(t, "the owner's handler is cancelled", func() bool { return inFlight.Load() == 0 })
+		})
 	}
 }

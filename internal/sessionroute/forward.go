@@ -125,7 +125,10 @@ func (r *Router) relay(ctx context.Context, w http.ResponseWriter, frames <-chan
 	for {
 		select {
 		case <-ctx.Done():
-			_ = nc.Publish(ctl, []byte{'C'}) // the client went away: cancel at the owner
+			_ = nc.Publish(ctl, []byte{'C'}) // the client went away (or this replica closes): cancel at the owner
+			if !wroteHead && r.ctx.Err() != nil {
+				r.shuttingDown(w)
+			}
 			return
 		case err := <-lost:
 			if !wroteHead {
@@ -212,6 +215,9 @@ func (r *Router) ownerLost(w http.ResponseWriter, err error, sid, owner string) 
 		r.log.Info().Str("owner", owner).Msg("the owner of a session is gone: 404, the client initializes again")
 		http.Error(w, "session not found", http.StatusNotFound)
 	case errors.Is(err, context.Canceled):
+		if r.ctx.Err() != nil { // this replica is closing, the client is still there
+			r.shuttingDown(w)
+		}
 	default:
 		r.log.Warn().Err(err).Str("owner", owner).Msg("the owner of a session did not answer")
 		http.Error(w, "the replica holding the session did not answer", http.StatusGatewayTimeout)
@@ -222,4 +228,9 @@ func (r *Router) unavailable(w http.ResponseWriter, err error) {
 	r.log.Warn().Err(err).Msg("forwarding a request failed")
 	w.Header().Set("Retry-After", "1")
 	http.Error(w, "session routing unavailable", http.StatusServiceUnavailable)
+}
+
+func (r *Router) shuttingDown(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", "1")
+	http.Error(w, "the replica is shutting down", http.StatusServiceUnavailable)
 }
