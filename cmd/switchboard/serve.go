@@ -73,7 +73,7 @@ func parseServe(args []string, stderr io.Writer) (*serveOptions, error) {
 	fs.StringVar(&o.nats, "nats", "", "NATS URL shared by replicas: the audit stream, sessions and retries routed to the replica holding them (default: an embedded server when -audit is set)")
 	fs.StringVar(&o.replica, "replica", "", "this replica's name among gateways sharing -nats (default: random)")
 	fs.BoolVar(&o.audit, "audit", false, "publish a record of every call on JetStream (<prefix>.audit.<tool>)")
-	fs.BoolVar(&o.stateless, "stateless", false, "serve HTTP without sessions (replicas without affinity; no elicitation or sampling)")
+	fs.BoolVar(&o.stateless, "stateless", false, "serve HTTP without sessions (no elicitation or sampling for clients before 2026-07-28; replicas need no affinity either way)")
 	fs.Var(&o.origins, "allowed-origin", "a browser origin allowed besides the server's own (repeatable)")
 	fs.DurationVar(&o.callTimeout, "call-timeout", 2*time.Minute, "bound of one tools/call when the tool sets none")
 	fs.StringVar(&o.logLevel, "log-level", "info", "log level on stderr: debug, info, warn, error")
