@@ -21,6 +21,7 @@ import (
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/internal/sessionroute"
 	"github.com/switchboard-dev/switchboard/mcp"
 	"github.com/switchboard-dev/switchboard/mcp/server"
 	"github.com/switchboard-dev/switchboard/skills"
@@ -69,10 +70,10 @@ func parseServe(args []string, stderr io.Writer) (*serveOptions, error) {
 	fs.BoolVar(&o.allowAll, "allow-all", false, "allow every tool no rule names (default: reads allowed, writes ask, execution denied)")
 	fs.Float64Var(&o.rate, "rate", 0, "tools/call per second allowed to each client (0: no limit)")
 	fs.IntVar(&o.burst, "burst", 0, "burst of calls allowed to each client (default 1 + rate)")
-	fs.StringVar(&o.nats, "nats", "", "NATS URL shared by replicas: the audit stream, and retries relayed to the replica holding their call (default: an embedded server when -audit is set)")
+	fs.StringVar(&o.nats, "nats", "", "NATS URL shared by replicas: the audit stream, sessions and retries routed to the replica holding them (default: an embedded server when -audit is set)")
 	fs.StringVar(&o.replica, "replica", "", "this replica's name among gateways sharing -nats (default: random)")
 	fs.BoolVar(&o.audit, "audit", false, "publish a record of every call on JetStream (<prefix>.audit.<tool>)")
-	fs.BoolVar(&o.stateless, "stateless", false, "serve HTTP without sessions (replicas without affinity; no elicitation or sampling)")
+	fs.BoolVar(&o.stateless, "stateless", false, "serve HTTP without sessions (no elicitation or sampling for clients before 2026-07-28; replicas need no affinity either way)")
 	fs.Var(&o.origins, "allowed-origin", "a browser origin allowed besides the server's own (repeatable)")
 	fs.DurationVar(&o.callTimeout, "call-timeout", 2*time.Minute, "bound of one tools/call when the tool sets none")
 	fs.StringVar(&o.logLevel, "log-level", "info", "log level on stderr: debug, info, warn, error")
@@ -216,17 +217,35 @@ func serve(ctx context.Context, o *serveOptions, stdin io.Reader, stdout, stderr
 		in, out := pollable(stdin, stdout)
 		return srv.Run(ctx, &gomcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}})
 	}
-	return serveHTTP(ctx, srv, o, &log)
+	h := srv.Handler()
+	if o.nats != "" && !o.stateless {
+		// Replicas sharing -nats, stateful: a request for a session another
+		// replica owns is forwarded to it (internal/sessionroute).
+		rt, err := sessionroute.New(ctx, sessionroute.Config{Conn: b.Conn(), JS: b.JetStream(), Prefix: b.Prefix(),
+			Replica: srv.Replica(), Local: h, Logger: &log, Sessions: func(yield func(string) bool) {
+				for ss := range srv.MCP().Sessions() {
+					if !yield(ss.ID()) {
+						return
+					}
+				}
+			}})
+		if err != nil {
+			return err
+		}
+		defer rt.Close()
+		h = rt
+	}
+	return serveHTTP(ctx, srv, h, o, &log)
 }
 
 // serveHTTP serves the endpoint until ctx ends, then shuts down within 5 s.
-func serveHTTP(ctx context.Context, srv *server.Server, o *serveOptions, log *zerolog.Logger) error {
+func serveHTTP(ctx context.Context, srv *server.Server, h http.Handler, o *serveOptions, log *zerolog.Logger) error {
 	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		return err
 	}
 	mux := http.NewServeMux()
-	mux.Handle(o.path, srv.Handler())
+	mux.Handle(o.path, h)
 	if o.auth.enabled() && o.auth.metadataURL != "" {
 		mux.Handle("/.well-known/oauth-protected-resource", o.auth.metadataHandler())
 	}
