@@ -113,6 +113,9 @@ func BenchmarkAgentToolCallTelemetry(b *testing.B) {
 		round(r)
 	}
 	b.StopTimer()
+	if l, ok := loadAverage(); ok {
+		b.ReportMetric(l, "load1")
+	}
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(len(ratios[1])*blockRuns*benchCalls), "baseline-cpu-ns/call")
 	for i := 1; i < len(agents); i++ {
 		b.ReportMetric(quantile(ratios[i], 0.5), names[i]+"-ratio")

@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/binary"
 	"math"
+	"os"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"slices"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -166,6 +169,18 @@ func quantile(xs []float64, q float64) float64 {
 	lo := int(math.Floor(pos))
 	hi := min(lo+1, len(s)-1)
 	return s[lo] + (s[hi]-s[lo])*(pos-float64(lo))
+}
+
+// loadAverage is the machine's one-minute load average (/proc/loadavg),
+// reported with the figures it was measured under; false where unknown.
+func loadAverage() (float64, bool) {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0, false
+	}
+	f, _, _ := strings.Cut(string(b), " ")
+	v, err := strconv.ParseFloat(f, 64)
+	return v, err == nil
 }
 
 // bytesPerRun is the memory fn allocates per call, over n calls.
