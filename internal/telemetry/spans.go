@@ -34,18 +34,37 @@ type Op struct {
 // attributes it hands to the span in one call (the span copies them), so
 // that building a span's attributes allocates nothing of its own: three
 // (a workflow's) or six (a tool call's, a run's, a chat's at its end).
+// Each also holds the context that carries the Op (opCtx), so that a
+// recording span's Op and context are one allocation.
 type (
 	recOp struct {
 		Op
+		c  opCtx
 		kv [3]attribute.KeyValue
 	}
 	wideOp struct {
 		Op
+		c  opCtx
 		kv [6]attribute.KeyValue
 	}
 )
 
 type opKey struct{}
+
+// opCtx is a context carrying an Op under opKey (what context.WithValue
+// would make, without its own allocation).
+type opCtx struct {
+	context.Context
+	op *Op
+}
+
+// Value implements context.Context.
+func (c *opCtx) Value(key any) any {
+	if _, ok := key.(opKey); ok {
+		return c.op
+	}
+	return c.Context.Value(key)
+}
 
 // The start options of each span kind, made once: a variadic option list
 // built at each start escapes to the heap.
@@ -71,15 +90,17 @@ func (t *Telemetry) start(ctx context.Context, op, name string, opts []trace.Spa
 		return ctx, &Op{t: t, span: span, op: op, start: start, mattrs: mattrs}
 	}
 	var p *Op
+	var c *opCtx
 	if wide {
 		w := &wideOp{}
-		p, w.buf = &w.Op, w.kv[:0]
+		p, c, w.buf = &w.Op, &w.c, w.kv[:0]
 	} else {
 		r := &recOp{}
-		p, r.buf = &r.Op, r.kv[:0]
+		p, c, r.buf = &r.Op, &r.c, r.kv[:0]
 	}
 	p.t, p.span, p.rec, p.op, p.start, p.mattrs = t, span, true, op, start, mattrs
-	return context.WithValue(ctx, opKey{}, p), p
+	c.Context, c.op = ctx, p
+	return c, p
 }
 
 // set hands attrs (built in o.buf) to the span and empties the buffer.

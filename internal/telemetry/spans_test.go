@@ -2,11 +2,13 @@ package telemetry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -181,5 +183,52 @@ func TestCachedNameIsBounded(t *testing.T) {
 	}
 	if _, ok := names.m[[2]string{OpExecuteTool, long}]; ok {
 		t.Error("a name longer than nameCacheLen was cached")
+	}
+}
+
+// TestOpContextIsTheParents checks the context a recording span's
+// operation returns (an opCtx, not context.WithValue): it carries the
+// span, the Op, the parent's values, deadline and cancellation with its
+// cause.
+func TestOpContextIsTheParents(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	defer func() { _ = tp.Shutdown(context.Background()) }()
+	tel := build(tp, metricnoop.NewMeterProvider(), false)
+	type key struct{}
+	cause := errors.New("stop")
+	for _, tc := range []struct {
+		name  string
+		start func(context.Context) (context.Context, *Op)
+	}{
+		{"execute_tool", func(ctx context.Context) (context.Context, *Op) { return tel.StartTool(ctx, "add", "c1", "", "") }},
+		{"chat", func(ctx context.Context) (context.Context, *Op) { return tel.StartChat(ctx, "m") }},
+		{"invoke_workflow", func(ctx context.Context) (context.Context, *Op) { return tel.StartWorkflow(ctx, "w", "w1") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			parent, cancel := context.WithCancelCause(context.WithValue(context.Background(), key{}, "v"))
+			parent, stop := context.WithTimeout(parent, time.Hour)
+			defer stop()
+			ctx, op := tc.start(parent)
+			if got, _ := ctx.Value(key{}).(string); got != "v" {
+				t.Errorf("parent's value = %q, want v", got)
+			}
+			if ctx.Value(opKey{}) != op || !trace.SpanFromContext(ctx).SpanContext().Equal(op.SpanContext()) {
+				t.Error("the context does not carry the operation and its span")
+			}
+			if dl, ok := ctx.Deadline(); !ok || time.Until(dl) < time.Minute {
+				t.Errorf("deadline %v %v, want the parent's", dl, ok)
+			}
+			cancel(cause)
+			select {
+			case <-ctx.Done():
+			case <-time.After(10 * time.Second):
+				t.Fatal("cancelling the parent did not reach the operation's context")
+			}
+			if !errors.Is(context.Cause(ctx), cause) || !errors.Is(ctx.Err(), context.Canceled) {
+				t.Errorf("cause %v, err %v, want %v and canceled", context.Cause(ctx), ctx.Err(), cause)
+			}
+			op.End(ctx, "")
+		})
 	}
 }
