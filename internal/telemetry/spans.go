@@ -10,7 +10,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -21,8 +20,8 @@ type Op struct {
 	span     trace.Span
 	rec      bool // span records: attributes and events are built only then
 	op       string
-	start    time.Time // for the metrics (zero without them)
-	mattrs   []attribute.KeyValue
+	start    time.Time            // for the metrics (zero without them)
+	ms       *metricSets          // the metrics' attributes (nil without metrics)
 	late     []attribute.KeyValue // made-once attributes that go on the span at End (a chat's)
 	usage    bool                 // in and out are set: they go on the span at End
 	in, out  int
@@ -77,17 +76,17 @@ var (
 // opts are the span's start options (startInternal, startClient, or
 // those with a link); attributes are added by the caller once the span is
 // known to record (o.rec), so an unsampled span costs its start and end.
-func (t *Telemetry) start(ctx context.Context, op, name string, opts []trace.SpanStartOption, mattrs []attribute.KeyValue, wide bool) (context.Context, *Op) {
+func (t *Telemetry) start(ctx context.Context, op, name string, opts []trace.SpanStartOption, ms *metricSets, wide bool) (context.Context, *Op) {
 	var start time.Time
 	if t.m != nil {
 		start = time.Now()
 	}
 	if t.tracer == nil {
-		return ctx, &Op{t: t, op: op, start: start, mattrs: mattrs}
+		return ctx, &Op{t: t, op: op, start: start, ms: ms}
 	}
 	ctx, span := t.tracer.Start(ctx, name, opts...)
 	if !span.IsRecording() {
-		return ctx, &Op{t: t, span: span, op: op, start: start, mattrs: mattrs}
+		return ctx, &Op{t: t, span: span, op: op, start: start, ms: ms}
 	}
 	var p *Op
 	var c *opCtx
@@ -98,7 +97,7 @@ func (t *Telemetry) start(ctx context.Context, op, name string, opts []trace.Spa
 		r := &recOp{}
 		p, c, r.buf = &r.Op, &r.c, r.kv[:0]
 	}
-	p.t, p.span, p.rec, p.op, p.start, p.mattrs = t, span, true, op, start, mattrs
+	p.t, p.span, p.rec, p.op, p.start, p.ms = t, span, true, op, start, ms
 	c.Context, c.op = ctx, p
 	return c, p
 }
@@ -220,11 +219,14 @@ func (t *Telemetry) StartChat(ctx context.Context, model string) (context.Contex
 	c := t.chat.Load()
 	if c == nil || c.model != model {
 		prov, m := ProviderModel(model)
-		c = &chatNames{model: model, name: spanName(OpChat, m),
-			attrs: []attribute.KeyValue{KeyOperation.String(OpChat), t.provider(prov), KeyRequestModel.String(m)}}
+		attrs := []attribute.KeyValue{KeyOperation.String(OpChat), t.provider(prov), KeyRequestModel.String(m)}
+		c = &chatNames{model: model, name: spanName(OpChat, m), attrs: attrs}
+		if t.m != nil {
+			c.ms = newMetricSets(attrs, true)
+		}
 		t.chat.Store(c)
 	}
-	ctx, o := t.start(ctx, OpChat, c.name, startClient, c.attrs, true)
+	ctx, o := t.start(ctx, OpChat, c.name, startClient, c.ms, true)
 	// All of a chat's attributes go on the span at End, in one call: each
 	// call grows the span's attribute slice.
 	o.late = c.attrs
@@ -236,6 +238,7 @@ func (t *Telemetry) StartChat(ctx context.Context, model string) (context.Contex
 type chatNames struct {
 	model, name string
 	attrs       []attribute.KeyValue
+	ms          *metricSets // nil without metrics
 }
 
 // StartTool opens an execute_tool span; sourceKind is the tool's
@@ -251,11 +254,11 @@ func (t *Telemetry) StartTool(ctx context.Context, tool, callID, sourceKind, sou
 	if sourceKind == "local" {
 		toolType = "function"
 	}
-	var mattrs []attribute.KeyValue
+	var ms *metricSets
 	if t.m != nil {
-		mattrs = []attribute.KeyValue{KeyToolSource.String(sourceKind), KeyToolSourceName.String(sourceName)}
+		ms = toolMetricSets(sourceKind, sourceName)
 	}
-	ctx, o := t.start(ctx, OpExecuteTool, cachedName(OpExecuteTool, tool), startInternal, mattrs, true)
+	ctx, o := t.start(ctx, OpExecuteTool, cachedName(OpExecuteTool, tool), startInternal, ms, true)
 	if o.rec {
 		o.set(append(o.buf, KeyOperation.String(OpExecuteTool), KeyToolName.String(tool), KeyToolCallID.String(callID),
 			KeyToolType.String(toolType), KeyToolSource.String(sourceKind), KeyToolSourceName.String(sourceName)))
@@ -303,8 +306,8 @@ func (o *Op) Usage(ctx context.Context, in, out int) {
 	}
 	o.usage, o.in, o.out = true, in, out
 	if m := o.t.m; m != nil && o.op == OpChat {
-		m.tokens.Record(ctx, int64(in), metric.WithAttributes(append(o.mattrs[:len(o.mattrs):len(o.mattrs)], KeyTokenType.String("input"))...))
-		m.tokens.Record(ctx, int64(out), metric.WithAttributes(append(o.mattrs[:len(o.mattrs):len(o.mattrs)], KeyTokenType.String("output"))...))
+		m.tokens.Record(ctx, int64(in), o.ms.in...)
+		m.tokens.Record(ctx, int64(out), o.ms.out...)
 	}
 }
 
@@ -368,10 +371,19 @@ func (o *Op) End(ctx context.Context, kind string) {
 	d := time.Since(o.start).Seconds()
 	switch o.op {
 	case OpChat:
-		m.opDur.Record(ctx, d, metric.WithAttributes(withError(o.mattrs[:len(o.mattrs):len(o.mattrs)], kind)...))
+		if kind == "" {
+			m.opDur.Record(ctx, d, o.ms.rec...)
+		} else {
+			m.opDur.Record(ctx, d, o.ms.ended(kind))
+		}
 	case OpExecuteTool:
-		set := metric.WithAttributes(withError(o.mattrs[:len(o.mattrs):len(o.mattrs)], kind)...)
-		m.toolCalls.Add(ctx, 1, set)
-		m.toolDur.Record(ctx, d, set)
+		if kind == "" {
+			m.toolCalls.Add(ctx, 1, o.ms.add...)
+			m.toolDur.Record(ctx, d, o.ms.rec...)
+		} else {
+			set := o.ms.ended(kind)
+			m.toolCalls.Add(ctx, 1, set)
+			m.toolDur.Record(ctx, d, set)
+		}
 	}
 }

@@ -232,3 +232,28 @@ func TestOpContextIsTheParents(t *testing.T) {
 		})
 	}
 }
+
+// TestToolMetricSetsAreBounded checks the cache of tool-call metric sets:
+// the attributes of the source asked for, and never more than nameCacheMax
+// sources or a name longer than nameCacheLen kept.
+func TestToolMetricSetsAreBounded(t *testing.T) {
+	long := strings.Repeat("s", nameCacheLen+1)
+	for i := range 2 * nameCacheMax {
+		name := fmt.Sprint("server", i)
+		if i == 7 {
+			name = long
+		}
+		s := toolMetricSets("mcp", name)
+		if len(s.attrs) != 2 || s.attrs[0] != KeyToolSource.String("mcp") || s.attrs[1] != KeyToolSourceName.String(name) {
+			t.Fatalf("toolMetricSets(mcp, %s) attributes %v", name, s.attrs)
+		}
+	}
+	toolSets.RLock()
+	defer toolSets.RUnlock()
+	if len(toolSets.m) > nameCacheMax {
+		t.Errorf("%d sources cached, want at most %d", len(toolSets.m), nameCacheMax)
+	}
+	if _, ok := toolSets.m[[2]string{"mcp", long}]; ok {
+		t.Error("a source name longer than nameCacheLen was cached")
+	}
+}
