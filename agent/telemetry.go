@@ -114,7 +114,7 @@ func (r *run) tracedExecCall(bctx context.Context, c llm.ToolCall, tool Tool, sp
 	}
 	ctx, op := t.StartTool(bctx, c.Name, c.ID, spec.Source.Kind, spec.Source.Name)
 	if perm != Allow {
-		op.Event(telemetry.EventPermission, telemetry.KeyPermission.String(string(perm)))
+		op.Event(telemetry.EventPermission, telemetry.KeyPermission, string(perm))
 	}
 	res, o := r.execCall(ctx, c, tool, spec, info, perm, cs)
 	kind := ""
@@ -123,12 +123,14 @@ func (r *run) tracedExecCall(bctx context.Context, c llm.ToolCall, tool Tool, sp
 		kind = fe.Kind.String()
 		switch fe.Kind {
 		case failure.Unavailable:
-			op.Event(telemetry.EventCircuit, telemetry.KeyCircuitKey.String(sourceKey(spec).String()))
+			if op.Recording() {
+				op.Event(telemetry.EventCircuit, telemetry.KeyCircuitKey, sourceKey(spec).String())
+			}
 		case failure.PermissionDenied, failure.Declined:
-			op.Event(telemetry.EventPermission, telemetry.KeyPermission.String(fe.Kind.String()))
+			op.Event(telemetry.EventPermission, telemetry.KeyPermission, kind)
 		}
 	}
-	if t.Content() {
+	if t.Content() && op.Recording() {
 		text := ""
 		if res != nil {
 			text = res.Text()

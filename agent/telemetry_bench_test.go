@@ -2,12 +2,14 @@ package agent_test
 
 import (
 	"context"
-	"slices"
+	"math"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/llm"
@@ -28,7 +30,7 @@ const benchCalls = 10
 
 // telemetryAgent is BenchmarkAgentToolCall's agent with telemetry tel;
 // baseline disables telemetry for good (no provider lookup at all).
-func telemetryAgent(b *testing.B, tel agent.Telemetry, baseline bool) *agent.Agent {
+func telemetryAgent(b testing.TB, tel agent.Telemetry, baseline bool) *agent.Agent {
 	steps := make([]llm.Step, 0, benchCalls+1)
 	for range benchCalls {
 		steps = append(steps, llm.Calls(llm.CallTool("c", "add", benchArgs)))
@@ -45,124 +47,202 @@ func telemetryAgent(b *testing.B, tel agent.Telemetry, baseline bool) *agent.Age
 	return a
 }
 
-// samplingProvider is a tracer provider as production runs one: a batch
-// span processor and a parent-based 10% sampler, exporting to exp.
-func samplingProvider(exp sdktrace.SpanExporter) *sdktrace.TracerProvider {
-	return sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp),
-		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0.1))))
-}
-
 // BenchmarkAgentToolCallTelemetry measures BenchmarkAgentToolCall's loop
-// (the cooperative tool) three ways in the same benchmark: "baseline" with
-// telemetry disabled for good (the path before telemetry), "off" with the
-// default configuration and otel's no-op global providers, and "sampled"
-// with a batch exporter behind a parent-based 10% sampler. The three run
-// in alternating blocks of runs (in a rotating order), and each ratio is
-// the median over the blocks of that block's off/baseline and
-// sampled/baseline time, so that a burst of load on a shared machine
-// shifts one block, not the result; the ratios of the process's CPU time
-// are reported beside those of wall time. The allocations per run of each
-// variant are counted too (testing.AllocsPerRun): they are exact.
+// (the cooperative tool, benchCalls calls a run) four ways in the same
+// benchmark: "baseline" with telemetry disabled for good (the path before
+// telemetry), "aa" a second baseline agent (the A/A check: what the
+// measurement makes of no difference at all), "off" with the default
+// configuration and otel's no-op global providers, and "sampled" with a
+// batch exporter behind a parent-based 10% sampler (exactly one run in ten
+// sampled, see tenthIDs).
+//
+// Each b.Loop iteration is a round: for every variant, a block of
+// blockRuns runs of it next to a block of the baseline (schedule: the
+// variants' order rotates and the baseline goes first or second in turn),
+// so that both blocks of a pair see the same machine. A block is timed in
+// the process's CPU time with the collector paused (blockCPU). A ratio is
+// the median over the pairs of the variant's block against its baseline
+// block, reported with the 25th and 75th percentiles; a first cycle of
+// rounds warms up and is discarded. The collector's share of the
+// baseline's CPU (collector on), and the allocations and bytes per run of
+// each variant, are reported beside: the extra collection a variant causes
+// is about that share times its extra bytes.
 func BenchmarkAgentToolCallTelemetry(b *testing.B) {
 	exp := &countingExporter{}
 	tp := samplingProvider(exp)
 	defer func() { _ = tp.Shutdown(context.Background()) }()
-	agents := []*agent.Agent{
+	names := [...]string{"baseline", "aa", "off", "sampled"}
+	agents := [...]*agent.Agent{
+		telemetryAgent(b, agent.Telemetry{}, true),
 		telemetryAgent(b, agent.Telemetry{}, true),
 		telemetryAgent(b, agent.Telemetry{}, false),
 		telemetryAgent(b, agent.Telemetry{TracerProvider: tp}, false),
 	}
 	ctx := context.Background()
-	runOnce := func(a *agent.Agent) {
-		if _, err := a.Run(ctx, "add 1 and 2 ten times"); err != nil {
-			b.Fatal(err)
+	var runs [len(agents)]func()
+	var done [len(agents)]int // runs made, to divide by what really ran
+	for i, a := range agents {
+		runs[i] = func() {
+			if _, err := a.Run(ctx, "add 1 and 2 ten times"); err != nil {
+				b.Fatal(err)
+			}
+			done[i]++
 		}
 	}
-	const block = 20 // runs of one agent in a row
-	var spent, cpu [3]time.Duration
-	var offRatios, sampledRatios, offCPU, sampledCPU []float64
+	const blockRuns = 2 * sampledEvery // runs of one agent in a row: two sampled
+	gcOn := gcOff()
+	defer gcOn()
+	var cpu time.Duration // the baseline's, over its blocks
+	var ratios [len(agents)][]float64
+	round := func(r int) {
+		for _, p := range schedule(r, len(agents)) {
+			var blk [len(agents)]time.Duration
+			for _, i := range p {
+				blk[i] = blockCPU(blockRuns, runs[i])
+			}
+			v := p[0] + p[1] // the one that is not the baseline (0)
+			cpu += blk[0]
+			ratios[v] = append(ratios[v], float64(blk[v])/float64(blk[0]))
+		}
+	}
+	for r := range cycle(len(agents)) { // warm-up
+		round(r)
+	}
+	cpu, ratios, done = 0, [len(agents)][]float64{}, [len(agents)]int{}
 	b.ReportAllocs()
 	b.ResetTimer()
-	for round := 0; b.Loop(); round++ {
-		var blk, blkCPU [3]time.Duration
-		for k := range agents {
-			i := (round + k) % len(agents)
-			start, startCPU := time.Now(), cpuTime()
-			for range block {
-				runOnce(agents[i])
-			}
-			blk[i], blkCPU[i] = time.Since(start), cpuTime()-startCPU
-			spent[i] += blk[i]
-			cpu[i] += blkCPU[i]
-		}
-		offRatios = append(offRatios, float64(blk[1])/float64(blk[0]))
-		sampledRatios = append(sampledRatios, float64(blk[2])/float64(blk[0]))
-		offCPU = append(offCPU, float64(blkCPU[1])/float64(blkCPU[0]))
-		sampledCPU = append(sampledCPU, float64(blkCPU[2])/float64(blkCPU[0]))
+	for r := 0; b.Loop(); r++ {
+		round(r)
 	}
 	b.StopTimer()
-	n := float64(b.N * block * benchCalls)
-	per := func(d [3]time.Duration, i int) float64 { return float64(d[i].Nanoseconds()) / n }
-	b.ReportMetric(per(spent, 0), "baseline-ns/call")
-	b.ReportMetric(per(spent, 1), "off-ns/call")
-	b.ReportMetric(per(spent, 2), "sampled-ns/call")
-	b.ReportMetric(median(offRatios), "off-ratio")
-	b.ReportMetric(median(sampledRatios), "sampled-ratio")
-	// The same from the process's CPU time (robust to other processes'
-	// load on a shared machine; it includes the GC and the batch exporter).
-	b.ReportMetric(per(cpu, 0), "baseline-cpu-ns/call")
-	b.ReportMetric(median(offCPU), "off-cpu-ratio")
-	b.ReportMetric(median(sampledCPU), "sampled-cpu-ratio")
-	for i, name := range []string{"baseline", "off", "sampled"} {
-		b.ReportMetric(testing.AllocsPerRun(20, func() { runOnce(agents[i]) }), name+"-allocs/run")
+	if l, ok := loadAverage(); ok {
+		b.ReportMetric(l, "load1")
 	}
-}
-
-// median is the middle value of xs (the mean of the two middle ones).
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(done[0]*benchCalls), "baseline-cpu-ns/call")
+	for i := 1; i < len(agents); i++ {
+		b.ReportMetric(quantile(ratios[i], 0.5), names[i]+"-ratio")
+		b.ReportMetric(quantile(ratios[i], 0.25), names[i]+"-p25")
+		b.ReportMetric(quantile(ratios[i], 0.75), names[i]+"-p75")
 	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
+	gcOn()
+	b.ReportMetric(gcShare(50*blockRuns, runs[0]), "baseline-gc-share")
+	for _, i := range []int{0, 2, 3} {
+		// blockRuns runs: the sampled variant's share of sampled runs.
+		b.ReportMetric(testing.AllocsPerRun(blockRuns, runs[i]), names[i]+"-allocs/run")
+		b.ReportMetric(bytesPerRun(blockRuns, runs[i]), names[i]+"-B/run")
 	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // TestSampledBenchmarkExports checks the sampled benchmark's setup does what
-// it says: spans of sampled runs reach the exporter (a run is 1 + 2*10 + 1
-// spans: invoke_agent, 11 chats and 10 tool calls), about a tenth of the runs.
+// it says: the spans of sampled runs reach the exporter (a run is 1 + 2*10 + 1
+// spans: invoke_agent, 11 chats and 10 tool calls), exactly one run in ten.
 func TestSampledBenchmarkExports(t *testing.T) {
-	exp := &countingExporter{}
-	tp := samplingProvider(exp)
-	a, err := agent.New(context.Background(), agent.Config{Model: llm.NewCyclic(append(func() []llm.Step {
-		s := make([]llm.Step, 0, benchCalls)
-		for range benchCalls {
-			s = append(s, llm.Calls(llm.CallTool("c", "add", benchArgs)))
+	for _, runs := range []int{1, 10, 11, 25, 400} {
+		t.Run(strconv.Itoa(runs), func(t *testing.T) {
+			exp := &countingExporter{}
+			tp := samplingProvider(exp)
+			a := telemetryAgent(t, agent.Telemetry{TracerProvider: tp}, false)
+			for range runs {
+				if _, err := a.Run(context.Background(), "go"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := tp.Shutdown(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			const perRun = 1 + (benchCalls + 1) + benchCalls
+			want := int64((runs + sampledEvery - 1) / sampledEvery) // runs 1, 11, 21, ...
+			if got := exp.spans.Load(); got != want*perRun {
+				t.Fatalf("%d spans exported, want %d runs of %d", got, want, perRun)
+			}
+		})
+	}
+}
+
+// TestTenthIDsSampleATenth checks tenthIDs against otel's own ratio
+// sampler: exactly the first root of every ten is sampled, and no trace
+// or span ID repeats.
+func TestTenthIDsSampleATenth(t *testing.T) {
+	g := &tenthIDs{}
+	sampler := sdktrace.TraceIDRatioBased(1.0 / sampledEvery)
+	seen := map[trace.TraceID]bool{}
+	spans := map[trace.SpanID]bool{}
+	for n := 1; n <= 10_000; n++ {
+		tid, sid := g.NewIDs(context.Background())
+		child := g.NewSpanID(context.Background(), tid)
+		if !tid.IsValid() || !sid.IsValid() || seen[tid] || spans[sid] || spans[child] || sid == child {
+			t.Fatalf("root %d: invalid or repeated IDs %s %s %s", n, tid, sid, child)
 		}
-		return s
-	}(), llm.Say("3"))...), Tools: []agent.Tool{cooperativeTool{benchTool()}}, Permissions: agent.AllowAll(),
-		Telemetry: agent.Telemetry{TracerProvider: tp}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	const runs = 400
-	for range runs {
-		if _, err := a.Run(context.Background(), "go"); err != nil {
-			t.Fatal(err)
+		seen[tid], spans[sid], spans[child] = true, true, true
+		got := sampler.ShouldSample(sdktrace.SamplingParameters{TraceID: tid}).Decision == sdktrace.RecordAndSample
+		if want := n%sampledEvery == 1; got != want {
+			t.Fatalf("root %d: sampled %v, want %v", n, got, want)
 		}
 	}
-	if err := tp.Shutdown(context.Background()); err != nil {
-		t.Fatal(err)
+}
+
+// TestSchedule checks the benchmark's interleaving: every round pairs
+// each variant with the baseline once; over a cycle each variant takes
+// every place in the round equally often and runs before the baseline in
+// exactly half of its pairs.
+func TestSchedule(t *testing.T) {
+	for _, variants := range []int{2, 3, 4, 5} {
+		place := map[[2]int]int{} // (variant, place in round) -> count
+		first := map[int]int{}    // variant -> pairs where it ran first
+		for r := range cycle(variants) {
+			pairs := schedule(r, variants)
+			if len(pairs) != variants-1 {
+				t.Fatalf("%d variants, round %d: %d pairs", variants, r, len(pairs))
+			}
+			seen := map[int]bool{}
+			for k, p := range pairs {
+				if (p[0] == 0) == (p[1] == 0) {
+					t.Fatalf("%d variants, round %d: pair %v is not (baseline, variant)", variants, r, p)
+				}
+				v := p[0] + p[1]
+				if v < 1 || v >= variants || seen[v] {
+					t.Fatalf("%d variants, round %d: pair %v repeats or is out of range", variants, r, p)
+				}
+				seen[v] = true
+				place[[2]int{v, k}]++
+				if p[0] == v {
+					first[v]++
+				}
+			}
+		}
+		for v := 1; v < variants; v++ {
+			for k := range variants - 1 {
+				if place[[2]int{v, k}] != 2 {
+					t.Errorf("%d variants: variant %d at place %d %d times, want 2", variants, v, k, place[[2]int{v, k}])
+				}
+			}
+			if first[v] != variants-1 {
+				t.Errorf("%d variants: variant %d first in %d of %d pairs", variants, v, first[v], cycle(variants))
+			}
+		}
 	}
-	const perRun = 1 + (benchCalls + 1) + benchCalls
-	got := exp.spans.Load()
-	if got%perRun != 0 {
-		t.Fatalf("%d spans exported: not whole runs of %d", got, perRun)
+}
+
+// TestQuantile checks the interpolated quantiles the benchmark reports.
+func TestQuantile(t *testing.T) {
+	for _, tc := range []struct {
+		xs   []float64
+		q    float64
+		want float64
+	}{
+		{[]float64{3}, 0.5, 3},
+		{[]float64{3, 1, 2}, 0.5, 2},
+		{[]float64{4, 1, 3, 2}, 0.5, 2.5},
+		{[]float64{4, 1, 3, 2}, 0.25, 1.75},
+		{[]float64{4, 1, 3, 2}, 0.75, 3.25},
+		{[]float64{5, 1}, 0, 1},
+		{[]float64{5, 1}, 1, 5},
+	} {
+		if got := quantile(tc.xs, tc.q); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("quantile(%v, %v) = %v, want %v", tc.xs, tc.q, got, tc.want)
+		}
 	}
-	if sampled := got / perRun; sampled < runs/20 || sampled > runs/5 {
-		t.Fatalf("%d of %d runs sampled, want about a tenth", sampled, runs)
+	if got := quantile(nil, 0.5); !math.IsNaN(got) {
+		t.Errorf("quantile(nil) = %v, want NaN", got)
 	}
 }

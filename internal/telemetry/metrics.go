@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -69,6 +70,65 @@ func (t *Telemetry) A2ARequest(ctx context.Context, method, kind string) {
 		return
 	}
 	t.m.a2aReqs.Add(ctx, 1, metric.WithAttributes(withError([]attribute.KeyValue{KeyA2AMethod.String(method)}, kind)...))
+}
+
+// metricSets are the attributes of one kind of operation's metrics with
+// their attribute sets made once: the success set (and a chat's input and
+// output token sets); a set made at each measurement sorts and allocates.
+type metricSets struct {
+	attrs   []attribute.KeyValue
+	ok      metric.MeasurementOption
+	rec     []metric.RecordOption // ok, for histograms
+	add     []metric.AddOption    // ok, for counters
+	in, out []metric.RecordOption // a chat's token sets
+}
+
+func newMetricSets(attrs []attribute.KeyValue, tokens bool) *metricSets {
+	s := &metricSets{attrs: attrs, ok: metric.WithAttributeSet(attribute.NewSet(attrs...))}
+	s.rec, s.add = []metric.RecordOption{s.ok}, []metric.AddOption{s.ok}
+	if tokens {
+		tok := func(v string) []metric.RecordOption {
+			return []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(append(attrs[:len(attrs):len(attrs)], KeyTokenType.String(v))...))}
+		}
+		s.in, s.out = tok("input"), tok("output")
+	}
+	return s
+}
+
+// ended is the option of an operation that ended with failure kind ("":
+// success, the set made once).
+func (s *metricSets) ended(kind string) metric.MeasurementOption {
+	if kind == "" {
+		return s.ok
+	}
+	return metric.WithAttributes(withError(s.attrs[:len(s.attrs):len(s.attrs)], kind)...)
+}
+
+// toolSets caches the metric sets of tool calls by source kind and name
+// (bounded like the span names: sources come from the configuration).
+var toolSets = struct {
+	sync.RWMutex
+	m map[[2]string]*metricSets
+}{m: map[[2]string]*metricSets{}}
+
+// toolMetricSets are the metric sets of a source's tool calls.
+func toolMetricSets(kind, name string) *metricSets {
+	k := [2]string{kind, name}
+	toolSets.RLock()
+	s := toolSets.m[k]
+	toolSets.RUnlock()
+	if s != nil {
+		return s
+	}
+	s = newMetricSets([]attribute.KeyValue{KeyToolSource.String(kind), KeyToolSourceName.String(name)}, false)
+	if len(name) <= nameCacheLen {
+		toolSets.Lock()
+		if len(toolSets.m) < nameCacheMax {
+			toolSets.m[k] = s
+		}
+		toolSets.Unlock()
+	}
+	return s
 }
 
 func withError(attrs []attribute.KeyValue, kind string) []attribute.KeyValue {

@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -18,34 +18,95 @@ import (
 type Op struct {
 	t        *Telemetry
 	span     trace.Span
+	rec      bool // span records: attributes and events are built only then
 	op       string
-	start    time.Time
-	mattrs   []attribute.KeyValue
+	start    time.Time            // for the metrics (zero without them)
+	ms       *metricSets          // the metrics' attributes (nil without metrics)
+	late     []attribute.KeyValue // made-once attributes that go on the span at End (a chat's)
+	usage    bool                 // in and out are set: they go on the span at End
+	in, out  int
 	attempts atomic.Int32
+	buf      []attribute.KeyValue // a recording span's attributes, handed over one call at a time
 }
+
+// recOp and wideOp are the Op of a recording span with room for the
+// attributes it hands to the span in one call (the span copies them), so
+// that building a span's attributes allocates nothing of its own: three
+// (a workflow's) or six (a tool call's, a run's, a chat's at its end).
+// Each also holds the context that carries the Op (opCtx), so that a
+// recording span's Op and context are one allocation.
+type (
+	recOp struct {
+		Op
+		c  opCtx
+		kv [3]attribute.KeyValue
+	}
+	wideOp struct {
+		Op
+		c  opCtx
+		kv [6]attribute.KeyValue
+	}
+)
 
 type opKey struct{}
 
+// opCtx is a context carrying an Op under opKey (what context.WithValue
+// would make, without its own allocation).
+type opCtx struct {
+	context.Context
+	op *Op
+}
+
+// Value implements context.Context.
+func (c *opCtx) Value(key any) any {
+	if _, ok := key.(opKey); ok {
+		return c.op
+	}
+	return c.Context.Value(key)
+}
+
+// The start options of each span kind, made once: a variadic option list
+// built at each start escapes to the heap.
+var (
+	startInternal = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}
+	startClient   = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
+)
+
 // start opens an operation; its span (if tracing) is a child of ctx's.
-func (t *Telemetry) start(ctx context.Context, op, name string, kind trace.SpanKind, attrs, mattrs []attribute.KeyValue, links ...trace.Link) (context.Context, *Op) {
-	o := &Op{t: t, op: op, start: time.Now(), mattrs: mattrs}
+// opts are the span's start options (startInternal, startClient, or
+// those with a link); attributes are added by the caller once the span is
+// known to record (o.rec), so an unsampled span costs its start and end.
+func (t *Telemetry) start(ctx context.Context, op, name string, opts []trace.SpanStartOption, ms *metricSets, wide bool) (context.Context, *Op) {
+	var start time.Time
+	if t.m != nil {
+		start = time.Now()
+	}
 	if t.tracer == nil {
-		return ctx, o
+		return ctx, &Op{t: t, op: op, start: start, ms: ms}
 	}
-	// Attributes are set once the span is known to record: an unsampled
-	// span costs its start and end only.
-	if len(links) > 0 {
-		ctx, o.span = t.tracer.Start(ctx, name, trace.WithSpanKind(kind), trace.WithLinks(links...))
+	ctx, span := t.tracer.Start(ctx, name, opts...)
+	if !span.IsRecording() {
+		return ctx, &Op{t: t, span: span, op: op, start: start, ms: ms}
+	}
+	var p *Op
+	var c *opCtx
+	if wide {
+		w := &wideOp{}
+		p, c, w.buf = &w.Op, &w.c, w.kv[:0]
 	} else {
-		ctx, o.span = t.tracer.Start(ctx, name, trace.WithSpanKind(kind))
+		r := &recOp{}
+		p, c, r.buf = &r.Op, &r.c, r.kv[:0]
 	}
-	if !o.span.IsRecording() {
-		return ctx, o
-	}
-	if len(attrs) > 0 {
-		o.span.SetAttributes(attrs...)
-	}
-	return context.WithValue(ctx, opKey{}, o), o
+	p.t, p.span, p.rec, p.op, p.start, p.ms = t, span, true, op, start, ms
+	c.Context, c.op = ctx, p
+	return c, p
+}
+
+// set hands attrs (built in o.buf) to the span and empties the buffer.
+func (o *Op) set(attrs []attribute.KeyValue) {
+	o.span.SetAttributes(attrs...)
+	clear(attrs)
+	o.buf = attrs[:0]
 }
 
 // spanName is "<operation> <name>", or the operation alone without a name.
@@ -54,6 +115,42 @@ func spanName(op, name string) string {
 		return op
 	}
 	return op + " " + name
+}
+
+// cachedName's cache holds at most nameCacheMax names of at most
+// nameCacheLen bytes each (tool names come from the model; MCP caps them
+// at 128 characters).
+const (
+	nameCacheMax = 1024
+	nameCacheLen = 128
+)
+
+// names caches the span names of cachedName.
+var names = struct {
+	sync.RWMutex
+	m map[[2]string]string
+}{m: map[[2]string]string{}}
+
+// cachedName is spanName(op, name), made once per pair (up to
+// nameCacheMax pairs, then each time).
+func cachedName(op, name string) string {
+	if len(name) > nameCacheLen {
+		return spanName(op, name)
+	}
+	k := [2]string{op, name}
+	names.RLock()
+	n, ok := names.m[k]
+	names.RUnlock()
+	if ok {
+		return n
+	}
+	n = spanName(op, name)
+	names.Lock()
+	if len(names.m) < nameCacheMax {
+		names.m[k] = n
+	}
+	names.Unlock()
+	return n
 }
 
 // provider is the provider attribute of the conventions in use.
@@ -79,20 +176,21 @@ func (t *Telemetry) StartAgent(ctx context.Context, agentName, run, parentRun, m
 	if t == nil {
 		return ctx, nil
 	}
-	var links []trace.Link
+	opts := startInternal
 	if link.IsValid() {
-		links = append(links, trace.Link{SpanContext: link})
+		opts = []trace.SpanStartOption{startInternal[0], trace.WithLinks(trace.Link{SpanContext: link})}
 	}
-	ctx, o := t.start(ctx, OpInvokeAgent, spanName(OpInvokeAgent, agentName), trace.SpanKindInternal, nil, nil, links...)
-	if !o.Recording() {
+	ctx, o := t.start(ctx, OpInvokeAgent, cachedName(OpInvokeAgent, agentName), opts, nil, true)
+	if !o.rec {
 		return ctx, o
 	}
 	prov, m := ProviderModel(model)
-	o.span.SetAttributes(KeyOperation.String(OpInvokeAgent), t.provider(prov), KeyAgentName.String(agentName),
+	kv := append(o.buf, KeyOperation.String(OpInvokeAgent), t.provider(prov), KeyAgentName.String(agentName),
 		KeyRequestModel.String(m), KeyRun.String(run))
 	if parentRun != "" {
-		o.span.SetAttributes(KeyParentRun.String(parentRun))
+		kv = append(kv, KeyParentRun.String(parentRun))
 	}
+	o.set(kv)
 	o.content(KeyInputMessages, EventUserMessage, "user", input)
 	return ctx, o
 }
@@ -102,13 +200,15 @@ func (t *Telemetry) StartWorkflow(ctx context.Context, name, run string) (contex
 	if t == nil {
 		return ctx, nil
 	}
-	attrs := []attribute.KeyValue{KeyOperation.String(OpInvokeWorkflow), KeyRun.String(run)}
-	if t.latest {
-		attrs = append(attrs, KeyWorkflowName.String(name))
-	} else {
-		attrs = append(attrs, KeyAgentName.String(name))
+	ctx, o := t.start(ctx, OpInvokeWorkflow, cachedName(OpInvokeWorkflow, name), startInternal, nil, false)
+	if o.rec {
+		nameKey := KeyAgentName
+		if t.latest {
+			nameKey = KeyWorkflowName
+		}
+		o.set(append(o.buf, KeyOperation.String(OpInvokeWorkflow), KeyRun.String(run), nameKey.String(name)))
 	}
-	return t.start(ctx, OpInvokeWorkflow, spanName(OpInvokeWorkflow, name), trace.SpanKindInternal, attrs, nil)
+	return ctx, o
 }
 
 // StartChat opens a chat span for one model turn.
@@ -119,11 +219,18 @@ func (t *Telemetry) StartChat(ctx context.Context, model string) (context.Contex
 	c := t.chat.Load()
 	if c == nil || c.model != model {
 		prov, m := ProviderModel(model)
-		c = &chatNames{model: model, name: spanName(OpChat, m),
-			attrs: []attribute.KeyValue{KeyOperation.String(OpChat), t.provider(prov), KeyRequestModel.String(m)}}
+		attrs := []attribute.KeyValue{KeyOperation.String(OpChat), t.provider(prov), KeyRequestModel.String(m)}
+		c = &chatNames{model: model, name: spanName(OpChat, m), attrs: attrs}
+		if t.m != nil {
+			c.ms = newMetricSets(attrs, true)
+		}
 		t.chat.Store(c)
 	}
-	return t.start(ctx, OpChat, c.name, trace.SpanKindClient, c.attrs, c.attrs)
+	ctx, o := t.start(ctx, OpChat, c.name, startClient, c.ms, true)
+	// All of a chat's attributes go on the span at End, in one call: each
+	// call grows the span's attribute slice.
+	o.late = c.attrs
+	return ctx, o
 }
 
 // chatNames are the span name and attributes of one model's chat spans,
@@ -131,6 +238,7 @@ func (t *Telemetry) StartChat(ctx context.Context, model string) (context.Contex
 type chatNames struct {
 	model, name string
 	attrs       []attribute.KeyValue
+	ms          *metricSets // nil without metrics
 }
 
 // StartTool opens an execute_tool span; sourceKind is the tool's
@@ -146,14 +254,14 @@ func (t *Telemetry) StartTool(ctx context.Context, tool, callID, sourceKind, sou
 	if sourceKind == "local" {
 		toolType = "function"
 	}
-	var mattrs []attribute.KeyValue
+	var ms *metricSets
 	if t.m != nil {
-		mattrs = []attribute.KeyValue{KeyToolSource.String(sourceKind), KeyToolSourceName.String(sourceName)}
+		ms = toolMetricSets(sourceKind, sourceName)
 	}
-	ctx, o := t.start(ctx, OpExecuteTool, spanName(OpExecuteTool, tool), trace.SpanKindInternal, nil, mattrs)
-	if o.Recording() {
-		o.span.SetAttributes(KeyOperation.String(OpExecuteTool), KeyToolName.String(tool), KeyToolCallID.String(callID),
-			KeyToolType.String(toolType), KeyToolSource.String(sourceKind), KeyToolSourceName.String(sourceName))
+	ctx, o := t.start(ctx, OpExecuteTool, cachedName(OpExecuteTool, tool), startInternal, ms, true)
+	if o.rec {
+		o.set(append(o.buf, KeyOperation.String(OpExecuteTool), KeyToolName.String(tool), KeyToolCallID.String(callID),
+			KeyToolType.String(toolType), KeyToolSource.String(sourceKind), KeyToolSourceName.String(sourceName)))
 	}
 	return ctx, o
 }
@@ -165,21 +273,22 @@ func Attempt(ctx context.Context) {
 	if o == nil {
 		return
 	}
-	if n := o.attempts.Add(1); n > 1 && o.span != nil {
+	if n := o.attempts.Add(1); n > 1 && o.rec {
 		o.span.AddEvent(EventRetry, trace.WithAttributes(KeyAttempt.Int(int(n))))
 	}
 }
 
-// Event adds an event to the operation's span.
-func (o *Op) Event(name string, attrs ...attribute.KeyValue) {
-	if o == nil || o.span == nil {
+// Event adds an event with one string attribute (key=value) to the
+// operation's span; nothing is built when the span does not record.
+func (o *Op) Event(name string, key attribute.Key, value string) {
+	if o == nil || !o.rec {
 		return
 	}
-	o.span.AddEvent(name, trace.WithAttributes(attrs...))
+	o.span.AddEvent(name, trace.WithAttributes(key.String(value)))
 }
 
 // Recording reports whether the operation's span records.
-func (o *Op) Recording() bool { return o != nil && o.span != nil && o.span.IsRecording() }
+func (o *Op) Recording() bool { return o != nil && o.rec }
 
 // SpanContext is the operation's span context (invalid when not tracing).
 func (o *Op) SpanContext() trace.SpanContext {
@@ -189,17 +298,16 @@ func (o *Op) SpanContext() trace.SpanContext {
 	return o.span.SpanContext()
 }
 
-// Usage records tokens on the span; a chat's also go to the token metric.
+// Usage records tokens on the span (at End, with the error); a chat's
+// also go to the token metric.
 func (o *Op) Usage(ctx context.Context, in, out int) {
 	if o == nil {
 		return
 	}
-	if o.span != nil {
-		o.span.SetAttributes(KeyInputTokens.Int(in), KeyOutputTokens.Int(out))
-	}
+	o.usage, o.in, o.out = true, in, out
 	if m := o.t.m; m != nil && o.op == OpChat {
-		m.tokens.Record(ctx, int64(in), metric.WithAttributes(append(o.mattrs[:len(o.mattrs):len(o.mattrs)], KeyTokenType.String("input"))...))
-		m.tokens.Record(ctx, int64(out), metric.WithAttributes(append(o.mattrs[:len(o.mattrs):len(o.mattrs)], KeyTokenType.String("output"))...))
+		m.tokens.Record(ctx, int64(in), o.ms.in...)
+		m.tokens.Record(ctx, int64(out), o.ms.out...)
 	}
 }
 
@@ -214,21 +322,21 @@ func (o *Op) Output(text string) {
 // ToolContent records a tool call's arguments and result when content is
 // recorded (latest conventions: attributes; 1.36: none are defined).
 func (o *Op) ToolContent(args, result string) {
-	if o == nil || o.span == nil || !o.t.content || !o.t.latest {
+	if o == nil || !o.rec || !o.t.content || !o.t.latest {
 		return
 	}
-	o.span.SetAttributes(KeyToolArguments.String(args), KeyToolResult.String(result))
+	o.set(append(o.buf, KeyToolArguments.String(args), KeyToolResult.String(result)))
 }
 
 // content records a message: an attribute of JSON messages in the latest
 // conventions, an event in 1.36.
 func (o *Op) content(key attribute.Key, event, role, text string) {
-	if o == nil || o.span == nil || !o.t.content || text == "" {
+	if o == nil || !o.rec || !o.t.content || text == "" {
 		return
 	}
 	if o.t.latest {
 		b, _ := json.Marshal([]map[string]any{{"role": role, "parts": []map[string]string{{"type": "text", "content": text}}}})
-		o.span.SetAttributes(key.String(string(b)))
+		o.set(append(o.buf, key.String(string(b))))
 		return
 	}
 	o.span.AddEvent(event, trace.WithAttributes(attribute.String("content", text)))
@@ -240,11 +348,20 @@ func (o *Op) End(ctx context.Context, kind string) {
 	if o == nil {
 		return
 	}
-	if o.span != nil {
+	if o.rec {
+		kv := append(o.buf, o.late...)
+		if o.usage {
+			kv = append(kv, KeyInputTokens.Int(o.in), KeyOutputTokens.Int(o.out))
+		}
 		if kind != "" {
-			o.span.SetAttributes(KeyErrorType.String(kind))
+			kv = append(kv, KeyErrorType.String(kind))
 			o.span.SetStatus(codes.Error, kind)
 		}
+		if len(kv) > 0 {
+			o.set(kv)
+		}
+	}
+	if o.span != nil {
 		o.span.End()
 	}
 	m := o.t.m
@@ -254,10 +371,19 @@ func (o *Op) End(ctx context.Context, kind string) {
 	d := time.Since(o.start).Seconds()
 	switch o.op {
 	case OpChat:
-		m.opDur.Record(ctx, d, metric.WithAttributes(withError(o.mattrs[:len(o.mattrs):len(o.mattrs)], kind)...))
+		if kind == "" {
+			m.opDur.Record(ctx, d, o.ms.rec...)
+		} else {
+			m.opDur.Record(ctx, d, o.ms.ended(kind))
+		}
 	case OpExecuteTool:
-		set := metric.WithAttributes(withError(o.mattrs[:len(o.mattrs):len(o.mattrs)], kind)...)
-		m.toolCalls.Add(ctx, 1, set)
-		m.toolDur.Record(ctx, d, set)
+		if kind == "" {
+			m.toolCalls.Add(ctx, 1, o.ms.add...)
+			m.toolDur.Record(ctx, d, o.ms.rec...)
+		} else {
+			set := o.ms.ended(kind)
+			m.toolCalls.Add(ctx, 1, set)
+			m.toolDur.Record(ctx, d, set)
+		}
 	}
 }

@@ -102,7 +102,7 @@ func TestOffWithoutProviders(t *testing.T) {
 	var off *Telemetry
 	ctx, op := off.StartAgent(context.Background(), "a", "r", "", "m", "in", trace.SpanContext{})
 	op.Usage(ctx, 1, 2)
-	op.Event("x")
+	op.Event("x", KeyPermission, "y")
 	op.End(ctx, "")
 	if ctx != context.Background() || op != nil {
 		t.Fatal("a nil Telemetry changed the context or made an operation")
