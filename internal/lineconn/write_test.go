@@ -1,4 +1,4 @@
-package mcp
+package lineconn
 
 import (
 	"context"
@@ -53,8 +53,8 @@ func TestWriteIsBounded(t *testing.T) {
 			if failure.KindOf(err) != tt.wantKind {
 				t.Fatalf("err = %v (kind %v), want kind %v", err, failure.KindOf(err), tt.wantKind)
 			}
-			if c.isBroken() != tt.wantBroken {
-				t.Fatalf("broken = %v, want %v", c.isBroken(), tt.wantBroken)
+			if c.Broken() != tt.wantBroken {
+				t.Fatalf("broken = %v, want %v", c.Broken(), tt.wantBroken)
 			}
 			if !tt.wantBroken {
 				return
