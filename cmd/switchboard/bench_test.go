@@ -27,11 +27,12 @@ type endpoint struct {
 	tool string // the echo tool's name on this endpoint
 }
 
-// connectCmd connects go-sdk's client to cmd over stdio.
-func connectCmd(tb testing.TB, cmd *exec.Cmd) *gomcp.ClientSession {
+// connectCmd connects go-sdk's client to cmd over stdio, offering the
+// protocol revision protocol ("": go-sdk's latest).
+func connectCmd(tb testing.TB, cmd *exec.Cmd, protocol string) *gomcp.ClientSession {
 	tb.Helper()
 	c := gomcp.NewClient(&gomcp.Implementation{Name: "bench-client", Version: "1"}, nil)
-	cs, err := c.Connect(testkit.Ctx(tb, 60*time.Second), &gomcp.CommandTransport{Command: cmd}, nil)
+	cs, err := c.Connect(testkit.Ctx(tb, 60*time.Second), &gomcp.CommandTransport{Command: cmd}, &gomcp.ClientSessionOptions{ProtocolVersion: protocol})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -40,18 +41,18 @@ func connectCmd(tb testing.TB, cmd *exec.Cmd) *gomcp.ClientSession {
 }
 
 // directEndpoint is the count server spoken to directly.
-func directEndpoint(tb testing.TB) endpoint {
+func directEndpoint(tb testing.TB, protocol string) endpoint {
 	nm := testkit.NodeModules(tb)
 	cmd := exec.Command(testkit.Node22(tb), filepath.Join(filepath.Dir(nm), "mcp-count-server.mjs"))
-	cs := connectCmd(tb, cmd)
+	cs := connectCmd(tb, cmd, protocol)
 	return endpoint{cs: cs, tool: "echo", pids: func() []int { return []int{cmd.Process.Pid} }}
 }
 
 // gatewayEndpoint is the count server behind the gateway (both on stdio).
-func gatewayEndpoint(tb testing.TB) endpoint {
+func gatewayEndpoint(tb testing.TB, protocol string) endpoint {
 	cmd := exec.Command(gatewayBin(tb), append([]string{"mcp", "serve", "-log-level", "warn"}, countArgs...)...)
 	cmd.Env = gatewayEnv(tb)
-	cs := connectCmd(tb, cmd)
+	cs := connectCmd(tb, cmd, protocol)
 	return endpoint{cs: cs, tool: "mcp__count__echo", pids: func() []int { return append([]int{cmd.Process.Pid}, children(cmd.Process.Pid)...) }}
 }
 
@@ -130,8 +131,25 @@ func phase(tb testing.TB, e endpoint, n int) (wall, server, client time.Duration
 // server in its own process. Reports each path's time and CPU per call
 // (servers' and client's), requests/s and the ratio gateway/direct; the
 // count server's own count of calls received checks the arithmetic.
+//
+// The client offers go-sdk's latest revision ("latest"), which the
+// gateway speaks (2026-07-28: every request carries the client's _meta,
+// and a call runs as a multi round-trip one) and the count server does not
+// (it answers 2025-11-25), or 2025-11-25 to both ("2025-11-25": the same
+// protocol on both paths).
 func BenchmarkGatewayCall(b *testing.B) {
-	direct, gw := directEndpoint(b), gatewayEndpoint(b)
+	for _, protocol := range []string{"", "2025-11-25"} {
+		name := protocol
+		if name == "" {
+			name = "latest"
+		}
+		b.Run(name, func(b *testing.B) { benchGatewayCall(b, protocol) })
+	}
+}
+
+func benchGatewayCall(b *testing.B, protocol string) {
+	direct, gw := directEndpoint(b, protocol), gatewayEndpoint(b, protocol)
+	b.Logf("negotiated: direct %s, gateway %s", direct.cs.InitializeResult().ProtocolVersion, gw.cs.InitializeResult().ProtocolVersion)
 	for range 50 { // warm up both paths (JIT, connections)
 		direct.call(b)
 		gw.call(b)
