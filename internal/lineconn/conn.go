@@ -4,8 +4,8 @@
 // the served side of mcp/server on stdio. It does what go-sdk's own stream
 // connection does (framing, a bound on one frame's size, JSON-RPC batches,
 // a Close that unblocks Read) but decodes each message with one pass of
-// encoding/json, bounds every write, and refuses batches from protocol
-// revision 2025-06-18 on at either end.
+// encoding/json, bounds every write to a writer with working deadlines,
+// and refuses batches from protocol revision 2025-06-18 on at either end.
 package lineconn
 
 import (
@@ -32,8 +32,9 @@ import (
 // every value it decodes, two or three per message, which made that
 // garbage most of what a tool call allocated.
 //
-// Unlike go-sdk's, every write is bounded (see writeLine) and a write cut
-// short breaks the connection and ends the peer (Options.Kill); batches
+// Unlike go-sdk's, every write to a writer whose deadlines work (a pipe
+// in the netpoller, a net.Conn) is bounded (see writeLine), and a write
+// cut short breaks the connection and ends the peer (Options.Kill); batches
 // are refused from protocol revision 2025-06-18 on (versionGate); and the
 // owner may drop messages read (Options.Drop: the Manager's bounded
 // notification queue and coalescing, a nudger's ping answers).
