@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/switchboard-dev/switchboard/internal/lineconn"
 )
 
 // nudgeIDPrefix starts the ID of every ping a nudger sends.
@@ -36,7 +38,7 @@ const (
 // answer at any time, so it is harmless to servers the race does not
 // touch; the backoff keeps a long-running call to a few pings.
 type nudger struct {
-	c          *lineConn
+	c          *lineconn.Conn // set once the connection is made
 	first, max time.Duration
 
 	mu       sync.Mutex
@@ -47,8 +49,8 @@ type nudger struct {
 	seq      int64
 }
 
-func newNudger(c *lineConn, first, max time.Duration) *nudger {
-	return &nudger{c: c, first: first, max: max, wait: first, calls: map[jsonrpc.ID]struct{}{}}
+func newNudger(first, max time.Duration) *nudger {
+	return &nudger{first: first, max: max, wait: first, calls: map[jsonrpc.ID]struct{}{}}
 }
 
 // wrote records a message written to the server.
@@ -112,7 +114,7 @@ func (n *nudger) read(msg jsonrpc.Message) (ours bool) {
 func (n *nudger) fire() {
 	n.mu.Lock()
 	select {
-	case <-n.c.closed:
+	case <-n.c.Done():
 		n.timer = nil
 		n.mu.Unlock()
 		return
@@ -134,7 +136,7 @@ func (n *nudger) fire() {
 	n.timer = time.AfterFunc(next, n.fire)
 	n.mu.Unlock()
 	if ping != nil {
-		_ = n.c.writeLine(context.Background(), ping) // bounded by the stall bound
+		_ = n.c.WriteLine(context.Background(), ping) // bounded by the stall bound
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/switchboard-dev/switchboard/internal/lineconn"
 )
 
 // fakeStdioServer answers requests on peer as told by answer (which
@@ -35,13 +37,19 @@ func fakeStdioServer(t *testing.T, peer net.Conn, pings *atomic.Int32, answer fu
 	}()
 }
 
-func newNudgedConn(t *testing.T, first, max time.Duration) (*lineConn, net.Conn) {
+func newNudgedConn(t *testing.T, first, max time.Duration) (*lineconn.Conn, net.Conn) {
 	t.Helper()
 	ours, peer := net.Pipe()
-	c := newLineConn(ours, ours, ours.Close, 0)
-	c.nudge = newNudger(c, first, max)
+	c := newClientConn(ours, ours, lineconn.Options{Close: ours.Close}, clientHooks{nudge: newNudger(first, max)})
 	t.Cleanup(func() { _ = c.Close(); _ = peer.Close() })
 	return c, peer
+}
+
+func readTimeout(t *testing.T, c *lineconn.Conn) (jsonrpc.Message, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return c.Read(ctx)
 }
 
 func reply(id any) string {

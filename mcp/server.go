@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/lineconn"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 )
 
@@ -35,8 +36,8 @@ type server struct {
 
 	mu         sync.Mutex
 	sess       *gomcp.ClientSession
-	conn       *lineConn     // sess's connection, when it is ours
-	ready      chan struct{} // closed while sess is set
+	conn       *lineconn.Conn // sess's connection, when it is ours
+	ready      chan struct{}  // closed while sess is set
 	state      string
 	lastErr    error
 	connects   int
@@ -171,7 +172,7 @@ func (s *server) status() Status {
 // timeout) for a restarting server to come back.
 func (s *server) session(ctx context.Context, wait time.Duration) (*gomcp.ClientSession, error) {
 	s.mu.Lock()
-	if s.sess != nil && s.conn != nil && s.conn.isBroken() {
+	if s.sess != nil && s.conn != nil && s.conn.Broken() {
 		// The server stopped reading or its input holds half a message:
 		// it is being killed; wait for its successor.
 		s.dropLocked()

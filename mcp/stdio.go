@@ -12,10 +12,12 @@ import (
 
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
+
+	"github.com/switchboard-dev/switchboard/internal/lineconn"
 )
 
 // stdioTransport starts a server's process and speaks newline-delimited
-// JSON-RPC over its stdin and stdout (a lineConn). It replaces go-sdk's
+// JSON-RPC over its stdin and stdout (internal/lineconn). It replaces go-sdk's
 // CommandTransport, whose connection decodes each message with go-sdk's
 // allocation-heavy decoder; the shutdown is the same: close stdin, wait,
 // SIGTERM, wait, SIGKILL.
@@ -27,9 +29,9 @@ type stdioTransport struct {
 	// (see noteQueue); log gets the queue's drop reports.
 	notes    func(method string, params json.RawMessage)
 	log      zerolog.Logger
-	coalesce *coalescer // lineConn.coalesce
+	coalesce *coalescer // see clientHooks
 	// onConn, if set, is given the connection Connect made.
-	onConn func(*lineConn)
+	onConn func(*lineconn.Conn)
 }
 
 // Connect starts the process.
@@ -84,18 +86,17 @@ func (t *stdioTransport) Connect(context.Context) (gomcp.Connection, error) {
 		}
 		return fmt.Errorf("the server process %d did not exit after SIGKILL", t.cmd.Process.Pid)
 	}
-	c := newLineConn(stdout, stdin, stop, t.maxFrame)
-	c.kill = func() {
+	kill := func() {
 		// A server that stopped reading, or whose input holds half a
 		// message: kill it (and its group) at once; Close reaps it.
 		_ = t.cmd.Process.Kill()
 		killProcessGroup(t.cmd)
 	}
-	c.nudge = newNudger(c, nudgeFirst, nudgeMax)
+	h := clientHooks{nudge: newNudger(nudgeFirst, nudgeMax), coalesce: t.coalesce}
 	if t.notes != nil {
-		c.notes = newNoteQueue(t.log, t.notes)
+		h.notes = newNoteQueue(t.log, t.notes)
 	}
-	c.coalesce = t.coalesce
+	c := newClientConn(stdout, stdin, lineconn.Options{Close: stop, Kill: kill, MaxFrame: t.maxFrame}, h)
 	if t.onConn != nil {
 		t.onConn(c)
 	}

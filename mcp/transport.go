@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/lineconn"
 	"github.com/switchboard-dev/switchboard/internal/wstransport"
 )
 
@@ -21,7 +22,7 @@ import (
 type attempt struct {
 	t       gomcp.Transport
 	cleanup func()
-	conn    *lineConn // the client's connection, when it is ours (set by Connect)
+	conn    *lineconn.Conn // the client's connection, when it is ours (set by Connect)
 }
 
 // newTransport builds a fresh transport for one connection attempt.
@@ -42,7 +43,7 @@ func (s *server) newTransport(ctx context.Context) (*attempt, error) {
 		setProcessGroup(cmd)
 		a := &attempt{}
 		a.t = &stdioTransport{cmd: cmd, grace: s.m.cfg.ShutdownGrace, maxFrame: gomcp.DefaultMaxLineLength,
-			notes: s.onNote, log: s.log, coalesce: &s.notes, onConn: func(c *lineConn) { a.conn = c }}
+			notes: s.onNote, log: s.log, coalesce: &s.notes, onConn: func(c *lineconn.Conn) { a.conn = c }}
 		a.cleanup = func() { killProcessGroup(cmd) }
 		return a, nil
 	case typeHTTP:
@@ -171,9 +172,11 @@ func (l *lineLogger) emit(line []byte) {
 func (s *server) pipeToServer(ctx context.Context) (*attempt, error) {
 	clientEnd, serverEnd := net.Pipe()
 	maxFrame := gomcp.DefaultMaxLineLength
-	// Both ends read with lineConn. The server's end never sees a batch:
+	// Both ends read with internal/lineconn. The server's end never sees a batch:
 	// the only client on the pipe is go-sdk's, which sends none.
-	serverT := connTransport{newConn: func() gomcp.Connection { return newLineConn(serverEnd, serverEnd, serverEnd.Close, maxFrame) }}
+	serverT := connTransport{newConn: func() gomcp.Connection {
+		return lineconn.New(serverEnd, serverEnd, lineconn.Options{Close: serverEnd.Close, MaxFrame: maxFrame})
+	}}
 	ss, err := s.cfg.Server.Connect(ctx, serverT, nil)
 	if err != nil {
 		_ = clientEnd.Close()
@@ -183,9 +186,8 @@ func (s *server) pipeToServer(ctx context.Context) (*attempt, error) {
 	}
 	a := &attempt{cleanup: func() { _ = clientEnd.Close(); _ = ss.Close() }}
 	a.t = connTransport{newConn: func() gomcp.Connection {
-		c := newLineConn(clientEnd, clientEnd, clientEnd.Close, maxFrame)
-		c.notes = newNoteQueue(s.log, s.onNote)
-		c.coalesce = &s.notes
+		c := newClientConn(clientEnd, clientEnd, lineconn.Options{Close: clientEnd.Close, MaxFrame: maxFrame},
+			clientHooks{notes: newNoteQueue(s.log, s.onNote), coalesce: &s.notes})
 		a.conn = c
 		return c
 	}}

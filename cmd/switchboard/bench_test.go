@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,11 +28,12 @@ type endpoint struct {
 	tool string // the echo tool's name on this endpoint
 }
 
-// connectCmd connects go-sdk's client to cmd over stdio.
-func connectCmd(tb testing.TB, cmd *exec.Cmd) *gomcp.ClientSession {
+// connectCmd connects go-sdk's client to cmd over stdio, offering the
+// protocol revision protocol ("": go-sdk's latest).
+func connectCmd(tb testing.TB, cmd *exec.Cmd, protocol string) *gomcp.ClientSession {
 	tb.Helper()
 	c := gomcp.NewClient(&gomcp.Implementation{Name: "bench-client", Version: "1"}, nil)
-	cs, err := c.Connect(testkit.Ctx(tb, 60*time.Second), &gomcp.CommandTransport{Command: cmd}, nil)
+	cs, err := c.Connect(testkit.Ctx(tb, 60*time.Second), &gomcp.CommandTransport{Command: cmd}, &gomcp.ClientSessionOptions{ProtocolVersion: protocol})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -40,18 +42,18 @@ func connectCmd(tb testing.TB, cmd *exec.Cmd) *gomcp.ClientSession {
 }
 
 // directEndpoint is the count server spoken to directly.
-func directEndpoint(tb testing.TB) endpoint {
+func directEndpoint(tb testing.TB, protocol string) endpoint {
 	nm := testkit.NodeModules(tb)
 	cmd := exec.Command(testkit.Node22(tb), filepath.Join(filepath.Dir(nm), "mcp-count-server.mjs"))
-	cs := connectCmd(tb, cmd)
+	cs := connectCmd(tb, cmd, protocol)
 	return endpoint{cs: cs, tool: "echo", pids: func() []int { return []int{cmd.Process.Pid} }}
 }
 
 // gatewayEndpoint is the count server behind the gateway (both on stdio).
-func gatewayEndpoint(tb testing.TB) endpoint {
+func gatewayEndpoint(tb testing.TB, protocol string) endpoint {
 	cmd := exec.Command(gatewayBin(tb), append([]string{"mcp", "serve", "-log-level", "warn"}, countArgs...)...)
 	cmd.Env = gatewayEnv(tb)
-	cs := connectCmd(tb, cmd)
+	cs := connectCmd(tb, cmd, protocol)
 	return endpoint{cs: cs, tool: "mcp__count__echo", pids: func() []int { return append([]int{cmd.Process.Pid}, children(cmd.Process.Pid)...) }}
 }
 
@@ -130,25 +132,49 @@ func phase(tb testing.TB, e endpoint, n int) (wall, server, client time.Duration
 // server in its own process. Reports each path's time and CPU per call
 // (servers' and client's), requests/s and the ratio gateway/direct; the
 // count server's own count of calls received checks the arithmetic.
+//
+// The client offers go-sdk's latest revision ("latest"), which the
+// gateway speaks (2026-07-28: every request carries the client's _meta,
+// and a call runs as a multi round-trip one) and the count server does not
+// (it answers 2025-11-25), or 2025-11-25 to both ("2025-11-25": the same
+// protocol on both paths).
 func BenchmarkGatewayCall(b *testing.B) {
-	direct, gw := directEndpoint(b), gatewayEndpoint(b)
+	for _, protocol := range []string{"", "2025-11-25"} {
+		name := protocol
+		if name == "" {
+			name = "latest"
+		}
+		b.Run(name, func(b *testing.B) { benchGatewayCall(b, protocol) })
+	}
+}
+
+func benchGatewayCall(b *testing.B, protocol string) {
+	direct, gw := directEndpoint(b, protocol), gatewayEndpoint(b, protocol)
+	b.Logf("negotiated: direct %s, gateway %s", direct.cs.InitializeResult().ProtocolVersion, gw.cs.InitializeResult().ProtocolVersion)
 	for range 50 { // warm up both paths (JIT, connections)
 		direct.call(b)
 		gw.call(b)
 	}
 	b.ResetTimer()
-	// Interleave in chunks so both paths see the same machine load.
+	// Interleave in chunks so both paths see the same machine load; the
+	// median of the chunks' ratios resists bursts of load from other work.
 	var dWall, dSrv, dCli, gWall, gSrv, gCli time.Duration
+	var ratios []float64
+	gwPid := gw.pids()[0]
+	gwOwn0 := cpuOf([]int{gwPid})
 	const chunk = 100
 	for done := 0; done < b.N; {
 		n := min(chunk, b.N-done)
-		w, s, c := phase(b, direct, n)
-		dWall, dSrv, dCli = dWall+w, dSrv+s, dCli+c
-		w, s, c = phase(b, gw, n)
-		gWall, gSrv, gCli = gWall+w, gSrv+s, gCli+c
+		dw, s, c := phase(b, direct, n)
+		dWall, dSrv, dCli = dWall+dw, dSrv+s, dCli+c
+		gwl, s, c := phase(b, gw, n)
+		gWall, gSrv, gCli = gWall+gwl, gSrv+s, gCli+c
+		ratios = append(ratios, float64(gwl)/float64(dw))
 		done += n
 	}
 	b.StopTimer()
+	gwOwn := cpuOf([]int{gwPid}) - gwOwn0
+	slices.Sort(ratios)
 	if got, want := direct.received(b), b.N+50; got != want {
 		b.Fatalf("the direct count server received %d calls, want %d", got, want)
 	}
@@ -164,7 +190,9 @@ func BenchmarkGatewayCall(b *testing.B) {
 	b.ReportMetric(float64(gSrv.Microseconds())/n, "gateway-servers-cpu-µs/call")
 	b.ReportMetric(float64(dCli.Microseconds())/n, "direct-client-cpu-µs/call")
 	b.ReportMetric(float64(gCli.Microseconds())/n, "gateway-client-cpu-µs/call")
+	b.ReportMetric(float64(gwOwn.Microseconds())/n, "gateway-own-cpu-µs/call")
 	b.ReportMetric(float64(gWall)/float64(dWall), "ratio")
+	b.ReportMetric(ratios[len(ratios)/2], "median-chunk-ratio")
 }
 
 // TestThousandConcurrentCalls: 1,000 concurrent tools/call through one

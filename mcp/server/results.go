@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -41,11 +42,14 @@ func toMCPResult(r *agent.Result) *gomcp.CallToolResult {
 			out.Content = append(out.Content, &gomcp.TextContent{Text: (&agent.Result{Parts: []agent.Part{p}}).Text()})
 		}
 	}
-	if len(structured) == 1 {
-		var obj map[string]any
-		if json.Unmarshal(structured[0], &obj) == nil && obj != nil {
-			out.StructuredContent = structured[0]
-		}
+	if len(structured) == 1 && isObject(structured[0]) {
+		out.StructuredContent = structured[0] // the bytes as they came, not decoded
 	}
 	return out
+}
+
+// isObject reports whether raw is one JSON object, without decoding it.
+func isObject(raw json.RawMessage) bool {
+	trimmed := bytes.TrimLeft(raw, " \t\r\n")
+	return len(trimmed) > 0 && trimmed[0] == '{' && json.Valid(raw)
 }

@@ -211,9 +211,11 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 func (s *Server) MCP() *gomcp.Server { return s.mcp }
 
 // Run serves one session over t (for stdio, &gomcp.StdioTransport{}) until
-// the client disconnects or ctx ends.
+// the client disconnects or ctx ends. A StdioTransport or IOTransport is
+// served through Switchboard's own line connection (same framing, frame
+// bound and batch rules, far less garbage per message).
 func (s *Server) Run(ctx context.Context, t gomcp.Transport) error {
-	err := s.mcp.Run(ctx, t)
+	err := s.mcp.Run(ctx, streamTransport(t))
 	if errors.Is(err, io.EOF) || (err != nil && ctx.Err() != nil) {
 		return nil
 	}

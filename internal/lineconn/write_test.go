@@ -1,9 +1,11 @@
-package mcp
+package lineconn
 
 import (
 	"context"
 	"errors"
 	"io"
+	"net"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -59,8 +61,8 @@ func TestWriteIsBounded(t *testing.T) {
 			if failure.KindOf(err) != tt.wantKind {
 				t.Fatalf("err = %v (kind %v), want kind %v", err, failure.KindOf(err), tt.wantKind)
 			}
-			if c.isBroken() != tt.wantBroken {
-				t.Fatalf("broken = %v, want %v", c.isBroken(), tt.wantBroken)
+			if c.Broken() != tt.wantBroken {
+				t.Fatalf("broken = %v, want %v", c.Broken(), tt.wantBroken)
 			}
 			if !tt.wantBroken {
 				return
@@ -71,6 +73,46 @@ func TestWriteIsBounded(t *testing.T) {
 			}
 			if _, err := readTimeout(t, c); !errors.Is(err, failure.Unavailable) {
 				t.Fatalf("a read after the break: %v", err)
+			}
+		})
+	}
+}
+
+// noDeadlines has the deadline method, which fails, as an *os.File that is
+// not in the netpoller (a regular file, a blocking stdout) does.
+type noDeadlines struct{ io.Writer }
+
+func (noDeadlines) SetWriteDeadline(time.Time) error { return os.ErrNoDeadline }
+
+// TestWriteWithoutDeadlines: a writer whose deadlines do not work (a
+// served process's blocking stdout, a regular file) is written to without
+// bounds rather than failing every write.
+func TestWriteWithoutDeadlines(t *testing.T) {
+	f, err := os.CreateTemp(t.TempDir(), "out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var buf strings.Builder
+	tests := []struct {
+		name string
+		w    io.Writer
+		got  func() string
+	}{
+		{"a regular file", f, func() string { b, _ := os.ReadFile(f.Name()); return string(b) }},
+		{"a writer whose deadlines fail", noDeadlines{&buf}, buf.String},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ours, peer := net.Pipe()
+			defer peer.Close()
+			c := New(ours, tt.w, Options{Close: ours.Close})
+			defer c.Close()
+			if err := c.Write(context.Background(), &jsonrpc.Request{Method: "ping"}); err != nil {
+				t.Fatalf("Write: %v", err)
+			}
+			if got, want := tt.got(), `{"jsonrpc":"2.0","method":"ping"}`+"\n"; got != want {
+				t.Fatalf("wrote %q, want %q", got, want)
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package mcp
+package lineconn
 
 import (
 	"bufio"
@@ -17,10 +17,10 @@ import (
 
 // newTestLineConn returns a lineConn on one end of a pipe, and the other
 // end with a line reader on it.
-func newTestLineConn(t *testing.T, maxFrame int) (*lineConn, net.Conn, *bufio.Reader) {
+func newTestLineConn(t *testing.T, maxFrame int) (*Conn, net.Conn, *bufio.Reader) {
 	t.Helper()
 	ours, peer := net.Pipe()
-	c := newLineConn(ours, ours, ours.Close, maxFrame)
+	c := New(ours, ours, Options{Close: ours.Close, MaxFrame: maxFrame})
 	t.Cleanup(func() { _ = c.Close(); _ = peer.Close() })
 	return c, peer, bufio.NewReader(peer)
 }
@@ -30,7 +30,7 @@ func send(peer net.Conn, s string) {
 	go func() { _, _ = io.WriteString(peer, s) }()
 }
 
-func readTimeout(t *testing.T, c *lineConn) (jsonrpc.Message, error) {
+func readTimeout(t *testing.T, c *Conn) (jsonrpc.Message, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -156,32 +156,6 @@ func TestLineConnClose(t *testing.T) {
 	}
 }
 
-// TestServerOnPipe: a go-sdk client and server talk over lineConns at
-// both ends, as the Manager connects an in-process Server.
-func TestServerOnPipe(t *testing.T) {
-	ctx := context.Background()
-	att, err := (&server{cfg: ServerConfig{Name: "pipe", Server: goServer()}}).pipeToServer(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer att.cleanup()
-	cs, err := gomcp.NewClient(&gomcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, att.t, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	res, err := cs.CallTool(ctx, &gomcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "über \u2028 \"quoted\""}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := res.Content[0].(*gomcp.TextContent).Text; got != "über \u2028 \"quoted\"" {
-		t.Fatalf("echo = %q", got)
-	}
-	if _, err := cs.CallTool(ctx, &gomcp.CallToolParams{Name: "nope", Arguments: map[string]any{}}); err == nil {
-		t.Fatal("an unknown tool did not fail")
-	}
-}
-
 func BenchmarkDecodeMessage(b *testing.B) {
 	msg := []byte(`{"jsonrpc":"2.0","id":42,"result":{"content":[{"type":"text","text":"hello"}],"isError":false}}`)
 	for _, c := range []struct {
@@ -197,4 +171,9 @@ func BenchmarkDecodeMessage(b *testing.B) {
 			}
 		})
 	}
+}
+
+func intID(n int64) jsonrpc.ID {
+	id, _ := jsonrpc.MakeID(float64(n))
+	return id
 }

@@ -1,4 +1,4 @@
-package mcp
+package lineconn
 
 import (
 	"bytes"
@@ -118,7 +118,7 @@ func streamSameAsGoSDK(data []byte) error {
 	read := func(version string) ([]jsonrpc.Message, bool, error) {
 		ours, peer := net.Pipe()
 		defer peer.Close()
-		c := newLineConn(ours, ours, ours.Close, gomcp.DefaultMaxLineLength)
+		c := New(ours, ours, Options{Close: ours.Close, MaxFrame: gomcp.DefaultMaxLineLength})
 		defer c.Close()
 		c.gate.version = version
 		go func() {

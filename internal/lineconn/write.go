@@ -1,4 +1,4 @@
-package mcp
+package lineconn
 
 import (
 	"context"
@@ -37,11 +37,11 @@ type writeDeadliner interface {
 // when writeStall passes with no byte accepted. A write that ends part way
 // (the stream now holds half a message) or stalls breaks the connection:
 // the peer is killed, Read fails, and every later Write fails at once.
-func (c *lineConn) writeLine(ctx context.Context, data []byte) error {
+func (c *Conn) writeLine(ctx context.Context, data []byte) error {
 	select {
 	case c.writeSem <- struct{}{}:
 	case <-ctx.Done():
-		return fmt.Errorf("writing to the server: %w", ctx.Err())
+		return fmt.Errorf("writing to the %s: %w", c.words.peer, ctx.Err())
 	case <-c.closed:
 		return c.endErr(gomcp.ErrConnectionClosed)
 	case <-c.broken:
@@ -70,18 +70,17 @@ func (c *lineConn) writeLine(ctx context.Context, data []byte) error {
 	}
 	switch {
 	case ctx.Err() != nil:
-		err = fmt.Errorf("writing to the server: %w", ctx.Err())
+		err = fmt.Errorf("writing to the %s: %w", c.words.peer, ctx.Err())
 	case stalled:
 		err = &failure.Error{Kind: failure.Unavailable, Source: failure.SourceMCP, Op: "write",
-			Message: fmt.Sprintf("the server stopped reading its input (nothing accepted for %s); it is being killed and restarted", c.stall),
-			Err:     err}
+			Message: fmt.Sprintf(c.words.stalled, c.stall), Err: err}
 	}
 	switch {
 	case stalled:
 		c.breakConn(err)
 	case written > 0:
 		c.breakConn(&failure.Error{Kind: failure.Unavailable, Source: failure.SourceMCP, Op: "write",
-			Message: "a message to the server was cut short, which leaves its input unusable; it is being killed and restarted", Err: err})
+			Message: c.words.cutShort, Err: err})
 	}
 	return err
 }
@@ -90,7 +89,7 @@ func (c *lineConn) writeLine(ctx context.Context, data []byte) error {
 // deadline or the stall bound, whichever is first; ctx's end sets the
 // deadline to the past. It reports the bytes written and whether the last
 // chunk ran out of time on the stall bound.
-func (c *lineConn) writeBounded(ctx context.Context, data []byte) (written int, stalled bool, err error) {
+func (c *Conn) writeBounded(ctx context.Context, data []byte) (written int, stalled bool, err error) {
 	var mu sync.Mutex
 	done := false
 	stop := context.AfterFunc(ctx, func() {
@@ -130,7 +129,7 @@ func (c *lineConn) writeBounded(ctx context.Context, data []byte) (written int, 
 // breakConn marks the connection broken by err and ends the peer: a
 // stream with half a message in it, or a peer that does not read, cannot
 // be used again.
-func (c *lineConn) breakConn(err error) {
+func (c *Conn) breakConn(err error) {
 	c.brokeOnce.Do(func() {
 		c.brokeErr = err
 		close(c.broken)
@@ -142,8 +141,13 @@ func (c *lineConn) breakConn(err error) {
 	})
 }
 
-// isBroken reports whether a write broke the connection.
-func (c *lineConn) isBroken() bool {
+// WriteLine writes one raw line (data ends with a newline), bounded as a
+// Write is: for messages the connection's owner makes itself (a nudger's
+// ping).
+func (c *Conn) WriteLine(ctx context.Context, data []byte) error { return c.writeLine(ctx, data) }
+
+// Broken reports whether a write broke the connection.
+func (c *Conn) Broken() bool {
 	select {
 	case <-c.broken:
 		return true
@@ -154,8 +158,8 @@ func (c *lineConn) isBroken() bool {
 
 // endErr is the error of a closed connection: why it broke, if it did,
 // or else closed.
-func (c *lineConn) endErr(closed error) error {
-	if c.isBroken() {
+func (c *Conn) endErr(closed error) error {
+	if c.Broken() {
 		return c.brokeErr
 	}
 	return closed

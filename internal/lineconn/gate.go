@@ -1,4 +1,4 @@
-package mcp
+package lineconn
 
 import (
 	"encoding/json"

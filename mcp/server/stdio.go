@@ -1,0 +1,63 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+
+	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-dev/switchboard/internal/lineconn"
+)
+
+// lineTransport serves one session over a stream, newline-delimited
+// JSON-RPC, through internal/lineconn (the connection the Manager's client
+// side uses) rather than go-sdk's stream connection, whose decoder
+// allocates a fresh 32 KiB buffer for every value it decodes (three per
+// request): on the gateway's stdio that garbage was a third of what a
+// forwarded call allocated. Framing, the frame bound, batches (refused
+// from 2025-06-18 on, as go-sdk refuses them) and Close are as go-sdk's.
+type lineTransport struct {
+	r        io.ReadCloser
+	w        io.WriteCloser
+	maxFrame int
+}
+
+// Connect returns the connection; its Close closes the reader and the
+// writer, as go-sdk's does.
+func (t lineTransport) Connect(context.Context) (gomcp.Connection, error) {
+	return lineconn.New(t.r, t.w, lineconn.Options{MaxFrame: t.maxFrame, Peer: "client",
+		Close: func() error { return errors.Join(t.r.Close(), t.w.Close()) }}), nil
+}
+
+// streamTransport returns the line transport serving what t would serve
+// (go-sdk's StdioTransport and IOTransport), or t itself.
+func streamTransport(t gomcp.Transport) gomcp.Transport {
+	switch t := t.(type) {
+	case *gomcp.StdioTransport:
+		return lineTransport{r: os.Stdin, w: nopWriteCloser{os.Stdout}, maxFrame: maxFrame(t.MaxLineLength)}
+	case *gomcp.IOTransport:
+		if t.Reader != nil && t.Writer != nil {
+			return lineTransport{r: t.Reader, w: t.Writer, maxFrame: maxFrame(t.MaxLineLength)}
+		}
+	}
+	return t
+}
+
+// maxFrame maps go-sdk's MaxLineLength (0: the default, negative: none)
+// to lineconn's bound (0: none).
+func maxFrame(maxLine int) int {
+	switch {
+	case maxLine == 0:
+		return gomcp.DefaultMaxLineLength
+	case maxLine < 0:
+		return 0
+	}
+	return maxLine
+}
+
+// nopWriteCloser does not close stdout (go-sdk's StdioTransport does not).
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
