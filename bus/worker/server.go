@@ -88,8 +88,8 @@ type Server struct {
 	resume resumer // r, when its runs are durable (resume.go)
 	// live tracks the pool's runs in the workers' heartbeats, and sweep
 	// resumes orphans (orphans.go, sweep.go); nil for other runners.
-	live  *liveness
-	sweep *sweeper
+	live   *liveness
+	sweep  *sweeper
 	cfg    ServeConfig
 	subj   subjects
 	key    string // "worker/<name>": failures' Name

@@ -317,7 +317,9 @@ func (a *attempt) ping() {
 
 // cancelRemote asks the worker to cancel the job (best effort: a worker
 // that misses it cancels once the pings stop).
-func (a *attempt) cancelRemote(kind failure.Kind, reason string) { a.sendCancel(control{Kind: kind, Reason: reason}) }
+func (a *attempt) cancelRemote(kind failure.Kind, reason string) {
+	a.sendCancel(control{Kind: kind, Reason: reason})
+}
 
 // sendCancel publishes a cancel of the job.
 func (a *attempt) sendCancel(c control) {
