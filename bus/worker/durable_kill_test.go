@@ -165,7 +165,7 @@ func TestDurableWorkersKilled(t *testing.T) {
 	// loads the machine with process starts.
 	k.pool = newPool(t, host, "durable", worker.PoolConfig{Heartbeat: 200 * time.Millisecond, MissedHeartbeats: 5, CapacityWait: 30 * time.Second,
 		Policy: testkitPolicy(1000)})
-	waitFor(t, "the worker processes", func() bool { return len(k.ready()) >= killAlive })
+	waitLong(t, "the worker processes", func() bool { return len(k.ready()) >= killAlive })
 	start := time.Now()
 
 	// Phase 1: runs, 16 at a time, while a worker is killed every few
@@ -309,14 +309,25 @@ func (k *killer) killOne(ctx context.Context) {
 // and the two busiest workers at once.
 func (k *killer) killCaller(ctx context.Context, n int) {
 	c := startChild(k.t, fmt.Sprint("caller", n), append(slices.Clone(k.env), envDurableCaller+"=16")...)
-	waitFor(k.t, "the caller's runs", func() bool { return c.logLines(callerRunning) > 0 })
+	waitLong(k.t, "the caller's runs", func() bool { return c.logLines(callerRunning) > 0 })
 	time.Sleep(time.Duration(mrand.IntN(100)) * time.Millisecond)
 	infos := k.serving(ctx)
 	c.kill()
 	for _, in := range infos[:min(2, len(infos))] {
 		k.kill(in.ID)
 	}
-	waitFor(k.t, "the replacement workers", func() bool { return len(k.ready()) >= killAlive })
+	waitLong(k.t, "the replacement workers", func() bool { return len(k.ready()) >= killAlive })
+}
+
+// waitLong polls cond until it holds, for 60s at most: process starts on
+// a loaded machine.
+func waitLong(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
 }
 
 // waitStoredRunsDone waits until every run in the store is done and

@@ -208,9 +208,10 @@ func (j *job) beat(stop <-chan struct{}, done chan<- struct{}) {
 			j.send(jobMessage{Type: messageHeartbeat})
 			silent := time.Since(time.Unix(0, j.lastPing.Load()))
 			if silent > limit && j.ctx.Err() == nil {
-				if j.slot != nil && j.slot.Run() != "" {
+				if j.slot != nil {
 					// A durable run needs nobody to wait for it: it goes on
-					// to its end, recorded in the store.
+					// to its end, recorded in the store (a job following a
+					// run another worker took ends when that run does).
 					if !j.detached {
 						j.detached = true
 						j.s.log.Info().Str("job", j.id).Str("run", j.slot.Run()).Dur("silent", silent).

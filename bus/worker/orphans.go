@@ -2,6 +2,7 @@ package worker
 
 import (
 	"encoding/json"
+	"errors"
 	"sync"
 	"time"
 
@@ -18,8 +19,8 @@ import (
 // beat intervals) ago. A worker resumes a run as an orphan only when (1)
 // its own heartbeats come back to it (its connection works) and it has
 // listened for OrphanAfter, (2) no heartbeat listed the run for that long,
-// and (3) it saw the run's checkpoint at the same revision for OrphanAfter
-// (a run that writes is alive whatever its heartbeats). The resume is
+// and (3) two of its scans in a row saw the run's checkpoint at the same
+// revision (a run that writes is alive whatever its heartbeats). The resume is
 // conditional on that revision, so of several workers judging the same
 // orphan, one takes it and the others get a Conflict (sweep.go).
 
@@ -43,6 +44,20 @@ type beatWire struct {
 	Worker     string   `json:"worker"`
 	IntervalMS int64    `json:"interval_ms"`
 	Runs       []string `json:"runs,omitempty"`
+}
+
+// decodeBeat parses a heartbeat: a worker id is required, and its runs are
+// cut at maxBeatRuns.
+func decodeBeat(data []byte) (beatWire, error) {
+	var w beatWire
+	if err := decode(data, "decode heartbeat", &w.V, &w); err != nil {
+		return beatWire{}, err
+	}
+	if w.Worker == "" {
+		return beatWire{}, protocolError("decode heartbeat", errors.New("the heartbeat names no worker"))
+	}
+	w.Runs = w.Runs[:min(len(w.Runs), maxBeatRuns)]
+	return w, nil
 }
 
 // liveness publishes this worker's heartbeats and tracks everyone's.
@@ -119,8 +134,8 @@ func (l *liveness) publish() {
 
 // onBeat records a heartbeat (on the subscription's goroutine).
 func (l *liveness) onBeat(msg *nats.Msg) {
-	var b beatWire
-	if err := json.Unmarshal(msg.Data, &b); err != nil || b.V != buswire.Version {
+	b, err := decodeBeat(msg.Data)
+	if err != nil {
 		l.s.log.Debug().Err(err).Msg("a malformed heartbeat was ignored")
 		return
 	}
@@ -141,7 +156,7 @@ func (l *liveness) onBeat(msg *nats.Msg) {
 		}
 		l.full = len(l.until) >= maxTracked
 	}
-	for _, run := range b.Runs[:min(len(b.Runs), maxBeatRuns)] {
+	for _, run := range b.Runs {
 		if _, ok := l.until[run]; !ok && len(l.until) >= maxTracked {
 			l.full = true
 			continue

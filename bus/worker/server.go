@@ -44,12 +44,12 @@ type ServeConfig struct {
 	// deadline (default 10 minutes: a person answers it).
 	ElicitTimeout time.Duration
 	// OrphanAfter is, for a durable runner (an agent with a store), how
-	// long a run of this pool must be seen unlisted in every worker's
-	// heartbeats and its checkpoint unchanged before this worker resumes it
-	// as an orphan, and how long a parked run whose questions are all
-	// answered or expired waits before this worker resumes it (default 15s;
-	// negative: this worker resumes no orphans, but its heartbeats still
-	// list its runs). See docs/durability.md.
+	// long no worker's heartbeat may list a run of this pool before this
+	// worker resumes it as an orphan, once two of its scans saw the run's
+	// checkpoint unchanged; parked runs whose questions are all answered or
+	// expired are resumed the same way (default 15s; negative: this worker
+	// resumes no orphans, but its heartbeats still list its runs). See
+	// docs/durability.md.
 	OrphanAfter time.Duration
 	// OrphanScan is the interval between the worker's scans of the store
 	// for orphans, jittered by ±25% (default OrphanAfter/3).

@@ -240,8 +240,8 @@ func minTime(a, b time.Time) time.Time {
 
 // candidate classifies a checkpoint and reports whether its run is an
 // orphan to resume now: a parked run whose questions are resolved, or a
-// running run of this pool, seen at one revision for OrphanAfter (and, for
-// a running one, listed by no heartbeat for as long).
+// running run of this pool listed by no heartbeat for OrphanAfter, seen at
+// one revision by two scans in a row.
 func (w *sweeper) candidate(cp *agent.Checkpoint, now time.Time) bool {
 	if cp.Agent != w.s.r.Name() {
 		w.finished[cp.Run] = true
@@ -266,7 +266,9 @@ func (w *sweeper) candidate(cp *agent.Checkpoint, now time.Time) bool {
 		st = &stability{}
 		w.seen[cp.Run] = st
 	}
-	if !st.stableFor(cp.Revision, now, w.after) {
+	// Two scans in a row saw this revision (they are at least 3/4 of a
+	// scan interval apart).
+	if !st.stableFor(cp.Revision, now, w.scan/2) {
 		return false
 	}
 	return cp.State == cpParked || w.s.live.orphaned(cp.Run, now)
