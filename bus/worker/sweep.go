@@ -5,6 +5,7 @@ import (
 	"errors"
 	mrand "math/rand/v2"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/agent"
@@ -20,6 +21,8 @@ const (
 	parkedRecheck = 10 * time.Minute
 	// storeOpTimeout bounds one store read of a scan.
 	storeOpTimeout = 10 * time.Second
+	// maxRefusals bounds the resumes of one orphan that fail at once.
+	maxRefusals = 3
 )
 
 // Checkpoint states (agent's Checkpoint.State).
@@ -45,6 +48,12 @@ type sweeper struct {
 	finished map[string]bool      // done, failed, or another agent's: never an orphan again
 	parked   map[string]time.Time // a parked run with a pending question: read again then
 	seen     map[string]*stability
+
+	mu sync.Mutex
+	// refused counts, per run, the resumes that failed at their start with
+	// something else than another process taking the run: after
+	// maxRefusals the run is left to a supervisor.
+	refused map[string]int
 
 	stopC, end chan struct{}
 }
@@ -72,7 +81,7 @@ func (s *Server) startDurable() error {
 		return nil
 	}
 	w := &sweeper{s: s, st: st, after: after, scan: s.cfg.OrphanScan, max: s.cfg.MaxOrphans,
-		finished: map[string]bool{}, parked: map[string]time.Time{}, seen: map[string]*stability{},
+		finished: map[string]bool{}, parked: map[string]time.Time{}, seen: map[string]*stability{}, refused: map[string]int{},
 		stopC: make(chan struct{}), end: make(chan struct{})}
 	if w.scan <= 0 {
 		w.scan = after / 3
@@ -194,6 +203,16 @@ func (w *sweeper) list(ctx context.Context) ([]string, error) {
 			delete(w.seen, id)
 		}
 	}
+	w.mu.Lock()
+	for id, n := range w.refused {
+		switch {
+		case !keep[id]:
+			delete(w.refused, id)
+		case n >= maxRefusals:
+			w.finished[id] = true
+		}
+	}
+	w.mu.Unlock()
 	return ids, nil
 }
 
@@ -296,13 +315,23 @@ func (w *sweeper) take(cp *agent.Checkpoint) {
 	s.orphans[cp.Run] = slot
 	s.mu.Unlock()
 	delete(w.seen, cp.Run)
-	go s.runOrphan(cp.Run, cp.State, slot)
+	go func() {
+		if err := s.runOrphan(cp.Run, cp.State, slot); err != nil {
+			w.mu.Lock()
+			if w.refused[cp.Run]++; w.refused[cp.Run] == maxRefusals {
+				s.log.Warn().Err(err).Str("run", cp.Run).Msg("an orphaned run failed to resume; it is left to a supervisor")
+			}
+			w.mu.Unlock()
+		}
+	}()
 }
 
 // runOrphan resumes an orphaned run to its end (or its next park); its
 // events go to the agent's sink only. A Conflict at the start means
-// another process took the run first: this worker stands aside.
-func (s *Server) runOrphan(run, from string, slot *runowner.Slot) {
+// another process took the run first: this worker stands aside. It returns
+// the failure of a resume that failed at once for another reason (nil
+// otherwise).
+func (s *Server) runOrphan(run, from string, slot *runowner.Slot) (refused error) {
 	defer func() {
 		s.mu.Lock()
 		delete(s.orphans, run)
@@ -325,8 +354,11 @@ func (s *Server) runOrphan(run, from string, slot *runowner.Slot) {
 		}()
 		for ev, err := range s.resume.ResumeStream(ctx, run) {
 			if first && err != nil {
-				// A Conflict: another process took the run first.
+				// Mostly a Conflict: another process took the run first. A
+				// run that keeps failing so (its session changed under it)
+				// is left after maxRefusals.
 				log.Debug().Err(err).Msg("the orphan was not resumed here; standing aside")
+				refused = err
 				return
 			}
 			if first {
@@ -348,4 +380,5 @@ func (s *Server) runOrphan(run, from string, slot *runowner.Slot) {
 	default:
 		log.Info().Msg("the orphaned run finished")
 	}
+	return refused
 }
