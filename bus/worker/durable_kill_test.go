@@ -200,7 +200,7 @@ func TestDurableWorkersKilled(t *testing.T) {
 	killsDone.Store(true)
 	<-stopRuns
 	wg.Wait()
-	phase1 := time.Since(start)
+	phase1, kills1 := time.Since(start), k.kills
 
 	// Phase 2: callers die with the workers running their runs; the
 	// sweepers finish them.
@@ -217,7 +217,7 @@ func TestDurableWorkersKilled(t *testing.T) {
 	<-reportsDone
 	reports.Close()
 	t.Logf("phase 1: %d runs, %d kills, %d cut attempts, %s; phase 2: %d callers and %d workers killed; %d runs stored, %d orphans resumed; %d waits for a worker; %s in all",
-		len(results), killWorkers, cuts.Load(), phase1.Round(time.Millisecond), killCallers, k.kills-killWorkers, len(runs), orphaned,
+		len(results), kills1, cuts.Load(), phase1.Round(time.Millisecond), killCallers, k.kills-kills1, len(runs), orphaned,
 		k.waits, time.Since(start).Round(time.Millisecond))
 	if cuts.Load() < killCuts || k.kills < killWorkers {
 		t.Errorf("%d run attempts cut by %d kills in %d runs, want at least %d by %d", cuts.Load(), k.kills, len(results), killCuts, killWorkers)
