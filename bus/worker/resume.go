@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 	"time"
 
@@ -114,6 +115,11 @@ func (s *Server) awaitResumable(j *job) error {
 				return nil
 			}
 		}
+		if silent := time.Since(time.Unix(0, j.lastPing.Load())); silent > followSilence*j.interval*time.Duration(j.missed) {
+			// Nobody waits for the end: the run goes on where it is.
+			return &failure.Error{Kind: failure.Canceled, Source: failure.SourceBus, Name: s.key, Op: "resume",
+				Message: fmt.Sprintf("the caller stopped answering (silent for %s) while its run ran on another worker", silent.Round(time.Millisecond))}
+		}
 		select {
 		case <-j.ctx.Done():
 			return ctxFailure(j.ctx, s.key, "resume")
@@ -121,6 +127,11 @@ func (s *Server) awaitResumable(j *job) error {
 		}
 	}
 }
+
+// followSilence: a job following a run another worker took gives up once
+// its caller has been silent for this many times its limit (a slow caller
+// is back well within it; the run goes on where it is).
+const followSilence = 10
 
 // attemptOrWait is an attempt; a run to resume (its worker was lost) that
 // finds no worker at all waits for one to serve the pool again, for up to
