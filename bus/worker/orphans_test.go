@@ -411,3 +411,49 @@ func TestCloseHandsDurableRunBack(t *testing.T) {
 		t.Errorf("the charge ran %d times, want 1", n)
 	}
 }
+
+// countingStore counts the checkpoint reads and run listings of a store.
+type countingStore struct {
+	agent.Store
+	loads, lists atomic.Int64
+}
+
+func (c *countingStore) LoadCheckpoint(ctx context.Context, run string) (*agent.Checkpoint, error) {
+	c.loads.Add(1)
+	return c.Store.LoadCheckpoint(ctx, run)
+}
+
+func (c *countingStore) ListRuns(ctx context.Context) ([]string, error) {
+	c.lists.Add(1)
+	return c.Store.ListRuns(ctx)
+}
+
+// TestSweepReadsFinishedRunsOnce: a worker's scans read each finished
+// run's checkpoint once; later scans only list the runs.
+func TestSweepReadsFinishedRunsOnce(t *testing.T) {
+	const runs = 20
+	host := newBus(t, bus.Config{})
+	st := &countingStore{Store: agent.NewMemoryStore(agent.MemoryStoreOptions{})}
+	l := newLedger(false)
+	a, err := agent.New(context.Background(), agent.Config{Name: "billing", Model: l.model(), Tools: []agent.Tool{l.tool("a")},
+		Permissions: agent.AllowAll(), Durable: agent.Durability{Store: st}, Policy: fastPolicy()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve(t, host, a, worker.ServeConfig{OrphanAfter: 200 * time.Millisecond, OrphanScan: 50 * time.Millisecond})
+	pool := newPool(t, host, "billing", worker.PoolConfig{})
+	ctx := ctxT(t, 20*time.Second)
+	for i := range runs {
+		if _, err := agent.Run(ctx, pool, fmt.Sprint("order ", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Wait for a scan that read them all, then for ten more scans.
+	waitFor(t, "a scan of the finished runs", func() bool { return st.loads.Load() >= runs })
+	time.Sleep(100 * time.Millisecond)
+	loads, lists := st.loads.Load(), st.lists.Load()
+	waitFor(t, "ten more scans", func() bool { return st.lists.Load() >= lists+10 })
+	if more := st.loads.Load() - loads; more != 0 {
+		t.Errorf("%d checkpoint reads in ten scans of %d finished runs, want 0", more, runs)
+	}
+}
