@@ -457,3 +457,40 @@ func TestSweepReadsFinishedRunsOnce(t *testing.T) {
 		t.Errorf("%d checkpoint reads in ten scans of %d finished runs, want 0", more, runs)
 	}
 }
+
+// TestOrphanThatCannotResume: a run whose resume fails at once (its
+// session is gone) is tried three times by a worker, then left to a
+// supervisor: the scans do not take it over forever.
+func TestOrphanThatCannotResume(t *testing.T) {
+	host := newBus(t, bus.Config{})
+	st := agent.NewMemoryStore(agent.MemoryStoreOptions{})
+	l := newLedger(false)
+	a, err := agent.New(context.Background(), agent.Config{Name: "billing", Model: l.model(), Tools: []agent.Tool{l.tool("a")},
+		Permissions: agent.AllowAll(), Durable: agent.Durability{Store: st}, Policy: fastPolicy()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t, 20*time.Second)
+	now := time.Now()
+	cp := &agent.Checkpoint{V: 1, Run: "run_broken", Session: "ses_gone", Agent: "billing", Owner: "worker:billing:ghost:own_1",
+		State: "running", Input: "x", Messages: []llm.Message{{Role: llm.RoleUser, Text: "x"}}, Started: now, Updated: now}
+	if _, err := st.SaveCheckpoint(ctx, cp, 0); err != nil {
+		t.Fatal(err)
+	}
+	srv := serve(t, host, a, worker.ServeConfig{OrphanAfter: 150 * time.Millisecond, OrphanScan: 50 * time.Millisecond})
+	rev := func() uint64 {
+		c, err := st.LoadCheckpoint(ctx, "run_broken")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.Revision
+	}
+	waitFor(t, "three takeovers", func() bool { return rev() >= 4 })
+	time.Sleep(1500 * time.Millisecond) // ten orphan timeouts
+	if got := rev(); got != 4 {
+		t.Errorf("checkpoint revision %d, want 4 (the first write and three takeovers)", got)
+	}
+	if n := srv.Stats().Orphans; n != 0 {
+		t.Errorf("%d orphans resumed, want 0", n)
+	}
+}
