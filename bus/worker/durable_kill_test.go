@@ -468,9 +468,15 @@ func checkStoredRuns(t *testing.T, ctx context.Context, st agent.Store, runs []s
 			t.Errorf("run %s: %v", id, err)
 			continue
 		}
+		// The session gets the run's messages just after its done
+		// checkpoint.
 		sess, err := st.LoadSession(ctx, cp.Session)
-		if err != nil {
-			t.Errorf("run %s: session: %v", id, err)
+		for deadline := time.Now().Add(10 * time.Second); err == nil && sess.Run != "" && time.Now().Before(deadline); {
+			time.Sleep(20 * time.Millisecond)
+			sess, err = st.LoadSession(ctx, cp.Session)
+		}
+		if err != nil || sess.Run != "" || len(sess.History) == 0 {
+			t.Errorf("run %s: session %+v: %v", id, sess, err)
 			continue
 		}
 		checkHistory(t, sess.History)

@@ -164,10 +164,14 @@ func waitCheckpoint(t *testing.T, st agent.Store, run, state string) *agent.Chec
 // session's history checked (every call has exactly one result).
 func storedResult(t *testing.T, st agent.Store, cp *agent.Checkpoint) llm.ToolResult {
 	t.Helper()
-	sess, err := st.LoadSession(ctxT(t, 10*time.Second), cp.Session)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The session gets the run's messages just after its done checkpoint.
+	ctx := ctxT(t, 10*time.Second)
+	var sess *agent.SessionRecord
+	waitFor(t, "the run's end in its session", func() bool {
+		var err error
+		sess, err = st.LoadSession(ctx, cp.Session)
+		return err == nil && sess.Run == "" && len(sess.History) > 0
+	})
 	checkHistory(t, sess.History)
 	for _, m := range sess.History {
 		for _, r := range m.ToolResults {
