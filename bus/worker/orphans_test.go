@@ -498,3 +498,38 @@ func TestOrphanThatCannotResume(t *testing.T) {
 		t.Errorf("%d orphans resumed, want 0", n)
 	}
 }
+
+// TestFinishedRunEndRecorded: a run whose process died between its done
+// checkpoint and its session's update (and whose caller died too) has its
+// end recorded in the session by a worker: the session is free again, with
+// the run's messages.
+func TestFinishedRunEndRecorded(t *testing.T) {
+	host := newBus(t, bus.Config{})
+	st := agent.NewMemoryStore(agent.MemoryStoreOptions{})
+	l := newLedger(false)
+	a, err := agent.New(context.Background(), agent.Config{Name: "billing", Model: l.model(), Tools: []agent.Tool{l.tool("a")},
+		Permissions: agent.AllowAll(), Durable: agent.Durability{Store: st}, Policy: fastPolicy()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t, 20*time.Second)
+	rev, err := st.PutSession(ctx, &agent.SessionRecord{V: 1, ID: "ses_1", Run: "run_done"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	msgs := []llm.Message{{Role: llm.RoleUser, Text: "x"}, {Role: llm.RoleAssistant, Text: "done: ok"}}
+	if _, err := st.SaveCheckpoint(ctx, &agent.Checkpoint{V: 1, Run: "run_done", Session: "ses_1", SessionRevision: rev, Agent: "billing",
+		Owner: "worker:billing:ghost:own_1", State: "done", Input: "x", Messages: msgs, Turn: 1,
+		Answer: &agent.Answer{Text: "done: ok", Turns: 1}, Started: now, Updated: now}, 0); err != nil {
+		t.Fatal(err)
+	}
+	srv := serve(t, host, a, worker.ServeConfig{OrphanAfter: 150 * time.Millisecond, OrphanScan: 50 * time.Millisecond})
+	waitFor(t, "the run's end in its session", func() bool {
+		rec, err := st.LoadSession(ctx, "ses_1")
+		return err == nil && rec.Run == "" && len(rec.History) == 2 && rec.History[1].Text == "done: ok"
+	})
+	if n := srv.Stats().Orphans; n != 1 {
+		t.Errorf("%d orphans resumed, want 1", n)
+	}
+}

@@ -167,8 +167,12 @@ func (w *sweeper) sweep(ctx context.Context) {
 		}
 		lctx, lcancel := context.WithTimeout(sctx, storeOpTimeout)
 		cp, err := w.st.LoadCheckpoint(lctx, id)
-		if err == nil && cp.State == cpParked {
+		switch {
+		case err != nil:
+		case cp.State == cpParked:
 			err = w.parkedDue(lctx, cp, now)
+		case cp.State == cpDone || cp.State == cpFailed:
+			err = w.endRecorded(lctx, cp)
 		}
 		lcancel()
 		if err != nil || !w.candidate(cp, time.Now()) {
@@ -250,6 +254,26 @@ func (w *sweeper) parkedDue(ctx context.Context, cp *agent.Checkpoint, now time.
 	return nil
 }
 
+// errRecorded marks a finished run whose end its session has.
+var errRecorded = errors.New("worker: the finished run's end is recorded")
+
+// endRecorded returns errRecorded (and remembers the run as finished) when
+// the session of the finished run cp no longer holds it, and nil when it
+// does: the run's process died between its last two writes, and a resume
+// (which replays the end) records it.
+func (w *sweeper) endRecorded(ctx context.Context, cp *agent.Checkpoint) error {
+	rec, err := w.st.LoadSession(ctx, cp.Session)
+	switch {
+	case errors.Is(err, failure.NotFound) || err == nil && rec.Run != cp.Run:
+		w.finished[cp.Run] = true
+		delete(w.seen, cp.Run)
+		return errRecorded
+	case err != nil:
+		return err
+	}
+	return nil
+}
+
 func minTime(a, b time.Time) time.Time {
 	if b.Before(a) {
 		return b
@@ -259,22 +283,22 @@ func minTime(a, b time.Time) time.Time {
 
 // candidate classifies a checkpoint and reports whether its run is an
 // orphan to resume now: a parked run whose questions are resolved, or a
-// running run of this pool listed by no heartbeat for OrphanAfter, seen at
-// one revision by two scans in a row.
+// run of this pool, running or finished but not recorded in its session,
+// listed by no heartbeat for OrphanAfter; each seen at one revision by two
+// scans in a row.
 func (w *sweeper) candidate(cp *agent.Checkpoint, now time.Time) bool {
 	if cp.Agent != w.s.r.Name() {
 		w.finished[cp.Run] = true
 		return false
 	}
 	switch cp.State {
-	case cpDone, cpFailed:
-		w.finished[cp.Run] = true
-		delete(w.seen, cp.Run)
-		return false
 	case cpParked:
-	case cpRunning:
+	case cpRunning, cpDone, cpFailed: // a finished one whose session still holds it (endRecorded)
 		if pool, _, ok := ownerOf(cp.Owner); !ok || pool != buswire.Token(w.s.cfg.Name) {
 			delete(w.seen, cp.Run) // a run outside this pool: its own resumes it
+			if cp.State != cpRunning {
+				w.finished[cp.Run] = true
+			}
 			return false
 		}
 	default:
