@@ -21,6 +21,8 @@ const (
 	parkedRecheck = 10 * time.Minute
 	// storeOpTimeout bounds one store read of a scan.
 	storeOpTimeout = 10 * time.Second
+	// minScan bounds the scan interval from below.
+	minScan = 10 * time.Millisecond
 	// maxRefusals bounds the resumes of one orphan that fail at once.
 	maxRefusals = 3
 )
@@ -86,6 +88,7 @@ func (s *Server) startDurable() error {
 	if w.scan <= 0 {
 		w.scan = after / 3
 	}
+	w.scan = max(w.scan, minScan)
 	if w.max <= 0 {
 		w.max = defaultMaxOrphans
 	}
