@@ -90,7 +90,8 @@ const maxResumeTries = 8
 // orphan again (no heartbeat lists it and its checkpoint has not changed
 // for OrphanAfter), or it stops running. The resume is then conditional on
 // the revision seen. The wait ends with the job's ctx (the caller's
-// deadline, its cancellation, or a lost caller).
+// deadline or its cancellation), or once the caller has been silent for
+// followSilence times its limit.
 func (s *Server) awaitResumable(j *job) error {
 	st, _ := runowner.StoreOf(s.r).(agent.Store)
 	if s.live == nil || st == nil {
