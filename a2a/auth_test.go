@@ -159,7 +159,7 @@ func TestWrongCredentials(t *testing.T) {
 	if !errors.Is(err, failure.PermissionDenied) {
 		t.Fatalf("err = %v", err)
 	}
-	if strings.Contains(failure.ModelText(failure.From(err)), "not-the-token") {
+	if strings.Contains(failure.From(err).ModelText(), "not-the-token") {
 		t.Fatal("the token leaked into the model's text")
 	}
 	t.Setenv("SB_TEST_TOKEN", "tok-bob")

@@ -380,10 +380,10 @@ func (d *delegation) publish(ev a2ago.Event) {
 	if err != nil {
 		return
 	}
-	u := task.Update{Task: string(d.st.id), Context: d.st.contextID, Kind: task.Status,
+	u := task.Update{Task: string(d.st.id), Context: d.st.contextID, Kind: "status",
 		State: busState(d.st.state), Final: d.st.state.Terminal(), Message: d.st.statusText, Data: data}
 	if _, ok := ev.(*a2ago.TaskArtifactUpdateEvent); ok {
-		u.Kind, u.Final, u.Message = task.Artifact, false, ""
+		u.Kind, u.Final, u.Message = "artifact", false, ""
 	}
 	if err := b.PublishTask(context.WithoutCancel(d.ctx), u); err != nil {
 		d.r.ts.policy.Get().Handle(d.ctx, err)

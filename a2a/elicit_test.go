@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -17,7 +18,7 @@ func delegator(t *testing.T, ts *Toolset, el agent.Elicitor, steps ...llm.Step) 
 	t.Helper()
 	if len(steps) == 0 {
 		steps = []llm.Step{llm.React(func(req *llm.Request) llm.Step {
-			if res := llm.LastToolResults(req); len(res) > 0 {
+			if res := testkit.LastToolResults(req); len(res) > 0 {
 				return llm.Say("got: " + res[0].Content)
 			}
 			return llm.Calls(llm.CallTool("d1", "a2a__w", map[string]string{"message": lastUser(req)}))
@@ -93,7 +94,7 @@ func TestAskModel(t *testing.T) {
 	ag := delegator(t, ts, nil,
 		llm.Calls(llm.CallTool("d1", "a2a__w", map[string]string{"message": "ask weather"})),
 		llm.React(func(req *llm.Request) llm.Step {
-			res := llm.LastToolResults(req)[0].Content
+			res := testkit.LastToolResults(req)[0].Content
 			if !strings.Contains(res, "Which city for weather?") {
 				return llm.Say("no question: " + res)
 			}
@@ -101,7 +102,7 @@ func TestAskModel(t *testing.T) {
 			taskID, _, _ = strings.Cut(rest, `"`)
 			return llm.Calls(llm.CallTool("d2", "a2a__w", map[string]string{"message": "Oslo", "task_id": taskID}))
 		}),
-		llm.React(func(req *llm.Request) llm.Step { return llm.Say("final: " + llm.LastToolResults(req)[0].Content) }),
+		llm.React(func(req *llm.Request) llm.Step { return llm.Say("final: " + testkit.LastToolResults(req)[0].Content) }),
 	)
 	ans, err := ag.Run(ctx, "go")
 	if err != nil {

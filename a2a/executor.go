@@ -261,7 +261,7 @@ func (s *Server) pump(ctx context.Context, ec *a2asrv.ExecutorContext, tr *taskR
 			if fe.Kind == failure.Canceled {
 				state = a2ago.TaskStateCanceled
 			}
-			if !yield(a2ago.NewStatusUpdateEvent(ec, state, agentText(ec, failure.ModelText(fe))), nil) {
+			if !yield(a2ago.NewStatusUpdateEvent(ec, state, agentText(ec, fe.ModelText())), nil) {
 				return
 			}
 			final = true

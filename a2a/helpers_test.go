@@ -43,7 +43,7 @@ func TestMain(m *testing.M) {
 // anything else is echoed; after tool results it answers with them.
 func workerModel() *llm.Scripted {
 	return llm.NewCyclic(llm.React(func(req *llm.Request) llm.Step {
-		if res := llm.LastToolResults(req); len(res) > 0 {
+		if res := testkit.LastToolResults(req); len(res) > 0 {
 			var parts []string
 			for _, r := range res {
 				c := r.Content

@@ -7,25 +7,19 @@ import (
 	"testing"
 
 	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
-	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/switchboard-dev/switchboard/a2a/store"
 	"github.com/switchboard-dev/switchboard/bus"
 )
 
-// kvStore opens the shared task bucket on b.
-func kvStore(t *testing.T, b *bus.Bus) taskstore.Store {
+// bucket opens the shared task bucket on b.
+func bucket(t *testing.T, b *bus.Bus) jetstream.KeyValue {
 	t.Helper()
 	kv, err := b.JetStream().CreateKeyValue(context.Background(), jetstream.KeyValueConfig{Bucket: "a2a_tasks"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := store.NewKV(store.KVConfig{KV: store.JetStreamKV(kv)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return kv
 }
 
 // TestReplicasShareTasks: two replicas over one JetStream KV store answer
@@ -38,9 +32,9 @@ func TestReplicasShareTasks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	shared := kvStore(t, b1)
-	_, r1 := newWorker(t, ServerConfig{Store: shared})
-	_, r2 := newWorker(t, ServerConfig{Store: shared})
+	shared := bucket(t, b1)
+	_, r1 := newWorker(t, ServerConfig{Bucket: shared})
+	_, r2 := newWorker(t, ServerConfig{Bucket: shared})
 
 	c1 := clientFor(t, r1.URL, a2ago.TransportProtocolJSONRPC, nil)
 	c2 := clientFor(t, r2.URL, a2ago.TransportProtocolHTTPJSON, nil)
@@ -80,7 +74,7 @@ func TestReplicasShareTasks(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b2.Close() })
-	_, r3 := newWorker(t, ServerConfig{Store: kvStore(t, b2)})
+	_, r3 := newWorker(t, ServerConfig{Bucket: bucket(t, b2)})
 	c3 := clientFor(t, r3.URL, a2ago.TransportProtocolJSONRPC, nil)
 	for _, id := range ids {
 		got, err := c3.GetTask(ctx, &a2ago.GetTaskRequest{ID: id})
@@ -101,8 +95,9 @@ func TestReplicasShareTasks(t *testing.T) {
 	}
 }
 
-// TestReplicasSharePushConfigs: with one push config store over a shared
-// bucket, a config a client sets through one replica is listed by another.
+// TestReplicasSharePushConfigs: with one ServerConfig.Bucket shared (tasks
+// and push configs in one bucket), a config a client sets through one
+// replica is listed by another, and the task list skips the configs.
 func TestReplicasSharePushConfigs(t *testing.T) {
 	ctx := ctxT(t)
 	b, err := bus.New(ctx, bus.Config{StoreDir: t.TempDir()})
@@ -110,13 +105,9 @@ func TestReplicasSharePushConfigs(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b.Close() })
-	pkv, err := b.JetStream().CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "a2a_push"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tasks, pushes := kvStore(t, b), store.NewPushConfigs(store.JetStreamKV(pkv))
-	_, r1 := newWorker(t, ServerConfig{Store: tasks, PushNotifications: true, PushStore: pushes})
-	_, r2 := newWorker(t, ServerConfig{Store: tasks, PushNotifications: true, PushStore: pushes})
+	shared := bucket(t, b)
+	_, r1 := newWorker(t, ServerConfig{Bucket: shared, PushNotifications: true})
+	_, r2 := newWorker(t, ServerConfig{Bucket: shared, PushNotifications: true})
 	c1 := clientFor(t, r1.URL, a2ago.TransportProtocolJSONRPC, nil)
 	c2 := clientFor(t, r2.URL, a2ago.TransportProtocolHTTPJSON, nil)
 	res, err := c1.SendMessage(ctx, textMsg("research push"))
@@ -131,5 +122,13 @@ func TestReplicasSharePushConfigs(t *testing.T) {
 	l, err := c2.ListTaskPushConfigs(ctx, &a2ago.ListTaskPushConfigRequest{TaskID: id})
 	if err != nil || len(l) != 1 || l[0].ID != pc.ID {
 		t.Fatalf("list on the other replica = %+v, %v", l, err)
+	}
+	// The push configs share the tasks' bucket: listing tasks skips them.
+	tl, err := c2.ListTasks(ctx, &a2ago.ListTasksRequest{})
+	if err != nil || len(tl.Tasks) != 1 || tl.Tasks[0].ID != id {
+		t.Fatalf("tasks beside push configs = %+v, %v", tl, err)
+	}
+	if _, err := c2.GetTask(ctx, &a2ago.GetTaskRequest{ID: a2ago.TaskID("push." + string(id))}); !errors.Is(err, a2ago.ErrTaskNotFound) {
+		t.Fatalf("a push record read as a task: %v", err)
 	}
 }

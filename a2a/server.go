@@ -13,9 +13,9 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/push"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
-	"github.com/switchboard-dev/switchboard/a2a/store"
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
 )
@@ -49,15 +49,21 @@ type ServerConfig struct {
 	// ExtendedCard, if set, is served to authenticated callers
 	// (GetExtendedAgentCard); nil answers "not configured".
 	ExtendedCard *a2ago.AgentCard
-	// Store keeps the tasks (nil: store.NewMemory).
+	// Bucket is a JetStream key-value bucket that keeps the tasks and the
+	// push notification configs, so that several replicas of the server
+	// answer for the same tasks and tasks survive a restart (for example
+	// bus.Bus.JetStream().CreateKeyValue; one bucket per served agent).
+	// Nil: in memory, per replica.
+	Bucket jetstream.KeyValue
+	// Store keeps the tasks instead of Bucket or memory: any a2a-go task
+	// store (nil: Bucket's, or in memory).
 	Store taskstore.Store
 	// Auth, if set, guards every operation (not the public card).
 	Auth *Auth
 	// PushNotifications enables push notification configs.
 	PushNotifications bool
-	// PushStore keeps the push notification configs (nil: in memory, per
-	// replica). Give replicas one store.NewPushConfigs over a shared bucket
-	// so that a config set on one replica is used by all.
+	// PushStore keeps the push notification configs instead of Bucket or
+	// memory: any a2a-go push config store (nil: Bucket's, or in memory).
 	PushStore push.ConfigStore
 	// AllowPrivatePush lets push deliveries reach loopback and private
 	// addresses (refused by default: SSRF).
@@ -116,9 +122,6 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	if cfg.MaxRequestBytes <= 0 {
 		cfg.MaxRequestBytes = defaultMaxRequestBytes
 	}
-	if cfg.Store == nil {
-		cfg.Store = store.NewMemory(store.MemoryConfig{})
-	}
 	if err := cfg.Auth.validate(); err != nil {
 		return nil, &failure.Error{Kind: failure.Config, Source: failure.SourceA2A, Message: err.Error()}
 	}
@@ -135,6 +138,9 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		} else {
 			s.policy = failure.NewPolicy(failure.PolicyConfig{Logger: &s.log})
 		}
+	}
+	if err := s.openStores(); err != nil {
+		return nil, err
 	}
 	s.caps = a2ago.AgentCapabilities{Streaming: true, PushNotifications: cfg.PushNotifications,
 		ExtendedAgentCard: cfg.ExtendedCard != nil}

@@ -74,8 +74,8 @@ type Toolset struct {
 }
 
 var (
-	_ agent.Toolset        = (*Toolset)(nil)
-	_ agent.ChangeNotifier = (*Toolset)(nil)
+	_ agent.Toolset                          = (*Toolset)(nil)
+	_ interface{ Changed() <-chan struct{} } = (*Toolset)(nil) // the agent watches it
 )
 
 // remote is a connected peer.

@@ -47,7 +47,7 @@ type Config struct {
 	// Model answers each turn.
 	Model llm.Model
 	// Instructions is the system prompt. The agent appends the
-	// instructions of toolsets that implement Instructor (the skills
+	// instructions of toolsets that have an Instructions method (the skills
 	// catalog) and a note on how tool results are delimited.
 	Instructions string
 	// Toolsets provide tools. Tool names must be unique across toolsets.
@@ -118,10 +118,9 @@ func choosePolicy(cfg Config, log *zerolog.Logger) failure.Policy {
 	return failure.NewPolicy(failure.PolicyConfig{Logger: log, OnStateChange: circuitHook(cfg.Telemetry.source())})
 }
 
-// Instructor is implemented by toolsets that add to the system prompt (the
-// skills catalog). The text is included as data about the toolset; it is
-// called once per run.
-type Instructor interface {
+// instructor is a toolset with the optional Instructions method (see
+// Toolset).
+type instructor interface {
 	Instructions(ctx context.Context) string
 }
 
@@ -225,7 +224,7 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 		}
 		// New has seen the current list: a change signalled before now is
 		// not news to the first run.
-		if cn, ok := ts.(ChangeNotifier); ok {
+		if cn, ok := ts.(changeNotifier); ok {
 			select {
 			case <-cn.Changed():
 			default:

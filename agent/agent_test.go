@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -202,7 +203,7 @@ func TestEnvelopeFromHostileNames(t *testing.T) {
 			})
 			var seen []llm.ToolResult
 			model := llm.NewScripted(llm.Calls(llm.CallTool("1", tc.call, nil)), llm.React(func(req *llm.Request) llm.Step {
-				seen = llm.LastToolResults(req)
+				seen = testkit.LastToolResults(req)
 				return llm.Say("done")
 			}))
 			a := newAgent(t, agent.Config{Model: model, Tools: []agent.Tool{tl}})

@@ -215,14 +215,14 @@ func TestAsToolConfig(t *testing.T) {
 
 func TestHandoffTool(t *testing.T) {
 	cases := []struct {
-		mode        agent.HandoffContext
+		mode        string
 		args        map[string]any
 		wantHistory bool
 		wantInput   string
 	}{
-		{mode: agent.HandoffTask, args: map[string]any{"task": "fix it"}, wantInput: "fix it"},
-		{mode: agent.HandoffSummary, args: map[string]any{"task": "fix it", "summary": "we met"}, wantInput: "Summary of the conversation so far:\nwe met\n\nTask:\nfix it"},
-		{mode: agent.HandoffFull, args: map[string]any{"task": "fix it"}, wantHistory: true, wantInput: "fix it"},
+		{mode: "task", args: map[string]any{"task": "fix it"}, wantInput: "fix it"},
+		{mode: "summary", args: map[string]any{"task": "fix it", "summary": "we met"}, wantInput: "Summary of the conversation so far:\nwe met\n\nTask:\nfix it"},
+		{mode: "full", args: map[string]any{"task": "fix it"}, wantHistory: true, wantInput: "fix it"},
 	}
 	for _, tc := range cases {
 		t.Run(string(tc.mode), func(t *testing.T) {

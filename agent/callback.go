@@ -67,17 +67,17 @@ type ElicitationResult struct {
 // Elicitor asks a person. The bus implements it over NATS; a terminal or a
 // web UI answers. An error means nobody could be asked (typed failure);
 // a refusal is a result with Action decline or cancel.
+//
+// An elicitor that wants to hear when a URL-mode elicitation finished at
+// its source (MCP notifications/elicitation/complete), so that a UI can
+// close the prompt it showed, also has the optional method
+//
+//	ElicitationComplete(ctx context.Context, e Elicitation)
+//
+// where e is the original question's identity: Kind ElicitURL, ID, Source,
+// and Run and Call when known. The bus's Elicitor has it.
 type Elicitor interface {
 	Elicit(ctx context.Context, e Elicitation) (ElicitationResult, error)
-}
-
-// ElicitationCompleter is implemented by elicitors that want to hear when
-// a URL-mode elicitation finished at its source (MCP
-// notifications/elicitation/complete), so that a UI can close the prompt
-// it showed. e is the original question's identity: Kind ElicitURL, ID,
-// Source, and Run and Call when known.
-type ElicitationCompleter interface {
-	ElicitationComplete(ctx context.Context, e Elicitation)
 }
 
 // ElicitorFunc adapts a function to Elicitor.

@@ -186,7 +186,7 @@ func (r *run) resumeBatch(hist []llm.Message, cp *Checkpoint, calls []llm.ToolCa
 		return r.closeHistory(hist, base, failure.From(callAbort))
 	case r.handoff != nil:
 		h := r.handoff
-		if h.Context == HandoffFull {
+		if h.Context == handoffFull {
 			h.History = slices.Clone(hist)
 		}
 		r.ans.Handoff = h

@@ -23,7 +23,7 @@ func TestCompactionThroughBusSampler(t *testing.T) {
 	defer b.Close()
 	const summary = "SUMMARY-FROM-THE-BUS: chunks were read."
 	summarizer := llm.NewCyclic(llm.Say(summary))
-	ms, err := bus.NewModelSampler(bus.ModelSamplerConfig{Model: summarizer, Policy: bus.SampleAllow})
+	ms, err := bus.NewModelSampler(bus.ModelSamplerConfig{Model: summarizer, Policy: agent.Allow})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,11 @@ type ContextConfig struct {
 	// Pinned names the tools that stay defined when tools are deferred: exact
 	// names, or prefixes ending in "*" ("mcp__files__*").
 	Pinned []string
+	// ProviderSearch, with a model whose provider has its own tool search
+	// (Anthropic's), defers tools to it instead of the agent's search
+	// tool: every tool is sent, the deferred ones marked so, and the
+	// provider finds them for the model. Ignored for other models.
+	ProviderSearch bool
 	// CompactShare is the share of the window the estimated prompt may take
 	// before old turns are compacted (default 0.80, at most 0.82: a prompt
 	// that may pass the window by the estimate's error bound is never sent;
@@ -51,7 +56,7 @@ type ContextInfo struct {
 	// Prompt is the whole request: the sum of the parts below.
 	Prompt int `json:"prompt"`
 	// System is the agent's instructions and notes; Skills the skills
-	// catalog (the Instructor toolsets' text); Tools the tool definitions
+	// catalog (the text of toolsets with an Instructions method); Tools the tool definitions
 	// sent; History the messages (and any summary) without tool results;
 	// ToolResults the tool results.
 	System      int `json:"system"`
@@ -125,7 +130,7 @@ type ctxRun struct {
 	// known is set when the window is not the default guess: only then is
 	// a prompt that cannot fit refused before it is sent.
 	known bool
-	// skillsText is the Instructor text of the system prompt (the rest is
+	// skillsText is the Instructions text of the system prompt (the rest is
 	// the system part).
 	skillsTok int
 	systemTok int
@@ -199,6 +204,11 @@ func (r *run) prepare(hist []llm.Message, all []llm.ToolDef) ([]llm.Message, []l
 	msgs, info, comp := cx.compact(hist, toolTok)
 	info.Window, info.Tools = cx.window, cx.scaled(toolTok)
 	info.ToolsDefined, info.ToolsDeferred = len(defs), deferred
+	for i := range defs {
+		if defs[i].Deferred { // sent, for the provider's own search
+			info.ToolsDefined--
+		}
+	}
 	info.Compacted = comp
 	info.Prompt = info.System + info.Skills + info.Tools + info.History + info.ToolResults
 	cx.lastEst = info.Prompt
@@ -231,6 +241,9 @@ func (cx *ctxRun) scaled(n int) int { return int(float64(n)*cx.st.scale + 0.5) }
 func defsTokens(defs []llm.ToolDef) int {
 	n := 0
 	for _, d := range defs {
+		if d.Deferred {
+			continue // not in the model's context until found
+		}
 		n += defOverhead + tokens.Count(d.Name) + tokens.Count(d.Description) + tokens.Count(string(d.Schema))
 	}
 	return n

@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -166,7 +167,7 @@ func TestCircuitOpensAndRecovers(t *testing.T) {
 				sawUnavailable.Store(true)
 			}
 		}
-		if len(llm.LastToolResults(req)) > 0 {
+		if len(testkit.LastToolResults(req)) > 0 {
 			return llm.SummarizeResults("done")
 		}
 		return llm.Calls(llm.CallTool("c", "remote", nil))

@@ -59,7 +59,7 @@ func FuzzNestedToolArgs(f *testing.F) {
 			t.Fatal(err)
 		}
 		st, _ := agent.AsTool(sub, nil)
-		ho, _ := agent.NewHandoffTool("next", &agent.HandoffOptions{Context: agent.HandoffSummary})
+		ho, _ := agent.NewHandoffTool("next", &agent.HandoffOptions{Context: "summary"})
 		model := llm.NewScripted(llm.Calls(
 			llm.ToolCall{ID: "a", Name: "sub", Args: json.RawMessage(subArgs)},
 			llm.ToolCall{ID: "h", Name: "handoff_to_next", Args: json.RawMessage(handoffArgs)}), llm.Say("done"))

@@ -11,20 +11,11 @@ import (
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
-// HandoffContext says what the agent taking over a conversation receives.
-type HandoffContext string
-
-// What a handoff passes on. Passing everything is the common complaint with
-// handoffs, so the default is the task alone.
+// What a handoff passes on (Handoff.Context, HandoffOptions.Context).
 const (
-	// HandoffTask passes only the task, as the handing-off model wrote it.
-	HandoffTask HandoffContext = "task"
-	// HandoffSummary passes a summary of the conversation that the
-	// handing-off model writes in the handoff call, and the task.
-	HandoffSummary HandoffContext = "summary"
-	// HandoffFull passes the whole conversation so far (Handoff.History),
-	// and the task as the next user message.
-	HandoffFull HandoffContext = "full"
+	handoffTask    = "task"
+	handoffSummary = "summary"
+	handoffFull    = "full"
 )
 
 // Handoff is a run's request to hand its conversation to another agent. A
@@ -34,21 +25,22 @@ const (
 type Handoff struct {
 	// To names the agent that takes over.
 	To string `json:"to"`
-	// Context is what the target receives.
-	Context HandoffContext `json:"context"`
+	// Context is what the target receives: "task", "summary" or "full"
+	// (see HandoffOptions.Context).
+	Context string `json:"context"`
 	// Task is what the target is asked to do.
 	Task string `json:"task"`
-	// Summary is the conversation's summary (HandoffSummary).
+	// Summary is the conversation's summary (context "summary").
 	Summary string `json:"summary,omitempty"`
 	// History is the conversation up to the handoff, every tool call
-	// answered (HandoffFull only; not sent in events).
+	// answered (context "full" only; not sent in events).
 	History []llm.Message `json:"-"`
 }
 
 // Input renders what the target receives as its input: the task, preceded
-// by the summary for HandoffSummary.
+// by the summary for context "summary".
 func (h *Handoff) Input() string {
-	if h.Context == HandoffSummary && h.Summary != "" {
+	if h.Context == handoffSummary && h.Summary != "" {
 		return "Summary of the conversation so far:\n" + h.Summary + "\n\nTask:\n" + h.Task
 	}
 	return h.Task
@@ -62,15 +54,23 @@ type HandoffOptions struct {
 	// Description tells the model when to hand off (default: a generic
 	// sentence naming the target).
 	Description string
-	// Context is what the target receives (default HandoffTask).
-	Context HandoffContext
+	// Context is what the target receives. Passing everything is the
+	// common complaint with handoffs, so the default is the task alone:
+	//   - "task" (the default): only the task, as the handing-off model
+	//     wrote it;
+	//   - "summary": a summary of the conversation that the handing-off
+	//     model writes in the handoff call (the tool's schema requires
+	//     it), and the task;
+	//   - "full": the whole conversation so far (Handoff.History), and the
+	//     task as the next user message.
+	Context string
 }
 
 // handoffTool is the tool a model calls to hand off.
 type handoffTool struct {
 	spec ToolSpec
 	to   string
-	mode HandoffContext
+	mode string
 }
 
 // NewHandoffTool returns a tool that hands the conversation to the agent
@@ -87,8 +87,8 @@ func NewHandoffTool(to string, opts *HandoffOptions) (Tool, error) {
 	}
 	switch o.Context {
 	case "":
-		o.Context = HandoffTask
-	case HandoffTask, HandoffSummary, HandoffFull:
+		o.Context = handoffTask
+	case handoffTask, handoffSummary, handoffFull:
 	default:
 		return nil, failure.New(failure.Config, failure.SourceAgent,
 			fmt.Sprintf("unknown handoff context %q (want task, summary or full)", o.Context))
@@ -101,7 +101,7 @@ func NewHandoffTool(to string, opts *HandoffOptions) (Tool, error) {
 	}
 	props := `"task":{"type":"string","description":"What the next agent is to do, self-contained."}`
 	required := `["task"]`
-	if o.Context == HandoffSummary {
+	if o.Context == handoffSummary {
 		props += `,"summary":{"type":"string","description":"A summary of the conversation so far: what the next agent must know."}`
 		required = `["task","summary"]`
 	}

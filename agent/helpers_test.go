@@ -126,6 +126,6 @@ func kindOf(t testing.TB, err error) failure.Kind {
 }
 
 // fastPolicy is the default policy with short backoffs for tests.
-func fastPolicy(cooldown time.Duration) *failure.DefaultPolicy {
+func fastPolicy(cooldown time.Duration) failure.Policy {
 	return testkit.FastPolicy(failure.PolicyConfig{MaxBackoff: 2 * time.Millisecond, BreakerFailures: 3, BreakerCooldown: cooldown})
 }

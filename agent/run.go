@@ -57,7 +57,7 @@ type run struct {
 	// d is the run's durable state (nil without Config.Durable.Store).
 	d *durableRun
 	// cx is the run's context economy (context.go); skills is the
-	// Instructor part of the system prompt.
+	// Instructions part of the system prompt.
 	cx     *ctxRun
 	skills string
 	// trace is the run's telemetry (telemetry.go).
@@ -283,7 +283,7 @@ func (r *run) turns(hist []llm.Message, base, first int) ([]llm.Message, error) 
 			return r.closeHistory(hist, base, failure.From(callAbort))
 		}
 		if h := r.handoff; h != nil {
-			if h.Context == HandoffFull {
+			if h.Context == handoffFull {
 				h.History = slices.Clone(hist)
 			}
 			r.ans.Handoff = h
@@ -324,7 +324,7 @@ func (r *run) systemPrompt() string {
 		parts = append(parts, r.a.cfg.Instructions)
 	}
 	for _, ts := range r.a.toolsets {
-		if in, ok := ts.(Instructor); ok {
+		if in, ok := ts.(instructor); ok {
 			if t := in.Instructions(r.ctx); t != "" {
 				parts = append(parts, t)
 				r.skills += t

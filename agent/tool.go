@@ -75,6 +75,18 @@ type Tool interface {
 }
 
 // Toolset is a group of tools from one source.
+//
+// A toolset may also have two optional methods, which the agent uses when
+// present:
+//
+//	// Changed is signalled (never closed while the toolset lives) after
+//	// the tool list changed at run time (MCP list_changed, a skill folder
+//	// edit, a peer's new card). The agent emits an EventToolsChanged; the
+//	// next turn sees the new list either way.
+//	Changed() <-chan struct{}
+//	// Instructions is text for the system prompt (the skills catalog),
+//	// included as data about the toolset; it is called once per run.
+//	Instructions(ctx context.Context) string
 type Toolset interface {
 	// Name identifies the toolset in logs and errors.
 	Name() string
@@ -86,13 +98,9 @@ type Toolset interface {
 	Tools(ctx context.Context) ([]Tool, error)
 }
 
-// ChangeNotifier is implemented by toolsets whose tool list can change at
-// run time (MCP list_changed, a skill folder edit, a peer's new card). The
-// agent watches Changed to emit an EventToolsChanged; the next turn sees the
-// new list either way.
-type ChangeNotifier interface {
-	// Changed is signalled (never closed while the toolset lives) after the
-	// list changed.
+// changeNotifier is a toolset with the optional Changed method (see
+// Toolset).
+type changeNotifier interface {
 	Changed() <-chan struct{}
 }
 

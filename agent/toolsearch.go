@@ -87,6 +87,9 @@ func (cx *ctxRun) selectTools(all []llm.ToolDef) ([]llm.ToolDef, int) {
 	if _, taken := di.pos[searchToolName]; taken {
 		return all, 0 // a tool of the agent's has the name: no deferral
 	}
+	if cfg.ProviderSearch && providerSearches(cx.r.a.cfg.Model) {
+		return cx.providerDefs(all)
+	}
 	cx.deferring = true
 	cx.search = &searchTool{cx: cx, di: di, all: all}
 	defs := []llm.ToolDef{{Name: searchToolName, Description: searchToolDesc, Schema: searchToolSchema}}

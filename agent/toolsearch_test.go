@@ -76,8 +76,8 @@ func srv03Tools(t *testing.T) []string {
 // the call runs.
 func TestSearchThenCall(t *testing.T) {
 	calls := &sync.Map{}
-	steps := llm.SearchAndCall("c1", "sum of two numbers", map[string]int{"a": 1, "b": 2})
-	steps = append(steps, llm.SearchAndCall("c2", "create entities in the knowledge graph", map[string]any{"entities": []any{}})...)
+	steps := testkit.SearchAndCall("c1", "sum of two numbers", map[string]int{"a": 1, "b": 2})
+	steps = append(steps, testkit.SearchAndCall("c2", "create entities in the knowledge graph", map[string]any{"entities": []any{}})...)
 	steps = append(steps, llm.Say("done"))
 	rec := &recorder{inner: llm.NewScripted(steps...)}
 	a := newAgent(t, agent.Config{Model: rec, Toolsets: serverTools(t, 20, 20, calls), Context: agent.ContextConfig{Window: 200_000}})

@@ -50,7 +50,7 @@ func (r *run) gatherTools() []llm.ToolDef {
 		r.lists = make([][]Tool, len(r.a.toolsets))
 	}
 	for i, ts := range r.a.toolsets {
-		if cn, ok := ts.(ChangeNotifier); ok {
+		if cn, ok := ts.(changeNotifier); ok {
 			select {
 			case <-cn.Changed():
 				r.emit(Event{Type: EventToolsChanged, Toolset: ts.Name()})

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"sync"
 	"time"
@@ -106,9 +107,9 @@ func (b *Bus) Answer(ctx context.Context, q *agent.Question, answer agent.Elicit
 	return nil
 }
 
-// AnswerServer applies the answers to one agent's parked questions in this
+// answerServer applies the answers to one agent's parked questions in this
 // process (ServeAnswers). Close it before closing the Bus.
-type AnswerServer struct {
+type answerServer struct {
 	b      *Bus
 	a      *agent.Agent
 	st     agent.Store
@@ -127,14 +128,17 @@ type AnswerServer struct {
 // 8 runs at once. Every process serving the same agent name shares the
 // answers; one that dies while resuming a run hands the answer to another,
 // which resumes the run from its checkpoint. ctx bounds the server's life.
-func (b *Bus) ServeAnswers(ctx context.Context, a *agent.Agent, st agent.Store) (*AnswerServer, error) {
+// Close the returned server before closing the Bus: it stops taking answers
+// and cancels the runs being resumed (their answers stay recorded; a
+// cancelled run is resumable), waiting for them at most 5s.
+func (b *Bus) ServeAnswers(ctx context.Context, a *agent.Agent, st agent.Store) (io.Closer, error) {
 	if a == nil || st == nil || a.Name() == "" {
 		return nil, b.fail(failure.Config, "serve answers", nil, "ServeAnswers needs a named agent and its store")
 	}
 	if err := b.ensureAnswers(ctx); err != nil {
 		return nil, err
 	}
-	s := &AnswerServer{b: b, a: a, st: st, name: a.Name(), sem: make(chan struct{}, answersMaxConcurrent)}
+	s := &answerServer{b: b, a: a, st: st, name: a.Name(), sem: make(chan struct{}, answersMaxConcurrent)}
 	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	var cons jetstream.Consumer
 	err := b.jetStreamAdmin(ctx, failure.Key{Source: failure.SourceBus, Name: "answers"}, "create answers consumer", func(ctx context.Context) (err error) {
@@ -161,7 +165,7 @@ func (b *Bus) ServeAnswers(ctx context.Context, a *agent.Agent, st agent.Store) 
 // Close stops taking answers and cancels the runs being resumed (their
 // answers stay recorded; a cancelled run is resumable), waiting for them
 // at most 5s.
-func (s *AnswerServer) Close() error {
+func (s *answerServer) Close() error {
 	s.once.Do(func() {
 		s.cc.Stop()
 		s.cancel()
@@ -185,7 +189,7 @@ func (s *AnswerServer) Close() error {
 
 // onMessage hands an answer to a goroutine of its own (bounded by sem: the
 // consume loop waits while 8 runs resume).
-func (s *AnswerServer) onMessage(m jetstream.Msg) {
+func (s *answerServer) onMessage(m jetstream.Msg) {
 	select {
 	case s.sem <- struct{}{}:
 	case <-s.ctx.Done():
@@ -204,7 +208,7 @@ func (s *AnswerServer) onMessage(m jetstream.Msg) {
 // resumed (to its end, its next park, or a failure), refused for good
 // (Term) when it cannot apply, and retried later (Nak) when the store
 // failed.
-func (s *AnswerServer) apply(m jetstream.Msg) {
+func (s *answerServer) apply(m jetstream.Msg) {
 	w, err := decodeAnswer(m.Data())
 	if err != nil {
 		s.b.log.Warn().Err(err).Str("subject", m.Subject()).Msg("a malformed answer was dropped")
@@ -266,7 +270,7 @@ func decodeAnswer(data []byte) (answerWire, error) {
 // redelivered reports whether m is an answer this server's agent recorded
 // before (delivered again after its process died), rather than a second
 // answer to the question.
-func (s *AnswerServer) redelivered(m jetstream.Msg, w answerWire) bool {
+func (s *answerServer) redelivered(m jetstream.Msg, w answerWire) bool {
 	if md, err := m.Metadata(); err != nil || md.NumDelivered < 2 {
 		return false
 	}
@@ -286,7 +290,7 @@ func normalise(r agent.ElicitationResult) agent.ElicitationResult {
 
 // keepAlive tells JetStream every third of the ack wait that the answer is
 // still being applied, until the returned stop is called.
-func (s *AnswerServer) keepAlive(m jetstream.Msg) (stop func()) {
+func (s *answerServer) keepAlive(m jetstream.Msg) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {

@@ -12,6 +12,7 @@ import (
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -25,8 +26,8 @@ func parkingAgent(t *testing.T, ctx context.Context, st agent.Store, paid *atomi
 			return agent.TextResult("paid"), nil
 		})
 	model := llm.Model(llm.NewCyclic(llm.React(func(req *llm.Request) llm.Step {
-		if len(llm.LastToolResults(req)) > 0 {
-			return llm.Say("done: " + llm.LastToolResults(req)[0].Content)
+		if len(testkit.LastToolResults(req)) > 0 {
+			return llm.Say("done: " + testkit.LastToolResults(req)[0].Content)
 		}
 		return llm.Calls(llm.CallTool("c1", "pay", map[string]any{"amount": 5}))
 	})))

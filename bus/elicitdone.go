@@ -24,7 +24,7 @@ type elicitDoneWire struct {
 }
 
 // ElicitationComplete publishes e's end on <prefix>.elicit.done.<run>. It
-// makes the bus's Elicitor an agent.ElicitationCompleter. Core NATS, fire
+// is the optional method of an agent.Elicitor. Core NATS, fire
 // and forget: a failure to publish is logged, not returned.
 func (e busElicitor) ElicitationComplete(ctx context.Context, el agent.Elicitation) {
 	b := e.b
@@ -63,4 +63,6 @@ func decodeElicitationDone(data []byte) (ElicitationDone, error) {
 	return w.ElicitationDone, nil
 }
 
-var _ agent.ElicitationCompleter = busElicitor{}
+var _ interface {
+	ElicitationComplete(context.Context, agent.Elicitation)
+} = busElicitor{} // the optional method of an agent.Elicitor

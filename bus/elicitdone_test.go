@@ -30,9 +30,11 @@ func TestElicitationDone(t *testing.T) {
 			if err := b.Flush(ctxT(t, 5*time.Second)); err != nil {
 				t.Fatal(err)
 			}
-			c, ok := b.Elicitor().(agent.ElicitationCompleter)
+			c, ok := b.Elicitor().(interface {
+				ElicitationComplete(context.Context, agent.Elicitation)
+			})
 			if !ok {
-				t.Fatal("the bus's Elicitor is not an ElicitationCompleter")
+				t.Fatal("the bus's Elicitor has no ElicitationComplete method")
 			}
 			c.ElicitationComplete(context.Background(), agent.Elicitation{Kind: agent.ElicitURL, ID: "el-7", Run: tc.run,
 				Source: agent.Provenance{Kind: "mcp", Name: "github"}})

@@ -21,10 +21,6 @@ var errNotFound = errors.New("bus: key not found")
 // errors.Is(err, failure.Conflict)).
 var errConflict = errors.New("bus: revision conflict")
 
-// ErrVersion is the cause of a Protocol failure for a payload whose "v" is
-// not a version this package reads.
-var ErrVersion = buswire.ErrVersion
-
 // classify maps an error of nats.go or jetstream to the failure taxonomy.
 // It returns nil for nil, and *failure.Error values unchanged.
 func classify(err error, op string) error {

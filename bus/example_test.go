@@ -22,7 +22,7 @@ func Example() {
 
 	sampler, _ := bus.NewModelSampler(bus.ModelSamplerConfig{
 		Model:  llm.NewCyclic(llm.Say("Paris.")),
-		Policy: bus.SampleAllow,
+		Policy: agent.Allow,
 	})
 	svc, err := b.ServeSampling(ctx, sampler, bus.ServeOptions{})
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/agent/failure"
-	"github.com/switchboard-dev/switchboard/bus/task"
+	"github.com/switchboard-dev/switchboard/internal/buswire"
 )
 
 // seeds adds every testdata payload and a few broken ones to f.
@@ -87,7 +87,7 @@ func FuzzDecodeTaskUpdate(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		u, err := decodeTaskUpdate(data)
 		checkErr(t, err, false)
-		if err == nil && (u.Task == "" || (u.Kind != task.Status && u.Kind != task.Artifact)) {
+		if err == nil && (u.Task == "" || (u.Kind != "status" && u.Kind != "artifact")) {
 			t.Fatalf("accepted an invalid update: %+v", u)
 		}
 	})
@@ -172,7 +172,7 @@ func TestDecodeSeeds(t *testing.T) {
 	}
 	// Wrong version: a typed Protocol failure wrapping ErrVersion.
 	_, err = decodeProgress([]byte(`{"v":2,"run":"r"}`))
-	if !errors.Is(err, failure.Protocol) || !errors.Is(err, ErrVersion) {
+	if !errors.Is(err, failure.Protocol) || !errors.Is(err, buswire.ErrVersion) {
 		t.Errorf("v2: %v", err)
 	}
 }

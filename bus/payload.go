@@ -100,7 +100,7 @@ func decodeTaskUpdate(data []byte) (task.Update, error) {
 		return task.Update{}, protocolError("decode task update", errors.New("task update has no task id"))
 	}
 	switch w.Kind {
-	case task.Status, task.Artifact:
+	case "status", "artifact":
 	default:
 		return task.Update{}, protocolError("decode task update", fmt.Errorf("unknown kind %q", w.Kind))
 	}

@@ -89,10 +89,10 @@ func TestTaskUpdatesRoundTrip(t *testing.T) {
 	b := newBus(t, bus.Config{})
 	ctx := ctxT(t, 20*time.Second)
 	updates := []task.Update{
-		{Task: "task-1", Context: "ctx-1", Kind: task.Status, State: "working"},
-		{Task: "task-1", Kind: task.Artifact, Data: json.RawMessage(`{"artifactId":"a1","parts":[{"text":"hi"}]}`)},
-		{Task: "task-1", Kind: task.Status, State: "input-required", Message: "which file?"},
-		{Task: "task-1", Kind: task.Status, State: "completed", Final: true},
+		{Task: "task-1", Context: "ctx-1", Kind: "status", State: "working"},
+		{Task: "task-1", Kind: "artifact", Data: json.RawMessage(`{"artifactId":"a1","parts":[{"text":"hi"}]}`)},
+		{Task: "task-1", Kind: "status", State: "input-required", Message: "which file?"},
+		{Task: "task-1", Kind: "status", State: "completed", Final: true},
 	}
 	// Two published before the subscriber, two after.
 	for _, u := range updates[:2] {

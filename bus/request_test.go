@@ -52,9 +52,9 @@ func TestSamplingRoundTrip(t *testing.T) {
 		wantText string
 		wantKind failure.Kind
 	}{
-		{name: "allow", cfg: bus.ModelSamplerConfig{Model: small, Policy: bus.SampleAllow},
+		{name: "allow", cfg: bus.ModelSamplerConfig{Model: small, Policy: agent.Allow},
 			req: samplingRequest("hi"), wantText: "small model saw: hi"},
-		{name: "hint picks a model and the cap clamps", cfg: bus.ModelSamplerConfig{Model: small, Policy: bus.SampleAllow, MaxTokens: 50,
+		{name: "hint picks a model and the cap clamps", cfg: bus.ModelSamplerConfig{Model: small, Policy: agent.Allow, MaxTokens: 50,
 			Hints: []bus.ModelHint{{Hint: "claude", Model: big}}},
 			req: func() agent.SamplingRequest {
 				r := samplingRequest("hi")
@@ -70,9 +70,9 @@ func TestSamplingRoundTrip(t *testing.T) {
 				return r
 			}(), wantKind: failure.Declined},
 		{name: "ask without a person", cfg: bus.ModelSamplerConfig{Model: small}, req: samplingRequest("x"), wantKind: failure.Declined},
-		{name: "deny", cfg: bus.ModelSamplerConfig{Model: small, Policy: bus.SampleDeny}, req: samplingRequest("x"), wantKind: failure.PermissionDenied},
-		{name: "no messages", cfg: bus.ModelSamplerConfig{Model: small, Policy: bus.SampleAllow}, req: agent.SamplingRequest{MaxTokens: 5}, wantKind: failure.InvalidArgs},
-		{name: "model failure keeps its kind", cfg: bus.ModelSamplerConfig{Model: llm.NewScripted(), Policy: bus.SampleAllow}, req: samplingRequest("x"), wantKind: failure.Model},
+		{name: "deny", cfg: bus.ModelSamplerConfig{Model: small, Policy: agent.Deny}, req: samplingRequest("x"), wantKind: failure.PermissionDenied},
+		{name: "no messages", cfg: bus.ModelSamplerConfig{Model: small, Policy: agent.Allow}, req: agent.SamplingRequest{MaxTokens: 5}, wantKind: failure.InvalidArgs},
+		{name: "model failure keeps its kind", cfg: bus.ModelSamplerConfig{Model: llm.NewScripted(), Policy: agent.Allow}, req: samplingRequest("x"), wantKind: failure.Model},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -118,7 +118,7 @@ func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 func TestModelSamplerBudget(t *testing.T) {
 	ctx := ctxT(t, 10*time.Second)
-	ms, err := bus.NewModelSampler(bus.ModelSamplerConfig{Model: llm.NewCyclic(llm.Say("one two three")), Policy: bus.SampleAllow, TotalTokens: 5})
+	ms, err := bus.NewModelSampler(bus.ModelSamplerConfig{Model: llm.NewCyclic(llm.Say("one two three")), Policy: agent.Allow, TotalTokens: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +314,7 @@ func TestResponderRejectsMalformedRequest(t *testing.T) {
 	pol := &countingPolicy{Policy: failure.NewPolicy(failure.PolicyConfig{})}
 	b := newBus(t, bus.Config{Policy: pol})
 	ctx := ctxT(t, 10*time.Second)
-	ms, _ := bus.NewModelSampler(bus.ModelSamplerConfig{Model: llm.NewCyclic(llm.Say("x")), Policy: bus.SampleAllow})
+	ms, _ := bus.NewModelSampler(bus.ModelSamplerConfig{Model: llm.NewCyclic(llm.Say("x")), Policy: agent.Allow})
 	svc, err := b.ServeSampling(ctx, ms, bus.ServeOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -12,21 +12,6 @@ import (
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
-// SamplingPolicy says whether NewModelSampler's sampler answers a sampling
-// request.
-type SamplingPolicy string
-
-// Sampling policies.
-const (
-	// SampleAsk asks a person (through ModelSamplerConfig.Elicitor) before
-	// each request; it is the default, as MCP recommends a human in the loop.
-	SampleAsk SamplingPolicy = "ask"
-	// SampleAllow answers every request.
-	SampleAllow SamplingPolicy = "allow"
-	// SampleDeny refuses every request.
-	SampleDeny SamplingPolicy = "deny"
-)
-
 // ModelHint maps a model-preference hint to a model: the first hint of a
 // request that contains Hint (case-insensitively) picks Model.
 type ModelHint struct {
@@ -41,9 +26,12 @@ type ModelSamplerConfig struct {
 	// Hints map model-preference hints to models, tried in the order of the
 	// request's hints, then of this list.
 	Hints []ModelHint
-	// Policy decides whether to answer (default SampleAsk).
-	Policy SamplingPolicy
-	// Elicitor asks a person under SampleAsk; without one, asks are
+	// Policy decides whether to answer: agent.Ask (the default, as MCP
+	// recommends a human in the loop) asks a person through Elicitor before
+	// each request, agent.Allow answers every request, agent.Deny refuses
+	// every one.
+	Policy agent.Permission
+	// Elicitor asks a person under agent.Ask; without one, asks are
 	// declined.
 	Elicitor agent.Elicitor
 	// MaxTokens caps one answer: a request asking for more is clamped, one
@@ -72,8 +60,8 @@ func NewModelSampler(cfg ModelSamplerConfig) (agent.Sampler, error) {
 	}
 	switch cfg.Policy {
 	case "":
-		cfg.Policy = SampleAsk
-	case SampleAsk, SampleAllow, SampleDeny:
+		cfg.Policy = agent.Ask
+	case agent.Ask, agent.Allow, agent.Deny:
 	default:
 		return nil, failure.New(failure.Config, failure.SourceBus, fmt.Sprintf("unknown sampling policy %q (want allow, ask or deny)", cfg.Policy))
 	}
@@ -120,9 +108,9 @@ func (m *modelSampler) Sample(ctx context.Context, req agent.SamplingRequest) (a
 		maxTokens = m.cfg.MaxTokens
 	}
 	switch m.cfg.Policy {
-	case SampleDeny:
+	case agent.Deny:
 		return fail(failure.PermissionDenied, "the host's policy does not allow sampling", nil)
-	case SampleAsk:
+	case agent.Ask:
 		if m.cfg.Elicitor == nil {
 			return fail(failure.Declined, "sampling needs a person's approval and no one is available to give it", nil)
 		}

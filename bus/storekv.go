@@ -33,6 +33,9 @@ type durableKV struct {
 	subject string
 	key     failure.Key
 	maxAge  time.Duration // the bucket's MaxAge (0: none)
+	// leaderReads reads through the stream's leader (a replicated bucket:
+	// storeread.go).
+	leaderReads bool
 }
 
 // blobPrefix starts a bucket value that points to an object (the record
@@ -66,7 +69,7 @@ type blobStore struct {
 // openDurableKV creates or updates bucket (file storage, one revision per
 // key, maxAge 0 = no expiry).
 func openDurableKV(ctx context.Context, b *Bus, bucket, desc string, maxAge time.Duration, replicas int, maxBytes int64, blobs *blobStore) (*durableKV, error) {
-	d := &durableKV{b: b, blobs: blobs, bucket: bucket, subject: "$KV." + bucket + ".", key: failure.Key{Source: failure.SourceBus, Name: "store:" + bucket}, maxAge: maxAge}
+	d := &durableKV{b: b, blobs: blobs, bucket: bucket, subject: "$KV." + bucket + ".", key: failure.Key{Source: failure.SourceBus, Name: "store:" + bucket}, maxAge: maxAge, leaderReads: replicas > 1}
 	err := b.jetStreamAdmin(ctx, d.key, "open store", func(ctx context.Context) error {
 		kv, err := b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 			Bucket: bucket, Description: desc, History: 1, TTL: maxAge, Replicas: replicas,
@@ -141,9 +144,10 @@ func (d *durableKV) get(ctx context.Context, key string) ([]byte, uint64, error)
 	var last error
 	var lastRev uint64
 	for range 3 {
-		var e jetstream.KeyValueEntry
+		var val []byte
+		var rev uint64
 		if err := d.exec(ctx, "store get", func(ctx context.Context) (err error) {
-			e, err = d.kv.Get(ctx, key)
+			val, rev, err = d.last(ctx, key)
 			if errors.Is(err, jetstream.ErrKeyDeleted) {
 				err = jetstream.ErrKeyNotFound
 			}
@@ -151,16 +155,16 @@ func (d *durableKV) get(ctx context.Context, key string) ([]byte, uint64, error)
 		}); err != nil {
 			return nil, 0, err
 		}
-		if last != nil && e.Revision() == lastRev {
+		if last != nil && rev == lastRev {
 			break // the same pointer: its object is gone
 		}
-		data, err := d.blobs.resolve(ctx, d.bucket+"/"+key, e.Value())
-		if err == nil || ctx.Err() != nil || blobName(e.Value()) == "" {
-			return data, e.Revision(), err
+		data, err := d.blobs.resolve(ctx, d.bucket+"/"+key, val)
+		if err == nil || ctx.Err() != nil || blobName(val) == "" {
+			return data, rev, err
 		}
 		// The object may have been replaced and deleted while it was read:
 		// read the key again.
-		last, lastRev = err, e.Revision()
+		last, lastRev = err, rev
 	}
 	return nil, 0, last
 }

@@ -22,7 +22,7 @@ func (b *Bus) PublishTask(ctx context.Context, u task.Update) error {
 			Err: errors.New("empty task id"), Message: "a task update needs a task id"}
 	}
 	if u.Kind == "" {
-		u.Kind = task.Status
+		u.Kind = "status"
 	}
 	if u.Time.IsZero() {
 		u.Time = time.Now().UTC()

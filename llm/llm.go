@@ -15,15 +15,12 @@ import (
 	"encoding/json"
 )
 
-// Role is the author of a message.
-type Role string
-
-// Message roles.
+// Message roles (Message.Role).
 const (
-	RoleUser      Role = "user"
-	RoleAssistant Role = "assistant"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
 	// RoleTool carries tool results back to the model.
-	RoleTool Role = "tool"
+	RoleTool = "tool"
 )
 
 // Message is one entry of a conversation.
@@ -32,10 +29,16 @@ const (
 // (in that order). A tool message has ToolResults, one per call of the
 // preceding assistant message.
 type Message struct {
-	Role        Role         `json:"role"`
+	// Role is the author: RoleUser, RoleAssistant or RoleTool.
+	Role        string       `json:"role"`
 	Text        string       `json:"text,omitempty"`
 	ToolCalls   []ToolCall   `json:"tool_calls,omitempty"`
 	ToolResults []ToolResult `json:"tool_results,omitempty"`
+	// Provider holds what an answer carried in its provider's own format
+	// with no field here (a JSON array of Anthropic content blocks: server
+	// tool use and results, such as the provider's tool search), sent back
+	// with the conversation; other providers ignore it.
+	Provider json.RawMessage `json:"provider,omitempty"`
 }
 
 // ToolCall is the model's request to run a tool.
@@ -62,6 +65,10 @@ type ToolDef struct {
 	Description string `json:"description"`
 	// Schema is the JSON Schema of the tool's input object.
 	Schema json.RawMessage `json:"schema,omitempty"`
+	// Deferred asks the provider's own tool search to hold the tool back
+	// until the model finds it (set by the agent only for models that have
+	// one: ContextConfig.ProviderSearch).
+	Deferred bool `json:"deferred,omitempty"`
 }
 
 // Request is one model turn.

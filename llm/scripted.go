@@ -59,7 +59,7 @@ func React(f func(req *Request) Step) Step { return Step{Respond: f} }
 // the first line of each.
 func SummarizeResults(prefix string) Step {
 	return React(func(req *Request) Step {
-		results := LastToolResults(req)
+		results := lastToolResults(req)
 		var b strings.Builder
 		b.WriteString(prefix)
 		ok, bad := 0, 0
@@ -78,9 +78,9 @@ func SummarizeResults(prefix string) Step {
 	})
 }
 
-// LastToolResults returns the tool results of the request's last message,
+// lastToolResults returns the tool results of the request's last message,
 // if it is a tool message.
-func LastToolResults(req *Request) []ToolResult {
+func lastToolResults(req *Request) []ToolResult {
 	if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == RoleTool {
 		return req.Messages[n-1].ToolResults
 	}

@@ -1,39 +1,6 @@
 package llm
 
-import (
-	"encoding/json"
-	"fmt"
-	"strings"
-)
-
-// searchToolName is the agent's tool search tool (agent/toolsearch.go).
-const searchToolName = "search_tools"
-
-// SearchAndCall is two scripted steps: the first asks the agent's tool
-// search ("search_tools") for query; the second calls the first tool the
-// search found with args (or, if it found none, answers so). The call id
-// of the second step is id.
-func SearchAndCall(id, query string, args any) []Step {
-	return []Step{
-		Calls(CallTool(id+"_search", searchToolName, map[string]any{"query": query})),
-		React(func(req *Request) Step {
-			for _, r := range LastToolResults(req) {
-				var found struct {
-					Tools []struct {
-						Name string `json:"name"`
-					} `json:"tools"`
-				}
-				if r.IsError || json.Unmarshal([]byte(stripEnvelope(r.Content)), &found) != nil {
-					continue
-				}
-				if len(found.Tools) > 0 {
-					return Calls(CallTool(id, found.Tools[0].Name, args))
-				}
-			}
-			return Say(fmt.Sprintf("The tool search found no tool for %q.", query))
-		}),
-	}
-}
+import "strings"
 
 // scriptedSummary answers a Compaction request: the transcript's lines
 // that say what the user asked and which tools ran, cut to MaxTokens (as

@@ -104,7 +104,7 @@ func TestScriptedReacts(t *testing.T) {
 			"Done. (2 tool results, 1 errors)\n- ping: pong\n- fetch: Error (timeout) from tool \"fetch\": it timed out"},
 		{"summary without results", SummarizeResults("Nothing."), userReq("hi"), "Nothing. (0 tool results, 0 errors)"},
 		{"react on an error result", React(func(r *Request) Step {
-			for _, res := range LastToolResults(r) {
+			for _, res := range lastToolResults(r) {
 				if res.IsError {
 					return Say("retrying " + res.Name)
 				}

@@ -67,7 +67,7 @@ type Auth struct {
 	RedirectURL string `json:"redirectUrl,omitempty"`
 	// LoginTimeout bounds a person's login (default 5m); past it the login
 	// ends as a Timeout failure.
-	LoginTimeout Duration `json:"loginTimeout,omitempty"`
+	LoginTimeout time.Duration `json:"loginTimeout,omitempty"`
 }
 
 // UnmarshalJSON accepts scopes as a list or as a space-separated string.
@@ -75,12 +75,14 @@ func (a *Auth) UnmarshalJSON(b []byte) error {
 	type plain Auth
 	var aux struct {
 		plain
-		Scopes json.RawMessage `json:"scopes,omitempty"`
+		Scopes       json.RawMessage `json:"scopes,omitempty"`
+		LoginTimeout duration        `json:"loginTimeout,omitempty"`
 	}
 	if err := json.Unmarshal(b, &aux); err != nil {
 		return err
 	}
 	*a = Auth(aux.plain)
+	a.LoginTimeout = time.Duration(aux.LoginTimeout)
 	a.Scopes = nil
 	if len(aux.Scopes) > 0 && string(aux.Scopes) != "null" {
 		var s string
@@ -215,7 +217,7 @@ func (s *server) newOAuthHandler(a *Auth) (*oauth.Handler, error) {
 	}
 	cfg := oauth.Config{Server: s.cfg.Name, ClientID: a.ClientID, ClientSecret: a.ClientSecret, PrivateKey: key,
 		SigningAlg: a.SigningAlg, Scopes: a.Scopes, ClientMetadataURL: a.ClientMetadataURL, Grant: a.Grant,
-		Logins: s.m.logins, LoginTimeout: time.Duration(a.LoginTimeout), Store: s.m.tokenStore(), HTTPClient: s.m.cfg.HTTPClient,
+		Logins: s.m.logins, LoginTimeout: a.LoginTimeout, Store: s.m.tokenStore(), HTTPClient: s.m.cfg.HTTPClient,
 		Log: s.log.With().Str("component", "oauth").Logger()}
 	port, redirect := a.CallbackPort, a.RedirectURL
 	cfg.Redirect = func() (string, error) {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboard-dev/switchboard/agent/failure"
 )
@@ -31,6 +32,9 @@ func TestParseOAuthConfig(t *testing.T) {
 			Auth{Grant: "client_credentials", ClientID: "svc", ClientSecret: "s3"}, ""},
 		{"host redirect", `{"redirectUrl": "https://app.example.com/oauth/callback"}`, Auth{RedirectURL: "https://app.example.com/oauth/callback"}, ""},
 		{"disabled", `{"disabled": true}`, Auth{Disabled: true}, ""},
+		{"login timeout ms", `{"loginTimeout": 1500}`, Auth{LoginTimeout: 1500 * time.Millisecond}, ""},
+		{"login timeout string", `{"loginTimeout": "2m"}`, Auth{LoginTimeout: 2 * time.Minute}, ""},
+		{"bad login timeout", `{"loginTimeout": "soon"}`, Auth{}, `"soon" is not a duration`},
 		{"bad grant", `{"grant": "password"}`, Auth{}, `field "oauth.grant": "password" is not a grant`},
 		{"cc without secret", `{"grant": "client_credentials", "clientId": "svc"}`, Auth{}, `field "oauth.clientId"`},
 		{"bad port", `{"callbackPort": 70000}`, Auth{}, `field "oauth.callbackPort": 70000 is not a port`},
@@ -44,7 +48,7 @@ func TestParseOAuthConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			data := `{"mcpServers": {"api": {"url": "https://mcp.example.com/mcp", "oauth": ` + tt.oauth + `}}}`
-			got, err := ParseConfig(".mcp.json", []byte(data), LoadOptions{LookupEnv: lookup})
+			got, err := ParseConfig(".mcp.json", []byte(data), lookup)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) || !errors.Is(err, failure.Config) {
 					t.Fatalf("err %v, want one containing %q", err, tt.err)
@@ -57,12 +61,13 @@ func TestParseOAuthConfig(t *testing.T) {
 			a := got[0].Auth
 			if a == nil || a.ClientID != tt.want.ClientID || a.ClientSecret != tt.want.ClientSecret || a.Grant != tt.want.Grant ||
 				a.CallbackPort != tt.want.CallbackPort || a.RedirectURL != tt.want.RedirectURL || a.Disabled != tt.want.Disabled ||
+				a.LoginTimeout != tt.want.LoginTimeout ||
 				strings.Join(a.Scopes, " ") != strings.Join(tt.want.Scopes, " ") {
 				t.Errorf("auth %+v, want %+v", a, tt.want)
 			}
 		})
 	}
-	_, err := ParseConfig("x.json", []byte(`{"mcpServers": {"s": {"command": "srv", "oauth": {}}}}`), LoadOptions{})
+	_, err := ParseConfig("x.json", []byte(`{"mcpServers": {"s": {"command": "srv", "oauth": {}}}}`), nil)
 	if err == nil || !strings.Contains(err.Error(), "authorization is supported for http") {
 		t.Errorf("oauth on a stdio server: %v", err)
 	}

@@ -234,9 +234,9 @@ func TestAuthLoginEnds(t *testing.T) {
 		t.Run(tt.mode, func(t *testing.T) {
 			as := protected(t, authserver.Options{})
 			b := &browser{mode: tt.mode}
-			m := newManager(t, authConfig(as, &Auth{ClientID: authserver.PublicClient, LoginTimeout: Duration(300 * time.Millisecond)}, b, nil))
+			m := newManager(t, authConfig(as, &Auth{ClientID: authserver.PublicClient, LoginTimeout: 300 * time.Millisecond}, b, nil))
 			st := m.Status()[0]
-			if st.State != StateFailed || !errors.Is(st.Err, tt.want) {
+			if st.State != stateFailed || !errors.Is(st.Err, tt.want) {
 				t.Fatalf("status %s, %v; want failed with %v", st.State, st.Err, tt.want)
 			}
 			time.Sleep(300 * time.Millisecond) // several restart backoffs
@@ -270,7 +270,7 @@ func TestAuthLoginOutlastsStartupTimeout(t *testing.T) {
 	cfg := authConfig(as, &Auth{ClientID: authserver.PublicClient}, b, nil)
 	cfg.StartupTimeout = 400 * time.Millisecond
 	m := newManager(t, cfg)
-	if st := m.Status()[0]; st.State != StateReady {
+	if st := m.Status()[0]; st.State != stateReady {
 		t.Fatalf("status %s, %v", st.State, st.Err)
 	}
 	echo(t, testkit.Ctx(t, 10*time.Second), m)

@@ -274,7 +274,7 @@ func BenchmarkConnect20(b *testing.B) {
 		}
 		d := time.Since(t0)
 		for _, st := range m.Status() {
-			if st.State != StateReady {
+			if st.State != stateReady {
 				b.Fatalf("%+v", st)
 			}
 		}

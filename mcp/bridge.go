@@ -210,7 +210,7 @@ func (s *server) onSample(ctx context.Context, req *gomcp.CreateMessageRequest) 
 		}
 		fe.Op = "sample"
 		s.m.handle(ctx, fe)
-		return nil, fmt.Errorf("sampling failed: %s", failure.ModelText(fe))
+		return nil, fmt.Errorf("sampling failed: %s", fe.ModelText())
 	}
 	stop := mcpStopReason(res.StopReason)
 	return &gomcp.CreateMessageResult{Content: &gomcp.TextContent{Text: res.Text}, Model: res.Model, Role: "assistant", StopReason: stop}, nil
@@ -298,10 +298,12 @@ func (s *server) rememberURL(e agent.Elicitation) {
 }
 
 // onElicitComplete forwards notifications/elicitation/complete to the
-// Elicitor, when it implements agent.ElicitationCompleter, with the
-// identity of the question it ends.
+// Elicitor, when it has the optional ElicitationComplete method of an
+// agent.Elicitor, with the identity of the question it ends.
 func (s *server) onElicitComplete(ctx context.Context, req *gomcp.ElicitationCompleteNotificationRequest) {
-	c, ok := s.m.cfg.Elicitor.(agent.ElicitationCompleter)
+	c, ok := s.m.cfg.Elicitor.(interface {
+		ElicitationComplete(context.Context, agent.Elicitation)
+	})
 	if !ok || req.Params == nil || req.Params.ElicitationID == "" {
 		return
 	}

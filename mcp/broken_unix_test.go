@@ -44,7 +44,7 @@ func within[T any](t *testing.T, limit time.Duration, what string, f func() T) T
 func TestServerStopsReading(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "marker")
 	sc := testServer("deaf", "", map[string]string{"TESTSERVER_MARKER": marker})
-	sc.Timeout = Duration(time.Second)
+	sc.Timeout = time.Second
 	m, err := New(context.Background(), quickConfig(sc))
 	if err != nil {
 		t.Fatal(err)
@@ -189,7 +189,7 @@ func TestBrokenFrameMidCall(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.tool, func(t *testing.T) {
 			sc := testServer("broken", "", nil)
-			sc.Timeout = Duration(20 * time.Second)
+			sc.Timeout = 20 * time.Second
 			m := newManager(t, quickConfig(sc))
 			ctx := context.Background()
 			err := within(t, 15*time.Second, "the call", func() error {

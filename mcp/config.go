@@ -52,12 +52,12 @@ type ServerConfig struct {
 	// server's own). The Manager sets it as each tool's ToolSpec.Timeout,
 	// which an agent prefers to its Config.ToolTimeout; Manager.CallTool,
 	// outside an agent, is bounded by it too.
-	Timeout Duration `json:"timeout,omitempty"`
+	Timeout time.Duration `json:"timeout,omitempty"`
 	// StartupTimeout bounds connecting and the handshake (0: the Manager's).
-	StartupTimeout Duration `json:"startupTimeout,omitempty"`
+	StartupTimeout time.Duration `json:"startupTimeout,omitempty"`
 	// IdleTimeout cancels a call that reports no progress for this long
 	// (0: the Manager's IdleTimeout).
-	IdleTimeout Duration `json:"idleTimeout,omitempty"`
+	IdleTimeout time.Duration `json:"idleTimeout,omitempty"`
 	// Roots are the directories (paths or file:// URIs) granted to the
 	// server when it asks for roots.
 	Roots []string `json:"roots,omitempty"`
@@ -92,13 +92,13 @@ type ServerConfig struct {
 	NewTransport func(ctx context.Context) (gomcp.Transport, error) `json:"-"`
 }
 
-// Duration is a time.Duration that decodes from JSON as a number of
+// duration is a time.Duration that decodes from JSON as a number of
 // milliseconds (the convention of MCP host configs) or a Go duration string
-// ("30s", "2m").
-type Duration time.Duration
+// ("30s", "2m"): the timeouts of ServerConfig and Auth in a config file.
+type duration time.Duration
 
 // UnmarshalJSON decodes milliseconds or a duration string.
-func (d *Duration) UnmarshalJSON(b []byte) error {
+func (d *duration) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	if len(b) > 0 && b[0] == '"' {
 		var s string
@@ -112,7 +112,7 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 		if v < 0 {
 			return fmt.Errorf("%q is negative", s)
 		}
-		*d = Duration(v)
+		*d = duration(v)
 		return nil
 	}
 	f, err := strconv.ParseFloat(string(b), 64)
@@ -122,12 +122,9 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	if f < 0 || f > float64(1<<62)/1e6 {
 		return fmt.Errorf("%s milliseconds is out of range", b)
 	}
-	*d = Duration(time.Duration(f * float64(time.Millisecond)))
+	*d = duration(time.Duration(f * float64(time.Millisecond)))
 	return nil
 }
-
-// MarshalJSON encodes the duration as a Go duration string.
-func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
 
 // configError is a configuration error naming the file, the server and the
 // field. It unwraps to a *failure.Error of Kind failure.Config.
@@ -158,26 +155,23 @@ func (e *configError) Unwrap() error {
 	return &failure.Error{Kind: failure.Config, Source: failure.SourceMCP, Name: e.Server, Message: e.Msg}
 }
 
-// LoadOptions tunes LoadFile and ParseConfig.
-type LoadOptions struct {
-	// LookupEnv resolves ${VAR} (nil: os.LookupEnv).
-	LookupEnv func(string) (string, bool)
-}
-
 // LoadFile reads an MCP host config file (.mcp.json,
 // claude_desktop_config.json, ...) and returns its servers sorted by name,
-// with ${VAR} and ${VAR:-default} expanded.
-func LoadFile(path string, opts LoadOptions) ([]ServerConfig, error) {
+// with ${VAR} and ${VAR:-default} expanded from the process environment.
+// ParseConfig does the same for a config read elsewhere, or with another
+// environment.
+func LoadFile(path string) ([]ServerConfig, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, &configError{File: path, Msg: "cannot read: " + err.Error()}
 	}
-	return ParseConfig(path, data, opts)
+	return ParseConfig(path, data, nil)
 }
 
 // ParseConfig decodes the `mcpServers` JSON object of an MCP host config
-// (other top-level keys are ignored). name is used in error messages.
-func ParseConfig(name string, data []byte, opts LoadOptions) ([]ServerConfig, error) {
+// (other top-level keys are ignored) as LoadFile does; name is used in error
+// messages, and lookupEnv resolves ${VAR} (nil: os.LookupEnv).
+func ParseConfig(name string, data []byte, lookupEnv func(string) (string, bool)) ([]ServerConfig, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
 		return nil, &configError{File: name, Msg: "not a JSON object: " + jsonErr(data, err)}
@@ -199,7 +193,7 @@ func ParseConfig(name string, data []byte, opts LoadOptions) ([]ServerConfig, er
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	lookup := opts.LookupEnv
+	lookup := lookupEnv
 	if lookup == nil {
 		lookup = os.LookupEnv
 	}
@@ -293,11 +287,11 @@ func decodeServer(file, name string, raw json.RawMessage, lookup func(string) (s
 		case "protocolVersion":
 			err = json.Unmarshal(v, &sc.ProtocolVersion)
 		case "timeout":
-			err = json.Unmarshal(v, &sc.Timeout)
+			err = json.Unmarshal(v, (*duration)(&sc.Timeout))
 		case "startupTimeout", "startup_timeout_ms", "initTimeout":
-			err = json.Unmarshal(v, &sc.StartupTimeout)
+			err = json.Unmarshal(v, (*duration)(&sc.StartupTimeout))
 		case "idleTimeout":
-			err = json.Unmarshal(v, &sc.IdleTimeout)
+			err = json.Unmarshal(v, (*duration)(&sc.IdleTimeout))
 		case "oauth":
 			err = json.Unmarshal(v, &sc.Auth)
 		default:

@@ -11,15 +11,24 @@ import (
 	"github.com/switchboard-dev/switchboard/agent/failure"
 )
 
-func envOf(m map[string]string) LoadOptions {
-	return LoadOptions{LookupEnv: func(k string) (string, bool) { v, ok := m[k]; return v, ok }}
+// loadFile is LoadFile with lookup as the environment.
+func loadFile(path string, lookup func(string) (string, bool)) ([]ServerConfig, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseConfig(path, data, lookup)
+}
+
+func envOf(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
 }
 
 func TestLoadRealWorldConfigs(t *testing.T) {
 	env := envOf(map[string]string{"HOME": "/home/ada", "GITHUB_TOKEN": "ghp_x", "API_TOKEN": "t0k", "PORT": ""})
 	byName := func(t *testing.T, file string) map[string]ServerConfig {
 		t.Helper()
-		servers, err := LoadFile(filepath.Join("testdata", "config", file), env)
+		servers, err := loadFile(filepath.Join("testdata", "config", file), env)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,8 +54,8 @@ func TestLoadRealWorldConfigs(t *testing.T) {
 		{"api type", mcpjson["api"].Type, typeHTTP},
 		{"api url default", mcpjson["api"].URL, "https://mcp.example.com/mcp"},
 		{"api header", mcpjson["api"].Headers["Authorization"], "Bearer t0k"},
-		{"api timeout ms", time.Duration(mcpjson["api"].Timeout), 45 * time.Second},
-		{"api startup string", time.Duration(mcpjson["api"].StartupTimeout), 10 * time.Second},
+		{"api timeout ms", mcpjson["api"].Timeout, 45 * time.Second},
+		{"api startup string", mcpjson["api"].StartupTimeout, 10 * time.Second},
 		{"sse", mcpjson["legacy"].Type, typeSSE},
 		{"ws inferred", mcpjson["socket"].Type, typeWS},
 		{"url without type is http", mcpjson["cursor-style"].Type, typeHTTP},
@@ -54,7 +63,7 @@ func TestLoadRealWorldConfigs(t *testing.T) {
 		{"empty var is empty", mcpjson["local"].Args[1], ""},
 		{"cwd", mcpjson["local"].Cwd, "/srv"},
 		{"roots", len(mcpjson["local"].Roots), 2},
-		{"idle", time.Duration(mcpjson["local"].IdleTimeout), 2500 * time.Millisecond},
+		{"idle", mcpjson["local"].IdleTimeout, 2500 * time.Millisecond},
 		{"protocol", mcpjson["local"].ProtocolVersion, "2025-06-18"},
 		{"vscode servers key", vscode["memory"].Type, typeStdio},
 	}
@@ -136,7 +145,7 @@ func TestInvalidConfigs(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
 			path := filepath.Join("testdata", "config", "invalid", tt.file)
-			_, err := LoadFile(path, envOf(nil))
+			_, err := loadFile(path, envOf(nil))
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -154,7 +163,7 @@ func TestInvalidConfigs(t *testing.T) {
 }
 
 func TestLoadFileMissing(t *testing.T) {
-	_, err := LoadFile(filepath.Join(t.TempDir(), "nope.json"), LoadOptions{})
+	_, err := LoadFile(filepath.Join(t.TempDir(), "nope.json"))
 	if err == nil || !strings.Contains(err.Error(), "nope.json: cannot read") {
 		t.Fatalf("err = %v", err)
 	}
@@ -194,7 +203,7 @@ func FuzzParseConfig(f *testing.F) {
 		}
 	}
 	f.Add([]byte(`{"mcpServers":{"a":{"command":"${X:-${Y}}"}}}`))
-	lookup := LoadOptions{LookupEnv: func(k string) (string, bool) { return "v", k == "X" }}
+	lookup := func(k string) (string, bool) { return "v", k == "X" }
 	f.Fuzz(func(t *testing.T, data []byte) {
 		servers, err := ParseConfig("fuzz.json", data, lookup)
 		if err != nil {

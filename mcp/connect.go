@@ -13,7 +13,7 @@ import (
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-dev/switchboard/agent/failure"
-	"github.com/switchboard-dev/switchboard/mcp/wstransport"
+	"github.com/switchboard-dev/switchboard/internal/wstransport"
 )
 
 // connect makes one connection attempt through the failure policy, with the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"time"
 
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -62,7 +63,7 @@ func ExampleParseConfig() {
 		"api": {"type": "http", "url": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}}
 	}}`)
 	env := func(k string) (string, bool) { return map[string]string{"TOKEN": "t0k"}[k], k == "TOKEN" }
-	servers, err := mcp.ParseConfig(".mcp.json", data, mcp.LoadOptions{LookupEnv: env})
+	servers, err := mcp.ParseConfig(".mcp.json", data, env)
 	if err != nil {
 		panic(err)
 	}
@@ -73,7 +74,7 @@ func ExampleParseConfig() {
 			fmt.Println(s.Name, s.Type, s.URL, s.Headers["Authorization"])
 		}
 	}
-	_, err = mcp.ParseConfig(".mcp.json", []byte(`{"mcpServers": {"x": {"type": "http"}}}`), mcp.LoadOptions{})
+	_, err = mcp.ParseConfig(".mcp.json", []byte(`{"mcpServers": {"x": {"type": "http"}}}`), nil)
 	fmt.Println(err)
 	// Output:
 	// api http https://mcp.example.com/mcp Bearer t0k
@@ -82,19 +83,17 @@ func ExampleParseConfig() {
 }
 
 // Reading an MCP host's config file; ${VAR} and ${VAR:-default} are
-// expanded from LookupEnv (nil: the process environment), and timeouts may
-// be milliseconds or Go durations.
+// expanded from the process environment (ParseConfig takes another), and
+// timeouts may be milliseconds or Go durations.
 func ExampleLoadFile() {
-	env := func(k string) (string, bool) {
-		v, ok := map[string]string{"API_TOKEN": "t0k"}[k]
-		return v, ok
-	}
-	servers, err := mcp.LoadFile("testdata/config/mcp.json", mcp.LoadOptions{LookupEnv: env})
+	os.Setenv("API_TOKEN", "t0k") // set by the deployment
+	defer os.Unsetenv("API_TOKEN")
+	servers, err := mcp.LoadFile("testdata/config/mcp.json")
 	if err != nil {
 		panic(err)
 	}
 	for _, s := range servers {
-		fmt.Printf("%s: %s %s%s timeout %s\n", s.Name, s.Type, s.URL, s.Command, time.Duration(s.Timeout))
+		fmt.Printf("%s: %s %s%s timeout %s\n", s.Name, s.Type, s.URL, s.Command, s.Timeout)
 	}
 	// Output:
 	// api: http https://mcp.example.com/mcp timeout 45s
@@ -116,7 +115,7 @@ func ExampleManager_Toolset() {
 			return &gomcp.CallToolResult{Content: []gomcp.Content{&gomcp.TextContent{Text: "Hello, " + in.Name + "!"}}}, nil, nil
 		})
 	m, err := mcp.New(ctx, mcp.Config{Servers: []mcp.ServerConfig{
-		{Name: "greeter", Server: srv, Timeout: mcp.Duration(5 * time.Second)},
+		{Name: "greeter", Server: srv, Timeout: 5 * time.Second},
 	}})
 	if err != nil {
 		panic(err)

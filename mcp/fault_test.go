@@ -60,7 +60,7 @@ func TestCrashMidCall(t *testing.T) {
 func TestHangTimesOutAndCancels(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "marker")
 	sc := testServer("hangs", "", map[string]string{"TESTSERVER_MARKER": marker})
-	sc.Timeout = Duration(300 * time.Millisecond)
+	sc.Timeout = 300 * time.Millisecond
 	m := newManager(t, quickConfig(sc))
 	_, err := m.CallTool(context.Background(), "hangs", "hang", json.RawMessage(`{}`))
 	if !errors.Is(err, failure.Timeout) {
@@ -94,7 +94,7 @@ func TestContextCancelReachesServer(t *testing.T) {
 
 func TestIdleTimeoutResetByProgress(t *testing.T) {
 	sc := testServer("idle", "", nil)
-	sc.IdleTimeout = Duration(400 * time.Millisecond)
+	sc.IdleTimeout = 400 * time.Millisecond
 	m := newManager(t, quickConfig(sc))
 	tests := []struct {
 		name    string
@@ -130,7 +130,7 @@ func TestGarbageOnStdout(t *testing.T) {
 	if _, err := m.CallTool(context.Background(), "good", "echo", json.RawMessage(`{"text":"x"}`)); err != nil {
 		t.Fatalf("the good server suffers: %v", err)
 	}
-	waitFor(t, "the garbage server to be given up", func() bool { return m.Status()[0].State == StateFailed })
+	waitFor(t, "the garbage server to be given up", func() bool { return m.Status()[0].State == stateFailed })
 	st := m.Status()[0]
 	if !errors.Is(st.Err, failure.Protocol) {
 		t.Fatalf("status err = %v, want protocol", st.Err)
@@ -182,16 +182,16 @@ func TestHugeResultIsSpilled(t *testing.T) {
 
 func TestNeverAnswersHandshake(t *testing.T) {
 	silent := testServer("silent", "nohandshake", nil)
-	silent.StartupTimeout = Duration(700 * time.Millisecond)
+	silent.StartupTimeout = 700 * time.Millisecond
 	cfg := quickConfig(silent, testServer("good", "", nil))
 	cfg.DiscoveryTimeout = 300 * time.Millisecond
 	cfg.MaxRestarts = 1
 	m := newManager(t, cfg)
 	st := m.Status()
-	if st[0].State != StateFailed || !errors.Is(st[0].Err, failure.Timeout) {
+	if st[0].State != stateFailed || !errors.Is(st[0].Err, failure.Timeout) {
 		t.Fatalf("silent server: %+v, want failed with a timeout", st[0])
 	}
-	if st[1].State != StateReady {
+	if st[1].State != stateReady {
 		t.Fatalf("good server: %+v", st[1])
 	}
 }
@@ -201,10 +201,10 @@ func TestLegacyServerIgnoringDiscover(t *testing.T) {
 	cfg.DiscoveryTimeout = 500 * time.Millisecond
 	m := newManager(t, cfg)
 	st := m.Status()
-	if st[0].State != StateReady || st[0].Protocol != legacyProtocol {
+	if st[0].State != stateReady || st[0].Protocol != legacyProtocol {
 		t.Fatalf("legacy: %+v, want ready on %s", st[0], legacyProtocol)
 	}
-	if st[1].State != StateReady || st[1].Protocol != "2026-07-28" {
+	if st[1].State != stateReady || st[1].Protocol != "2026-07-28" {
 		t.Fatalf("modern: %+v, want ready on 2026-07-28", st[1])
 	}
 	if _, err := m.CallTool(context.Background(), "legacy", "echo", json.RawMessage(`{"text":"x"}`)); err != nil {

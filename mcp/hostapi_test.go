@@ -67,7 +67,7 @@ func TestDisabledAndClosed(t *testing.T) {
 	sc := testServer("off", "", nil)
 	sc.Disabled = true
 	m := newManager(t, quickConfig(sc, testServer("on", "", nil)))
-	if st := m.Status(); st[0].State != StateDisabled || st[1].State != StateReady {
+	if st := m.Status(); st[0].State != stateDisabled || st[1].State != stateReady {
 		t.Fatalf("%+v", st)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -76,7 +76,7 @@ func TestDisabledAndClosed(t *testing.T) {
 		t.Fatalf("disabled: %v", err)
 	}
 	_ = m.Close()
-	if st := m.Status(); st[1].State != StateClosed {
+	if st := m.Status(); st[1].State != stateClosed {
 		t.Fatalf("after close: %+v", st[1])
 	}
 	if _, err := m.CallTool(ctx, "on", "echo", nil); !errors.Is(err, failure.Unavailable) {

@@ -84,7 +84,7 @@ func newTestBus(t *testing.T, rec *recorder) *bus.Bus {
 	model := llm.NewCyclic(llm.React(func(req *llm.Request) llm.Step {
 		return llm.Say("bus model says: " + req.Messages[len(req.Messages)-1].Text)
 	}))
-	sampler, err := bus.NewModelSampler(bus.ModelSamplerConfig{Model: model, Policy: bus.SampleAllow})
+	sampler, err := bus.NewModelSampler(bus.ModelSamplerConfig{Model: model, Policy: agent.Allow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestInteropEverything(t *testing.T) {
 				rec.mu.Unlock()
 			}
 			m := newManager(t, cfg)
-			if st := m.Status()[0]; st.State != StateReady {
+			if st := m.Status()[0]; st.State != stateReady {
 				t.Fatalf("status %+v", st)
 			}
 			testEverything(t, m, b, rec, root)

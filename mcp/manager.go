@@ -222,7 +222,7 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 	var first sync.WaitGroup
 	for _, s := range m.servers {
 		if s.cfg.Disabled {
-			s.setState(StateDisabled, nil)
+			s.setState(stateDisabled, nil)
 			continue
 		}
 		first.Add(1)
@@ -267,24 +267,25 @@ func (m *Manager) ServerNames() []string {
 	return names
 }
 
-// State is a server's connection state.
-type State string
-
-// Server states.
+// The connection states of Status.State.
 const (
-	StateConnecting State = "connecting"
-	StateReady      State = "ready"
-	StateRestarting State = "restarting"
-	StateFailed     State = "failed"
-	StateDisabled   State = "disabled"
-	StateClosed     State = "closed"
+	stateConnecting = "connecting"
+	stateReady      = "ready"
+	stateRestarting = "restarting"
+	stateFailed     = "failed"
+	stateDisabled   = "disabled"
+	stateClosed     = "closed"
 )
 
 // Status describes one server.
 type Status struct {
-	Name  string
-	Type  string
-	State State
+	Name string
+	Type string
+	// State is the connection state: "connecting", "ready", "restarting"
+	// (after a lost connection, until it is back), "failed" (the last
+	// attempt failed; Err says why), "disabled" (by its configuration) or
+	// "closed".
+	State string
 	// Err is the last failure, if any.
 	Err error
 	// Protocol is the negotiated protocol revision.

@@ -220,7 +220,7 @@ func (m *Manager) listResourcesTool(src agent.Provenance) agent.Tool {
 				n := 0
 				for r, err := range m.Resources(ctx, s.cfg.Name) {
 					if err != nil {
-						fmt.Fprintf(&b, "  (listing failed: %s)\n", failure.ModelText(failure.From(err)))
+						fmt.Fprintf(&b, "  (listing failed: %s)\n", failure.From(err).ModelText())
 						break
 					}
 					if n++; n > 200 {

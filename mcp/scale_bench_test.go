@@ -96,7 +96,9 @@ func (t *timedToolset) Tools(ctx context.Context) ([]agent.Tool, error) {
 	return t.tools, nil
 }
 
-func (t *timedToolset) Changed() <-chan struct{} { return t.Toolset.(agent.ChangeNotifier).Changed() }
+func (t *timedToolset) Changed() <-chan struct{} {
+	return t.Toolset.(interface{ Changed() <-chan struct{} }).Changed()
+}
 
 type timedTool struct{ agent.Tool }
 

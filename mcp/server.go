@@ -37,7 +37,7 @@ type server struct {
 	sess       *gomcp.ClientSession
 	conn       *lineConn     // sess's connection, when it is ours
 	ready      chan struct{} // closed while sess is set
-	state      State
+	state      string
 	lastErr    error
 	connects   int
 	protocol   string // pinned after a discovery fallback
@@ -58,7 +58,7 @@ type server struct {
 func newServer(m *Manager, cfg ServerConfig) *server {
 	s := &server{m: m, cfg: cfg, key: failure.Key{Source: failure.SourceMCP, Name: cfg.Name},
 		log: m.log.With().Str("server", cfg.Name).Logger(), refresh: make(chan struct{}, 1),
-		ready: make(chan struct{}), state: StateConnecting, protocol: cfg.ProtocolVersion,
+		ready: make(chan struct{}), state: stateConnecting, protocol: cfg.ProtocolVersion,
 		inflight: map[string]*inflight{}}
 	s.notes.log = s.log
 	if s.protocol == "" && cfg.Type == typeSSE {
@@ -143,7 +143,7 @@ func (s *server) scheduleRefresh() {
 	}
 }
 
-func (s *server) setState(st State, err error) {
+func (s *server) setState(st string, err error) {
 	s.mu.Lock()
 	s.state = st
 	if err != nil {
@@ -181,7 +181,7 @@ func (s *server) session(ctx context.Context, wait time.Duration) (*gomcp.Client
 	if sess != nil {
 		return sess, nil
 	}
-	if st == StateFailed || st == StateDisabled || st == StateClosed {
+	if st == stateFailed || st == stateDisabled || st == stateClosed {
 		msg := fmt.Sprintf("MCP server %q is %s", s.cfg.Name, st)
 		return nil, &failure.Error{Kind: failure.Unavailable, Source: failure.SourceMCP, Name: s.cfg.Name, Message: msg, Err: lastErr}
 	}
@@ -220,7 +220,7 @@ func (s *server) dropSession(sess *gomcp.ClientSession) {
 func (s *server) dropLocked() {
 	s.sess, s.conn = nil, nil
 	s.ready = make(chan struct{})
-	s.state = StateRestarting
+	s.state = stateRestarting
 }
 
 // sessionAfter waits for a session other than old.
@@ -243,7 +243,7 @@ func (s *server) sessionAfter(ctx context.Context, old *gomcp.ClientSession) (*g
 
 func (s *server) startupTimeout() time.Duration {
 	if s.cfg.StartupTimeout > 0 {
-		return time.Duration(s.cfg.StartupTimeout)
+		return s.cfg.StartupTimeout
 	}
 	return s.m.cfg.StartupTimeout
 }
@@ -256,7 +256,7 @@ func (s *server) supervise(ctx context.Context, firstDone func()) {
 	defer first()
 	defer func() {
 		if ctx.Err() != nil {
-			s.setState(StateClosed, nil)
+			s.setState(stateClosed, nil)
 		}
 	}()
 	bo := backoff.NewExponentialBackOff()
@@ -274,12 +274,12 @@ func (s *server) supervise(ctx context.Context, firstDone func()) {
 			failures++
 			s.m.handle(ctx, err)
 			if s.singleUse() || s.m.cfg.MaxRestarts > 0 && failures >= s.m.cfg.MaxRestarts || loginEnded(err) {
-				s.setState(StateFailed, err)
+				s.setState(stateFailed, err)
 				s.log.Error().Err(err).Int("attempts", failures).Msg("giving up on MCP server")
 				s.notifyWaiters()
 				return
 			}
-			s.setState(StateRestarting, err)
+			s.setState(stateRestarting, err)
 			first()
 			if !sleepCtx(ctx, bo.NextBackOff()) {
 				return
@@ -295,11 +295,11 @@ func (s *server) supervise(ctx context.Context, firstDone func()) {
 			return
 		}
 		if s.singleUse() {
-			s.setState(StateFailed, errors.New("in-process session ended"))
+			s.setState(stateFailed, errors.New("in-process session ended"))
 			s.notifyWaiters()
 			return
 		}
-		s.setState(StateRestarting, nil)
+		s.setState(stateRestarting, nil)
 		if !sleepCtx(ctx, bo.NextBackOff()) {
 			return
 		}
@@ -345,7 +345,7 @@ func (s *server) up(ctx context.Context, sess *gomcp.ClientSession, att *attempt
 		s.conn = att.conn
 	}
 	s.connects++
-	s.state = StateReady
+	s.state = stateReady
 	s.lastErr = nil
 	select {
 	case <-s.ready:
@@ -405,7 +405,7 @@ loop:
 	if ctx.Err() == nil {
 		err := &failure.Error{Kind: failure.Unavailable, Source: failure.SourceMCP, Name: s.cfg.Name, Op: "session",
 			Message: "the connection to the server was lost; reconnecting", Err: endErr}
-		s.setState(StateRestarting, err)
+		s.setState(stateRestarting, err)
 		s.m.handle(ctx, err)
 	}
 }

@@ -57,7 +57,7 @@ func TestSamplingTaggedWithItsRun(t *testing.T) {
 	m := newManager(t, cfg)
 	a, err := agent.New(ctx, agent.Config{Toolsets: []agent.Toolset{m.Toolset()}, Permissions: agent.AllowAll(),
 		Model: llm.NewCyclic(llm.React(func(req *llm.Request) llm.Step {
-			if len(llm.LastToolResults(req)) > 0 {
+			if len(testkit.LastToolResults(req)) > 0 {
 				return llm.Say("done")
 			}
 			return llm.Calls(llm.CallTool("", "mcp__s__ask_model", json.RawMessage(`{}`)))
@@ -111,7 +111,7 @@ func (c *completer) Elicit(_ context.Context, e agent.Elicitation) (agent.Elicit
 func (c *completer) ElicitationComplete(_ context.Context, e agent.Elicitation) { c.done <- e }
 
 // TestElicitationComplete: a server's notifications/elicitation/complete
-// reaches an Elicitor that is an agent.ElicitationCompleter, placed in the
+// reaches an Elicitor that has the optional ElicitationComplete method, placed in the
 // run and call of the URL-mode question it ends.
 func TestElicitationComplete(t *testing.T) {
 	srv := gomcp.NewServer(&gomcp.Implementation{Name: "auth", Version: "1"}, nil)

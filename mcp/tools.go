@@ -25,7 +25,7 @@ import (
 // Toolset returns the agent.Toolset of every server's tools (named
 // mcp__<server>__<tool>) plus, unless disabled, the cross-server tools
 // mcp_list_resources, mcp_read_resource, mcp_get_prompt and
-// mcp_read_result. It implements agent.ChangeNotifier.
+// mcp_read_result. It has the optional Changed method (see agent.Toolset).
 func (m *Manager) Toolset() agent.Toolset { return (*toolset)(m) }
 
 type toolset Manager
@@ -89,7 +89,7 @@ func newTool(s *server, name string, t *gomcp.Tool) *tool {
 	// The server's Timeout bounds the call; an agent prefers the spec's
 	// Timeout to its own ToolTimeout.
 	spec := agent.ToolSpec{Name: name, Description: desc, InputSchema: in,
-		Timeout: time.Duration(s.cfg.Timeout), Source: agent.Provenance{Kind: "mcp", Name: s.cfg.Name, Tool: t.Name}}
+		Timeout: s.cfg.Timeout, Source: agent.Provenance{Kind: "mcp", Name: s.cfg.Name, Tool: t.Name}}
 	if a := t.Annotations; a != nil {
 		spec.ReadOnly = a.ReadOnlyHint
 		spec.Idempotent = a.IdempotentHint && !a.ReadOnlyHint
@@ -143,9 +143,9 @@ func (m *Manager) CallTool(ctx context.Context, serverName, toolName string, arg
 }
 
 func (s *server) callTimeouts() (call, idle time.Duration) {
-	call, idle = time.Duration(s.cfg.Timeout), s.m.cfg.IdleTimeout
+	call, idle = s.cfg.Timeout, s.m.cfg.IdleTimeout
 	if s.cfg.IdleTimeout > 0 {
-		idle = time.Duration(s.cfg.IdleTimeout)
+		idle = s.cfg.IdleTimeout
 	}
 	return call, idle
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/switchboard-dev/switchboard/agent/failure"
-	"github.com/switchboard-dev/switchboard/mcp/wstransport"
+	"github.com/switchboard-dev/switchboard/internal/wstransport"
 )
 
 // attempt is one connection attempt's transport and what to clean up

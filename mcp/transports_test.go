@@ -14,7 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/switchboard-dev/switchboard/agent/failure"
-	"github.com/switchboard-dev/switchboard/mcp/wstransport"
+	"github.com/switchboard-dev/switchboard/internal/wstransport"
 )
 
 type echoArgs struct {
@@ -73,7 +73,7 @@ func TestTransports(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.sc.Name, func(t *testing.T) {
 			st := m.Status()[i]
-			if st.State != StateReady {
+			if st.State != stateReady {
 				t.Fatalf("status %+v", st)
 			}
 			if tt.protocol != "" && st.Protocol != tt.protocol {
@@ -90,7 +90,7 @@ func TestTransports(t *testing.T) {
 		cfg.MaxRestarts = 1
 		m2 := newManager(t, cfg)
 		for _, st := range m2.Status() {
-			if st.State != StateFailed || !errors.Is(st.Err, failure.PermissionDenied) {
+			if st.State != stateFailed || !errors.Is(st.Err, failure.PermissionDenied) {
 				t.Errorf("%+v, want failed with permission_denied", st)
 			}
 		}
@@ -108,7 +108,7 @@ func TestWebSocketReconnects(t *testing.T) {
 	for ss := range srv.Sessions() {
 		_ = ss.Close() // the server drops the connection
 	}
-	waitFor(t, "the reconnection", func() bool { return m.Status()[0].Connects == 2 && m.Status()[0].State == StateReady })
+	waitFor(t, "the reconnection", func() bool { return m.Status()[0].Connects == 2 && m.Status()[0].State == stateReady })
 	if _, err := m.CallTool(context.Background(), "ws", "echo", json.RawMessage(`{"text":"b"}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestProtocolVersions(t *testing.T) {
 	for i, v := range protocolVersions {
 		t.Run(v, func(t *testing.T) {
 			st := m.Status()[i]
-			if st.State != StateReady || st.Protocol != v {
+			if st.State != stateReady || st.Protocol != v {
 				t.Fatalf("%+v, want ready on %s", st, v)
 			}
 			res, err := m.CallTool(context.Background(), st.Name, "echo", json.RawMessage(`{"text":"`+v+`"}`))

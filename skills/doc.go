@@ -2,8 +2,8 @@
 // frontmatter, then markdown instructions, plus bundled references, scripts
 // and assets) and serves them to an agent as a toolset.
 //
-// A Toolset implements agent.Toolset, agent.Instructor and
-// agent.ChangeNotifier:
+// A Toolset implements agent.Toolset with its two optional methods,
+// Instructions and Changed:
 //
 //   - Instructions returns a catalog of the available skills for the system
 //     prompt, within a character budget and escaped so that no skill can

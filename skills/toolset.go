@@ -165,9 +165,9 @@ type snapshot struct {
 
 // The interfaces the agent looks for.
 var (
-	_ agent.Toolset        = (*Toolset)(nil)
-	_ agent.Instructor     = (*Toolset)(nil)
-	_ agent.ChangeNotifier = (*Toolset)(nil)
+	_ agent.Toolset                                     = (*Toolset)(nil)
+	_ interface{ Instructions(context.Context) string } = (*Toolset)(nil)
+	_ interface{ Changed() <-chan struct{} }            = (*Toolset)(nil)
 )
 
 // Toolset serves skills to an agent. It is safe for concurrent use.

@@ -191,7 +191,7 @@ type Error struct {
 
 // countMark names a breaker: a policy and a key.
 type countMark struct {
-	p   *DefaultPolicy
+	p   *defaultPolicy
 	key Key
 }
 

@@ -67,13 +67,13 @@ func TestErrorIsAs(t *testing.T) {
 func TestModelTextNeverLeaksCause(t *testing.T) {
 	e := &failure.Error{Kind: failure.Transient, Source: failure.SourceA2A, Name: "peer", Tool: "ask_peer",
 		Err: errors.New("GET https://u:secretpw@peer/x: token=abc123 refused")}
-	got := failure.ModelText(e)
+	got := e.ModelText()
 	if strings.Contains(got, "secretpw") || strings.Contains(got, "abc123") {
 		t.Fatalf("leak: %q", got)
 	}
 	for _, k := range []failure.Kind{failure.InvalidArgs, failure.UnknownTool, failure.ToolError, failure.PermissionDenied,
 		failure.Declined, failure.Timeout, failure.Unavailable, failure.Protocol, failure.Rejected, failure.Panic, failure.Budget} {
-		if txt := failure.ModelText(&failure.Error{Kind: k, Tool: "t"}); !strings.HasPrefix(txt, "Error") {
+		if txt := (&failure.Error{Kind: k, Tool: "t"}).ModelText(); !strings.HasPrefix(txt, "Error") {
 			t.Errorf("%s: %q", k, txt)
 		}
 	}
@@ -261,7 +261,7 @@ func TestDurabilityKinds(t *testing.T) {
 			t.Errorf("%d: name %q, decoded %v", int(k), k.String(), back)
 		}
 	}
-	text := failure.ModelText(&failure.Error{Kind: failure.InDoubt, Tool: "pay", Err: errors.New("secret=abc")})
+	text := (&failure.Error{Kind: failure.InDoubt, Tool: "pay", Err: errors.New("secret=abc")}).ModelText()
 	if !strings.Contains(text, "unknown") || !strings.Contains(text, "not run again") || strings.Contains(text, "secret") {
 		t.Errorf("in-doubt text: %q", text)
 	}

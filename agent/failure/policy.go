@@ -86,10 +86,8 @@ type PolicyConfig struct {
 	OnRetry func(ctx context.Context, key Key, err error, delay time.Duration)
 }
 
-// DefaultPolicy is the policy used when none is given: retries with
-// exponential backoff and jitter (cenkalti/backoff/v5), a circuit breaker per
-// source (sony/gobreaker/v2), and the wording table of docs/failures.md.
-type DefaultPolicy struct {
+// defaultPolicy is the policy NewPolicy returns.
+type defaultPolicy struct {
 	cfg PolicyConfig
 	log zerolog.Logger
 
@@ -97,8 +95,11 @@ type DefaultPolicy struct {
 	breakers map[Key]*gobreaker.CircuitBreaker[struct{}]
 }
 
-// NewPolicy returns the default policy configured by cfg.
-func NewPolicy(cfg PolicyConfig) *DefaultPolicy {
+// NewPolicy returns the default policy configured by cfg, the one used when
+// none is given: retries with exponential backoff and jitter
+// (cenkalti/backoff/v5), a circuit breaker per source (sony/gobreaker/v2),
+// and the wording table of docs/failures.md.
+func NewPolicy(cfg PolicyConfig) Policy {
 	if cfg.MaxAttempts <= 0 {
 		cfg.MaxAttempts = 3
 	}
@@ -114,7 +115,7 @@ func NewPolicy(cfg PolicyConfig) *DefaultPolicy {
 	if cfg.BreakerCooldown <= 0 {
 		cfg.BreakerCooldown = 30 * time.Second
 	}
-	p := &DefaultPolicy{cfg: cfg, log: zerolog.Nop(), breakers: map[Key]*gobreaker.CircuitBreaker[struct{}]{}}
+	p := &defaultPolicy{cfg: cfg, log: zerolog.Nop(), breakers: map[Key]*gobreaker.CircuitBreaker[struct{}]{}}
 	if cfg.Logger != nil {
 		p.log = *cfg.Logger
 	}
@@ -131,7 +132,7 @@ func countsAgainstSource(k Kind) bool {
 	return false
 }
 
-func (p *DefaultPolicy) breaker(key Key) *gobreaker.CircuitBreaker[struct{}] {
+func (p *defaultPolicy) breaker(key Key) *gobreaker.CircuitBreaker[struct{}] {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if b, ok := p.breakers[key]; ok {
@@ -166,13 +167,13 @@ func (p *DefaultPolicy) breaker(key Key) *gobreaker.CircuitBreaker[struct{}] {
 }
 
 // Available reports whether the source's circuit is not open.
-func (p *DefaultPolicy) Available(key Key) bool {
+func (p *defaultPolicy) Available(key Key) bool {
 	return p.breaker(key).State() != gobreaker.StateOpen
 }
 
 // Execute runs op with retries for transient failures and a circuit breaker
 // for the source.
-func (p *DefaultPolicy) Execute(ctx context.Context, key Key, op func(context.Context) error) error {
+func (p *defaultPolicy) Execute(ctx context.Context, key Key, op func(context.Context) error) error {
 	b := p.breaker(key)
 	attempt := func() (struct{}, error) {
 		_, err := b.Execute(func() (struct{}, error) { return struct{}{}, op(ctx) })
@@ -239,7 +240,7 @@ func (p *DefaultPolicy) Execute(ctx context.Context, key Key, op func(context.Co
 	return finalError(key, err, true)
 }
 
-func (p *DefaultPolicy) notifyRetry(ctx context.Context, key Key, err error, d time.Duration) {
+func (p *defaultPolicy) notifyRetry(ctx context.Context, key Key, err error, d time.Duration) {
 	p.log.Info().Err(err).Str("source", key.String()).Dur("backoff", d).Msg("retrying after a transient failure")
 	if p.cfg.OnRetry != nil {
 		p.cfg.OnRetry(ctx, key, err, d)
@@ -264,9 +265,9 @@ func finalError(key Key, err error, retried bool) error {
 }
 
 // Handle classifies err, decides, logs and reports.
-func (p *DefaultPolicy) Handle(ctx context.Context, err error) Outcome {
+func (p *defaultPolicy) Handle(ctx context.Context, err error) Outcome {
 	fe := From(err)
-	o := Outcome{Err: fe, Abort: defaultAbort(fe.Kind), ModelText: ModelText(fe)}
+	o := Outcome{Err: fe, Abort: defaultAbort(fe.Kind), ModelText: fe.ModelText()}
 	ev := p.log.Warn()
 	if o.Abort {
 		ev = p.log.Error()
@@ -298,9 +299,9 @@ func actionName(abort bool) string {
 	return "report"
 }
 
-// ModelText words a failure for the model: short, actionable, and free of
-// secrets (the cause of an unclassified error is redacted).
-func ModelText(e *Error) string {
+// ModelText words the failure for the model: short, actionable, and free
+// of secrets (the cause of an unclassified error is redacted).
+func (e *Error) ModelText() string {
 	who := "the tool"
 	if e.Tool != "" {
 		who = fmt.Sprintf("tool %q", e.Tool)

@@ -32,7 +32,7 @@ func Example() {
 			{Runner: scriptedAgent("performance", "cache the lookups")},
 		},
 		MaxParallel: 2,
-		OnFailure:   workflow.DropBranch,
+		DropFailed:  true,
 	})
 	if err != nil {
 		panic(err)
@@ -71,7 +71,7 @@ func Example() {
 // summary rather than the whole history.
 func ExampleNewHandoffs() {
 	ctx := context.Background()
-	toBilling, _ := agent.NewHandoffTool("billing", &agent.HandoffOptions{Context: agent.HandoffSummary})
+	toBilling, _ := agent.NewHandoffTool("billing", &agent.HandoffOptions{Context: "summary"})
 	triage, _ := agent.New(ctx, agent.Config{Name: "triage", Tools: []agent.Tool{toBilling}, Permissions: agent.AllowAll(),
 		Model: llm.NewCyclic(llm.Calls(llm.CallTool("", "handoff_to_billing",
 			map[string]any{"task": "Refund the duplicate charge.", "summary": "Customer 42 was charged twice for May."})))})
@@ -140,7 +140,7 @@ func ExampleNewParallel() {
 	// readme:begin parallel
 	review, _ := workflow.NewParallel(workflow.ParallelConfig{Common: workflow.Common{Name: "review"},
 		Branches: []workflow.Step{{Runner: security}, {Runner: perfPool}}, // perfPool: worker.NewPool(b, "performance", …)
-		Merge:    &workflow.Step{Runner: reviewer}, OnFailure: workflow.DropBranch})
+		Merge:    &workflow.Step{Runner: reviewer}, DropFailed: true})
 	ans, err := agent.Run(ctx, review, "Review PR 42")
 	// readme:end
 

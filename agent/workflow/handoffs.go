@@ -120,7 +120,7 @@ func (h *handoffsRunner) Stream(ctx context.Context, input string) iter.Seq2[age
 				return "", bad
 			}
 			in, hist = ho.Input(), nil
-			if ho.Context == agent.HandoffFull {
+			if ho.Context == "full" {
 				hist = append(slices.Clone(ho.History), llm.Message{Role: llm.RoleAssistant,
 					Text: fmt.Sprintf("(%s handed the conversation to %s.)", cur.Name(), ho.To)})
 			}

@@ -32,7 +32,7 @@ func toolAgent(tb testing.TB, name string, tl agent.Tool) *agent.Agent {
 		Model: llm.NewCyclic(
 			llm.Calls(llm.CallTool("", tl.Spec().Name, map[string]any{})),
 			llm.React(func(req *llm.Request) llm.Step {
-				rs := llm.LastToolResults(req)
+				rs := testkit.LastToolResults(req)
 				return llm.Say(name + ": " + rs[0].Content)
 			})),
 		Tools: []agent.Tool{tl}})
@@ -122,7 +122,7 @@ func mustContain(t testing.TB, s string, subs ...string) {
 }
 
 // fastPolicy retries quickly, and opens no breaker during a test.
-func fastPolicy() *failure.DefaultPolicy {
+func fastPolicy() failure.Policy {
 	return testkit.FastPolicy(failure.PolicyConfig{MaxBackoff: 2 * time.Millisecond, BreakerFailures: 100, BreakerCooldown: time.Minute})
 }
 

@@ -10,18 +10,6 @@ import (
 	"github.com/switchboard-dev/switchboard/agent/failure"
 )
 
-// Iteration is one pass of a loopRunner, as its condition sees it.
-type Iteration struct {
-	// Index counts iterations from 0.
-	Index int
-	// Task is the loop's input.
-	Task string
-	// Output is the body's answer in this iteration.
-	Output string
-	// Feedback is the check step's answer on Output (empty without one).
-	Feedback string
-}
-
 // LoopConfig configures a loopRunner.
 type LoopConfig struct {
 	Common
@@ -34,9 +22,13 @@ type LoopConfig struct {
 	// answer is the iteration's Feedback.
 	Check *Step
 	// Until says whether the loop is done after an iteration. Default:
-	// with a Check, Approved("APPROVED"); without one, after the first
-	// iteration. An error fails the loop.
-	Until func(ctx context.Context, it Iteration) (bool, error)
+	// with a Check, when its feedback contains "APPROVED"
+	// (case-insensitively); without one, after the first iteration. An
+	// error fails the loop.
+	// It sees the iteration as an Input: Index (from 0), Task (the loop's
+	// input), Previous (the body's answer in this iteration) and Feedback
+	// (the check's answer on it; empty without a Check).
+	Until func(ctx context.Context, it Input) (bool, error)
 	// MaxIterations is the loop's budget (default 5).
 	MaxIterations int
 	// AcceptLast makes a loop that exhausts its budget answer its last
@@ -51,21 +43,18 @@ type loopRunner struct {
 	base
 	body       Step
 	check      *Step
-	until      func(context.Context, Iteration) (bool, error)
+	until      func(context.Context, Input) (bool, error)
 	max        int
 	acceptLast bool
 }
 
 var _ agent.Runner = (*loopRunner)(nil)
 
-// Approved returns a loopRunner condition that holds when the check's feedback
-// contains word (case-insensitively), e.g. a reviewer told to answer
-// "APPROVED" when the draft is good.
-func Approved(word string) func(context.Context, Iteration) (bool, error) {
-	w := strings.ToLower(word)
-	return func(_ context.Context, it Iteration) (bool, error) {
-		return strings.Contains(strings.ToLower(it.Feedback), w), nil
-	}
+// approved is the default condition of a loop with a Check: the check's
+// feedback contains "APPROVED" (case-insensitively), as a reviewer told to
+// answer APPROVED when the draft is good does.
+func approved(_ context.Context, it Input) (bool, error) {
+	return strings.Contains(strings.ToLower(it.Feedback), "approved"), nil
 }
 
 // renderRevision is the default input of a loop's body after the first
@@ -101,9 +90,9 @@ func NewLoop(cfg LoopConfig) (agent.Runner, error) {
 	}
 	if l.until == nil {
 		if l.check != nil {
-			l.until = Approved("APPROVED")
+			l.until = approved
 		} else {
-			l.until = func(context.Context, Iteration) (bool, error) { return true, nil }
+			l.until = func(context.Context, Input) (bool, error) { return true, nil }
 		}
 	}
 	return l, nil
@@ -135,7 +124,7 @@ func (l *loopRunner) Stream(ctx context.Context, input string) iter.Seq2[agent.E
 					return "", err
 				}
 			}
-			done, err := l.until(w.ctx, Iteration{Index: i, Task: task, Output: out, Feedback: feedback})
+			done, err := l.until(w.ctx, Input{Index: i, Task: task, Previous: out, Feedback: feedback})
 			if err != nil {
 				fe := &failure.Error{Kind: failure.KindOf(err), Source: failure.SourceAgent, Name: l.name,
 					Message: "the loop's condition failed", Err: err}

@@ -12,20 +12,6 @@ import (
 	"github.com/switchboard-dev/switchboard/agent/failure"
 )
 
-// OnBranchFailure says what a parallelRunner does with a branch that still fails
-// after the failure policy's retries.
-type OnBranchFailure int
-
-const (
-	// FailWorkflow fails the whole workflow with the branch's failure and
-	// cancels the other branches (the default).
-	FailWorkflow OnBranchFailure = iota
-	// DropBranch drops the branch: the merge step gets a note saying it
-	// failed and why (in words fit for a model), and the workflow goes on.
-	// If every branch fails, the workflow fails.
-	DropBranch
-)
-
 // BranchResult is a branch's outcome, as the merge step receives it.
 type BranchResult struct {
 	// Name is the branch's step name.
@@ -47,8 +33,13 @@ type ParallelConfig struct {
 	Branches []Step
 	// MaxParallel bounds the branches running at once (default 4).
 	MaxParallel int
-	// OnFailure says what a failed branch does (default FailWorkflow).
-	OnFailure OnBranchFailure
+	// DropFailed says what a branch that still fails after the failure
+	// policy's retries does. False (the default): it fails the whole
+	// workflow with its failure and cancels the other branches. True: it is
+	// dropped, the merge step gets a note saying it failed and why (in words
+	// fit for a model), and the workflow goes on; if every branch fails, the
+	// workflow fails.
+	DropFailed bool
 	// Merge, if set, runs after the branches; its default input is the task
 	// followed by every branch's output (see RenderResults), and its answer
 	// is the workflow's. Without it the workflow answers RenderResults.
@@ -59,10 +50,10 @@ type ParallelConfig struct {
 // merges their outputs.
 type parallelRunner struct {
 	base
-	branches  []Step
-	max       int
-	onFailure OnBranchFailure
-	merge     *Step
+	branches []Step
+	max      int
+	drop     bool
+	merge    *Step
 }
 
 var _ agent.Runner = (*parallelRunner)(nil)
@@ -80,14 +71,11 @@ func NewParallel(cfg ParallelConfig) (agent.Runner, error) {
 	if len(cfg.Branches) == 0 {
 		return nil, failure.New(failure.Config, failure.SourceAgent, "workflow "+cfg.Name+": parallel needs at least one branch")
 	}
-	if cfg.OnFailure != FailWorkflow && cfg.OnFailure != DropBranch {
-		return nil, failure.New(failure.Config, failure.SourceAgent, fmt.Sprintf("workflow %s: unknown OnFailure %d", cfg.Name, cfg.OnFailure))
-	}
 	steps, err := checkSteps(cfg.Name, "branch", all)
 	if err != nil {
 		return nil, err
 	}
-	p := &parallelRunner{base: b, branches: steps[:len(cfg.Branches)], max: cfg.MaxParallel, onFailure: cfg.OnFailure}
+	p := &parallelRunner{base: b, branches: steps[:len(cfg.Branches)], max: cfg.MaxParallel, drop: cfg.DropFailed}
 	if cfg.Merge != nil {
 		p.merge = &steps[len(steps)-1]
 	}
@@ -179,11 +167,11 @@ func (p *parallelRunner) Stream(ctx context.Context, input string) iter.Seq2[age
 			}
 			o := w.handle(r.err, &r.info)
 			res.Note = o.ModelText
-			if p.onFailure == FailWorkflow {
+			if !p.drop {
 				fatal = r.err
 				cancelBranches(r.err)
 			}
-			w.finished(r, "", p.onFailure == DropBranch)
+			w.finished(r, "", p.drop)
 			results[m.i] = res
 		}
 		if fatal != nil {

@@ -25,7 +25,8 @@ type Step struct {
 	Input func(in Input) string
 }
 
-// Input is what a step's input is rendered from.
+// Input is what a step's input is rendered from, and what a loop's Until
+// condition sees of an iteration.
 type Input struct {
 	// Task is the workflow's own input.
 	Task string

@@ -183,29 +183,29 @@ func TestParallelBranchFailure(t *testing.T) {
 			}))})
 	}
 	cases := []struct {
-		name      string
-		onFailure workflow.OnBranchFailure
-		branches  func(t *testing.T) []workflow.Step
-		wantErr   failure.Kind
-		wantText  []string
-		dropped   int
+		name     string
+		drop     bool
+		branches func(t *testing.T) []workflow.Step
+		wantErr  failure.Kind
+		wantText []string
+		dropped  int
 	}{
-		{name: "transient failure retried", onFailure: workflow.FailWorkflow,
+		{name: "transient failure retried",
 			branches: func(t *testing.T) []workflow.Step {
 				return []workflow.Step{{Runner: echoAgent(t, "ok")}, {Runner: flaky(t)}}
 			},
 			wantText: []string{"## ok\nok(t)", "## flaky\nrecovered"}},
-		{name: "fail the workflow", onFailure: workflow.FailWorkflow,
+		{name: "fail the workflow",
 			branches: func(t *testing.T) []workflow.Step {
 				return []workflow.Step{{Runner: echoAgent(t, "ok")}, {Runner: failingAgent(t, "bad", bad)}}
 			},
 			wantErr: failure.Model},
-		{name: "drop with a note", onFailure: workflow.DropBranch,
+		{name: "drop with a note", drop: true,
 			branches: func(t *testing.T) []workflow.Step {
 				return []workflow.Step{{Runner: echoAgent(t, "ok")}, {Runner: failingAgent(t, "bad", bad)}}
 			},
 			wantText: []string{"## ok\nok(t)", "## bad (failed; dropped)", "the model refused"}, dropped: 1},
-		{name: "all dropped fails", onFailure: workflow.DropBranch,
+		{name: "all dropped fails", drop: true,
 			branches: func(t *testing.T) []workflow.Step {
 				return []workflow.Step{{Runner: failingAgent(t, "bad1", bad)}, {Runner: failingAgent(t, "bad2", bad)}}
 			},
@@ -214,7 +214,7 @@ func TestParallelBranchFailure(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := workflow.NewParallel(workflow.ParallelConfig{Common: workflow.Common{Name: "fan", Policy: fastPolicy()},
-				Branches: tc.branches(t), OnFailure: tc.onFailure})
+				Branches: tc.branches(t), DropFailed: tc.drop})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -332,9 +332,9 @@ func TestLoop(t *testing.T) {
 			l, err := workflow.NewLoop(workflow.LoopConfig{Common: workflow.Common{Name: "refine"},
 				Body:  workflow.Step{Runner: writer},
 				Check: &workflow.Step{Runner: reviewer(tc.approveAt)}, MaxIterations: 4, AcceptLast: tc.acceptLast,
-				Until: func(ctx context.Context, it workflow.Iteration) (bool, error) {
+				Until: func(ctx context.Context, it workflow.Input) (bool, error) {
 					revisions = append(revisions, it.Feedback)
-					return workflow.Approved("approved")(ctx, it)
+					return strings.Contains(strings.ToLower(it.Feedback), "approved"), nil
 				}})
 			if err != nil {
 				t.Fatal(err)
@@ -363,7 +363,7 @@ func TestLoopFeedsRevision(t *testing.T) {
 		return llm.Say(fmt.Sprintf("v%d", len(inputs)))
 	}))})
 	l, _ := workflow.NewLoop(workflow.LoopConfig{Common: workflow.Common{Name: "l"}, Body: workflow.Step{Runner: body},
-		MaxIterations: 2, Until: func(_ context.Context, it workflow.Iteration) (bool, error) { return it.Index == 1, nil }})
+		MaxIterations: 2, Until: func(_ context.Context, it workflow.Input) (bool, error) { return it.Index == 1, nil }})
 	if _, err := agent.Run(context.Background(), l, "task"); err != nil {
 		t.Fatal(err)
 	}
@@ -373,7 +373,7 @@ func TestLoopFeedsRevision(t *testing.T) {
 	mustContain(t, inputs[1], "Task:\ntask", "previous attempt:\nv1")
 	cond := errors.New("condition broke")
 	l2, _ := workflow.NewLoop(workflow.LoopConfig{Common: workflow.Common{Name: "l"}, Body: workflow.Step{Runner: echoAgent(t, "b")},
-		Until: func(context.Context, workflow.Iteration) (bool, error) { return false, cond }})
+		Until: func(context.Context, workflow.Input) (bool, error) { return false, cond }})
 	if _, err := agent.Run(context.Background(), l2, "task"); !errors.Is(err, cond) {
 		t.Fatalf("err = %v", err)
 	}

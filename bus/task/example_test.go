@@ -19,8 +19,8 @@ func Example() {
 	}
 	defer b.Close()
 	for _, u := range []task.Update{
-		{Task: "t1", Kind: task.Status, State: "working"},
-		{Task: "t1", Kind: task.Status, State: "completed", Final: true},
+		{Task: "t1", Kind: "status", State: "working"},
+		{Task: "t1", Kind: "status", State: "completed", Final: true},
 	} {
 		if err := b.PublishTask(ctx, u); err != nil {
 			fmt.Println(err)

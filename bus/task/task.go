@@ -9,18 +9,14 @@ import (
 	"time"
 )
 
-// Update kinds (Update.Kind).
-const (
-	Status   = "status"
-	Artifact = "artifact"
-)
-
 // Update is an A2A task's status or artifact update. Data carries the A2A
 // event as the peer sent it.
 type Update struct {
 	Task    string `json:"task"`
 	Context string `json:"context,omitempty"`
-	Kind    string `json:"kind"` // Status or Artifact
+	// Kind is "status" (a status update) or "artifact" (an artifact
+	// update).
+	Kind string `json:"kind"`
 	// State is the task's state after a status update (A2A names, e.g.
 	// "working", "input-required", "completed").
 	State string `json:"state,omitempty"`

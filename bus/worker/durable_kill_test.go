@@ -367,7 +367,7 @@ func stateOf(cp *agent.Checkpoint) string {
 
 // testkitPolicy retries quickly and often, and opens no circuit for lost
 // workers.
-func testkitPolicy(attempts int) *failure.DefaultPolicy {
+func testkitPolicy(attempts int) failure.Policy {
 	return failure.NewPolicy(failure.PolicyConfig{MaxAttempts: attempts, InitialBackoff: 10 * time.Millisecond,
 		MaxBackoff: 50 * time.Millisecond, BreakerFailures: 1 << 30})
 }

@@ -186,7 +186,7 @@ func stepModel() llm.Model {
 	return llm.NewCyclic(llm.React(func(req *llm.Request) llm.Step {
 		in := lastUser(req)
 		tool, arg, _ := strings.Cut(in, " ")
-		if res := llm.LastToolResults(req); len(res) > 0 && tool != "loop" {
+		if res := testkit.LastToolResults(req); len(res) > 0 && tool != "loop" {
 			return llm.Say("result: " + firstN(body(res[0].Content), 100))
 		}
 		switch tool {
@@ -351,7 +351,7 @@ func firstN(s string, n int) string {
 }
 
 // fastPolicy retries quickly.
-func fastPolicy() *failure.DefaultPolicy {
+func fastPolicy() failure.Policy {
 	return testkit.FastPolicy(failure.PolicyConfig{InitialBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond})
 }
 

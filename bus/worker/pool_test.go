@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-dev/switchboard/agent/workflow"
 	"github.com/switchboard-dev/switchboard/bus/worker"
 	"github.com/switchboard-dev/switchboard/internal/runctx"
+	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -24,7 +25,7 @@ import (
 func orchestrator(t testing.TB, elicitor agent.Elicitor, tools ...agent.Tool) *agent.Agent {
 	t.Helper()
 	model := llm.NewCyclic(llm.React(func(req *llm.Request) llm.Step {
-		if len(llm.LastToolResults(req)) > 0 {
+		if len(testkit.LastToolResults(req)) > 0 {
 			return llm.SummarizeResults("pipeline")
 		}
 		var calls []llm.ToolCall

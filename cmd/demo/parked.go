@@ -90,7 +90,7 @@ func (w *world) parkedStep(ctx context.Context) error {
 			return agent.TextResult("published"), nil
 		})
 	model := llm.NewCyclic(llm.React(func(req *llm.Request) llm.Step {
-		if len(llm.LastToolResults(req)) > 0 {
+		if req.Messages[len(req.Messages)-1].Role == llm.RoleTool { // the tool answered
 			return llm.Say("The report is published.")
 		}
 		return llm.Calls(llm.CallTool("pub", "publish_report", map[string]any{"file": "report.md"}))

@@ -36,7 +36,7 @@ type world struct {
 	o       options
 	tr      *tracer
 	log     zerolog.Logger
-	policy  *failure.DefaultPolicy
+	policy  failure.Policy
 	bus     *bus.Bus
 	mcp     *mcp.Manager
 	skills  *skills.Toolset
@@ -105,7 +105,7 @@ func newWorld(ctx context.Context, o options, stdout io.Writer, stdin io.Reader,
 		return nil, err
 	}
 	w.closers = append(w.closers, func() { _ = elicit.Close() })
-	sampler, err := bus.NewModelSampler(bus.ModelSamplerConfig{Model: w.scriptOr([]llm.Step{llm.Say("(scripted sample)")}), Policy: bus.SampleAllow, MaxTokens: 1024})
+	sampler, err := bus.NewModelSampler(bus.ModelSamplerConfig{Model: w.scriptOr([]llm.Step{llm.Say("(scripted sample)")}), Policy: agent.Allow, MaxTokens: 1024})
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +198,7 @@ func (w *world) startMCP(ctx context.Context) error {
 	}
 	servers := []mcp.ServerConfig{{Name: "files", Server: srv}}
 	if w.o.mcpConfig != "" {
-		more, err := mcp.LoadFile(w.o.mcpConfig, mcp.LoadOptions{})
+		more, err := mcp.LoadFile(w.o.mcpConfig)
 		if err != nil {
 			return err
 		}

@@ -137,7 +137,7 @@ func serve(ctx context.Context, o *serveOptions, stdin io.Reader, stdout, stderr
 	// Sampler: they reach it through this late binding.
 	late := lateClient{srv: &atomic.Pointer[server.Server]{}}
 	if o.mcpConfig != "" {
-		servers, err := mcp.LoadFile(o.mcpConfig, mcp.LoadOptions{})
+		servers, err := mcp.LoadFile(o.mcpConfig)
 		if err != nil {
 			return err
 		}

@@ -68,7 +68,7 @@ func newAgent(ctx context.Context) (a *agent.Agent, closeAll func() error, err e
 	if err != nil {
 		return nil, nil, err
 	}
-	servers, err := mcp.LoadFile(".mcp.json", mcp.LoadOptions{}) // the file other MCP hosts use
+	servers, err := mcp.LoadFile(".mcp.json") // the file other MCP hosts use
 	if err != nil {
 		return nil, nil, err
 	}

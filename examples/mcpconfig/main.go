@@ -58,7 +58,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 		return os.LookupEnv(k)
 	}
-	servers, err := mcp.LoadFile(*config, mcp.LoadOptions{LookupEnv: lookup})
+	data, err := os.ReadFile(*config)
+	if err != nil {
+		return err
+	}
+	servers, err := mcp.ParseConfig(*config, data, lookup)
 	if err != nil {
 		return err
 	}
@@ -71,7 +75,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	defer m.Close()
 	for _, st := range m.Status() {
 		line := fmt.Sprintf("server %s (%s): %s", st.Name, st.Type, st.State)
-		if st.State == mcp.StateReady {
+		if st.State == "ready" {
 			line += fmt.Sprintf(", %s %s, protocol %s, %d tools", st.ServerName, st.ServerVersion, st.Protocol, st.Tools)
 		} else if st.Err != nil {
 			line += ": " + st.Err.Error()

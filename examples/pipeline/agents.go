@@ -54,8 +54,8 @@ func plannerModel() llm.Model {
 // specialistModel calls its tool once with the brief, then reports.
 func specialistModel(title, tool string) llm.Model {
 	return llm.NewCyclic(llm.React(func(req *llm.Request) llm.Step {
-		if res := llm.LastToolResults(req); len(res) > 0 {
-			return llm.Say(title + ": " + strip(res[0].Content))
+		if last := req.Messages[len(req.Messages)-1]; last.Role == llm.RoleTool {
+			return llm.Say(title + ": " + strip(last.ToolResults[0].Content))
 		}
 		return llm.Calls(llm.CallTool("", tool, map[string]string{"brief": lastUser(req)}))
 	}))

@@ -91,9 +91,9 @@ func Start(ctx context.Context, opts Options) (p *Pipeline, err error) {
 		return workflow.Common{Name: name, Events: p.Bus, Policy: p.Bus.Policy(), Logger: opts.Logger}
 	}
 	specialists, err := workflow.NewParallel(workflow.ParallelConfig{Common: common("specialists"),
-		Branches:  []workflow.Step{{Runner: security}, {Runner: p.Performance}},
-		Merge:     &workflow.Step{Runner: reviewer},
-		OnFailure: workflow.DropBranch})
+		Branches:   []workflow.Step{{Runner: security}, {Runner: p.Performance}},
+		Merge:      &workflow.Step{Runner: reviewer},
+		DropFailed: true})
 	if err != nil {
 		return nil, err
 	}

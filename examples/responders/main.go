@@ -63,7 +63,7 @@ func serveResponders(ctx context.Context, url, token string, out io.Writer) erro
 	defer b.Close()
 	sampler, err := bus.NewModelSampler(bus.ModelSamplerConfig{
 		Model:  llm.NewCyclic(llm.Say("A haiku from the responder process: quiet bus at night / messages cross the queue group / answers find their way")),
-		Policy: bus.SampleAllow, MaxTokens: 256})
+		Policy: agent.Allow, MaxTokens: 256})
 	if err != nil {
 		return err
 	}

@@ -53,7 +53,7 @@ func NewWireError(err error) *WireError {
 	fe := failure.From(err)
 	msg := fe.Message
 	if msg == "" {
-		msg = failure.ModelText(fe)
+		msg = fe.ModelText()
 	}
 	return &WireError{Kind: fe.Kind, Message: redact.Redact(msg), Source: fe.Source, Name: fe.Name, Retryable: fe.Retryable}
 }

@@ -39,11 +39,11 @@ func TestImportRules(t *testing.T) {
 		{"agent/workflow", []string{"agent", "agent/failure", "llm"}, []string{"github.com/tmc/langchaingo", "github.com/nats-io"}},
 		{"llm/provider", []string{"agent/failure", "llm"}, []string{"github.com/nats-io"}},
 		{"skills", []string{"agent", "agent/failure", "llm"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo"}},
-		{"mcp", []string{"agent", "agent/failure", "llm", "mcp/wstransport"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo"}},
+		{"mcp", []string{"agent", "agent/failure", "llm"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo"}},
 		{"mcp/server", []string{"agent", "agent/failure", "llm", "mcp", "skills"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo", "github.com/a2aproject"}},
 		{"bus", []string{"agent", "agent/failure", "llm", "bus/task"}, []string{"github.com/tmc/langchaingo", "github.com/modelcontextprotocol"}},
 		{"bus/task", nil, []string{"github.com/nats-io"}},
-		{"a2a", []string{"agent", "agent/failure", "llm", "a2a/store", "bus/task"}, []string{"github.com/nats-io/nats-server", "github.com/tmc/langchaingo"}},
+		{"a2a", []string{"agent", "agent/failure", "llm", "bus/task"}, []string{"github.com/nats-io/nats-server", "github.com/tmc/langchaingo"}},
 	}
 	for _, r := range rules {
 		t.Run(r.pkg, func(t *testing.T) {

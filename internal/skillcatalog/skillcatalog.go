@@ -1,5 +1,5 @@
 // Package skillcatalog renders the <available_skills> catalog of the system
-// prompt; the skills toolset and skills/check share it.
+// prompt; the skills toolset and internal/skillcheck share it.
 package skillcatalog
 
 import (

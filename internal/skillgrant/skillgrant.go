@@ -1,5 +1,5 @@
 // Package skillgrant translates a skill's allowed-tools entries into tool-name
-// patterns for agent.Call.Grant; the skills toolset and skills/check share it.
+// patterns for agent.Call.Grant; the skills toolset and internal/skillcheck share it.
 package skillgrant
 
 import (

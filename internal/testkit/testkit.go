@@ -15,7 +15,7 @@ import (
 // FastPolicy is the default policy with test-sized backoffs: the fields of
 // cfg that are zero become InitialBackoff 1 ms and MaxBackoff 5 ms (the
 // breaker keeps the policy's defaults unless cfg sets it).
-func FastPolicy(cfg failure.PolicyConfig) *failure.DefaultPolicy {
+func FastPolicy(cfg failure.PolicyConfig) failure.Policy {
 	if cfg.InitialBackoff == 0 {
 		cfg.InitialBackoff = time.Millisecond
 	}

@@ -126,14 +126,32 @@ type anthropicBlock struct {
 	Name      string          `json:"name,omitempty"`
 	Input     json.RawMessage `json:"input,omitempty"`
 	ToolUseID string          `json:"tool_use_id,omitempty"`
-	Content   string          `json:"content,omitempty"`
-	IsError   bool            `json:"is_error,omitempty"`
+	// Content is a tool_result's text (a JSON string) or a server tool
+	// result's content (an object).
+	Content json.RawMessage `json:"content,omitempty"`
+	IsError bool            `json:"is_error,omitempty"`
+	// raw, when set, is the block as the provider sent it, sent back as
+	// it is (a server tool's block: see anthropic_search.go).
+	raw json.RawMessage
 }
 
+// MarshalJSON sends a block the provider sent back as it came.
+func (b anthropicBlock) MarshalJSON() ([]byte, error) {
+	if b.raw != nil {
+		return b.raw, nil
+	}
+	type plain anthropicBlock
+	return json.Marshal(plain(b))
+}
+
+// anthropicTool is a tool definition: ours (Name, Description,
+// InputSchema, DeferLoading) or a server tool's (Type and Name).
 type anthropicTool struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description,omitempty"`
-	InputSchema json.RawMessage `json:"input_schema"`
+	Type         string          `json:"type,omitempty"`
+	Name         string          `json:"name"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"input_schema,omitempty"`
+	DeferLoading bool            `json:"defer_loading,omitempty"`
 }
 
 type anthropicUsage struct {
@@ -149,10 +167,10 @@ func (u anthropicUsage) usage() llm.Usage {
 }
 
 type anthropicResponse struct {
-	Type       string           `json:"type"`
-	Content    []anthropicBlock `json:"content"`
-	StopReason string           `json:"stop_reason"`
-	Usage      anthropicUsage   `json:"usage"`
+	Type       string            `json:"type"`
+	Content    []json.RawMessage `json:"content"`
+	StopReason string            `json:"stop_reason"`
+	Usage      anthropicUsage    `json:"usage"`
 }
 
 // toAnthropic builds the request body.
@@ -162,9 +180,7 @@ func (a *anthropicModel) toAnthropic(req *llm.Request) anthropicRequest {
 	if out.MaxTokens <= 0 {
 		out.MaxTokens = a.maxTokens
 	}
-	for _, d := range req.Tools {
-		out.Tools = append(out.Tools, anthropicTool{Name: d.Name, Description: d.Description, InputSchema: toolSchema(d.Schema)})
-	}
+	out.Tools = anthropicTools(req)
 	out.Messages = anthropicMessages(req.Messages)
 	return out
 }
@@ -190,13 +206,14 @@ func anthropicMessages(msgs []llm.Message) []anthropicMessage {
 			if m.Text != "" {
 				blocks = append(blocks, anthropicBlock{Type: "text", Text: m.Text})
 			}
+			blocks = append(blocks, providerBlocks(m.Provider)...)
 			for _, c := range m.ToolCalls {
 				blocks = append(blocks, anthropicBlock{Type: "tool_use", ID: c.ID, Name: c.Name, Input: objectOrEmpty(c.Args)})
 			}
 			add("assistant", blocks)
 		case llm.RoleTool:
 			for _, r := range m.ToolResults {
-				blocks = append(blocks, anthropicBlock{Type: "tool_result", ToolUseID: r.CallID, Content: r.Content, IsError: r.IsError})
+				blocks = append(blocks, anthropicBlock{Type: "tool_result", ToolUseID: r.CallID, Content: jsonString(r.Content), IsError: r.IsError})
 			}
 			add("user", blocks)
 		default:
@@ -244,6 +261,9 @@ func (a *anthropicModel) generate(ctx context.Context, req *llm.Request) (*llm.R
 	if req.OnText != nil {
 		hreq.Header.Set("accept", "text/event-stream")
 	}
+	if usesToolSearch(req.Tools) {
+		hreq.Header.Set("anthropic-beta", toolSearchBeta)
+	}
 	resp, err := a.hc.Do(hreq)
 	if err != nil {
 		return nil, a.cls.err(ctx, err)
@@ -280,7 +300,22 @@ func (a *anthropicModel) readJSON(ctx context.Context, r io.Reader) (*llm.Respon
 		return nil, &failure.Error{Kind: failure.Protocol, Source: failure.SourceModel, Name: a.name, Op: "generate",
 			Message: "the model provider's answer is not valid JSON", Err: err}
 	}
-	return responseFromBlocks(res.Content, res.StopReason, res.Usage.usage()), nil
+	blocks := make([]anthropicBlock, 0, len(res.Content))
+	var native []json.RawMessage
+	for _, raw := range res.Content {
+		var b anthropicBlock
+		if err := json.Unmarshal(raw, &b); err != nil {
+			return nil, &failure.Error{Kind: failure.Protocol, Source: failure.SourceModel, Name: a.name, Op: "generate",
+				Message: "a content block of the model provider's answer is not valid", Err: err}
+		}
+		if isProviderBlock(b.Type) {
+			native = append(native, raw)
+		}
+		blocks = append(blocks, b)
+	}
+	out := responseFromBlocks(blocks, res.StopReason, res.Usage.usage())
+	out.Message.Provider = joinBlocks(native)
+	return out, nil
 }
 
 func isSyntaxError(err error) bool {

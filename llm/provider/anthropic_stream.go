@@ -20,7 +20,7 @@ type anthropicEvent struct {
 	Message *struct {
 		Usage anthropicUsage `json:"usage"`
 	} `json:"message"`
-	ContentBlock *anthropicBlock `json:"content_block"`
+	ContentBlock json.RawMessage `json:"content_block"`
 	Delta        *struct {
 		Type        string `json:"type"`
 		Text        string `json:"text"`
@@ -79,8 +79,10 @@ func (s *anthropicStream) event(ev sseEvent) {
 		}
 	case "content_block_start":
 		b := &anthropicStreamBlock{}
-		if e.ContentBlock != nil {
-			b.block = *e.ContentBlock
+		if len(e.ContentBlock) > 0 && json.Unmarshal(e.ContentBlock, &b.block) == nil {
+			if isProviderBlock(b.block.Type) {
+				b.block.raw = e.ContentBlock
+			}
 			if b.block.Type == "text" && b.block.Text != "" {
 				b.text.WriteString(b.block.Text)
 				if s.onText != nil {
@@ -138,6 +140,7 @@ func (s *anthropicStream) event(ev sseEvent) {
 // response returns the assembled answer.
 func (s *anthropicStream) response() *llm.Response {
 	blocks := make([]anthropicBlock, 0, len(s.blocks))
+	var native []json.RawMessage
 	for _, b := range s.blocks {
 		blk := b.block
 		switch blk.Type {
@@ -148,9 +151,14 @@ func (s *anthropicStream) response() *llm.Response {
 				blk.Input = json.RawMessage(b.json.String())
 			}
 		}
+		if blk.raw != nil {
+			native = append(native, withInput(blk.raw, b.json.String()))
+		}
 		blocks = append(blocks, blk)
 	}
-	return responseFromBlocks(blocks, s.stop, s.usage.usage())
+	out := responseFromBlocks(blocks, s.stop, s.usage.usage())
+	out.Message.Provider = joinBlocks(native)
+	return out
 }
 
 // readStream reads a Messages API event stream to its end.
@@ -192,4 +200,22 @@ func (a *anthropicModel) readStream(ctx context.Context, body io.Reader, onText 
 			Retryable: true, Message: "the model provider's stream ended before message_stop"}
 	}
 	return s.response(), nil
+}
+
+// withInput returns a streamed server tool block with the input its
+// input_json_delta events assembled (the block's start has an empty one).
+func withInput(raw json.RawMessage, input string) json.RawMessage {
+	if input == "" || !json.Valid([]byte(input)) {
+		return raw
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return raw
+	}
+	m["input"] = json.RawMessage(input)
+	out, err := json.Marshal(m)
+	if err != nil {
+		return raw
+	}
+	return out
 }

@@ -75,18 +75,34 @@ func newOpenAI(cfg Config) (*openAIModel, error) {
 		return nil, err
 	}
 	a.tapped = true
-	return &openAIModel{lc: a}, nil
+	return &openAIModel{lc: a, responses: &responsesAPI{url: base + "/responses", key: key, model: model, hc: hc, cls: a.cls}}, nil
 }
 
 // openAIModel is a Model that speaks the openAIModel chat completions API, built by
 // newOpenAI.
-type openAIModel struct{ lc *langChain }
+type openAIModel struct {
+	lc        *langChain
+	responses *responsesAPI // turns that defer tools (openai_responses.go)
+}
+
+// NativeToolSearch reports that this model can defer tools to OpenAI's
+// own tool search (the Responses API's, for gpt-5.4 and later models; the
+// agent's ContextConfig.ProviderSearch).
+func (o *openAIModel) NativeToolSearch() bool { return true }
 
 // Name returns "openai/<model>".
 func (o *openAIModel) Name() string { return o.lc.Name() }
 
 // Generate runs one model turn; with req.OnText set, the answer streams.
 func (o *openAIModel) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	if usesToolSearch(req.Tools) {
+		return generateUnder(ctx, o.lc.policy, o.lc.name, req, func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+			if err := ctx.Err(); err != nil {
+				return nil, o.lc.cls.err(ctx, err)
+			}
+			return o.responses.generate(ctx, o.lc.name, req)
+		})
+	}
 	return o.lc.Generate(ctx, req)
 }
 

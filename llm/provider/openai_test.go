@@ -202,7 +202,7 @@ func checkFailure(t *testing.T, err error, kind failure.Kind, retryable bool, na
 	if fe.Retryable != retryable {
 		t.Errorf("retryable = %v, want %v", fe.Retryable, retryable)
 	}
-	for what, text := range map[string]string{"Error()": err.Error(), "ModelText": failure.ModelText(fe), "Message": fe.Message} {
+	for what, text := range map[string]string{"Error()": err.Error(), "ModelText": fe.ModelText(), "Message": fe.Message} {
 		if strings.Contains(text, key) || strings.Contains(text, key[len(key)-8:]) {
 			t.Errorf("%s leaks the key: %s", what, text)
 		}

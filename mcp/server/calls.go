@@ -94,7 +94,7 @@ func (s *Server) serveCall(ctx context.Context, req *gomcp.CallToolRequest, name
 			fe.Tool = name
 		}
 		s.policy.Handle(ctx, fe)
-		return errorResult(failure.ModelText(fe)), outcomeFailed
+		return errorResult(fe.ModelText()), outcomeFailed
 	}
 	out := toMCPResult(result)
 	if out.IsError {

@@ -143,7 +143,7 @@ type Server struct {
 
 // New builds a Server: it lists every toolset once (a toolset that fails
 // to list is logged and retried at the next tools/list) and watches the
-// toolsets that implement agent.ChangeNotifier. Close stops the watching.
+// toolsets that have the optional Changed method of an agent.Toolset. Close stops the watching.
 func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Name == "" {
 		cfg.Name = "switchboard"
@@ -234,7 +234,7 @@ func (s *Server) Close() error {
 // watch resynchronises the tools whenever a toolset signals a change.
 func (s *Server) watch() {
 	for _, ts := range s.tools.toolsets {
-		cn, ok := ts.(agent.ChangeNotifier)
+		cn, ok := ts.(interface{ Changed() <-chan struct{} })
 		if !ok {
 			continue
 		}

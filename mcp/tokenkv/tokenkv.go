@@ -1,7 +1,7 @@
 // Package tokenkv keeps the mcp package's OAuth logins in a NATS
 // JetStream key-value bucket, encrypted at rest with AES-256-GCM under a
 // key the host provides, so that replicas of a service share their
-// users' logins. A *Store is an mcp.TokenStore.
+// users' logins: New returns an mcp.TokenStore for mcp.Config.TokenStore.
 package tokenkv
 
 import (
@@ -12,18 +12,19 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
+	"github.com/switchboard-dev/switchboard/mcp"
 )
 
-// Store is an mcp.TokenStore over a JetStream bucket.
-type Store struct {
+// store is an mcp.TokenStore over a JetStream bucket.
+type store struct {
 	kv   jetstream.KeyValue
 	seal *oauth.Sealer
 }
 
-// New returns a Store over kv (for example the bucket of
+// New returns an mcp.TokenStore over kv (for example the bucket of
 // js.CreateOrUpdateKeyValue); key is the 32-byte AES-256 key records are
 // encrypted with.
-func New(kv jetstream.KeyValue, key []byte) (*Store, error) {
+func New(kv jetstream.KeyValue, key []byte) (mcp.TokenStore, error) {
 	if kv == nil {
 		return nil, failure.New(failure.Config, failure.SourceMCP, "tokenkv.New: the bucket is nil")
 	}
@@ -31,11 +32,11 @@ func New(kv jetstream.KeyValue, key []byte) (*Store, error) {
 	if err != nil {
 		return nil, failure.Wrap(failure.Config, failure.SourceMCP, err)
 	}
-	return &Store{kv: kv, seal: s}, nil
+	return &store{kv: kv, seal: s}, nil
 }
 
 // Load returns the record stored under key, or nil.
-func (s *Store) Load(ctx context.Context, key string) ([]byte, error) {
+func (s *store) Load(ctx context.Context, key string) ([]byte, error) {
 	e, err := s.kv.Get(ctx, key)
 	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
 		return nil, nil
@@ -47,7 +48,7 @@ func (s *Store) Load(ctx context.Context, key string) ([]byte, error) {
 }
 
 // Save stores data under key.
-func (s *Store) Save(ctx context.Context, key string, data []byte) error {
+func (s *store) Save(ctx context.Context, key string, data []byte) error {
 	if _, err := s.kv.Put(ctx, key, s.seal.Seal(key, data)); err != nil {
 		return failure.Wrap(failure.Transient, failure.SourceBus, err)
 	}
@@ -55,7 +56,7 @@ func (s *Store) Save(ctx context.Context, key string, data []byte) error {
 }
 
 // Delete removes key.
-func (s *Store) Delete(ctx context.Context, key string) error {
+func (s *store) Delete(ctx context.Context, key string) error {
 	err := s.kv.Delete(ctx, key)
 	if err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
 		return failure.Wrap(failure.Transient, failure.SourceBus, err)

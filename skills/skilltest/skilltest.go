@@ -10,8 +10,8 @@
 //		s.Read("pdf-forms", "references/forms.md")
 //	}
 //
-// The checks are those of the skillcheck command (package
-// skills/check); see docs/skills.md.
+// The checks are those of the skillcheck command (skills/cmd/skillcheck);
+// see docs/skills.md.
 package skilltest
 
 import (
@@ -21,14 +21,14 @@ import (
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/internal/skillcheck"
 	"github.com/switchboard-dev/switchboard/skills"
-	"github.com/switchboard-dev/switchboard/skills/check"
 )
 
 // Skills are skills loaded for a test, as an agent would load them.
 type Skills struct {
 	t      testing.TB
-	report *check.Report
+	report *skillcheck.Report
 	tools  map[string]agent.Tool
 }
 
@@ -64,7 +64,7 @@ func RequireStrict(t testing.TB, dirs ...string) *Skills {
 func load(t testing.TB, strict bool, dirs []string) *Skills {
 	t.Helper()
 	ctx := context.Background()
-	r, err := check.Dirs(ctx, dirs, check.Options{Strict: strict})
+	r, err := skillcheck.Dirs(ctx, dirs, skillcheck.Options{Strict: strict})
 	if err != nil {
 		t.Fatalf("skilltest: %v", err)
 		return nil
@@ -86,7 +86,7 @@ func load(t testing.TB, strict bool, dirs []string) *Skills {
 func (s *Skills) require() {
 	s.t.Helper()
 	for _, f := range s.report.Findings {
-		if f.Severity == check.SeverityError || s.report.Strict && f.Severity == check.SeverityWarning {
+		if f.Severity == skillcheck.SeverityError || s.report.Strict && f.Severity == skillcheck.SeverityWarning {
 			s.t.Errorf("%s", f)
 		} else {
 			s.t.Logf("%s", f)
@@ -94,8 +94,24 @@ func (s *Skills) require() {
 	}
 }
 
-// Report returns the check's report.
-func (s *Skills) Report() *check.Report { return s.report }
+// Names returns the names of the skills loaded, in precedence order.
+func (s *Skills) Names() []string {
+	names := make([]string, len(s.report.Skills))
+	for i, sk := range s.report.Skills {
+		names[i] = sk.Name
+	}
+	return names
+}
+
+// Findings returns every finding of the check (errors, warnings and
+// hints) in the text form of skillcheck: "file:line: severity: message [code]".
+func (s *Skills) Findings() []string {
+	out := make([]string, len(s.report.Findings))
+	for i, f := range s.report.Findings {
+		out[i] = f.String()
+	}
+	return out
+}
 
 // Toolset returns the skills toolset, for an agent under test.
 func (s *Skills) Toolset() *skills.Toolset { return s.report.Toolset() }

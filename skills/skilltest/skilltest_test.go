@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -123,8 +124,15 @@ func TestTools(t *testing.T) {
 	if got := s.Read("csv-report", "assets/example.csv"); !strings.HasPrefix(got, "region,units,revenue\n") {
 		t.Errorf("read %q", got)
 	}
-	if len(s.Report().Skills) != 2 || s.Toolset() == nil {
-		t.Errorf("report %+v", s.Report())
+	if names := s.Names(); len(names) != 2 || !slices.Contains(names, "csv-report") || s.Toolset() == nil {
+		t.Errorf("names %v", names)
+	}
+	if f := s.Findings(); len(f) != 0 {
+		t.Errorf("strict skills have findings %v", f)
+	}
+	links := newSkills(t, filepath.Join(corpus, "quirks", "links"))
+	if f := strings.Join(links.Findings(), "\n"); !strings.Contains(f, "error: link \"references/nope.md\" names a file the skill does not bundle [link-missing]") {
+		t.Errorf("findings %q", f)
 	}
 	if _, err := s.Call("run_skill_script", nil); err == nil {
 		t.Error("a tool the toolset does not have was called")

@@ -70,7 +70,7 @@ func run(ctx context.Context, name, url string, settings map[string]any) error {
 		return fmt.Errorf("unknown scenario %q", name)
 	}
 	log := zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr, NoColor: true}).With().Timestamp().Logger()
-	cfg := mcp.ServerConfig{Name: server, URL: url, StartupTimeout: mcp.Duration(20 * time.Second)}
+	cfg := mcp.ServerConfig{Name: server, URL: url, StartupTimeout: 20 * time.Second}
 	if auth {
 		cfg.Auth = authFor(settings)
 	}
@@ -79,7 +79,7 @@ func run(ctx context.Context, name, url string, settings map[string]any) error {
 		return err
 	}
 	defer m.Close()
-	if st := m.Status()[0]; st.State != mcp.StateReady {
+	if st := m.Status()[0]; st.State != "ready" {
 		return fmt.Errorf("not connected: %s: %v", st.State, st.Err)
 	}
 	for _, tool := range sc.calls {

@@ -1,0 +1,53 @@
+package a2a_test
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/switchboard-dev/switchboard/a2a"
+	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/llm"
+)
+
+// Replicas of an A2A server share their tasks (and push notification
+// configs) through one JetStream key-value bucket: give each the same
+// ServerConfig.Bucket. A task one replica ran is in the bucket for all.
+func ExampleServerConfig_bucket() {
+	ctx := context.Background()
+	b, err := bus.New(ctx, bus.Config{}) // in production: URLs of the NATS cluster
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer b.Close()
+	kv, err := b.JetStream().CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "a2a_tasks_greeter"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	greeter, _ := agent.New(ctx, agent.Config{Name: "greeter", Model: llm.NewScripted(llm.Say("hello"))})
+	srv, _ := a2a.NewServer(ctx, a2a.ServerConfig{Agent: greeter, Bucket: kv})
+	defer srv.Close()
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+
+	peers, err := a2a.NewToolset(ctx, a2a.ToolsetConfig{Peers: []a2a.Peer{{Name: "greeter", URL: hs.URL}}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer peers.Close()
+	tools, _ := peers.Tools(ctx)
+	res, err := tools[0].Call(ctx, []byte(`{"message":"hi"}`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	keys, _ := kv.Keys(ctx)
+	fmt.Println(res.Parts[0].Text, len(keys))
+	// Output: hello 1
+}

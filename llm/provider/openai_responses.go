@@ -1,0 +1,295 @@
+package provider
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/llm"
+)
+
+// OpenAI's tool search exists only in its Responses API (POST /responses,
+// gpt-5.4 and later), which langchaingo does not speak: a turn that defers
+// tools (llm.ToolDef.Deferred, set by the agent's
+// ContextConfig.ProviderSearch) goes there, with every tool sent, the
+// deferred ones marked defer_loading, and the hosted tool_search tool; the
+// answer's tool_search_call and tool_search_output items are kept in
+// llm.Message.Provider and go back as input items, so the tools found stay
+// loaded. Other turns use chat completions as before. Requests are
+// stateless (store: false): the whole conversation goes each time.
+
+// maxResponseBody bounds a Responses API answer.
+const maxResponseBody = 32 << 20
+
+// responsesAPI is what the OpenAI model needs to call the Responses API.
+type responsesAPI struct {
+	url, key, model string
+	hc              *http.Client
+	cls             classifier
+}
+
+type responsesRequest struct {
+	Model        string            `json:"model"`
+	Instructions string            `json:"instructions,omitempty"`
+	Input        []json.RawMessage `json:"input"`
+	Tools        []responsesTool   `json:"tools,omitempty"`
+	MaxOutput    int               `json:"max_output_tokens,omitempty"`
+	Temperature  *float64          `json:"temperature,omitempty"`
+	Store        bool              `json:"store"`
+	Stream       bool              `json:"stream,omitempty"`
+}
+
+type responsesTool struct {
+	Type         string          `json:"type"`
+	Name         string          `json:"name,omitempty"`
+	Description  string          `json:"description,omitempty"`
+	Parameters   json.RawMessage `json:"parameters,omitempty"`
+	Strict       *bool           `json:"strict,omitempty"`
+	DeferLoading bool            `json:"defer_loading,omitempty"`
+}
+
+// responsesItem is an output item (message, function_call, and the
+// provider's own, kept raw).
+type responsesItem struct {
+	Type   string `json:"type"`
+	Role   string `json:"role,omitempty"`
+	CallID string `json:"call_id,omitempty"`
+	Name   string `json:"name,omitempty"`
+	// Arguments is a function call's JSON text as a string (a tool search
+	// call's is an object).
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Content   []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content,omitempty"`
+}
+
+type responsesResponse struct {
+	Status  string            `json:"status"`
+	Output  []json.RawMessage `json:"output"`
+	Usage   llm.Usage         `json:"usage"`
+	Details *struct {
+		Reason string `json:"reason"`
+	} `json:"incomplete_details"`
+	Error *struct {
+		Message string `json:"message"`
+		Code    string `json:"code"`
+	} `json:"error"`
+}
+
+// isResponsesProviderItem reports whether an output item goes back as it
+// came: the tool search's call and output.
+func isResponsesProviderItem(typ string) bool {
+	return typ == "tool_search_call" || typ == "tool_search_output"
+}
+
+// responsesBody builds the request of a turn.
+func (r *responsesAPI) responsesBody(req *llm.Request) responsesRequest {
+	out := responsesRequest{Model: r.model, Instructions: req.System, MaxOutput: req.MaxTokens,
+		Temperature: req.Temperature, Stream: req.OnText != nil}
+	notStrict := false
+	for _, d := range req.Tools {
+		out.Tools = append(out.Tools, responsesTool{Type: "function", Name: d.Name, Description: d.Description,
+			Parameters: toolSchema(d.Schema), Strict: &notStrict, DeferLoading: d.Deferred})
+	}
+	if usesToolSearch(req.Tools) {
+		out.Tools = append(out.Tools, responsesTool{Type: "tool_search"})
+	}
+	item := func(v any) {
+		b, _ := json.Marshal(v)
+		out.Input = append(out.Input, b)
+	}
+	for _, m := range req.Messages {
+		switch m.Role {
+		case llm.RoleAssistant:
+			if m.Text != "" {
+				item(map[string]string{"role": "assistant", "content": m.Text})
+			}
+			out.Input = append(out.Input, providerItems(m.Provider)...)
+			for _, c := range m.ToolCalls {
+				item(map[string]string{"type": "function_call", "call_id": c.ID, "name": c.Name, "arguments": string(objectOrEmpty(c.Args))})
+			}
+		case llm.RoleTool:
+			for _, res := range m.ToolResults {
+				item(map[string]string{"type": "function_call_output", "call_id": res.CallID, "output": res.Content})
+			}
+		default:
+			if m.Text != "" {
+				item(map[string]string{"role": "user", "content": m.Text})
+			}
+		}
+	}
+	return out
+}
+
+// providerItems are a message's Provider items that are the Responses
+// API's (an Anthropic message's blocks are not).
+func providerItems(raw json.RawMessage) []json.RawMessage {
+	if len(raw) == 0 {
+		return nil
+	}
+	var raws []json.RawMessage
+	if json.Unmarshal(raw, &raws) != nil {
+		return nil
+	}
+	out := raws[:0]
+	for _, it := range raws {
+		var t struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(it, &t) == nil && isResponsesProviderItem(t.Type) {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// generate runs one turn on the Responses API.
+func (r *responsesAPI) generate(ctx context.Context, name string, req *llm.Request) (*llm.Response, error) {
+	body, err := json.Marshal(r.responsesBody(req))
+	if err != nil {
+		return nil, &failure.Error{Kind: failure.Model, Source: failure.SourceModel, Name: name, Op: "generate",
+			Message: "the request could not be encoded (a tool schema is not valid JSON?)", Err: err}
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, &failure.Error{Kind: failure.Config, Source: failure.SourceModel, Name: name, Op: "generate",
+			Message: "the OpenAI base URL is invalid", Err: r.cls.scrub.scrubErr(err)}
+	}
+	hreq.Header.Set("content-type", "application/json")
+	hreq.Header.Set("authorization", "Bearer "+r.key)
+	resp, err := r.hc.Do(hreq)
+	if err != nil {
+		return nil, r.cls.err(ctx, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		msg, typ := parseErrorBody(b)
+		return nil, r.cls.status(httpFailure{status: resp.StatusCode, message: msg, errType: typ})
+	}
+	in := io.LimitReader(resp.Body, maxResponseBody)
+	var res *responsesResponse
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("content-type")); mt == "text/event-stream" {
+		res, err = r.readStream(ctx, name, in, req.OnText)
+	} else {
+		res = &responsesResponse{}
+		if derr := json.NewDecoder(in).Decode(res); derr != nil {
+			if ctx.Err() != nil || !isSyntaxError(derr) {
+				return nil, r.cls.err(ctx, derr)
+			}
+			return nil, &failure.Error{Kind: failure.Protocol, Source: failure.SourceModel, Name: name, Op: "generate",
+				Message: "the model provider's answer is not valid JSON", Err: derr}
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	out, err := fromResponses(name, res)
+	if err == nil && req.OnText != nil && !strings.Contains(resp.Header.Get("content-type"), "event-stream") && out.Message.Text != "" {
+		req.OnText(out.Message.Text)
+	}
+	return out, err
+}
+
+// fromResponses builds the Response of a Responses API answer.
+func fromResponses(name string, res *responsesResponse) (*llm.Response, error) {
+	if res.Error != nil || res.Status == "failed" {
+		msg := "the model provider reported a failed response"
+		if res.Error != nil {
+			msg += ": " + res.Error.Message
+		}
+		return nil, &failure.Error{Kind: failure.Model, Source: failure.SourceModel, Name: name, Op: "generate", Message: msg}
+	}
+	out := &llm.Response{Message: llm.Message{Role: llm.RoleAssistant}, StopReason: res.Status, Usage: res.Usage}
+	if res.Details != nil && res.Details.Reason != "" {
+		out.StopReason = res.Details.Reason
+	}
+	var text strings.Builder
+	var native []json.RawMessage
+	for _, raw := range res.Output {
+		var it responsesItem
+		if err := json.Unmarshal(raw, &it); err != nil {
+			return nil, &failure.Error{Kind: failure.Protocol, Source: failure.SourceModel, Name: name, Op: "generate",
+				Message: "an output item of the model provider's answer is not valid", Err: err}
+		}
+		switch {
+		case it.Type == "message":
+			for _, c := range it.Content {
+				if c.Type == "output_text" {
+					text.WriteString(c.Text)
+				}
+			}
+		case it.Type == "function_call":
+			var args string
+			_ = json.Unmarshal(it.Arguments, &args) // not a string: no arguments, refused by the agent's schema check
+			out.Message.ToolCalls = append(out.Message.ToolCalls, llm.ToolCall{ID: it.CallID, Name: it.Name, Args: normalizeArgs(args)})
+		case isResponsesProviderItem(it.Type):
+			native = append(native, raw)
+		}
+	}
+	out.Message.Text = text.String()
+	out.Message.Provider = joinBlocks(native)
+	return out, nil
+}
+
+// readStream reads a Responses API event stream: text deltas go to
+// onText, and the final response event carries the whole answer.
+func (r *responsesAPI) readStream(ctx context.Context, name string, body io.Reader, onText func(string)) (*responsesResponse, error) {
+	var final *responsesResponse
+	var streamErr string
+	var p sseParser
+	p.emit = func(ev sseEvent) {
+		var e struct {
+			Type     string             `json:"type"`
+			Delta    string             `json:"delta"`
+			Message  string             `json:"message"`
+			Response *responsesResponse `json:"response"`
+		}
+		if json.Unmarshal([]byte(ev.Data), &e) != nil {
+			return
+		}
+		switch e.Type {
+		case "response.output_text.delta":
+			if e.Delta != "" && onText != nil && final == nil {
+				onText(e.Delta)
+			}
+		case "response.completed", "response.incomplete", "response.failed":
+			final = e.Response
+		case "error":
+			streamErr = e.Message
+			if streamErr == "" {
+				streamErr = "error event"
+			}
+		}
+	}
+	buf := make([]byte, 32<<10)
+	for final == nil && streamErr == "" {
+		n, err := body.Read(buf)
+		if n > 0 {
+			p.Feed(buf[:n])
+		}
+		if errors.Is(err, io.EOF) {
+			p.Close()
+			break
+		}
+		if err != nil {
+			return nil, r.cls.err(ctx, err)
+		}
+	}
+	switch {
+	case streamErr != "":
+		return nil, &failure.Error{Kind: failure.Transient, Source: failure.SourceModel, Name: name, Op: "generate", Retryable: true,
+			Message: "the model provider failed while streaming: " + r.cls.scrub.scrub(streamErr)}
+	case final == nil:
+		return nil, &failure.Error{Kind: failure.Transient, Source: failure.SourceModel, Name: name, Op: "generate", Retryable: true,
+			Message: "the model provider's stream ended before its final response event"}
+	}
+	return final, nil
+}
