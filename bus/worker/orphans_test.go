@@ -14,6 +14,7 @@ import (
 	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/bus"
 	"github.com/switchboard-dev/switchboard/bus/worker"
+	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -77,7 +78,7 @@ func (l *ledger) tool(node string) agent.Tool {
 // model calls charge once, then answers with its result.
 func (l *ledger) model() llm.Model {
 	return llm.NewCyclic(llm.React(func(req *llm.Request) llm.Step {
-		if res := llm.LastToolResults(req); len(res) > 0 {
+		if res := testkit.LastToolResults(req); len(res) > 0 {
 			l.answers.Add(1)
 			if l.modelGate != nil {
 				<-l.modelGate
