@@ -75,6 +75,10 @@ func (r *run) resumeRun(cp *Checkpoint) ([]llm.Message, int, error) {
 		return nil, 0, &failure.Error{Kind: failure.Config, Source: failure.SourceAgent,
 			Message: fmt.Sprintf("run %q belongs to agent %q, not %q", cp.Run, cp.Agent, r.a.cfg.Name)}
 	}
+	owner, expect := r.takeOwner()
+	if expect != 0 && cp.Revision != expect {
+		return nil, 0, movedOn(cp, expect)
+	}
 	switch cp.State {
 	case stateDone, stateFailed:
 		return nil, 0, r.replayEnd(cp)
@@ -92,12 +96,13 @@ func (r *run) resumeRun(cp *Checkpoint) ([]llm.Message, int, error) {
 		r.d = &durableRun{}
 	}
 	d := r.d
-	d.st, d.owner, d.cp, d.cpRev, d.intended = r.a.cfg.Durable.Store, randomID("own_"), *cp, cp.Revision, map[string]bool{}
+	d.st, d.owner, d.cp, d.cpRev, d.intended = r.a.cfg.Durable.Store, owner, *cp, cp.Revision, map[string]bool{}
 	d.cp.Owner, d.cp.State, d.cp.Question, d.cp.Questions = d.owner, stateRunning, "", nil
 	if err := r.saveCheckpoint(); err != nil { // take the run over
 		r.d = nil
 		return nil, 0, err
 	}
+	r.watchHandover()
 	hist, err := r.resumeHistory(cp)
 	if err != nil {
 		return nil, 0, d.stop(err)

@@ -64,6 +64,9 @@ type durableRun struct {
 	// halt is the first store failure: the run stops and writes nothing
 	// more (it is resumable from its last checkpoint).
 	halt error
+	// runCtx is the run's context: cancelled with a handover cause, the run
+	// halts (durable_owner.go).
+	runCtx context.Context
 }
 
 // stop records err as the reason the run halts and returns the reason.
@@ -79,6 +82,9 @@ func (d *durableRun) stop(err error) error {
 func (d *durableRun) halted() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.halt == nil {
+		d.halt = d.handoverLocked()
+	}
 	return d.halt
 }
 
@@ -231,7 +237,8 @@ func (r *run) claim(input string) ([]llm.Message, error) {
 		return nil, sessionTaken(s.id, err)
 	}
 	s.grants.set(rec.Grants)
-	r.d = &durableRun{st: st, owner: randomID("own_"), intended: map[string]bool{}}
+	owner, _ := r.takeOwner()
+	r.d = &durableRun{st: st, owner: owner, intended: map[string]bool{}}
 	r.d.cp = Checkpoint{V: recordVersion, Run: r.id, Session: s.id, SessionRevision: rev, Agent: r.a.cfg.Name,
 		Owner: r.d.owner, State: stateRunning, Input: input, Base: len(rec.History),
 		Messages: []llm.Message{{Role: llm.RoleUser, Text: input}}, Grants: rec.Grants, Started: r.start,
@@ -243,6 +250,7 @@ func (r *run) claim(input string) ([]llm.Message, error) {
 		return nil, err
 	}
 	r.d.cpRev = rev
+	r.watchHandover()
 	return rec.History, nil
 }
 

@@ -36,5 +36,11 @@
 // errors.Is(err, failure.Budget) works across processes. Failures of the
 // transport (no worker, worker lost, malformed payloads) are Source "bus".
 //
+// Workers serving a durable agent (one with a store) also list their runs
+// in heartbeats of their own and resume the runs no worker lists any more
+// (a worker that died with its caller) and parked runs whose questions
+// expired: no run is left behind (ServeConfig.OrphanAfter;
+// docs/durability.md, "Orphaned runs").
+//
 // Subjects and payloads are in docs/bus.md ("Worker pools").
 package worker

@@ -26,6 +26,8 @@ func decoderFor(kind string) func([]byte) (any, error) {
 		return func(d []byte) (any, error) { return decodeControl(d) }
 	case "info":
 		return func(d []byte) (any, error) { return decodeWorkerInfo(d) }
+	case "beat":
+		return func(d []byte) (any, error) { return decodeBeat(d) }
 	}
 	return nil
 }
@@ -71,7 +73,7 @@ func seeds(f *testing.F) {
 		f.Add(data)
 	}
 	for _, s := range []string{``, `null`, `{}`, `{"v":2}`, `{"v":1}`, `{"v":"1"}`, `[1]`, `{"v":1,"job":""}`,
-		`{"v":1,"refused":"maybe"}`, `{"v":1,"seq":0,"type":"heartbeat"}`, `{"v":1,"seq":1,"type":"event"}`,
+		`{"v":1,"refused":"maybe"}`, `{"v":1,"worker":"w","runs":[""]}`, `{"v":1,"worker":"w","interval_ms":-5,"runs":null}`, `{"v":1,"seq":0,"type":"heartbeat"}`, `{"v":1,"seq":1,"type":"event"}`,
 		`{"v":1,"seq":1,"type":"event","event":{"type":""}}`, `{"v":1,"op":"explode"}`, `{"v":1,"job":"j","heartbeat_ms":-1}`} {
 		f.Add([]byte(s))
 	}
@@ -112,3 +114,4 @@ func FuzzDecodeAck(f *testing.F)        { fuzzDecoder(f, decodeAck) }
 func FuzzDecodeJobMessage(f *testing.F) { fuzzDecoder(f, decodeJobMessage) }
 func FuzzDecodeControl(f *testing.F)    { fuzzDecoder(f, decodeControl) }
 func FuzzDecodeWorkerInfo(f *testing.F) { fuzzDecoder(f, decodeWorkerInfo) }
+func FuzzDecodeBeat(f *testing.F)       { fuzzDecoder(f, decodeBeat) }

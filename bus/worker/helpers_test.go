@@ -6,6 +6,7 @@ import (
 	"errors"
 	"iter"
 	"os"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -28,6 +29,9 @@ func TestMain(m *testing.M) {
 	}
 	if os.Getenv(envDurableURL) != "" {
 		// Re-executed by TestDurableWorkersKilled.
+		if n, _ := strconv.Atoi(os.Getenv(envDurableCaller)); n > 0 {
+			os.Exit(durableCallerProcess(n))
+		}
 		os.Exit(durableWorkerProcess())
 	}
 	goleak.VerifyTestMain(m)

@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/buswire"
 	"github.com/switchboard-dev/switchboard/internal/redact"
 	"github.com/switchboard-dev/switchboard/internal/runctx"
+	"github.com/switchboard-dev/switchboard/internal/runowner"
 )
 
 // Heartbeat bounds: a request's interval is clamped to them.
@@ -35,6 +36,7 @@ type job struct {
 	id       string
 	input    string
 	resume   string
+	lost     string // the worker the pool lost this run on (a resume)
 	parent   *agent.Parent
 	interval time.Duration
 	missed   int
@@ -46,6 +48,11 @@ type job struct {
 	cancel  context.CancelCauseFunc
 	cancelT context.CancelFunc
 	ctl     *nats.Subscription
+	// slot names the job's durable run after this worker and lists it in
+	// the heartbeats (nil for other runners); detached is set once the
+	// caller is lost and the durable run goes on without it.
+	slot     *runowner.Slot
+	detached bool
 	// lastPing is when the caller last gave a sign of life (Unix ns).
 	lastPing atomic.Int64
 
@@ -61,7 +68,7 @@ type job struct {
 // values, the caller's deadline (ending the run with a Timeout), the
 // caller's place (runctx.WithParent) and the job (for Elicitor).
 func (s *Server) newJob(req startRequest) *job {
-	j := &job{s: s, id: req.Job, input: req.Input, resume: req.Resume, parent: req.Parent, interval: defaultHeartbeat, missed: defaultMissed,
+	j := &job{s: s, id: req.Job, input: req.Input, resume: req.Resume, lost: req.Lost, parent: req.Parent, interval: defaultHeartbeat, missed: defaultMissed,
 		out: s.subj.out(req.Job), elicit: s.subj.elicit(req.Job), cancelT: func() {}}
 	if req.HeartbeatMS > 0 {
 		j.interval = min(max(time.Duration(req.HeartbeatMS)*time.Millisecond, minHeartbeat), maxHeartbeat)
@@ -76,6 +83,10 @@ func (s *Server) newJob(req startRequest) *job {
 			Message: "the caller's deadline passed"})
 	}
 	ctx = context.WithValue(ctx, jobKey{}, j)
+	if s.live != nil {
+		j.slot = runowner.NewSlot(buswire.Token(s.cfg.Name), buswire.Token(s.cfg.ID))
+		ctx = runowner.With(ctx, j.slot)
+	}
 	if req.Parent != nil {
 		ctx = runctx.WithParent(ctx, *req.Parent)
 	}
@@ -197,6 +208,17 @@ func (j *job) beat(stop <-chan struct{}, done chan<- struct{}) {
 			j.send(jobMessage{Type: messageHeartbeat})
 			silent := time.Since(time.Unix(0, j.lastPing.Load()))
 			if silent > limit && j.ctx.Err() == nil {
+				if j.slot != nil {
+					// A durable run needs nobody to wait for it: it goes on
+					// to its end, recorded in the store (a job following a
+					// run another worker took ends when that run does).
+					if !j.detached {
+						j.detached = true
+						j.s.log.Info().Str("job", j.id).Str("run", j.slot.Run()).Dur("silent", silent).
+							Msg("the caller stopped answering; the durable run goes on without it")
+					}
+					continue
+				}
 				err := &failure.Error{Kind: failure.Canceled, Source: failure.SourceBus, Name: j.s.key, Op: "run",
 					Message: fmt.Sprintf("the caller stopped answering (silent for %s); the run was cancelled", silent.Round(time.Millisecond))}
 				j.s.policy.Handle(context.WithoutCancel(j.ctx), err)
@@ -225,8 +247,12 @@ func (j *job) onControl(msg *nats.Msg) {
 	if reason == "" {
 		reason = "the caller cancelled the run"
 	}
-	j.s.log.Debug().Str("job", j.id).Str("reason", reason).Msg("job cancelled by its caller")
-	j.cancel(&failure.Error{Kind: kind, Source: failure.SourceBus, Name: j.s.key, Op: "run", Message: reason})
+	j.s.log.Debug().Str("job", j.id).Str("reason", reason).Bool("handover", c.Handover).Msg("job cancelled by its caller")
+	cause := &failure.Error{Kind: kind, Source: failure.SourceBus, Name: j.s.key, Op: "run", Message: reason}
+	if c.Handover {
+		cause.Err = runowner.ErrHandover
+	}
+	j.cancel(cause)
 }
 
 // maxShrunkText bounds each text of a cut-down event.

@@ -18,6 +18,7 @@ import (
 	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/bus"
 	"github.com/switchboard-dev/switchboard/internal/buswire"
+	"github.com/switchboard-dev/switchboard/internal/runowner"
 	"github.com/switchboard-dev/switchboard/internal/telemetry"
 )
 
@@ -42,6 +43,20 @@ type ServeConfig struct {
 	// ElicitTimeout bounds a question to the caller whose ctx has no
 	// deadline (default 10 minutes: a person answers it).
 	ElicitTimeout time.Duration
+	// OrphanAfter is, for a durable runner (an agent with a store), how
+	// long no worker's heartbeat may list a run of this pool before this
+	// worker resumes it as an orphan, once two of its scans saw the run's
+	// checkpoint unchanged; parked runs whose questions are all answered or
+	// expired are resumed the same way (default 15s; negative: this worker
+	// resumes no orphans, but its heartbeats still list its runs). See
+	// docs/durability.md.
+	OrphanAfter time.Duration
+	// OrphanScan is the interval between the worker's scans of the store
+	// for orphans, jittered by ±25% (default OrphanAfter/3).
+	OrphanScan time.Duration
+	// MaxOrphans bounds the orphans this worker resumes at once (default 2;
+	// they count against MaxConcurrent).
+	MaxOrphans int
 	// Policy handles the worker's own failures (nil: the bus's policy).
 	Policy failure.Policy
 	// Logger receives structured logs (nil: none).
@@ -55,6 +70,9 @@ type Stats struct {
 	// Accepted, Refused and Completed count start requests taken, start
 	// requests refused (busy or stopping), and runs ended (in any way).
 	Accepted, Refused, Completed int64
+	// Orphans counts the orphaned durable runs this worker resumed (each
+	// run once per time it was taken).
+	Orphans int64
 }
 
 // stopGrace is how long Close waits for cancelled runs to return.
@@ -68,6 +86,10 @@ type Server struct {
 	nc     *nats.Conn
 	r      agent.Runner
 	resume resumer // r, when its runs are durable (resume.go)
+	// live tracks the pool's runs in the workers' heartbeats, and sweep
+	// resumes orphans (orphans.go, sweep.go); nil for other runners.
+	live   *liveness
+	sweep  *sweeper
 	cfg    ServeConfig
 	subj   subjects
 	key    string // "worker/<name>": failures' Name
@@ -85,11 +107,12 @@ type Server struct {
 
 	mu         sync.Mutex
 	jobs       map[string]*job
+	orphans    map[string]*runowner.Slot // orphaned runs being resumed here
 	stopping   bool
 	idle       chan struct{} // closed once stopping and no job runs
 	idleClosed bool
 
-	accepted, refused, completed atomic.Int64
+	accepted, refused, completed, resumed atomic.Int64
 
 	stopOnce sync.Once
 	stopErr  error
@@ -124,7 +147,7 @@ func Serve(ctx context.Context, b *bus.Bus, r agent.Runner, cfg ServeConfig) (*S
 		cfg.ElicitTimeout = 10 * time.Minute
 	}
 	s := &Server{b: b, nc: b.Conn(), r: r, cfg: cfg, subj: newSubjects(b, cfg.Name), key: "worker/" + cfg.Name,
-		log: zerolog.Nop(), policy: cfg.Policy, jobs: map[string]*job{}, idle: make(chan struct{}), done: make(chan struct{})}
+		log: zerolog.Nop(), policy: cfg.Policy, jobs: map[string]*job{}, orphans: map[string]*runowner.Slot{}, idle: make(chan struct{}), done: make(chan struct{})}
 	if cfg.Logger != nil {
 		s.log = *cfg.Logger
 	}
@@ -134,16 +157,21 @@ func Serve(ctx context.Context, b *bus.Bus, r agent.Runner, cfg ServeConfig) (*S
 		s.policy = b.Policy()
 	}
 	s.stopCause = &failure.Error{Kind: failure.Unavailable, Source: failure.SourceBus, Name: s.key, Op: "stop",
-		Message: "the worker is stopping; the run is handed back to its pool"}
+		Err: runowner.ErrHandover, Message: "the worker is stopping; the run is handed back to its pool"}
 	s.base, s.cancelAll = context.WithCancelCause(context.WithoutCancel(ctx))
 
 	var err error
 	if s.startSub, err = s.nc.QueueSubscribe(s.subj.start, cfg.QueueGroup, s.onStart); err == nil {
 		s.infoSub, err = s.nc.Subscribe(s.subj.info, s.onInfo)
 	}
+	if err == nil {
+		err = s.startDurable()
+	}
 	if err != nil {
-		if s.startSub != nil {
-			_ = s.startSub.Unsubscribe()
+		for _, sub := range []*nats.Subscription{s.startSub, s.infoSub} {
+			if sub != nil {
+				_ = sub.Unsubscribe()
+			}
 		}
 		s.cancelAll(nil)
 		return nil, b.Classify(err, "serve")
@@ -173,9 +201,10 @@ func (s *Server) Done() <-chan struct{} { return s.done }
 // Stats returns the worker's counts.
 func (s *Server) Stats() Stats {
 	s.mu.Lock()
-	running := len(s.jobs)
+	running := len(s.jobs) + len(s.orphans)
 	s.mu.Unlock()
-	return Stats{Running: running, Accepted: s.accepted.Load(), Refused: s.refused.Load(), Completed: s.completed.Load()}
+	return Stats{Running: running, Accepted: s.accepted.Load(), Refused: s.refused.Load(), Completed: s.completed.Load(),
+		Orphans: s.resumed.Load()}
 }
 
 // Close stops taking start requests (those already delivered are refused,
@@ -206,6 +235,8 @@ func (s *Server) stop(ctx context.Context) error {
 	s.stopping = true
 	s.closeIdleLocked()
 	s.mu.Unlock()
+	s.sweep.stop() // no new orphans; those being resumed are runs like jobs
+	defer s.live.stop()
 	// Drain: requests already delivered are answered (refused) before the
 	// subscriptions close.
 	for _, sub := range []*nats.Subscription{s.startSub, s.infoSub} {
@@ -238,7 +269,7 @@ func (s *Server) stop(ctx context.Context) error {
 
 // closeIdleLocked closes idle once stopping with no job left.
 func (s *Server) closeIdleLocked() {
-	if s.stopping && len(s.jobs) == 0 && !s.idleClosed {
+	if s.stopping && len(s.jobs) == 0 && len(s.orphans) == 0 && !s.idleClosed {
 		s.idleClosed = true
 		close(s.idle)
 	}
@@ -271,7 +302,7 @@ func (s *Server) onStart(msg *nats.Msg) {
 	switch {
 	case s.stopping:
 		refusal, why = refusedStopping, "the worker is stopping"
-	case len(s.jobs) >= s.cfg.MaxConcurrent:
+	case len(s.jobs)+len(s.orphans) >= s.cfg.MaxConcurrent:
 		refusal, why = refusedBusy, fmt.Sprintf("the worker runs %d jobs, its maximum", s.cfg.MaxConcurrent)
 	case s.jobs[req.Job] != nil:
 		s.mu.Unlock()
@@ -322,7 +353,7 @@ func (s *Server) end(j *job) {
 // onInfo answers a pool's Workers question.
 func (s *Server) onInfo(msg *nats.Msg) {
 	s.mu.Lock()
-	info := Info{ID: s.cfg.ID, Name: s.cfg.Name, Running: len(s.jobs), MaxConcurrent: s.cfg.MaxConcurrent, Stopping: s.stopping}
+	info := Info{ID: s.cfg.ID, Name: s.cfg.Name, Running: len(s.jobs) + len(s.orphans), MaxConcurrent: s.cfg.MaxConcurrent, Stopping: s.stopping}
 	s.mu.Unlock()
 	if msg.Reply != "" {
 		if err := msg.Respond(mustJSON(infoWire{V: buswire.Version, Info: info})); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {

@@ -33,6 +33,9 @@ type stream struct {
 	// remoteRun is the id of the remote run an attempt started (from its
 	// events): a later attempt resumes it (resume.go).
 	remoteRun string
+	// lost is the worker the last attempt was lost on, or that handed the
+	// run back: a resume need not wait for it (resume.go).
+	lost string
 }
 
 // terminal is a run's last event and its error.
@@ -224,7 +227,7 @@ func (a *attempt) onElicit(msg *nats.Msg) {
 // CapacityWait.
 func (a *attempt) start(ctx context.Context) error {
 	st, p := a.st, a.st.p
-	req := startRequest{Job: a.job, Input: st.input, Resume: st.remoteRun, HeartbeatMS: p.cfg.Heartbeat.Milliseconds(),
+	req := startRequest{Job: a.job, Input: st.input, Resume: st.remoteRun, Lost: st.lost, HeartbeatMS: p.cfg.Heartbeat.Milliseconds(),
 		Missed: p.cfg.MissedHeartbeats, Parent: st.parent}
 	if dl, ok := ctx.Deadline(); ok {
 		req.DeadlineMS = deadlineMS(dl)
@@ -315,8 +318,14 @@ func (a *attempt) ping() {
 // cancelRemote asks the worker to cancel the job (best effort: a worker
 // that misses it cancels once the pings stop).
 func (a *attempt) cancelRemote(kind failure.Kind, reason string) {
+	a.sendCancel(control{Kind: kind, Reason: reason})
+}
+
+// sendCancel publishes a cancel of the job.
+func (a *attempt) sendCancel(c control) {
 	p := a.st.p
-	data := mustJSON(controlWire{V: buswire.Version, control: control{Op: controlCancel, Kind: kind, Reason: reason}})
+	c.Op = controlCancel
+	data := mustJSON(controlWire{V: buswire.Version, control: c})
 	if err := publish(p.nc, p.subj.ctl(a.job), data, a.hdr); err != nil {
 		p.log.Debug().Err(err).Str("job", a.job).Msg("cancel not sent")
 	}
@@ -364,7 +373,10 @@ func (a *attempt) follow(ctx context.Context) (*terminal, error) {
 		case err != nil && ctx.Err() != nil:
 			return a.cancelled(ctx), nil
 		case errors.Is(err, context.DeadlineExceeded):
-			a.cancelRemote(failure.Canceled, "the pool lost contact with the worker")
+			// Handed over: a durable run stops where it is, and the retry
+			// resumes it.
+			a.sendCancel(control{Kind: failure.Canceled, Reason: "the pool lost contact with the worker", Handover: true})
+			st.lost = a.worker
 			return nil, &failure.Error{Kind: failure.Transient, Source: failure.SourceBus, Name: p.key.Name, Op: "follow",
 				Retryable: true, Err: ErrWorkerLost,
 				Message: fmt.Sprintf("worker %s stopped answering (no heartbeat for %s)", a.worker, limit)}
@@ -385,6 +397,7 @@ func (a *attempt) deliver(m *jobMessage) (*terminal, error) {
 	st.noteRun(ev)
 	switch {
 	case ev.Type == agent.EventRunFailed && m.Handover:
+		st.lost = a.worker
 		return nil, &failure.Error{Kind: failure.Transient, Source: failure.SourceBus, Name: st.p.key.Name, Op: "follow",
 			Retryable: true, Err: ErrWorkerLost, Message: fmt.Sprintf("worker %s stopped and handed the run back", a.worker)}
 	case ev.Type == agent.EventRunFailed:

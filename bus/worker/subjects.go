@@ -12,11 +12,12 @@ type subjects struct {
 	start string // <prefix>.work.<name>: start requests (queue group)
 	info  string // <prefix>.work.<name>.info: every worker answers
 	job   string // <prefix>.work.<name>.job.
+	alive string // <prefix>.work.<name>.alive: durable workers' heartbeats
 }
 
 func newSubjects(b *bus.Bus, name string) subjects {
 	base := b.Prefix() + ".work." + buswire.Token(name)
-	return subjects{start: base, info: base + ".info", job: base + ".job."}
+	return subjects{start: base, info: base + ".info", job: base + ".job.", alive: base + ".alive"}
 }
 
 // out carries a job's events and heartbeats, worker to pool.

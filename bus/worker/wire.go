@@ -27,6 +27,10 @@ type startRequest struct {
 	// that worker started: a runner with durable runs (an agent with a
 	// store) resumes it from its checkpoint instead of running Input again.
 	Resume string `json:"resume,omitempty"`
+	// Lost is the worker the pool lost the run on (with Resume): a durable
+	// worker resumes at once a run that worker owns, and waits while
+	// another live worker runs it.
+	Lost string `json:"lost,omitempty"`
 	// DeadlineMS is the caller's deadline in Unix milliseconds (0: none);
 	// the worker's run ends then, with a Timeout failure.
 	DeadlineMS int64 `json:"deadline_ms,omitempty"`
@@ -104,6 +108,10 @@ type control struct {
 	Kind failure.Kind `json:"kind,omitempty"`
 	// Reason words the cancellation, model-safe.
 	Reason string `json:"reason,omitempty"`
+	// Handover marks the cancel of a pool that lost contact with the
+	// worker and resumes the run elsewhere: a durable run stops without
+	// recording an end, so the resume continues it.
+	Handover bool `json:"handover,omitempty"`
 }
 
 // Info is a worker's description, as Pool.Workers returns it (its answer
