@@ -26,9 +26,26 @@ type AnthropicSearch struct {
 	URL   string
 	Query string
 	Args  json.RawMessage
+	searchLog
+}
 
+// searchLog records what a tool search server saw of each request.
+type searchLog struct {
 	mu       sync.Mutex
 	requests []AnthropicRequest
+}
+
+// Requests returns the requests so far.
+func (l *searchLog) Requests() []AnthropicRequest {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.requests)
+}
+
+func (l *searchLog) record(r AnthropicRequest) {
+	l.mu.Lock()
+	l.requests = append(l.requests, r)
+	l.mu.Unlock()
 }
 
 // AnthropicRequest is what the server saw of one request.
@@ -49,13 +66,6 @@ func NewAnthropicSearch(t testing.TB, query string, args json.RawMessage) *Anthr
 	t.Cleanup(srv.Close)
 	s.URL = srv.URL
 	return s
-}
-
-// Requests returns the requests so far.
-func (s *AnthropicSearch) Requests() []AnthropicRequest {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.requests)
 }
 
 type antTool struct {
@@ -164,12 +174,6 @@ func (s *AnthropicSearch) serve(w http.ResponseWriter, r *http.Request) {
 		"stop_reason": stop, "usage": map[string]int{"input_tokens": 100, "output_tokens": 10}})
 }
 
-func (s *AnthropicSearch) record(r AnthropicRequest) {
-	s.mu.Lock()
-	s.requests = append(s.requests, r)
-	s.mu.Unlock()
-}
-
 // search returns the deferred tools whose name or description holds every
 // word of the query.
 func (s *AnthropicSearch) search(tools []antTool) []string {
@@ -231,9 +235,9 @@ type OpenAISearch struct {
 	URL   string // the base URL, up to and including /v1
 	Query string
 	Args  json.RawMessage
-
-	mu       sync.Mutex
-	requests []AnthropicRequest
+	// The requests it saw (Beta is unused; Echoed reports that the tool
+	// search's items came back).
+	searchLog
 }
 
 // NewOpenAISearch starts the server; it stops with the test.
@@ -243,14 +247,6 @@ func NewOpenAISearch(t testing.TB, query string, args json.RawMessage) *OpenAISe
 	t.Cleanup(srv.Close)
 	s.URL = srv.URL + "/v1"
 	return s
-}
-
-// Requests returns the requests so far (Beta is unused; Echoed reports
-// that the tool search's items came back).
-func (s *OpenAISearch) Requests() []AnthropicRequest {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.requests)
 }
 
 type oaiItem struct {
@@ -356,10 +352,4 @@ func (s *OpenAISearch) serve(w http.ResponseWriter, r *http.Request) {
 		ev(map[string]any{"type": "response.output_text.delta", "delta": text[i:min(i+7, len(text))]})
 	}
 	ev(map[string]any{"type": "response.completed", "response": resp})
-}
-
-func (s *OpenAISearch) record(r AnthropicRequest) {
-	s.mu.Lock()
-	s.requests = append(s.requests, r)
-	s.mu.Unlock()
 }

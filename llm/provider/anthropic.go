@@ -264,16 +264,11 @@ func (a *anthropicModel) generate(ctx context.Context, req *llm.Request) (*llm.R
 	if usesToolSearch(req.Tools) {
 		hreq.Header.Set("anthropic-beta", toolSearchBeta)
 	}
-	resp, err := a.hc.Do(hreq)
+	resp, err := a.cls.do(ctx, a.hc, hreq)
 	if err != nil {
-		return nil, a.cls.err(ctx, err)
+		return nil, err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-		msg, typ := parseErrorBody(b)
-		return nil, a.cls.status(httpFailure{status: resp.StatusCode, message: msg, errType: typ})
-	}
 	var out *llm.Response
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("content-type")); mt == "text/event-stream" {
 		out, err = a.readStream(ctx, resp.Body, req.OnText)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
@@ -250,6 +252,23 @@ func generateUnder(ctx context.Context, policy failure.Policy, name string, req 
 	})
 	if err != nil {
 		return nil, err
+	}
+	return resp, nil
+}
+
+// do sends a provider request: a transport failure or a status outside
+// 2xx (its body's message read, bounded) is a classified failure; on
+// success the caller closes the body.
+func (c classifier) do(ctx context.Context, hc *http.Client, req *http.Request) (*http.Response, error) {
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, c.err(ctx, err)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		msg, typ := parseErrorBody(b)
+		return nil, c.status(httpFailure{status: resp.StatusCode, message: msg, errType: typ})
 	}
 	return resp, nil
 }

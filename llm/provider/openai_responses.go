@@ -164,16 +164,11 @@ func (r *responsesAPI) generate(ctx context.Context, name string, req *llm.Reque
 	}
 	hreq.Header.Set("content-type", "application/json")
 	hreq.Header.Set("authorization", "Bearer "+r.key)
-	resp, err := r.hc.Do(hreq)
+	resp, err := r.cls.do(ctx, r.hc, hreq)
 	if err != nil {
-		return nil, r.cls.err(ctx, err)
+		return nil, err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-		msg, typ := parseErrorBody(b)
-		return nil, r.cls.status(httpFailure{status: resp.StatusCode, message: msg, errType: typ})
-	}
 	in := io.LimitReader(resp.Body, maxResponseBody)
 	var res *responsesResponse
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("content-type")); mt == "text/event-stream" {
