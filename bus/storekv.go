@@ -33,9 +33,9 @@ type durableKV struct {
 	subject string
 	key     failure.Key
 	maxAge  time.Duration // the bucket's MaxAge (0: none)
-	// leaderReads reads through the stream's leader (a replicated bucket:
-	// storeread.go).
-	leaderReads bool
+	// leader, for a replicated bucket, reads through the stream's leader
+	// (storeread.go); nil reads with direct gets.
+	leader nats.JetStreamContext
 }
 
 // blobPrefix starts a bucket value that points to an object (the record
@@ -69,7 +69,13 @@ type blobStore struct {
 // openDurableKV creates or updates bucket (file storage, one revision per
 // key, maxAge 0 = no expiry).
 func openDurableKV(ctx context.Context, b *Bus, bucket, desc string, maxAge time.Duration, replicas int, maxBytes int64, blobs *blobStore) (*durableKV, error) {
-	d := &durableKV{b: b, blobs: blobs, bucket: bucket, subject: "$KV." + bucket + ".", key: failure.Key{Source: failure.SourceBus, Name: "store:" + bucket}, maxAge: maxAge, leaderReads: replicas > 1}
+	d := &durableKV{b: b, blobs: blobs, bucket: bucket, subject: "$KV." + bucket + ".", key: failure.Key{Source: failure.SourceBus, Name: "store:" + bucket}, maxAge: maxAge}
+	if replicas > 1 {
+		var err error
+		if d.leader, err = b.nc.JetStream(); err != nil {
+			return nil, b.wrap(err, "open store", "the durable store's bucket "+bucket+" could not be opened")
+		}
+	}
 	err := b.jetStreamAdmin(ctx, d.key, "open store", func(ctx context.Context) error {
 		kv, err := b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 			Bucket: bucket, Description: desc, History: 1, TTL: maxAge, Replicas: replicas,

@@ -271,9 +271,9 @@ func (a *anthropicModel) generate(ctx context.Context, req *llm.Request) (*llm.R
 	defer resp.Body.Close()
 	var out *llm.Response
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("content-type")); mt == "text/event-stream" {
-		out, err = a.readStream(ctx, resp.Body, req.OnText)
+		out, err = a.readStream(ctx, io.LimitReader(resp.Body, maxResponseBody), req.OnText)
 	} else {
-		out, err = a.readJSON(ctx, resp.Body)
+		out, err = a.readJSON(ctx, io.LimitReader(resp.Body, maxResponseBody))
 		if err == nil && req.OnText != nil && out.Message.Text != "" {
 			req.OnText(out.Message.Text)
 		}

@@ -256,6 +256,10 @@ func generateUnder(ctx context.Context, policy failure.Policy, name string, req 
 	return resp, nil
 }
 
+// maxResponseBody bounds a model's answer, JSON or streamed: a longer one
+// ends as cut short.
+const maxResponseBody = 32 << 20
+
 // do sends a provider request: a transport failure or a status outside
 // 2xx (its body's message read, bounded) is a classified failure; on
 // success the caller closes the body.

@@ -24,9 +24,6 @@ import (
 // loaded. Other turns use chat completions as before. Requests are
 // stateless (store: false): the whole conversation goes each time.
 
-// maxResponseBody bounds a Responses API answer.
-const maxResponseBody = 32 << 20
-
 // responsesAPI is what the OpenAI model needs to call the Responses API.
 type responsesAPI struct {
 	url, key, model string

@@ -80,3 +80,29 @@ func FuzzResponsesAnswer(f *testing.F) {
 		}
 	})
 }
+
+// TestAnswerBounded: a JSON answer longer than maxResponseBody is refused
+// on the Anthropic and the Responses paths, rather than read whole (a
+// stream's lines are bounded by the SSE parser).
+func TestAnswerBounded(t *testing.T) {
+	huge := `{"type":"message","content":[{"type":"text","text":"` + strings.Repeat("x", maxResponseBody) + `"}]}`
+	deferred := []llm.ToolDef{{Name: "t", Deferred: true}}
+	for _, tc := range []struct {
+		name, provider string
+	}{
+		{"anthropic", "anthropic"},
+		{"responses", "openai"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newProvider(t, reply{200, "application/json", []byte(huge)})
+			m, err := New(Config{Provider: tc.provider, APIKey: "k", BaseURL: p.URL + map[string]string{"openai": "/v1"}[tc.provider], HTTPClient: p.Client()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			req := &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Text: "hi"}}, Tools: deferred}
+			if resp, err := m.Generate(t.Context(), req); err == nil {
+				t.Fatalf("an answer over the bound was accepted (%d bytes of text)", len(resp.Message.Text))
+			}
+		})
+	}
+}
