@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -312,9 +313,20 @@ func (f samplerFunc) Sample(ctx context.Context, req agent.SamplingRequest) (age
 	return f(ctx, req)
 }
 
+// nopWriteCloser leaves stdout open; it passes write deadlines through, so
+// that the served connection bounds a write to a client that stopped
+// reading (stdout is made pollable for that: pollable).
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
+
+// SetWriteDeadline sets the writer's deadline, if it has them.
+func (w nopWriteCloser) SetWriteDeadline(t time.Time) error {
+	if dl, ok := w.Writer.(interface{ SetWriteDeadline(time.Time) error }); ok {
+		return dl.SetWriteDeadline(t)
+	}
+	return os.ErrNoDeadline
+}
 
 // version is the module version the binary was built at.
 func version() string { return buildVersion }

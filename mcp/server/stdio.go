@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"time"
 
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -58,6 +59,16 @@ func maxFrame(maxLine int) int {
 }
 
 // nopWriteCloser does not close stdout (go-sdk's StdioTransport does not).
+// It passes write deadlines through, so that a write to a client that
+// stopped reading is bounded where the writer supports deadlines.
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
+
+// SetWriteDeadline sets the writer's deadline, if it has them.
+func (w nopWriteCloser) SetWriteDeadline(t time.Time) error {
+	if dl, ok := w.Writer.(interface{ SetWriteDeadline(time.Time) error }); ok {
+		return dl.SetWriteDeadline(t)
+	}
+	return os.ErrNoDeadline
+}
