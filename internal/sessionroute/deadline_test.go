@@ -175,3 +175,29 @@ func TestReplicaClosing(t *testing.T) {
 		})
 	}
 }
+
+// TestVanishedRequestInbox: an owner that took a request but whose
+// request inbox is gone (its serving ended) is answered 502, not 404: the
+// session may be alive, so the client is not told to initialize again.
+func TestVanishedRequestInbox(t *testing.T) {
+	const hb = 100 * time.Millisecond
+	c := newCluster(t, 1, Config{Heartbeat: hb}, func(int) http.Handler { return http.NotFoundHandler() })
+	nc := c.b.Conn()
+	gone := nc.NewInbox() // nobody subscribes
+	owner, err := nc.Subscribe(c.replicas[0].router.subject("ghost"), func(m *nats.Msg) { _ = m.Respond(append([]byte{'K'}, gone...)) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer owner.Unsubscribe()
+	kv, err := c.b.JetStream().KeyValue(testkit.Ctx(t, 5*time.Second), bucketName(c.b.Prefix()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.PutString(testkit.Ctx(t, 5*time.Second), "S8", "ghost"); err != nil {
+		t.Fatal(err)
+	}
+	post(t, c.replicas[0].http.URL, "S8", "{}", http.StatusBadGateway)
+	if n := c.replicas[0].router.missing.Load(); n != 0 {
+		t.Errorf("%d sessions counted missing, want 0", n)
+	}
+}

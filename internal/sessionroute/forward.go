@@ -38,7 +38,8 @@ func (r *Router) forward(w http.ResponseWriter, req *http.Request, sid, owner st
 		return
 	}
 	defer func() { _ = sub.Unsubscribe() }()
-	_ = sub.SetPendingLimits(8, 8*(chunkSize+4096))
+	// The channel's capacity bounds the frames held: the owner sends the
+	// next only once this one is acknowledged.
 	s := &start{V: wireVersion, Method: req.Method, URI: req.URL.RequestURI(), Host: req.Host,
 		Header: req.Header.Clone(), Remote: req.RemoteAddr, Reply: inbox, BodyLen: int64(len(body))}
 	for _, h := range hopHeaders {
@@ -99,7 +100,7 @@ func (r *Router) forward(w http.ResponseWriter, req *http.Request, sid, owner st
 		}
 		if err != nil {
 			_ = nc.Publish(ctl, []byte{'C'})
-			r.ownerLost(w, err, sid, owner)
+			r.controlLost(w, err, owner)
 			return
 		}
 	}
@@ -132,7 +133,7 @@ func (r *Router) relay(ctx context.Context, w http.ResponseWriter, frames <-chan
 			return
 		case err := <-lost:
 			if !wroteHead {
-				r.ownerLost(w, err, sid, owner)
+				r.controlLost(w, err, owner)
 			}
 			return
 		case m := <-frames:
@@ -201,6 +202,26 @@ func (r *Router) ping(ctx context.Context, ctl string, lost chan<- error) {
 			lost <- err
 			return
 		}
+	}
+}
+
+// controlLost answers a request whose owner took it but stopped serving it:
+// its body chunk or ping found no one (502: the request's inbox is gone,
+// the session may well be alive, so the owner stays cached) or got no
+// answer in time (504); 503 when this replica closes. Only a start that
+// finds no one means the session is gone (ownerLost).
+func (r *Router) controlLost(w http.ResponseWriter, err error, owner string) {
+	switch {
+	case errors.Is(err, context.Canceled):
+		if r.ctx.Err() != nil {
+			r.shuttingDown(w)
+		}
+	case errors.Is(err, nats.ErrNoResponders):
+		r.log.Warn().Err(err).Str("owner", owner).Msg("the owner of a session stopped serving a forwarded request")
+		http.Error(w, "the replica holding the session stopped serving the request", http.StatusBadGateway)
+	default:
+		r.log.Warn().Err(err).Str("owner", owner).Msg("the owner of a session did not answer")
+		http.Error(w, "the replica holding the session did not answer", http.StatusGatewayTimeout)
 	}
 }
 

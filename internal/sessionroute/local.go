@@ -30,7 +30,7 @@ func (r *Router) serveDelete(w http.ResponseWriter, req *http.Request, sid strin
 	sw := &statusWriter{ResponseWriter: w}
 	r.cfg.Local.ServeHTTP(sw, req)
 	if sw.status/100 == 2 || sw.status == http.StatusNotFound {
-		r.forget(sid)
+		_ = r.forget(context.WithoutCancel(req.Context()), sid)
 	}
 }
 
@@ -54,6 +54,10 @@ type newWriter struct {
 }
 
 func (nw *newWriter) WriteHeader(code int) {
+	if code < 200 { // an informational answer; the real one follows
+		nw.ResponseWriter.WriteHeader(code)
+		return
+	}
 	if nw.wrote {
 		return
 	}

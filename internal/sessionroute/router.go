@@ -325,20 +325,23 @@ func (r *Router) record(ctx context.Context, sid string) error {
 	return nil
 }
 
-// forget removes sid, locally and from the bucket.
-func (r *Router) forget(sid string) {
+// forget removes sid, locally and from the bucket (bounded by ctx and
+// kvTimeout).
+func (r *Router) forget(ctx context.Context, sid string) error {
 	r.mu.Lock()
 	_, ok := r.owned[sid]
 	delete(r.owned, sid)
 	r.mu.Unlock()
 	if !ok {
-		return
+		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), kvTimeout)
+	ctx, cancel := context.WithTimeout(ctx, kvTimeout)
 	defer cancel()
-	if err := r.kv.Delete(ctx, sid); err != nil {
+	err := r.kv.Delete(ctx, sid)
+	if err != nil {
 		r.log.Debug().Err(err).Msg("a session entry left to its TTL")
 	}
+	return err
 }
 
 // renewLoop renews the entries of the sessions alive every TTL/3 and
@@ -371,9 +374,14 @@ func (r *Router) renew() {
 			live[id] = true
 		}
 	}
+	// A failing bucket ends the round (the next renews): a round stays
+	// one KV timeout long whatever the number of sessions, and Close
+	// does not wait for more.
 	for _, id := range ids {
 		if live != nil && !live[id] {
-			r.forget(id)
+			if r.forget(r.ctx, id) != nil {
+				return
+			}
 			continue
 		}
 		ctx, cancel := context.WithTimeout(r.ctx, kvTimeout)
@@ -381,6 +389,7 @@ func (r *Router) renew() {
 		cancel()
 		if err != nil {
 			r.log.Warn().Err(err).Msg("a session entry could not be renewed")
+			return
 		}
 	}
 }

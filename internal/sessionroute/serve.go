@@ -117,6 +117,7 @@ func (o *owned) onControl(m *nats.Msg) {
 		if ok {
 			o.nextBody = seq
 			o.body.Write(data)
+			o.watchdog.Reset(3 * o.r.cfg.Heartbeat) // the receiver is there
 			if int64(o.body.Len()) == o.s.BodyLen {
 				close(o.bodyDone)
 			}
