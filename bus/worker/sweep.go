@@ -312,12 +312,15 @@ func (w *sweeper) candidate(cp *agent.Checkpoint, now time.Time) bool {
 		st = &stability{}
 		w.seen[cp.Run] = st
 	}
-	// Two scans in a row saw this revision (they are at least 3/4 of a
-	// scan interval apart).
-	if !st.stableFor(cp.Revision, now, w.scan/2) {
-		return false
+	if cp.State == cpParked {
+		// Two scans in a row saw this revision (they are at least 3/4 of
+		// a scan interval apart).
+		return st.stableFor(cp.Revision, now, w.scan/2)
 	}
-	return cp.State == cpParked || w.s.live.orphaned(cp.Run, now)
+	// A run seen at one revision for OrphanAfter: a run no heartbeat has
+	// listed yet (just started or resumed, its worker's next beat not
+	// sent) is not taken for a dead one.
+	return st.stableFor(cp.Revision, now, w.after) && w.s.live.orphaned(cp.Run, now)
 }
 
 // room reports whether this worker may take one more orphan.
@@ -343,12 +346,15 @@ func (w *sweeper) take(cp *agent.Checkpoint) {
 	s.mu.Unlock()
 	delete(w.seen, cp.Run)
 	go func() {
-		if err := s.runOrphan(cp.Run, cp.State, slot); err != nil {
-			w.mu.Lock()
-			if w.refused[cp.Run]++; w.refused[cp.Run] == maxRefusals {
-				s.log.Warn().Err(err).Str("run", cp.Run).Msg("an orphaned run failed to resume; it is left to a supervisor")
-			}
-			w.mu.Unlock()
+		err := s.runOrphan(cp.Run, cp.State, slot)
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if err == nil {
+			delete(w.refused, cp.Run) // resumed, or another process took it
+			return
+		}
+		if w.refused[cp.Run]++; w.refused[cp.Run] == maxRefusals {
+			s.log.Warn().Err(err).Str("run", cp.Run).Msg("an orphaned run failed to resume; it is left to a supervisor")
 		}
 	}()
 }
@@ -377,15 +383,20 @@ func (s *Server) runOrphan(run, from string, slot *runowner.Slot) (refused error
 				last = &failure.Error{Kind: failure.Panic, Source: failure.SourceBus, Name: s.key, Op: "resume orphan",
 					Err: &failure.PanicError{Value: v}, Message: "the runner crashed resuming an orphaned run"}
 				s.policy.Handle(context.WithoutCancel(ctx), last)
+				if first {
+					refused = last // counted: a run whose resume crashes is not taken forever
+				}
 			}
 		}()
 		for ev, err := range s.resume.ResumeStream(ctx, run) {
 			if first && err != nil {
-				// Mostly a Conflict: another process took the run first. A
-				// run that keeps failing so (its session changed under it)
-				// is left after maxRefusals.
+				// A Conflict: another process took the run first, this
+				// worker stands aside (not counted). A run that keeps
+				// failing otherwise is left after maxRefusals.
 				log.Debug().Err(err).Msg("the orphan was not resumed here; standing aside")
-				refused = err
+				if !errors.Is(err, failure.Conflict) {
+					refused = err
+				}
 				return
 			}
 			if first {
