@@ -76,7 +76,10 @@ var (
 // opts are the span's start options (startInternal, startClient, or
 // those with a link); attributes are added by the caller once the span is
 // known to record (o.rec), so an unsampled span costs its start and end.
-func (t *Telemetry) start(ctx context.Context, op, name string, opts []trace.SpanStartOption, ms *metricSets, wide bool) (context.Context, *Op) {
+//
+// name is called only when there is a tracer: an operation with metrics
+// alone does not look its span name up.
+func (t *Telemetry) start(ctx context.Context, op string, name func() string, opts []trace.SpanStartOption, ms *metricSets, wide bool) (context.Context, *Op) {
 	var start time.Time
 	if t.m != nil {
 		start = time.Now()
@@ -84,7 +87,7 @@ func (t *Telemetry) start(ctx context.Context, op, name string, opts []trace.Spa
 	if t.tracer == nil {
 		return ctx, &Op{t: t, op: op, start: start, ms: ms}
 	}
-	ctx, span := t.tracer.Start(ctx, name, opts...)
+	ctx, span := t.tracer.Start(ctx, name(), opts...)
 	if !span.IsRecording() {
 		return ctx, &Op{t: t, span: span, op: op, start: start, ms: ms}
 	}
@@ -180,7 +183,7 @@ func (t *Telemetry) StartAgent(ctx context.Context, agentName, run, parentRun, m
 	if link.IsValid() {
 		opts = []trace.SpanStartOption{startInternal[0], trace.WithLinks(trace.Link{SpanContext: link})}
 	}
-	ctx, o := t.start(ctx, OpInvokeAgent, cachedName(OpInvokeAgent, agentName), opts, nil, true)
+	ctx, o := t.start(ctx, OpInvokeAgent, func() string { return cachedName(OpInvokeAgent, agentName) }, opts, nil, true)
 	if !o.rec {
 		return ctx, o
 	}
@@ -200,7 +203,7 @@ func (t *Telemetry) StartWorkflow(ctx context.Context, name, run string) (contex
 	if t == nil {
 		return ctx, nil
 	}
-	ctx, o := t.start(ctx, OpInvokeWorkflow, cachedName(OpInvokeWorkflow, name), startInternal, nil, false)
+	ctx, o := t.start(ctx, OpInvokeWorkflow, func() string { return cachedName(OpInvokeWorkflow, name) }, startInternal, nil, false)
 	if o.rec {
 		nameKey := KeyAgentName
 		if t.latest {
@@ -226,7 +229,7 @@ func (t *Telemetry) StartChat(ctx context.Context, model string) (context.Contex
 		}
 		t.chat.Store(c)
 	}
-	ctx, o := t.start(ctx, OpChat, c.name, startClient, c.ms, true)
+	ctx, o := t.start(ctx, OpChat, func() string { return c.name }, startClient, c.ms, true)
 	// All of a chat's attributes go on the span at End, in one call: each
 	// call grows the span's attribute slice.
 	o.late = c.attrs
@@ -258,7 +261,7 @@ func (t *Telemetry) StartTool(ctx context.Context, tool, callID, sourceKind, sou
 	if t.m != nil {
 		ms = toolMetricSets(sourceKind, sourceName)
 	}
-	ctx, o := t.start(ctx, OpExecuteTool, cachedName(OpExecuteTool, tool), startInternal, ms, true)
+	ctx, o := t.start(ctx, OpExecuteTool, func() string { return cachedName(OpExecuteTool, tool) }, startInternal, ms, true)
 	if o.rec {
 		o.set(append(o.buf, KeyOperation.String(OpExecuteTool), KeyToolName.String(tool), KeyToolCallID.String(callID),
 			KeyToolType.String(toolType), KeyToolSource.String(sourceKind), KeyToolSourceName.String(sourceName)))
