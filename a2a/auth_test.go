@@ -3,7 +3,7 @@ package a2a
 import (
 	"context"
 	"errors"
-	"github.com/rs/zerolog"
+	"fmt"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/rs/zerolog"
 
 	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/push"
@@ -411,4 +413,33 @@ func FuzzPushGuard(f *testing.F) {
 			t.Fatalf("accepted %q (host %s)", raw, ip)
 		}
 	})
+}
+
+// TestPushConfigsBounded: a task takes at most maxPushConfigs push
+// configs (each event is delivered to every one in turn); replacing one by
+// its id is still allowed.
+func TestPushConfigsBounded(t *testing.T) {
+	_, hs := newWorker(t, ServerConfig{PushNotifications: true})
+	ctx := ctxT(t)
+	c := clientFor(t, hs.URL, bindings[0], nil)
+	id := slowTask(t, ctx, c)
+	var first string
+	for i := range maxPushConfigs {
+		pc, err := c.CreateTaskPushConfig(ctx, &a2ago.PushConfig{TaskID: id, URL: fmt.Sprintf("https://192.0.2.1/hook%d", i)})
+		if err != nil {
+			t.Fatalf("config %d: %v", i, err)
+		}
+		if i == 0 {
+			first = pc.ID
+		}
+	}
+	if _, err := c.CreateTaskPushConfig(ctx, &a2ago.PushConfig{TaskID: id, URL: "https://192.0.2.1/one-more"}); !errors.Is(err, a2ago.ErrInvalidParams) {
+		t.Fatalf("config %d: %v, want InvalidParams", maxPushConfigs+1, err)
+	}
+	if _, err := c.CreateTaskPushConfig(ctx, &a2ago.PushConfig{TaskID: id, ID: first, URL: "https://192.0.2.1/replaced"}); err != nil {
+		t.Fatalf("replacing a config: %v", err)
+	}
+	if _, err := c.CancelTask(ctx, &a2ago.CancelTaskRequest{ID: id}); err != nil {
+		t.Fatal(err)
+	}
 }

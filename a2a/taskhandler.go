@@ -8,6 +8,8 @@ import (
 	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
+
+	"github.com/switchboard-dev/switchboard/agent/failure"
 )
 
 // notify sends ev to the task's push configs; a failed delivery is logged
@@ -220,8 +222,31 @@ func (h *taskHandler) CreateTaskPushConfig(ctx context.Context, req *a2ago.PushC
 		if err := h.guard.check(ctx, req.URL); err != nil {
 			return nil, err
 		}
+		if err := h.pushRoom(ctx, req.TaskID, req.ID); err != nil {
+			return nil, err
+		}
 	}
 	return h.RequestHandler.CreateTaskPushConfig(ctx, req)
+}
+
+// maxPushConfigs bounds a task's push configs: every event of the task is
+// delivered to each, one after another.
+const maxPushConfigs = 10
+
+// pushRoom refuses a new push config (one whose id the task does not
+// have yet) past maxPushConfigs.
+func (h *taskHandler) pushRoom(ctx context.Context, task a2ago.TaskID, id string) error {
+	have, err := h.pushes.List(ctx, task)
+	if err != nil || len(have) < maxPushConfigs {
+		return nil // a store failure is the store's to report on saving
+	}
+	for _, c := range have {
+		if id != "" && c.ID == id {
+			return nil // a replacement
+		}
+	}
+	return &failure.Error{Kind: failure.InvalidArgs, Source: failure.SourceA2A, Op: "set push config", Err: a2ago.ErrInvalidParams,
+		Message: fmt.Sprintf("task %s has %d push configs, the most a task may have: delete one first", task, len(have))}
 }
 
 // savePush stores a push config sent with a message.
@@ -230,6 +255,9 @@ func (h *taskHandler) savePush(ctx context.Context, id a2ago.TaskID, pc *a2ago.P
 		return a2ago.ErrPushNotificationNotSupported
 	}
 	if err := h.guard.check(ctx, pc.URL); err != nil {
+		return err
+	}
+	if err := h.pushRoom(ctx, id, pc.ID); err != nil {
 		return err
 	}
 	if _, err := h.pushes.Save(ctx, id, pc); err != nil {
