@@ -18,6 +18,9 @@ type clientHooks struct {
 	nudge    *nudger
 	notes    *noteQueue
 	coalesce *coalescer
+	// take answers the forwarder's own calls (forward.go) off the raw
+	// frame; resp is the ID of the response it took, if it took one.
+	take func(frame []byte) (resp jsonrpc.ID, taken bool)
 }
 
 // newClientConn is the Manager's connection to a server over r and w.
@@ -36,6 +39,15 @@ func newClientConn(r io.Reader, w io.Writer, o lineconn.Options, h clientHooks) 
 		return nil
 	}
 	o.Drop = h.drop
+	if h.take != nil {
+		o.Take = func(frame []byte) bool {
+			id, ok := h.take(frame)
+			if ok && h.nudge != nil {
+				h.nudge.took(id)
+			}
+			return ok
+		}
+	}
 	if h.nudge != nil {
 		o.Wrote = h.nudge.wrote
 	}

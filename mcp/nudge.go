@@ -108,6 +108,17 @@ func (n *nudger) read(msg jsonrpc.Message) (ours bool) {
 	return ours
 }
 
+// took records a frame the forwarder took off the stream: the answer to
+// the request id, if id is valid.
+func (n *nudger) took(id jsonrpc.ID) {
+	n.mu.Lock()
+	n.lastRead, n.wait = time.Now(), n.first
+	if id.IsValid() {
+		delete(n.calls, id)
+	}
+	n.mu.Unlock()
+}
+
 // fire pings the server if a request is outstanding and nothing was read
 // for the current wait, and rearms the timer while requests are
 // outstanding.

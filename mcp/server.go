@@ -33,6 +33,7 @@ type server struct {
 
 	refresh chan struct{}
 	notes   coalescer // change notifications pending in go-sdk's queue
+	fwd     forwarder // the raw calls in flight (forward.go)
 
 	mu         sync.Mutex
 	sess       *gomcp.ClientSession

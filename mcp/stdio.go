@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
@@ -32,6 +33,9 @@ type stdioTransport struct {
 	coalesce *coalescer // see clientHooks
 	// onConn, if set, is given the connection Connect made.
 	onConn func(*lineconn.Conn)
+	// take, if set, takes the forwarder's answers off the stream (see
+	// clientHooks).
+	take func([]byte) (jsonrpc.ID, bool)
 }
 
 // Connect starts the process.
@@ -92,7 +96,7 @@ func (t *stdioTransport) Connect(context.Context) (gomcp.Connection, error) {
 		_ = t.cmd.Process.Kill()
 		killProcessGroup(t.cmd)
 	}
-	h := clientHooks{nudge: newNudger(nudgeFirst, nudgeMax), coalesce: t.coalesce}
+	h := clientHooks{nudge: newNudger(nudgeFirst, nudgeMax), coalesce: t.coalesce, take: t.take}
 	if t.notes != nil {
 		h.notes = newNoteQueue(t.log, t.notes)
 	}

@@ -142,6 +142,33 @@ func (m *Manager) CallTool(ctx context.Context, serverName, toolName string, arg
 	return res, err
 }
 
+// callContext is a call's context: bounded by the server's call timeout,
+// and by its idle timeout, which touch (nil without one) restarts on
+// progress. stop releases both.
+func (s *server) callContext(ctx context.Context, modelName string) (cctx context.Context, cancel context.CancelCauseFunc, touch, stop func()) {
+	callTimeout, idle := s.callTimeouts()
+	cctx, cancel = context.WithCancelCause(ctx)
+	stops := []func(){func() { cancel(nil) }}
+	if callTimeout > 0 {
+		var stopT context.CancelFunc
+		cctx, stopT = context.WithTimeoutCause(cctx, callTimeout, &failure.Error{Kind: failure.Timeout, Source: failure.SourceMCP,
+			Name: s.cfg.Name, Tool: modelName, Message: fmt.Sprintf("the call did not finish within %s and was cancelled", callTimeout)})
+		stops = append(stops, stopT)
+	}
+	if idle > 0 {
+		idleErr := &failure.Error{Kind: failure.Timeout, Source: failure.SourceMCP, Name: s.cfg.Name, Tool: modelName,
+			Message: fmt.Sprintf("the call reported no progress for %s and was cancelled", idle)}
+		idleTimer := time.AfterFunc(idle, func() { cancel(idleErr) })
+		touch = func() { idleTimer.Reset(idle) }
+		stops = append(stops, func() { idleTimer.Stop() })
+	}
+	return cctx, cancel, touch, func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+	}
+}
+
 func (s *server) callTimeouts() (call, idle time.Duration) {
 	call, idle = s.cfg.Timeout, s.m.cfg.IdleTimeout
 	if s.cfg.IdleTimeout > 0 {
@@ -163,29 +190,15 @@ func (s *server) callTool(ctx context.Context, modelName, orig string, output []
 		return nil, &failure.Error{Kind: failure.InvalidArgs, Source: failure.SourceMCP, Name: s.cfg.Name, Tool: modelName,
 			Message: "the arguments must be a JSON object"}
 	}
-	callTimeout, idle := s.callTimeouts()
-	cctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	if callTimeout > 0 {
-		var stop context.CancelFunc
-		cctx, stop = context.WithTimeoutCause(cctx, callTimeout, &failure.Error{Kind: failure.Timeout, Source: failure.SourceMCP,
-			Name: s.cfg.Name, Tool: modelName, Message: fmt.Sprintf("the call did not finish within %s and was cancelled", callTimeout)})
-		defer stop()
-	}
+	cctx, cancel, touch, stop := s.callContext(ctx, modelName)
+	defer stop()
 	call, _ := agent.CallFromContext(ctx)
-	var idleTimer *time.Timer
-	if idle > 0 {
-		idleErr := &failure.Error{Kind: failure.Timeout, Source: failure.SourceMCP, Name: s.cfg.Name, Tool: modelName,
-			Message: fmt.Sprintf("the call reported no progress for %s and was cancelled", idle)}
-		idleTimer = time.AfterFunc(idle, func() { cancel(idleErr) })
-		defer idleTimer.Stop()
-	}
 	token := "sb-" + strconv.FormatUint(s.m.tokens.Add(1), 36)
 	fl := &inflight{call: call, cancel: cancel, server: s.cfg.Name}
-	if call != nil || idleTimer != nil {
+	if call != nil || touch != nil {
 		fl.progress = func(p agent.Progress) {
-			if idleTimer != nil {
-				idleTimer.Reset(idle)
+			if touch != nil {
+				touch()
 			}
 			call.ReportProgress(p)
 		}
@@ -218,6 +231,13 @@ func (s *server) callTool(ctx context.Context, modelName, orig string, output []
 	if err != nil {
 		return nil, s.callErr(cctx, sess, err, modelName, context.Cause(cctx))
 	}
+	return s.convertResult(modelName, output, res)
+}
+
+// convertResult is a call's result as an agent.Result: its structured
+// content checked against the tool's output schema, and saved to files
+// when it is over SaveResultsOver.
+func (s *server) convertResult(modelName string, output []byte, res *gomcp.CallToolResult) (*agent.Result, error) {
 	out := &agent.Result{Parts: convertContent(res.Content), IsError: res.IsError}
 	if res.StructuredContent != nil {
 		sc, err := json.Marshal(res.StructuredContent)

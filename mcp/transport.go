@@ -43,7 +43,8 @@ func (s *server) newTransport(ctx context.Context) (*attempt, error) {
 		setProcessGroup(cmd)
 		a := &attempt{}
 		a.t = &stdioTransport{cmd: cmd, grace: s.m.cfg.ShutdownGrace, maxFrame: gomcp.DefaultMaxLineLength,
-			notes: s.onNote, log: s.log, coalesce: &s.notes, onConn: func(c *lineconn.Conn) { a.conn = c }}
+			notes: s.onNote, log: s.log, coalesce: &s.notes, onConn: func(c *lineconn.Conn) { a.conn = c },
+			take: s.fwd.take}
 		a.cleanup = func() { killProcessGroup(cmd) }
 		return a, nil
 	case typeHTTP:
@@ -187,7 +188,7 @@ func (s *server) pipeToServer(ctx context.Context) (*attempt, error) {
 	a := &attempt{cleanup: func() { _ = clientEnd.Close(); _ = ss.Close() }}
 	a.t = connTransport{newConn: func() gomcp.Connection {
 		c := newClientConn(clientEnd, clientEnd, lineconn.Options{Close: clientEnd.Close, MaxFrame: maxFrame},
-			clientHooks{notes: newNoteQueue(s.log, s.onNote), coalesce: &s.notes})
+			clientHooks{notes: newNoteQueue(s.log, s.onNote), coalesce: &s.notes, take: s.fwd.take})
 		a.conn = c
 		return c
 	}}

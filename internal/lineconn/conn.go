@@ -50,6 +50,7 @@ type Conn struct {
 	stall time.Duration
 	words wording
 	drop  func(jsonrpc.Message) bool
+	take  func([]byte) bool
 	wrote func(jsonrpc.Message)
 
 	incoming chan frame
@@ -93,6 +94,12 @@ type Options struct {
 	Drop func(jsonrpc.Message) bool
 	// Wrote is called with each message about to be written.
 	Wrote func(jsonrpc.Message)
+	// Take is called on the reading goroutine with each frame that is one
+	// JSON object, before it is decoded for Read; true takes it off the
+	// stream (Read never sees it). It is how a forwarder answers its own
+	// requests without a decode or a goroutine hand-off: it must not block
+	// for long, and must copy what it keeps past its return.
+	Take func(frame []byte) bool
 }
 
 // frame is one JSON value read off the stream, or the error that ended it.
@@ -111,7 +118,7 @@ type inBatch struct {
 // New reads frames from r on a goroutine that ends when r fails or the
 // connection is closed, and writes to w.
 func New(r io.Reader, w io.Writer, o Options) *Conn {
-	c := &Conn{w: w, closeFn: o.Close, kill: o.Kill, stall: o.Stall, words: wordsFor(o.Peer), drop: o.Drop, wrote: o.Wrote,
+	c := &Conn{w: w, closeFn: o.Close, kill: o.Kill, stall: o.Stall, words: wordsFor(o.Peer), drop: o.Drop, take: o.Take, wrote: o.Wrote,
 		incoming: make(chan frame), closed: make(chan struct{}), writeSem: make(chan struct{}, 1), broken: make(chan struct{})}
 	if c.stall <= 0 {
 		c.stall = writeStall
@@ -152,6 +159,12 @@ func (c *Conn) readLoop(r io.Reader, maxFrame int) {
 			} else if rerr != nil && rerr != io.EOF {
 				err = rerr
 			}
+		}
+		if err == nil && c.take != nil && len(raw) > 0 && raw[0] == '{' && c.take(raw) {
+			if limiter != nil {
+				limiter.count = 0
+			}
+			continue
 		}
 		if limiter != nil && errors.Is(err, errFrameTooLarge) {
 			err = c.protocolErr(fmt.Errorf("a JSON-RPC message from the %s exceeds the size limit (%d bytes)", c.words.peer, maxFrame))

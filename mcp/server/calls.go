@@ -136,14 +136,7 @@ func (s *Server) runTool(ctx context.Context, req *gomcp.CallToolRequest, link *
 	}
 	err := s.policy.Execute(ctx, sourceKey(spec), op)
 	if err != nil && ctx.Err() != nil {
-		kind := failure.Canceled
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			kind = failure.Timeout
-		}
-		if fe := failure.From(err); fe.Kind != failure.Timeout && fe.Kind != failure.Canceled {
-			err = &failure.Error{Kind: kind, Source: failureSource(spec.Source.Kind), Name: spec.Source.Name,
-				Tool: spec.Name, Op: "call", Err: err}
-		}
+		err = deadlineErr(ctx, spec, err)
 	}
 	return result, err
 }

@@ -140,8 +140,11 @@ func clientID(_ context.Context, req *gomcp.CallToolRequest) string {
 	if req.Extra != nil && req.Extra.Header != nil {
 		return "http"
 	}
-	return "stdio"
+	return clientStdio
 }
+
+// clientStdio is the client of a stream connection (stdio).
+const clientStdio = "stdio"
 
 // Elicitor returns an agent.Elicitor that asks the person behind the MCP
 // client of the call being served (found in ctx) with an elicitation

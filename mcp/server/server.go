@@ -215,8 +215,27 @@ func (s *Server) MCP() *gomcp.Server { return s.mcp }
 // served through Switchboard's own line connection (same framing, frame
 // bound and batch rules, far less garbage per message).
 func (s *Server) Run(ctx context.Context, t gomcp.Transport) error {
-	err := s.mcp.Run(ctx, streamTransport(t))
-	if errors.Is(err, io.EOF) || (err != nil && ctx.Err() != nil) {
+	st, fast := s.streamTransport(t)
+	if fast != nil {
+		defer fast.stop() // the calls it forwards end with the session
+	}
+	ss, err := s.mcp.Connect(ctx, st, nil)
+	if err != nil {
+		return err
+	}
+	if fast != nil {
+		fast.ss.Store(ss)
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- ss.Wait() }()
+	select {
+	case <-ctx.Done():
+		_ = ss.Close()
+		<-ended
+		return nil
+	case err = <-ended:
+	}
+	if errors.Is(err, io.EOF) {
 		return nil
 	}
 	return err

@@ -23,27 +23,33 @@ type lineTransport struct {
 	r        io.ReadCloser
 	w        io.WriteCloser
 	maxFrame int
+	fast     *fastPath // forwards the calls it can (fast.go)
 }
 
 // Connect returns the connection; its Close closes the reader and the
 // writer, as go-sdk's does.
 func (t lineTransport) Connect(context.Context) (gomcp.Connection, error) {
-	return lineconn.New(t.r, t.w, lineconn.Options{MaxFrame: t.maxFrame, Peer: "client",
-		Close: func() error { return errors.Join(t.r.Close(), t.w.Close()) }}), nil
+	c := lineconn.New(t.r, t.w, lineconn.Options{MaxFrame: t.maxFrame, Peer: "client", Take: t.fast.take,
+		Close: func() error { return errors.Join(t.r.Close(), t.w.Close()) }})
+	t.fast.conn.Store(c)
+	return c, nil
 }
 
 // streamTransport returns the line transport serving what t would serve
-// (go-sdk's StdioTransport and IOTransport), or t itself.
-func streamTransport(t gomcp.Transport) gomcp.Transport {
+// (go-sdk's StdioTransport and IOTransport), with its fast path, or t
+// itself and nil.
+func (s *Server) streamTransport(t gomcp.Transport) (gomcp.Transport, *fastPath) {
 	switch t := t.(type) {
 	case *gomcp.StdioTransport:
-		return lineTransport{r: os.Stdin, w: nopWriteCloser{os.Stdout}, maxFrame: maxFrame(t.MaxLineLength)}
+		fp := newFastPath(s)
+		return lineTransport{r: os.Stdin, w: nopWriteCloser{os.Stdout}, maxFrame: maxFrame(t.MaxLineLength), fast: fp}, fp
 	case *gomcp.IOTransport:
 		if t.Reader != nil && t.Writer != nil {
-			return lineTransport{r: t.Reader, w: t.Writer, maxFrame: maxFrame(t.MaxLineLength)}
+			fp := newFastPath(s)
+			return lineTransport{r: t.Reader, w: t.Writer, maxFrame: maxFrame(t.MaxLineLength), fast: fp}, fp
 		}
 	}
-	return t
+	return t, nil
 }
 
 // maxFrame maps go-sdk's MaxLineLength (0: the default, negative: none)

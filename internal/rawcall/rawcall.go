@@ -1,0 +1,34 @@
+// Package rawcall is the contract between the MCP gateway's served side
+// (mcp/server on a stream) and the Manager's tools (package mcp) for
+// forwarding a tools/call without decoding it: the served side reads the
+// client's request off its line connection, checks it (permission, rate
+// limit, circuit) and hands the tool the raw arguments; the tool writes
+// them to its server's line connection under its own request id and
+// returns the server's raw result. Neither side builds go-sdk's typed
+// requests and results, which were most of a forwarded call's CPU.
+package rawcall
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/switchboard-dev/switchboard/agent"
+)
+
+// Tool is an agent.Tool whose calls can be forwarded raw. The Manager's
+// MCP tools are: CanForward is true while the tool's server is connected
+// over a line connection (stdio or in process).
+type Tool interface {
+	agent.Tool
+	// CanForward reports whether Forward can be used now.
+	CanForward() bool
+	// Forward calls the tool with args (a JSON object) as Call would,
+	// bounded by the same timeouts and failing with the same errors. It
+	// returns the server's result as raw JSON, or, when the result needs
+	// the Manager's conversion (a declared output schema to check, or a
+	// result big enough to be saved to files), the converted result.
+	// progress, when not nil, gets the params of each progress
+	// notification the server sends for the call, in order and before
+	// Forward returns.
+	Forward(ctx context.Context, args json.RawMessage, progress func(params json.RawMessage)) (raw json.RawMessage, res *agent.Result, err error)
+}

@@ -1,0 +1,275 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tidwall/gjson"
+
+	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/idempotency"
+	"github.com/switchboard-dev/switchboard/internal/lineconn"
+	"github.com/switchboard-dev/switchboard/internal/telemetry"
+)
+
+// fwdPrefix starts the request id and progress token of every call the
+// forwarder makes. go-sdk's client numbers its requests, so a string id
+// cannot be one of its own.
+const fwdPrefix = "sbf-"
+
+// cancelGrace bounds the notifications/cancelled sent for a forwarded
+// call whose context ended.
+const cancelGrace = time.Second
+
+// forwarder is the raw calls (rawcall.Tool) a server has in flight on its
+// line connection: their answers and progress are taken off the stream
+// by take, on the connection's reading goroutine, before go-sdk decodes
+// anything.
+type forwarder struct {
+	seq   atomic.Uint64
+	mu    sync.Mutex
+	calls map[string]*fwdCall
+}
+
+// fwdCall is one forwarded call waiting for its answer.
+type fwdCall struct {
+	done chan rawReply // buffered: take never blocks
+
+	mu       sync.Mutex
+	progress func(json.RawMessage) // nil once the call returned
+}
+
+// rawReply is a response's result or error, raw.
+type rawReply struct {
+	result, err json.RawMessage
+}
+
+func (f *forwarder) add(id string, c *fwdCall) {
+	f.mu.Lock()
+	if f.calls == nil {
+		f.calls = map[string]*fwdCall{}
+	}
+	f.calls[id] = c
+	f.mu.Unlock()
+}
+
+func (f *forwarder) remove(id string) {
+	f.mu.Lock()
+	delete(f.calls, id)
+	f.mu.Unlock()
+}
+
+func (f *forwarder) lookup(id string) *fwdCall {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls[id]
+}
+
+// take takes the answer to a forwarded call, or a progress notification
+// for one, off the stream. Frames that merely mention the prefix (a
+// result quoting it) are left to go-sdk unless their id or token is one
+// of the calls in flight.
+func (f *forwarder) take(frame []byte) (jsonrpc.ID, bool) {
+	if !bytes.Contains(frame, []byte(`"`+fwdPrefix)) {
+		return jsonrpc.ID{}, false
+	}
+	fields := gjson.GetManyBytes(frame, "id", "method", "result", "error", "params.progressToken")
+	id, method := fields[0], fields[1]
+	if method.Exists() {
+		tok := fields[4]
+		if method.Str != "notifications/progress" || id.Exists() || tok.Type != gjson.String {
+			return jsonrpc.ID{}, false
+		}
+		c := f.lookup(tok.Str)
+		if c == nil {
+			return jsonrpc.ID{}, false
+		}
+		c.report(json.RawMessage(gjson.GetBytes(frame, "params").Raw))
+		return jsonrpc.ID{}, true
+	}
+	if id.Type != gjson.String {
+		return jsonrpc.ID{}, false
+	}
+	f.mu.Lock()
+	c := f.calls[id.Str]
+	delete(f.calls, id.Str)
+	f.mu.Unlock()
+	if c == nil {
+		return jsonrpc.ID{}, false
+	}
+	reply := rawReply{result: json.RawMessage(fields[2].Raw), err: json.RawMessage(fields[3].Raw)}
+	if !fields[2].Exists() && !fields[3].Exists() {
+		reply.err = json.RawMessage(`{"code":-32603,"message":"the server answered with neither a result nor an error"}`)
+	}
+	c.done <- reply
+	jid, _ := jsonrpc.MakeID(id.Str)
+	return jid, true
+}
+
+// report delivers progress unless the call returned.
+func (c *fwdCall) report(params json.RawMessage) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.progress != nil {
+		c.progress(params)
+	}
+}
+
+// finish stops progress delivery.
+func (c *fwdCall) finish() {
+	c.mu.Lock()
+	c.progress = nil
+	c.mu.Unlock()
+}
+
+// CanForward reports whether the tool's server is connected over a line
+// connection of the Manager's own (rawcall.Tool).
+func (t *tool) CanForward() bool {
+	s := t.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sess != nil && s.conn != nil && !s.conn.Broken()
+}
+
+// Forward calls the tool with raw arguments (rawcall.Tool).
+func (t *tool) Forward(ctx context.Context, args json.RawMessage, progress func(json.RawMessage)) (json.RawMessage, *agent.Result, error) {
+	return t.s.forwardCall(ctx, t.spec.Name, t.orig, t.output, args, progress)
+}
+
+// forwardCall is callTool on the raw arguments, written to the server's
+// line connection as they came and answered with the server's raw result.
+// A server reached otherwise (HTTP) is called through callTool.
+func (s *server) forwardCall(ctx context.Context, modelName, orig string, output []byte, args json.RawMessage, progress func(json.RawMessage)) (json.RawMessage, *agent.Result, error) {
+	sess, err := s.session(ctx, 0)
+	if err != nil {
+		return nil, nil, s.callErr(ctx, nil, nil, modelName, err)
+	}
+	s.mu.Lock()
+	conn := s.conn
+	if s.sess != sess {
+		conn = nil
+	}
+	s.mu.Unlock()
+	if conn == nil {
+		res, err := s.callTool(ctx, modelName, orig, output, args)
+		return nil, res, err
+	}
+	args = bytes.TrimSpace(args)
+	if len(args) == 0 || bytes.Equal(args, []byte("null")) {
+		args = json.RawMessage("{}")
+	} else if args[0] != '{' {
+		return nil, nil, &failure.Error{Kind: failure.InvalidArgs, Source: failure.SourceMCP, Name: s.cfg.Name, Tool: modelName,
+			Message: "the arguments must be a JSON object"}
+	}
+	cctx, cancel, touch, stop := s.callContext(ctx, modelName)
+	defer stop()
+	id := fwdPrefix + strconv.FormatUint(s.fwd.seq.Add(1), 36)
+	rc := &fwdCall{done: make(chan rawReply, 1), progress: func(p json.RawMessage) {
+		if touch != nil {
+			touch()
+		}
+		if progress != nil {
+			progress(p)
+		}
+	}}
+	call, _ := agent.CallFromContext(ctx)
+	fl := &inflight{call: call, cancel: cancel, server: s.cfg.Name}
+	s.addInflight(id, fl) // a lost connection cancels the call; questions find its run
+	s.fwd.add(id, rc)
+	defer func() {
+		s.fwd.remove(id)
+		s.removeInflight(id)
+		rc.finish()
+		fl.finish()
+	}()
+	frame, err := callFrame(cctx, id, orig, args)
+	if err != nil {
+		return nil, nil, &failure.Error{Kind: failure.InvalidArgs, Source: failure.SourceMCP, Name: s.cfg.Name, Tool: modelName,
+			Message: "the call could not be encoded", Err: err}
+	}
+	jid, _ := jsonrpc.MakeID(id)
+	if err := conn.WriteRaw(cctx, frame, &jsonrpc.Request{ID: jid, Method: "tools/call"}); err != nil {
+		return nil, nil, s.callErr(cctx, sess, err, modelName, context.Cause(cctx))
+	}
+	var reply rawReply
+	select {
+	case reply = <-rc.done:
+	case <-cctx.Done():
+		s.fwd.remove(id)
+		sendCancel(conn, id)
+		return nil, nil, s.callErr(cctx, sess, cctx.Err(), modelName, context.Cause(cctx))
+	}
+	if len(reply.err) > 0 {
+		var we jsonrpc.Error
+		if err := json.Unmarshal(reply.err, &we); err != nil {
+			return nil, nil, s.callErr(cctx, sess, fmt.Errorf("the server's error is malformed: %w", err), modelName, nil)
+		}
+		return nil, nil, s.callErr(cctx, sess, &we, modelName, nil)
+	}
+	if len(reply.result) == 0 || reply.result[0] != '{' {
+		return nil, nil, &failure.Error{Kind: failure.Protocol, Source: failure.SourceMCP, Name: s.cfg.Name, Tool: modelName,
+			Message: "the server's result is not a JSON object"}
+	}
+	if len(output) == 0 && len(reply.result) <= s.m.cfg.SaveResultsOver {
+		return reply.result, nil, nil
+	}
+	var res gomcp.CallToolResult
+	if err := json.Unmarshal(reply.result, &res); err != nil {
+		return nil, nil, &failure.Error{Kind: failure.Protocol, Source: failure.SourceMCP, Name: s.cfg.Name, Tool: modelName,
+			Message: "the server's result is not a valid tools/call result", Err: err}
+	}
+	out, err := s.convertResult(modelName, output, &res)
+	return nil, out, err
+}
+
+// callFrame is the tools/call request of a forwarded call, one line.
+func callFrame(ctx context.Context, id, orig string, args json.RawMessage) ([]byte, error) {
+	name, err := json.Marshal(orig)
+	if err != nil {
+		return nil, err
+	}
+	var meta map[string]any
+	if key := idempotency.Key(ctx); key != "" {
+		meta = map[string]any{idempotency.MetaKey: key}
+	}
+	meta = telemetry.InjectMeta(ctx, meta)
+	b := make([]byte, 0, 96+len(name)+len(args))
+	b = append(b, `{"jsonrpc":"2.0","id":"`...)
+	b = append(b, id...)
+	b = append(b, `","method":"tools/call","params":{"name":`...)
+	b = append(b, name...)
+	b = append(b, `,"arguments":`...)
+	b = append(b, args...)
+	b = append(b, `,"_meta":{"progressToken":"`...)
+	b = append(b, id...)
+	b = append(b, '"')
+	if len(meta) > 0 {
+		extra, err := json.Marshal(meta)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, ',')
+		b = append(b, extra[1:len(extra)-1]...)
+	}
+	return append(b, "}}}\n"...), nil
+}
+
+// sendCancel tells the server a forwarded call was given up, within
+// cancelGrace.
+func sendCancel(conn *lineconn.Conn, id string) {
+	ctx, cancel := context.WithTimeout(context.Background(), cancelGrace)
+	defer cancel()
+	params := json.RawMessage(`{"requestId":"` + id + `","reason":"the call was cancelled"}`)
+	frame := append([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":`), params...)
+	frame = append(frame, "}\n"...)
+	_ = conn.WriteRaw(ctx, frame, &jsonrpc.Request{Method: "notifications/cancelled", Params: params})
+}

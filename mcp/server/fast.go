@@ -1,0 +1,331 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tidwall/gjson"
+
+	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/callhook"
+	"github.com/switchboard-dev/switchboard/internal/lineconn"
+	"github.com/switchboard-dev/switchboard/internal/rawcall"
+)
+
+// maxFastCalls bounds the forwarded calls one stream connection has in
+// flight; past it calls take go-sdk's path.
+const maxFastCalls = 1024
+
+// errClientCancelled is the cause of a forwarded call the client
+// cancelled (notifications/cancelled): no response is sent for it.
+var errClientCancelled = errors.New("the client cancelled the call")
+
+// fastPath forwards a stream client's tools/call to a Manager's tool on a
+// line connection without go-sdk's decoding on either side: the request
+// is taken off the client's connection raw (lineconn.Options.Take), put
+// through the same checks as any call (known tool, arguments an object,
+// permission, circuit, rate limit), and the server's raw result is
+// written back under the client's id. A call anything of that does not
+// suit (an ask, a refusal, a tool of another kind, a multi round-trip
+// session, a batch) is left to go-sdk, which serves it as before.
+type fastPath struct {
+	s    *Server
+	conn atomic.Pointer[lineconn.Conn]
+	ss   atomic.Pointer[gomcp.ServerSession]
+	// ctx ends with the server or the connection's session (stop).
+	ctx  context.Context
+	stop context.CancelFunc
+
+	mu    sync.Mutex
+	calls map[string]context.CancelCauseFunc // by the client's raw id
+
+	work    chan *fastCall // to an idle worker (unbuffered)
+	workers atomic.Int32   // the goroutines kept as workers
+}
+
+func newFastPath(s *Server) *fastPath {
+	ctx, stop := context.WithCancel(s.ctx)
+	return &fastPath{s: s, ctx: ctx, stop: stop, calls: map[string]context.CancelCauseFunc{}, work: make(chan *fastCall)}
+}
+
+// callFields are what take reads of a frame.
+var callFields = []string{"method", "id", "params.name", "params.arguments", "params._meta.progressToken",
+	"params.requestState", "params.inputResponses", "params.requestId"}
+
+// take is the connection's Take hook: it takes a tools/call it can
+// forward, and a cancellation of one it forwarded.
+func (fp *fastPath) take(frame []byte) bool {
+	if !bytes.Contains(frame, []byte(`"tools/call"`)) && !bytes.Contains(frame, []byte(`"notifications/cancelled"`)) {
+		return false
+	}
+	f := gjson.GetManyBytes(frame, callFields...)
+	method, id := f[0], f[1]
+	switch {
+	case method.Str == "notifications/cancelled" && !id.Exists():
+		return fp.cancel(f[7].Raw)
+	case method.Str != "tools/call" || (id.Type != gjson.String && id.Type != gjson.Number):
+		return false
+	case f[5].Exists() || f[6].Exists() || f[2].Type != gjson.String:
+		return false // a multi round-trip retry, or a call go-sdk refuses
+	}
+	args := f[3]
+	if args.Exists() && args.Type != gjson.Null && !args.IsObject() {
+		return false
+	}
+	tok := f[4]
+	if tok.Exists() && tok.Type != gjson.String && tok.Type != gjson.Number {
+		return false
+	}
+	c, ok := fp.admit(id.Raw, f[2].Str)
+	if !ok {
+		return false
+	}
+	c.args, c.token = json.RawMessage(args.Raw), tok.Raw
+	fp.dispatch(c)
+	return true
+}
+
+// maxWorkers is how many goroutines serving forwarded calls are kept to
+// serve the next ones: a goroutine that served a call has grown its
+// stack, and a fresh one per call spent a tenth of the gateway's CPU
+// growing it again.
+const maxWorkers = 8
+
+// dispatch hands the call to an idle worker, or to a new goroutine (which
+// stays as a worker while there are fewer than maxWorkers).
+func (fp *fastPath) dispatch(c *fastCall) {
+	select {
+	case fp.work <- c:
+		return
+	default:
+	}
+	fp.s.wg.Go(func() {
+		fp.serve(c)
+		if fp.workers.Add(1) > maxWorkers {
+			fp.workers.Add(-1)
+			return
+		}
+		defer fp.workers.Add(-1)
+		for {
+			select {
+			case c := <-fp.work:
+				fp.serve(c)
+			case <-fp.ctx.Done():
+				return
+			}
+		}
+	})
+}
+
+// fastCall is one call being forwarded.
+type fastCall struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	id     string // the client's, raw JSON
+	name   string
+	tool   rawcall.Tool
+	spec   agent.ToolSpec
+	ss     *gomcp.ServerSession
+	args   json.RawMessage
+	token  string // the client's progress token, raw JSON ("": none)
+}
+
+// admit decides whether the call can be forwarded and, if so, registers
+// it; the rate limit is charged last, so a call left to go-sdk is
+// charged once.
+func (fp *fastPath) admit(id, name string) (*fastCall, bool) {
+	s := fp.s
+	ss := fp.ss.Load()
+	if ss == nil || ss.InitializeParams() == nil || usesMRTR(ss) || fp.conn.Load() == nil {
+		return nil, false
+	}
+	tool, ok := s.tools.lookup(name)
+	if !ok {
+		return nil, false
+	}
+	rt, ok := tool.(rawcall.Tool)
+	if !ok || !rt.CanForward() {
+		return nil, false
+	}
+	spec := tool.Spec()
+	if s.cfg.Permissions.Decide(spec, nil) != agent.Allow || !s.policy.Available(sourceKey(spec)) {
+		return nil, false
+	}
+	fp.mu.Lock()
+	defer fp.mu.Unlock()
+	if _, dup := fp.calls[id]; dup || len(fp.calls) >= maxFastCalls || !s.limits.allow(clientStdio) {
+		return nil, false
+	}
+	ctx, cancel := context.WithCancelCause(fp.ctx)
+	fp.calls[id] = cancel
+	return &fastCall{ctx: ctx, cancel: cancel, id: id, name: name, tool: rt, spec: spec, ss: ss}, true
+}
+
+// cancel cancels the forwarded call of the client's raw id, if there is
+// one.
+func (fp *fastPath) cancel(id string) bool {
+	fp.mu.Lock()
+	cancel, ok := fp.calls[id]
+	delete(fp.calls, id)
+	fp.mu.Unlock()
+	if ok {
+		cancel(errClientCancelled)
+	}
+	return ok
+}
+
+func (fp *fastPath) forget(id string) {
+	fp.mu.Lock()
+	delete(fp.calls, id)
+	fp.mu.Unlock()
+}
+
+// serve forwards the call, answers the client and records the call.
+func (fp *fastPath) serve(c *fastCall) {
+	s := fp.s
+	defer c.cancel(nil)
+	defer fp.forget(c.id)
+	start := time.Now()
+	rec := AuditRecord{Time: start, Client: clientStdio, Tool: c.name, Source: c.spec.Source.String()}
+	raw, res, err := fp.forward(c)
+	if context.Cause(c.ctx) == errClientCancelled {
+		// The client gave the call up: it gets no response.
+		err = failure.Wrap(failure.Canceled, failureSource(c.spec.Source.Kind), errClientCancelled)
+		raw, res = nil, nil
+	}
+	var out []byte
+	rec.Outcome = outcomeOK
+	switch {
+	case err != nil:
+		fe := failure.From(err)
+		if fe.Tool == "" {
+			fe.Tool = c.name
+		}
+		s.policy.Handle(c.ctx, fe)
+		out, _ = json.Marshal(errorResult(fe.ModelText()))
+		rec.Outcome, rec.IsError = outcomeFailed, true
+	case res != nil:
+		r := toMCPResult(res)
+		out, err = json.Marshal(r)
+		if err != nil {
+			out, _ = json.Marshal(errorResult("the tool's result could not be encoded"))
+		}
+		rec.IsError = r.IsError || err != nil
+	default:
+		out, rec.IsError = raw, gjson.GetBytes(raw, "isError").Bool()
+	}
+	if rec.IsError && rec.Outcome == outcomeOK {
+		rec.Outcome = outcomeToolError
+	}
+	if context.Cause(c.ctx) != errClientCancelled {
+		fp.respond(c, out)
+	}
+	rec.Duration = time.Since(start)
+	if s.cfg.Audit != nil {
+		s.cfg.Audit(context.WithoutCancel(c.ctx), rec)
+	}
+}
+
+// forward runs the call under the failure policy and its timeout, with
+// the call context a tool gets (its questions reach the client), as
+// runTool does.
+func (fp *fastPath) forward(c *fastCall) (raw json.RawMessage, res *agent.Result, err error) {
+	s := fp.s
+	defer func() {
+		if p := recover(); p != nil {
+			raw, res = nil, nil
+			err = &failure.Error{Kind: failure.Panic, Source: failureSource(c.spec.Source.Kind), Tool: c.spec.Name, Op: "call",
+				Message: "forwarding the call panicked", Err: fmt.Errorf("panic: %v\n%s", p, debug.Stack())}
+		}
+	}()
+	timeout := s.cfg.CallTimeout
+	if c.spec.Timeout > 0 {
+		timeout = c.spec.Timeout
+	}
+	link := directLink(c.ss)
+	ctx, cancel := context.WithTimeout(withLink(c.ctx, link), timeout)
+	defer cancel()
+	run := "mcp_" + strconv.FormatUint(callSeq.Add(1), 10)
+	s.inflight.Store(run, link)
+	defer s.inflight.Delete(run)
+	ctx, done := callhook.Bind(ctx, callhook.Call{Run: run, ID: run, Tool: c.spec.Name, Source: c.spec.Source, Elicitor: s.Elicitor()})
+	defer done()
+	var progress func(json.RawMessage)
+	if c.token != "" {
+		progress = func(p json.RawMessage) { fp.progress(ctx, c.token, p) }
+	}
+	err = s.policy.Execute(ctx, sourceKey(c.spec), func(ctx context.Context) error {
+		var err error
+		raw, res, err = c.tool.Forward(ctx, c.args, progress)
+		return err
+	})
+	if err != nil && ctx.Err() != nil {
+		err = deadlineErr(ctx, c.spec, err)
+	}
+	return raw, res, err
+}
+
+// respond writes the result to the client under its id.
+func (fp *fastPath) respond(c *fastCall, result []byte) {
+	conn := fp.conn.Load()
+	frame := make([]byte, 0, len(result)+len(c.id)+40)
+	frame = append(frame, `{"jsonrpc":"2.0","id":`...)
+	frame = append(frame, c.id...)
+	frame = append(frame, `,"result":`...)
+	frame = append(frame, result...)
+	frame = append(frame, "}\n"...)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), fp.s.cfg.CallTimeout)
+	defer cancel()
+	if err := conn.WriteRaw(ctx, frame, &jsonrpc.Response{}); err != nil {
+		fp.s.log.Debug().Err(err).Str("tool", c.name).Msg("the result of a forwarded call could not be written")
+	}
+}
+
+// progress writes a server's progress notification to the client under
+// the client's token.
+func (fp *fastPath) progress(ctx context.Context, token string, params json.RawMessage) {
+	f := gjson.GetManyBytes(params, "progress", "total", "message")
+	if f[0].Type != gjson.Number {
+		return
+	}
+	frame := make([]byte, 0, 96+len(params))
+	frame = append(frame, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":`...)
+	frame = append(frame, token...)
+	frame = append(frame, `,"progress":`...)
+	frame = append(frame, f[0].Raw...)
+	if f[1].Type == gjson.Number {
+		frame = append(frame, `,"total":`...)
+		frame = append(frame, f[1].Raw...)
+	}
+	if f[2].Type == gjson.String {
+		frame = append(frame, `,"message":`...)
+		frame = append(frame, f[2].Raw...)
+	}
+	frame = append(frame, "}}\n"...)
+	_ = fp.conn.Load().WriteRaw(ctx, frame, &jsonrpc.Request{Method: "notifications/progress"})
+}
+
+// deadlineErr is err of a call whose context ended, as a Timeout or
+// Canceled failure (what the call's end says, unless err says it).
+func deadlineErr(ctx context.Context, spec agent.ToolSpec, err error) error {
+	kind := failure.Canceled
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		kind = failure.Timeout
+	}
+	if fe := failure.From(err); fe.Kind != failure.Timeout && fe.Kind != failure.Canceled {
+		return &failure.Error{Kind: kind, Source: failureSource(spec.Source.Kind), Name: spec.Source.Name,
+			Tool: spec.Name, Op: "call", Err: err}
+	}
+	return err
+}

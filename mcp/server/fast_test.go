@@ -1,0 +1,257 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/testkit"
+	"github.com/switchboard-dev/switchboard/mcp"
+	"github.com/switchboard-dev/switchboard/mcp/server"
+)
+
+// forwardServer is the in-process server behind the forwarding tests. Its
+// echo answers the progress token it was sent, which tells a forwarded
+// call (the forwarder's "sbf-" tokens) from one made through go-sdk's
+// client (the Manager's "sb-" tokens).
+func forwardServer(cancelled chan<- struct{}) *gomcp.Server {
+	s := gomcp.NewServer(&gomcp.Implementation{Name: "fwd", Version: "1"}, nil)
+	type text struct {
+		Text string `json:"text"`
+	}
+	gomcp.AddTool(s, &gomcp.Tool{Name: "echo", Annotations: &gomcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(_ context.Context, req *gomcp.CallToolRequest, in text) (*gomcp.CallToolResult, any, error) {
+			return &gomcp.CallToolResult{Content: []gomcp.Content{&gomcp.TextContent{
+				Text: fmt.Sprintf("echo:%s token:%v", in.Text, req.Params.GetProgressToken())}}}, nil, nil
+		})
+	gomcp.AddTool(s, &gomcp.Tool{Name: "steps"},
+		func(ctx context.Context, req *gomcp.CallToolRequest, _ any) (*gomcp.CallToolResult, any, error) {
+			for i := range 3 {
+				_ = req.Session.NotifyProgress(ctx, &gomcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(),
+					Progress: float64(i + 1), Total: 3, Message: fmt.Sprintf("step %d", i+1)})
+			}
+			return &gomcp.CallToolResult{Content: []gomcp.Content{&gomcp.TextContent{Text: "stepped"}}}, nil, nil
+		})
+	gomcp.AddTool(s, &gomcp.Tool{Name: "fail"},
+		func(context.Context, *gomcp.CallToolRequest, any) (*gomcp.CallToolResult, any, error) {
+			return &gomcp.CallToolResult{IsError: true, Content: []gomcp.Content{&gomcp.TextContent{Text: "it broke"}}}, nil, nil
+		})
+	gomcp.AddTool(s, &gomcp.Tool{Name: "big"},
+		func(context.Context, *gomcp.CallToolRequest, any) (*gomcp.CallToolResult, any, error) {
+			return &gomcp.CallToolResult{Content: []gomcp.Content{&gomcp.TextContent{Text: strings.Repeat("b", 100<<10)}}}, nil, nil
+		})
+	gomcp.AddTool(s, &gomcp.Tool{Name: "typed"},
+		func(context.Context, *gomcp.CallToolRequest, any) (*gomcp.CallToolResult, struct {
+			N int `json:"n"`
+		}, error) {
+			return nil, struct {
+				N int `json:"n"`
+			}{N: 7}, nil
+		})
+	gomcp.AddTool(s, &gomcp.Tool{Name: "wipe"},
+		func(context.Context, *gomcp.CallToolRequest, any) (*gomcp.CallToolResult, any, error) {
+			return &gomcp.CallToolResult{Content: []gomcp.Content{&gomcp.TextContent{Text: "wiped"}}}, nil, nil
+		})
+	gomcp.AddTool(s, &gomcp.Tool{Name: "hang"},
+		func(ctx context.Context, _ *gomcp.CallToolRequest, _ any) (*gomcp.CallToolResult, any, error) {
+			<-ctx.Done()
+			cancelled <- struct{}{}
+			return nil, nil, ctx.Err()
+		})
+	return s
+}
+
+// forwarding is a Server on stdio pipes in front of forwardServer through
+// a Manager, and the audit records of its calls.
+type forwarding struct {
+	peer      *stdioPeer
+	lines     chan string // the server's output, line by line
+	cancelled chan struct{}
+	mu        sync.Mutex
+	audit     []server.AuditRecord
+}
+
+func newForwarding(t *testing.T, callTimeout time.Duration) *forwarding {
+	ctx := testkit.Ctx(t, 60*time.Second)
+	f := &forwarding{cancelled: make(chan struct{}, 4)}
+	m, err := mcp.New(ctx, mcp.Config{Servers: []mcp.ServerConfig{{Name: "fwd", Server: forwardServer(f.cancelled)}},
+		Policy: testkit.FastPolicy(failure.PolicyConfig{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close() })
+	if err := m.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	srv := newServer(t, server.Config{Toolsets: []agent.Toolset{m.Toolset()}, CallTimeout: callTimeout,
+		Permissions: &agent.Permissions{Rules: []agent.Rule{{Tool: "mcp__fwd__fail", Permission: agent.Allow},
+			{Tool: "mcp__fwd__hang", Permission: agent.Allow}, {Tool: "mcp__fwd__steps", Permission: agent.Allow},
+			{Tool: "mcp__fwd__big", Permission: agent.Allow}, {Tool: "mcp__fwd__typed", Permission: agent.Allow}}},
+		Audit: func(_ context.Context, rec server.AuditRecord) {
+			f.mu.Lock()
+			f.audit = append(f.audit, rec)
+			f.mu.Unlock()
+		}})
+	f.peer = runOnPipes(t, srv, 0)
+	f.peer.handshake(t, "2025-11-25")
+	f.lines = make(chan string, 64)
+	go func() {
+		defer close(f.lines)
+		for {
+			l, err := f.peer.out.ReadString('\n')
+			if err != nil {
+				return
+			}
+			f.lines <- strings.TrimSpace(l)
+		}
+	}()
+	return f
+}
+
+// recv is the next line the server wrote, waiting at most 10 s.
+func (f *forwarding) recv(t *testing.T) string {
+	t.Helper()
+	select {
+	case l, ok := <-f.lines:
+		if !ok {
+			t.Fatal("the server closed its output")
+		}
+		return l
+	case <-time.After(10 * time.Second):
+		t.Fatal("no answer within 10 s")
+		return ""
+	}
+}
+
+// lastAudit waits for the audit record of the n-th call.
+func (f *forwarding) lastAudit(t *testing.T, n int) server.AuditRecord {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		f.mu.Lock()
+		if len(f.audit) >= n {
+			rec := f.audit[n-1]
+			f.mu.Unlock()
+			return rec
+		}
+		f.mu.Unlock()
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("no audit record for call %d", n)
+	return server.AuditRecord{}
+}
+
+// TestForwardedCalls: on stdio, a call to a Manager's tool is forwarded
+// raw (the server sees the forwarder's token) and answers as a call
+// through go-sdk does: under the client's id (number or string), with the
+// server's result, its progress under the client's token and in order
+// before the result, tool errors as error results, results the Manager
+// converts (structured content, saved big results) converted, and an
+// audit record each.
+func TestForwardedCalls(t *testing.T) {
+	f := newForwarding(t, 0)
+	tests := []struct {
+		name    string
+		send    string
+		want    []string // the lines answered, each holding its …-separated parts in order
+		outcome string   // the call's audit record's ("": none)
+	}{
+		{"a numeric id", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcp__fwd__echo","arguments":{"text":"x"}}}`,
+			[]string{`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"echo:x token:sbf-`}, "ok"},
+		{"a string id", `{"jsonrpc":"2.0","id":"abc","method":"tools/call","params":{"name":"mcp__fwd__echo","arguments":{"text":"y"}}}`,
+			[]string{`"id":"abc","result":{"content":[{"type":"text","text":"echo:y token:sbf-`}, "ok"},
+		{"no arguments", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"mcp__fwd__echo"}}`,
+			[]string{`"id":2,"result":{"content":[{"type":"text","text":"validating …"isError":true`}, "tool_error"},
+		{"progress", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"mcp__fwd__steps","_meta":{"progressToken":"p-3"}}}`,
+			[]string{
+				`"method":"notifications/progress","params":{"progressToken":"p-3","progress":1,"total":3,"message":"step 1"}`,
+				`"progressToken":"p-3","progress":2`,
+				`"progressToken":"p-3","progress":3`,
+				`"id":3,"result":{"content":[{"type":"text","text":"stepped"}]`}, "ok"},
+		{"a tool error", `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"mcp__fwd__fail","arguments":{}}}`,
+			[]string{`"id":4,"result":{"content":[{"type":"text","text":"it broke"}],"isError":true`}, "tool_error"},
+		{"structured content", `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"mcp__fwd__typed","arguments":{}}}`,
+			[]string{`"id":5,"result":{…"structuredContent":{"n":7}`}, "ok"},
+		{"a big result is saved", `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"mcp__fwd__big","arguments":{}}}`,
+			[]string{`"id":6,"result":{…mcp_read_result`}, "ok"},
+		// Calls the fast path leaves to go-sdk, which refuses them.
+		{"an unknown tool", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"mcp__fwd__nope","arguments":{}}}`,
+			[]string{`"id":7,"error":{"code":-32602,"message":"unknown tool`}, ""},
+		{"a tool to ask about, and a client that cannot be asked", `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"mcp__fwd__wipe","arguments":{}}}`,
+			[]string{`"id":9,"result":{"content":[{"type":"text","text":"permission denied: …"isError":true`}, "denied"},
+		{"arguments that are not an object", `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"mcp__fwd__echo","arguments":[1]}}`,
+			[]string{`"id":8,`}, ""},
+	}
+	audited := 0
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f.peer.send(t, tt.send)
+			for _, want := range tt.want {
+				if line := f.recv(t); !inOrder(line, strings.Split(want, "…")) {
+					t.Fatalf("got %q, want it to hold %q", line, want)
+				}
+			}
+			if tt.outcome == "" {
+				return
+			}
+			audited++
+			rec := f.lastAudit(t, audited)
+			if rec.Outcome != tt.outcome || rec.Client != "stdio" {
+				t.Fatalf("audit %+v, want outcome %q from stdio", rec, tt.outcome)
+			}
+		})
+	}
+}
+
+// inOrder reports whether s holds parts in order.
+func inOrder(s string, parts []string) bool {
+	for _, p := range parts {
+		i := strings.Index(s, p)
+		if i < 0 {
+			return false
+		}
+		s = s[i+len(p):]
+	}
+	return true
+}
+
+// TestForwardedCallEnds: a forwarded call the client cancels is cancelled
+// at the server and gets no response; one past the call timeout is
+// cancelled at the server and answered with a timeout error. Both leave
+// the session serving.
+func TestForwardedCallEnds(t *testing.T) {
+	f := newForwarding(t, 300*time.Millisecond)
+	f.peer.send(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcp__fwd__hang","arguments":{}}}`)
+	time.Sleep(50 * time.Millisecond)
+	f.peer.send(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"bored"}}`)
+	select {
+	case <-f.cancelled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the server's tool was not cancelled")
+	}
+	f.peer.send(t, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"mcp__fwd__hang","arguments":{}}}`)
+	line := f.recv(t)
+	if !strings.Contains(line, `"id":2,"result":`) || !strings.Contains(line, `"isError":true`) ||
+		!strings.Contains(line, "timed out") {
+		t.Fatalf("after the cancelled call 1, got %q; want call 2's timeout (and nothing for call 1)", line)
+	}
+	select {
+	case <-f.cancelled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the server's tool was not cancelled at the timeout")
+	}
+	if rec := f.lastAudit(t, 2); rec.Outcome != "failed" {
+		t.Fatalf("audit of the timed-out call: %+v", rec)
+	}
+	f.peer.send(t, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"mcp__fwd__echo","arguments":{"text":"z"}}}`)
+	if line := f.recv(t); !strings.Contains(line, `"id":3,"result":{"content":[{"type":"text","text":"echo:z`) {
+		t.Fatalf("the session does not serve after the calls ended: %q", line)
+	}
+}
