@@ -132,13 +132,22 @@ func (c *fwdCall) finish() {
 }
 
 // CanForward reports whether the tool's server is connected over a line
-// connection of the Manager's own (rawcall.Tool).
+// connection of the Manager's own (rawcall.Tool), on a protocol revision
+// before multi round-trip requests: from 2026-07-28 on a result may be a
+// question, which go-sdk's client answers and retries.
 func (t *tool) CanForward() bool {
 	s := t.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.sess != nil && s.conn != nil && !s.conn.Broken()
+	if s.sess == nil || s.conn == nil || s.conn.Broken() {
+		return false
+	}
+	v := s.conn.Protocol()
+	return v != "" && v < mrtrProtocol
 }
+
+// mrtrProtocol is the first revision with multi round-trip requests.
+const mrtrProtocol = "2026-07-28"
 
 // Forward calls the tool with raw arguments (rawcall.Tool).
 func (t *tool) Forward(ctx context.Context, args json.RawMessage, progress func(json.RawMessage)) (json.RawMessage, *agent.Result, error) {

@@ -2,12 +2,15 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-dev/switchboard/agent"
@@ -59,6 +62,15 @@ func forwardServer(cancelled chan<- struct{}) *gomcp.Server {
 		func(context.Context, *gomcp.CallToolRequest, any) (*gomcp.CallToolResult, any, error) {
 			return &gomcp.CallToolResult{Content: []gomcp.Content{&gomcp.TextContent{Text: "wiped"}}}, nil, nil
 		})
+	gomcp.AddTool(s, &gomcp.Tool{Name: "ask"},
+		func(ctx context.Context, req *gomcp.CallToolRequest, _ any) (*gomcp.CallToolResult, any, error) {
+			res, err := req.Session.Elicit(ctx, &gomcp.ElicitParams{Message: "colour?",
+				RequestedSchema: &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"c": {Type: "string"}}}})
+			if err != nil {
+				return nil, nil, err
+			}
+			return &gomcp.CallToolResult{Content: []gomcp.Content{&gomcp.TextContent{Text: fmt.Sprintf("%s:%v", res.Action, res.Content["c"])}}}, nil, nil
+		})
 	gomcp.AddTool(s, &gomcp.Tool{Name: "hang"},
 		func(ctx context.Context, _ *gomcp.CallToolRequest, _ any) (*gomcp.CallToolResult, any, error) {
 			<-ctx.Done()
@@ -79,10 +91,21 @@ type forwarding struct {
 }
 
 func newForwarding(t *testing.T, callTimeout time.Duration) *forwarding {
+	return newForwardingAt(t, callTimeout, "2025-11-25", `{}`, "2025-11-25")
+}
+
+// newForwardingAt is newForwarding with the client offering protocol and
+// capabilities (JSON), and the Manager asking downstream for the revision
+// down.
+func newForwardingAt(t *testing.T, callTimeout time.Duration, protocol, caps, down string) *forwarding {
 	ctx := testkit.Ctx(t, 60*time.Second)
 	f := &forwarding{cancelled: make(chan struct{}, 4)}
-	m, err := mcp.New(ctx, mcp.Config{Servers: []mcp.ServerConfig{{Name: "fwd", Server: forwardServer(f.cancelled)}},
-		Policy: testkit.FastPolicy(failure.PolicyConfig{})})
+	var late atomic.Pointer[server.Server] // the server's Elicitor, for the Manager made before it (as the gateway does)
+	elicitor := agent.ElicitorFunc(func(ctx context.Context, e agent.Elicitation) (agent.ElicitationResult, error) {
+		return late.Load().Elicitor().Elicit(ctx, e)
+	})
+	m, err := mcp.New(ctx, mcp.Config{Servers: []mcp.ServerConfig{{Name: "fwd", Server: forwardServer(f.cancelled), ProtocolVersion: down}},
+		Policy: testkit.FastPolicy(failure.PolicyConfig{}), Elicitor: elicitor})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,14 +116,19 @@ func newForwarding(t *testing.T, callTimeout time.Duration) *forwarding {
 	srv := newServer(t, server.Config{Toolsets: []agent.Toolset{m.Toolset()}, CallTimeout: callTimeout,
 		Permissions: &agent.Permissions{Rules: []agent.Rule{{Tool: "mcp__fwd__fail", Permission: agent.Allow},
 			{Tool: "mcp__fwd__hang", Permission: agent.Allow}, {Tool: "mcp__fwd__steps", Permission: agent.Allow},
-			{Tool: "mcp__fwd__big", Permission: agent.Allow}, {Tool: "mcp__fwd__typed", Permission: agent.Allow}}},
+			{Tool: "mcp__fwd__big", Permission: agent.Allow}, {Tool: "mcp__fwd__ask", Permission: agent.Allow}, {Tool: "mcp__fwd__typed", Permission: agent.Allow}}},
 		Audit: func(_ context.Context, rec server.AuditRecord) {
 			f.mu.Lock()
 			f.audit = append(f.audit, rec)
 			f.mu.Unlock()
 		}})
+	late.Store(srv)
 	f.peer = runOnPipes(t, srv, 0)
-	f.peer.handshake(t, "2025-11-25")
+	f.peer.send(t, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+protocol+`","capabilities":`+caps+`,"clientInfo":{"name":"raw","version":"1"}}}`)
+	if line, err := f.peer.recv(t); err != nil || !strings.Contains(line, `"protocolVersion":"`+protocol+`"`) {
+		t.Fatalf("initialize: %q %v", line, err)
+	}
+	f.peer.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	f.lines = make(chan string, 64)
 	go func() {
 		defer close(f.lines)
@@ -253,5 +281,40 @@ func TestForwardedCallEnds(t *testing.T) {
 	f.peer.send(t, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"mcp__fwd__echo","arguments":{"text":"z"}}}`)
 	if line := f.recv(t); !strings.Contains(line, `"id":3,"result":{"content":[{"type":"text","text":"echo:z`) {
 		t.Fatalf("the session does not serve after the calls ended: %q", line)
+	}
+}
+
+// TestForwardedCallAsks: a server's question during a forwarded call
+// (elicitation/create) reaches the client of the call, and its answer the
+// server, as through go-sdk.
+func TestForwardedCallAsks(t *testing.T) {
+	f := newForwardingAt(t, 0, "2025-11-25", `{"elicitation":{"form":{}}}`, "2025-11-25")
+	f.peer.send(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcp__fwd__ask","arguments":{}}}`)
+	line := f.recv(t)
+	var req struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			Message string `json:"message"`
+		} `json:"params"`
+	}
+	if err := json.Unmarshal([]byte(line), &req); err != nil || req.Method != "elicitation/create" || !strings.Contains(req.Params.Message, "colour?") {
+		t.Fatalf("got %q, want the server's elicitation", line)
+	}
+	f.peer.send(t, `{"jsonrpc":"2.0","id":`+string(req.ID)+`,"result":{"action":"accept","content":{"c":"blue"}}}`)
+	if line := f.recv(t); !inOrder(line, []string{`"id":1,"result":{"content":[{"type":"text","text":"accept:blue"}]`}) {
+		t.Fatalf("got %q, want the call's result after the answer", line)
+	}
+}
+
+// TestForwardingNeedsLegacyServer: a server on 2026-07-28, whose
+// questions come as results go-sdk's client answers and retries, is
+// called through go-sdk's client (the Manager's "sb-" token), not
+// forwarded.
+func TestForwardingNeedsLegacyServer(t *testing.T) {
+	f := newForwardingAt(t, 0, "2025-11-25", `{}`, "2026-07-28")
+	f.peer.send(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcp__fwd__echo","arguments":{"text":"x"}}}`)
+	if line := f.recv(t); !strings.Contains(line, `"text":"echo:x token:sb-`) {
+		t.Fatalf("got %q, want the call made through go-sdk's client", line)
 	}
 }
