@@ -58,6 +58,10 @@ type ServerConfig struct {
 	// Store keeps the tasks instead of Bucket or memory: any a2a-go task
 	// store (nil: Bucket's, or in memory).
 	Store taskstore.Store
+	// TaskTTL is how long the Bucket's or the in-memory store keeps a task
+	// after its last update (default 24 hours; negative: forever); then
+	// the task is not found and is deleted. It does not apply to Store.
+	TaskTTL time.Duration
 	// Auth, if set, guards every operation (not the public card).
 	Auth *Auth
 	// PushNotifications enables push notification configs.
