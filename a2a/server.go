@@ -18,6 +18,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/telemetry"
 )
 
 // Paths of the bindings under the handler's root.
@@ -117,6 +118,7 @@ type Server struct {
 	mu       sync.Mutex
 	runs     map[a2ago.TaskID]*taskRun
 	sessions *sessionCache
+	tel      *telemetry.Source // the agent's providers (requests metric)
 }
 
 // NewServer builds the A2A server of cfg.Agent.
@@ -138,7 +140,7 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	}
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s := &Server{cfg: cfg, log: zerolog.Nop(), ctx: rctx, cancel: cancel,
-		runs: map[a2ago.TaskID]*taskRun{}, sessions: newSessionCache(1024)}
+		runs: map[a2ago.TaskID]*taskRun{}, sessions: newSessionCache(1024), tel: telemetrySource(cfg.Agent)}
 	if cfg.Logger != nil {
 		s.log = *cfg.Logger
 	}
@@ -168,7 +170,7 @@ func (s *Server) newRequestHandler(ex a2asrv.AgentExecutor, log *slog.Logger) a2
 	opts := []a2asrv.RequestHandlerOption{
 		a2asrv.WithTaskStore(cfg.Store),
 		a2asrv.WithCapabilityChecks(&s.caps),
-		a2asrv.WithCallInterceptors(userInterceptor{}),
+		a2asrv.WithCallInterceptors(userInterceptor{}, outcomeInterceptor{}),
 		a2asrv.WithLogger(log),
 	}
 	if cfg.ExtendedCard != nil {
@@ -228,7 +230,7 @@ func (s *Server) routes() *http.ServeMux {
 
 // ServeHTTP serves the card, JSON-RPC (at / and /jsonrpc) and HTTP+JSON
 // (under /rest).
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, traced(r)) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.serveTraced(w, r) }
 
 // Handler returns the server as an http.Handler.
 func (s *Server) Handler() http.Handler { return s }
