@@ -179,7 +179,7 @@ func TestTaskTTL(t *testing.T) {
 	var offset atomic.Int64
 	clock := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
 	raw, _ := newTestBucket(t)
-	kv, err := NewKV(KVConfig{KV: raw, Owner: testOwner, Now: clock, TTL: ttl})
+	kv, err := NewKV(KVConfig{KV: raw, Owner: testOwner, Now: clock, TTL: ttl, Skip: PushPrefix})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,8 +194,10 @@ func TestTaskTTL(t *testing.T) {
 	}{
 		{"memory", NewMemory(MemoryConfig{Owner: testOwner, Now: clock, TTL: ttl}), nil},
 		{"kv", kv, func(t *testing.T, id string) {
-			if _, err := raw.Get(context.Background(), id); !errors.Is(err, jetstream.ErrKeyNotFound) {
-				t.Fatalf("the expired task's key is still in the bucket: %v", err)
+			for _, k := range []string{id, PushPrefix + id} {
+				if _, err := raw.Get(context.Background(), k); !errors.Is(err, jetstream.ErrKeyNotFound) {
+					t.Fatalf("the expired task's key %s is still in the bucket: %v", k, err)
+				}
 			}
 		}},
 	} {
@@ -204,6 +206,10 @@ func TestTaskTTL(t *testing.T) {
 			ctx := as("alice")
 			now := time.Now()
 			if _, err := tc.s.Create(ctx, task("old-"+tc.name, now)); err != nil {
+				t.Fatal(err)
+			}
+			// The task's push configs, sharing the bucket, go with it.
+			if _, err := raw.Put(ctx, PushPrefix+"old-"+tc.name, []byte(`{}`)); err != nil {
 				t.Fatal(err)
 			}
 			offset.Store(int64(ttl / 2))

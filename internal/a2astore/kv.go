@@ -133,9 +133,16 @@ func (s *kvStore) expired(written time.Time) bool {
 	return s.cfg.TTL > 0 && s.cfg.Now().Sub(written) > s.cfg.TTL
 }
 
-// forget deletes an expired task's key, unless it was written again since.
+// forget deletes an expired task's key, unless it was written again
+// since, and then the task's push configs when they share the bucket.
 func (s *kvStore) forget(ctx context.Context, key string, rev uint64) {
 	err := s.b.remove(ctx, "delete expired task", key, rev)
+	if err == nil && s.cfg.Skip == PushPrefix {
+		var e jetstream.KeyValueEntry
+		if e, err = s.b.get(ctx, "get push configs", PushPrefix+key); err == nil {
+			err = s.b.remove(ctx, "delete expired push configs", PushPrefix+key, e.Revision())
+		}
+	}
 	if err != nil && !errors.Is(err, errRevisionMismatch) && !errors.Is(err, errKeyNotFound) {
 		s.cfg.Logger.Warn().Err(err).Str("task", key).Msg("a2astore: could not delete an expired task")
 	}
