@@ -70,6 +70,7 @@ func TestRequestMetricKinds(t *testing.T) {
 	}{
 		{"card", http.MethodGet, cardPath, "", "", "card "},
 		{"send", http.MethodPost, jsonrpcPath, rpc(`"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"x"}]}}`), "tok", "jsonrpc "},
+		{"stream", http.MethodPost, jsonrpcPath, rpc(`"method":"SendStreamingMessage","params":{"message":{"messageId":"m2","role":"ROLE_USER","parts":[{"text":"x"}]}}`), "tok", "jsonrpc "},
 		{"unknown task over JSON-RPC", http.MethodPost, jsonrpcPath, rpc(`"method":"GetTask","params":{"id":"nope"}`), "tok", "jsonrpc not_found"},
 		{"unknown task over REST", http.MethodGet, restPath + "/tasks/nope", "", "tok", "rest not_found"},
 		{"unknown method", http.MethodPost, jsonrpcPath, rpc(`"method":"NoSuchMethod","params":{}`), "tok", "jsonrpc protocol"},
@@ -88,8 +89,11 @@ func TestRequestMetricKinds(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		_, _ = io.Copy(io.Discard, resp.Body)
+		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
+		if tc.want == "jsonrpc " && !strings.Contains(string(body), "TASK_STATE_COMPLETED") {
+			t.Fatalf("%s through the metered writer: %s", tc.name, body)
+		}
 		want[tc.want]++
 		got := requestCounts(t, reader)
 		for k, n := range want {
