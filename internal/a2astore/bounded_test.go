@@ -326,3 +326,76 @@ func TestPushConfigsUsePolicy(t *testing.T) {
 		t.Fatal("the bucket's circuit is still closed after its push config operations kept failing")
 	}
 }
+
+// TestKVListBucketWithHistory: in a bucket that keeps several revisions
+// per key, a scan resumed at a revision also meets superseded revisions;
+// each task is still listed once, in its last state, and one call reads at
+// most twice ScanCap entries (the window, then each of its tasks).
+func TestKVListBucketWithHistory(t *testing.T) {
+	_, js := newTestBucket(t)
+	raw, err := js.CreateKeyValue(context.Background(), jetstream.KeyValueConfig{Bucket: "hist_" + fmt.Sprint(time.Now().UnixNano()), History: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv := &countingKV{KeyValue: raw}
+	const tasks, scanCap = 12, 5
+	s, err := NewKV(KVConfig{KV: kv, Owner: testOwner, ScanCap: scanCap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := as("alice")
+	base := time.Now().UTC()
+	versions := map[a2ago.TaskID]taskstore.TaskVersion{}
+	for i := range tasks {
+		tk := task(fmt.Sprintf("h%02d", i), base.Add(time.Duration(i)*time.Second))
+		v, err := s.Create(ctx, tk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		versions[tk.ID] = v
+	}
+	// Rewrite every other task: their earlier revisions stay in the stream.
+	for i := 0; i < tasks; i += 2 {
+		tk := task(fmt.Sprintf("h%02d", i), base.Add(time.Duration(i)*time.Second))
+		tk.Status.State = a2ago.TaskStateCompleted
+		v, err := s.Update(ctx, &taskstore.UpdateRequest{Task: tk, PrevVersion: versions[tk.ID]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		versions[tk.ID] = v
+	}
+	seen := map[a2ago.TaskID]int{}
+	tok := ""
+	for calls := 0; ; calls++ {
+		if calls > 20 {
+			t.Fatal("the listing did not end")
+		}
+		before := kv.reads()
+		r, err := s.List(ctx, &a2ago.ListTasksRequest{PageSize: 100, PageToken: tok})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := kv.reads() - before; n > 2*scanCap {
+			t.Fatalf("one List call read %d entries, cap 2x%d", n, scanCap)
+		}
+		for _, tk := range r.Tasks {
+			seen[tk.ID]++
+			var i int
+			fmt.Sscanf(string(tk.ID), "h%d", &i)
+			if want := i%2 == 0; want != (tk.Status.State == a2ago.TaskStateCompleted) {
+				t.Fatalf("task %s listed in a superseded state %s", tk.ID, tk.Status.State)
+			}
+		}
+		if tok = r.NextPageToken; tok == "" {
+			break
+		}
+	}
+	if len(seen) != tasks {
+		t.Fatalf("listed %d distinct tasks, want %d: %v", len(seen), tasks, seen)
+	}
+	for id, n := range seen {
+		if n != 1 {
+			t.Fatalf("task %s listed %d times", id, n)
+		}
+	}
+}
