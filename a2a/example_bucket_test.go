@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -15,7 +16,8 @@ import (
 
 // Replicas of an A2A server share their tasks (and push notification
 // configs) through one JetStream key-value bucket: give each the same
-// ServerConfig.Bucket. A task one replica ran is in the bucket for all.
+// ServerConfig.Bucket. A task one replica ran is in the bucket for all,
+// for TaskTTL after its last update (default 24 hours).
 func ExampleServerConfig_bucket() {
 	ctx := context.Background()
 	b, err := bus.New(ctx, bus.Config{}) // in production: URLs of the NATS cluster
@@ -30,7 +32,7 @@ func ExampleServerConfig_bucket() {
 		return
 	}
 	greeter, _ := agent.New(ctx, agent.Config{Name: "greeter", Model: llm.NewScripted(llm.Say("hello"))})
-	srv, _ := a2a.NewServer(ctx, a2a.ServerConfig{Agent: greeter, Bucket: kv})
+	srv, _ := a2a.NewServer(ctx, a2a.ServerConfig{Agent: greeter, Bucket: kv, TaskTTL: 7 * 24 * time.Hour})
 	defer srv.Close()
 	hs := httptest.NewServer(srv)
 	defer hs.Close()

@@ -18,6 +18,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/telemetry"
 )
 
 // Paths of the bindings under the handler's root.
@@ -58,6 +59,10 @@ type ServerConfig struct {
 	// Store keeps the tasks instead of Bucket or memory: any a2a-go task
 	// store (nil: Bucket's, or in memory).
 	Store taskstore.Store
+	// TaskTTL is how long the Bucket's or the in-memory store keeps a task
+	// after its last update (default 24 hours; negative: forever); then
+	// the task is not found and is deleted. It does not apply to Store.
+	TaskTTL time.Duration
 	// Auth, if set, guards every operation (not the public card).
 	Auth *Auth
 	// PushNotifications enables push notification configs.
@@ -113,6 +118,7 @@ type Server struct {
 	mu       sync.Mutex
 	runs     map[a2ago.TaskID]*taskRun
 	sessions *sessionCache
+	tel      *telemetry.Source // the agent's providers (requests metric)
 }
 
 // NewServer builds the A2A server of cfg.Agent.
@@ -134,7 +140,7 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	}
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s := &Server{cfg: cfg, log: zerolog.Nop(), ctx: rctx, cancel: cancel,
-		runs: map[a2ago.TaskID]*taskRun{}, sessions: newSessionCache(1024)}
+		runs: map[a2ago.TaskID]*taskRun{}, sessions: newSessionCache(1024), tel: telemetrySource(cfg.Agent)}
 	if cfg.Logger != nil {
 		s.log = *cfg.Logger
 	}
@@ -164,7 +170,7 @@ func (s *Server) newRequestHandler(ex a2asrv.AgentExecutor, log *slog.Logger) a2
 	opts := []a2asrv.RequestHandlerOption{
 		a2asrv.WithTaskStore(cfg.Store),
 		a2asrv.WithCapabilityChecks(&s.caps),
-		a2asrv.WithCallInterceptors(userInterceptor{}),
+		a2asrv.WithCallInterceptors(userInterceptor{}, outcomeInterceptor{}),
 		a2asrv.WithLogger(log),
 	}
 	if cfg.ExtendedCard != nil {
@@ -224,7 +230,7 @@ func (s *Server) routes() *http.ServeMux {
 
 // ServeHTTP serves the card, JSON-RPC (at / and /jsonrpc) and HTTP+JSON
 // (under /rest).
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, traced(r)) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.serveTraced(w, r) }
 
 // Handler returns the server as an http.Handler.
 func (s *Server) Handler() http.Handler { return s }

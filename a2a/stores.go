@@ -4,25 +4,31 @@ import "github.com/switchboard-dev/switchboard/internal/a2astore"
 
 // openStores builds the task and push config stores the configuration asks
 // for: Store and PushStore as given, else over Bucket (the push configs
-// under their own key prefix, which the task store skips), else in memory.
+// under their own key prefix, which the task store skips; both through the
+// server's policy), else in memory. Tasks in either kept store live
+// TaskTTL after their last write.
 func (s *Server) openStores() error {
 	cfg := &s.cfg
 	if cfg.Bucket != nil {
-		kv := a2astore.JetStreamKV(cfg.Bucket)
+		kc := a2astore.KVConfig{KV: cfg.Bucket, Name: cfg.Bucket.Bucket(), Policy: s.policy, Logger: &s.log,
+			Skip: a2astore.PushPrefix, TTL: cfg.TaskTTL}
 		if cfg.Store == nil {
-			st, err := a2astore.NewKV(a2astore.KVConfig{KV: kv, Name: cfg.Bucket.Bucket(), Policy: s.policy,
-				Logger: &s.log, Skip: a2astore.PushPrefix})
+			st, err := a2astore.NewKV(kc)
 			if err != nil {
 				return err // a *failure.Error
 			}
 			cfg.Store = st
 		}
 		if cfg.PushStore == nil {
-			cfg.PushStore = a2astore.NewPushConfigs(kv)
+			ps, err := a2astore.NewPushConfigs(kc)
+			if err != nil {
+				return err
+			}
+			cfg.PushStore = ps
 		}
 	}
 	if cfg.Store == nil {
-		cfg.Store = a2astore.NewMemory(a2astore.MemoryConfig{})
+		cfg.Store = a2astore.NewMemory(a2astore.MemoryConfig{TTL: cfg.TaskTTL})
 	}
 	return nil
 }

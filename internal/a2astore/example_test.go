@@ -30,8 +30,8 @@ func ExampleNewKV() {
 		return
 	}
 	owner := func(context.Context) string { return "alice" }
-	replicaA, _ := a2astore.NewKV(a2astore.KVConfig{KV: a2astore.JetStreamKV(kv), Owner: owner})
-	replicaB, _ := a2astore.NewKV(a2astore.KVConfig{KV: a2astore.JetStreamKV(kv), Owner: owner})
+	replicaA, _ := a2astore.NewKV(a2astore.KVConfig{KV: kv, Owner: owner, TTL: 7 * 24 * time.Hour})
+	replicaB, _ := a2astore.NewKV(a2astore.KVConfig{KV: kv, Owner: owner, TTL: 7 * 24 * time.Hour})
 
 	now := time.Now()
 	task := &a2ago.Task{ID: "task-1", ContextID: "ctx-1", Status: a2ago.TaskStatus{State: a2ago.TaskStateWorking, Timestamp: &now}}

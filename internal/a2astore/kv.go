@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
@@ -17,72 +18,18 @@ import (
 	"github.com/switchboard-dev/switchboard/agent/failure"
 )
 
-// KV is the small key-value surface the KV task store needs. JetStreamKV
-// adapts a NATS JetStream bucket to it; the bus package can provide its own.
-// Revisions must grow on every write of a key.
-type KV interface {
-	// Get returns a key's value and revision, or ErrKeyNotFound.
-	Get(ctx context.Context, key string) ([]byte, uint64, error)
-	// Create writes a new key, or fails with ErrKeyExists.
-	Create(ctx context.Context, key string, value []byte) (uint64, error)
-	// Update writes a key whose revision is still rev, or fails with
-	// ErrRevisionMismatch.
-	Update(ctx context.Context, key string, value []byte, rev uint64) (uint64, error)
-	// Keys lists every key.
-	Keys(ctx context.Context) ([]string, error)
-}
-
-// Errors a KV reports for the expected outcomes of its operations.
-var (
-	ErrKeyNotFound      = errors.New("store: key not found")
-	ErrKeyExists        = errors.New("store: key exists")
-	ErrRevisionMismatch = errors.New("store: revision mismatch")
+// Defaults of KVConfig and MemoryConfig.
+const (
+	// DefaultTTL is how long a task is kept after its last write.
+	DefaultTTL = 24 * time.Hour
+	// DefaultScanCap bounds the bucket entries one List call reads.
+	DefaultScanCap = 1000
 )
 
-// JetStreamKV adapts a JetStream key-value bucket.
-func JetStreamKV(kv jetstream.KeyValue) KV { return jsKV{kv} }
-
-type jsKV struct{ kv jetstream.KeyValue }
-
-func (j jsKV) Get(ctx context.Context, key string) ([]byte, uint64, error) {
-	e, err := j.kv.Get(ctx, key)
-	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
-		return nil, 0, ErrKeyNotFound
-	}
-	if err != nil {
-		return nil, 0, err
-	}
-	return e.Value(), e.Revision(), nil
-}
-
-func (j jsKV) Create(ctx context.Context, key string, v []byte) (uint64, error) {
-	rev, err := j.kv.Create(ctx, key, v)
-	if errors.Is(err, jetstream.ErrKeyExists) {
-		return 0, ErrKeyExists
-	}
-	return rev, err
-}
-
-func (j jsKV) Update(ctx context.Context, key string, v []byte, rev uint64) (uint64, error) {
-	n, err := j.kv.Update(ctx, key, v, rev)
-	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists) {
-		return 0, ErrRevisionMismatch
-	}
-	return n, err
-}
-
-func (j jsKV) Keys(ctx context.Context) ([]string, error) {
-	keys, err := j.kv.Keys(ctx)
-	if errors.Is(err, jetstream.ErrNoKeysFound) {
-		return nil, nil
-	}
-	return keys, err
-}
-
-// KVConfig configures NewKV.
+// KVConfig configures NewKV and NewPushConfigs.
 type KVConfig struct {
-	// KV holds the tasks (required).
-	KV KV
+	// KV is the JetStream key-value bucket that holds the tasks (required).
+	KV jetstream.KeyValue
 	// Name identifies the bucket in failures (default "a2a-tasks").
 	Name string
 	// Owner returns the name of the user a request acts for; the store
@@ -90,8 +37,8 @@ type KVConfig struct {
 	// the anonymous user of a server without authentication (nil: the user
 	// the a2a server's authentication put in a2a-go's call context).
 	Owner func(ctx context.Context) string
-	// Policy runs every KV operation (retries, circuit breaker); nil means
-	// failure.NewPolicy with Logger.
+	// Policy runs every bucket operation (retries, circuit breaker); nil
+	// means failure.NewPolicy with Logger.
 	Policy failure.Policy
 	// Logger receives logs (nil: none).
 	Logger *zerolog.Logger
@@ -101,14 +48,51 @@ type KVConfig struct {
 	// ignores such keys and no task is stored or read under one, so that
 	// the push configs (PushPrefix) can share the bucket.
 	Skip string
+	// TTL is how long a task is kept after its last write (0: DefaultTTL;
+	// negative: forever). An expired task is not found, and is deleted
+	// from the bucket when a read or a List scan meets it.
+	TTL time.Duration
+	// ScanCap bounds the bucket entries one List call reads (0:
+	// DefaultScanCap); a bigger bucket is listed in windows of that many
+	// entries, each page token resuming the scan where its window began or
+	// ended.
+	ScanCap int
+}
+
+// withDefaults fills the zero fields of cfg.
+func (cfg KVConfig) withDefaults() KVConfig {
+	if cfg.Name == "" {
+		cfg.Name = "a2a-tasks"
+	}
+	if cfg.Owner == nil {
+		cfg.Owner = callerOwner
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		l := zerolog.Nop()
+		cfg.Logger = &l
+	}
+	if cfg.Policy == nil {
+		cfg.Policy = failure.NewPolicy(failure.PolicyConfig{Logger: cfg.Logger})
+	}
+	if cfg.TTL == 0 {
+		cfg.TTL = DefaultTTL
+	}
+	if cfg.ScanCap <= 0 {
+		cfg.ScanCap = DefaultScanCap
+	}
+	return cfg
 }
 
 // kvStore keeps tasks in a key-value bucket, one key per task holding its
 // JSON record; the key's revision is the task's version, so that
 // concurrent writers on several replicas are detected.
 type kvStore struct {
-	cfg KVConfig
-	key failure.Key
+	cfg     KVConfig
+	b       *bucket
+	history atomic.Int64 // the bucket's history depth (0: not read yet)
 }
 
 var _ taskstore.Store = (*kvStore)(nil)
@@ -119,57 +103,23 @@ func NewKV(cfg KVConfig) (taskstore.Store, error) {
 	if cfg.KV == nil {
 		return nil, failure.New(failure.Config, failure.SourceA2A, "a2astore.KVConfig.KV is required")
 	}
-	if cfg.Name == "" {
-		cfg.Name = "a2a-tasks"
-	}
-	if cfg.Owner == nil {
-		cfg.Owner = callerOwner
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.Policy == nil {
-		log := zerolog.Nop()
-		if cfg.Logger != nil {
-			log = *cfg.Logger
-		}
-		cfg.Policy = failure.NewPolicy(failure.PolicyConfig{Logger: &log})
-	}
-	return &kvStore{cfg: cfg, key: failure.Key{Source: failure.SourceBus, Name: cfg.Name}}, nil
+	cfg = cfg.withDefaults()
+	return &kvStore{cfg: cfg, b: newBucket(cfg.KV, cfg.Name, cfg.Policy)}, nil
 }
 
 var validKey = regexp.MustCompile(`^[-_=.a-zA-Z0-9]{1,200}$`)
 
-// exec runs op through the policy. Expected outcomes (not found, exists,
-// revision mismatch) are returned through sentinel and never count
-// against the bucket's health.
-func (s *kvStore) exec(ctx context.Context, op string, fn func(ctx context.Context) error) (sentinel error, err error) {
-	err = s.cfg.Policy.Execute(ctx, s.key, func(ctx context.Context) error {
-		e := fn(ctx)
-		if errors.Is(e, ErrKeyNotFound) || errors.Is(e, ErrKeyExists) || errors.Is(e, ErrRevisionMismatch) {
-			sentinel = e
-			return nil
-		}
-		if e != nil {
-			return &failure.Error{Kind: failure.KindOf(e), Source: failure.SourceBus, Name: s.cfg.Name, Op: op,
-				Retryable: failure.KindOf(e) == failure.Transient || failure.KindOf(e) == failure.Timeout, Err: e}
-		}
-		return nil
-	})
-	return sentinel, err
-}
-
 // decodeRecord parses a stored task record. Records come from a shared
 // bucket that other processes write, so they are treated as outside input.
-func decodeRecord(b []byte) (*a2ago.Task, string, time.Time, error) {
+func decodeRecord(b []byte) (*record, error) {
 	var r record
 	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, "", time.Time{}, fmt.Errorf("malformed task record: %w", err)
+		return nil, fmt.Errorf("malformed task record: %w", err)
 	}
 	if err := validate(r.Task); err != nil {
-		return nil, "", time.Time{}, fmt.Errorf("malformed task record: %w", err)
+		return nil, fmt.Errorf("malformed task record: %w", err)
 	}
-	return r.Task, r.User, r.Updated, nil
+	return &r, nil
 }
 
 // taskKey tells whether key can hold a task: a valid NATS key outside the
@@ -178,28 +128,59 @@ func (s *kvStore) taskKey(key string) bool {
 	return validKey.MatchString(key) && (s.cfg.Skip == "" || !strings.HasPrefix(key, s.cfg.Skip))
 }
 
+// expired reports whether a record written at written has outlived the TTL.
+func (s *kvStore) expired(written time.Time) bool {
+	return s.cfg.TTL > 0 && s.cfg.Now().Sub(written) > s.cfg.TTL
+}
+
+// forget deletes an expired task's key, unless it was written again
+// since, and then the task's push configs when they share the bucket.
+func (s *kvStore) forget(ctx context.Context, key string, rev uint64) {
+	err := s.b.remove(ctx, "delete expired task", key, rev)
+	if err == nil && s.cfg.Skip == PushPrefix {
+		var e jetstream.KeyValueEntry
+		if e, err = s.b.get(ctx, "get push configs", PushPrefix+key); err == nil {
+			err = s.b.remove(ctx, "delete expired push configs", PushPrefix+key, e.Revision())
+		}
+	}
+	if err != nil && !errors.Is(err, errRevisionMismatch) && !errors.Is(err, errKeyNotFound) {
+		s.cfg.Logger.Warn().Err(err).Str("task", key).Msg("a2astore: could not delete an expired task")
+	}
+}
+
+// entryRecord decodes a bucket entry into a record (an error: malformed).
+func entryRecord(e jetstream.KeyValueEntry) (*record, error) {
+	r, err := decodeRecord(e.Value())
+	if err != nil {
+		return nil, err
+	}
+	r.version = int64(e.Revision())
+	if r.Written.IsZero() {
+		r.Written = e.Created()
+	}
+	return r, nil
+}
+
 func (s *kvStore) get(ctx context.Context, id a2ago.TaskID) (*record, error) {
 	if !s.taskKey(string(id)) {
 		return nil, a2ago.ErrTaskNotFound
 	}
-	var val []byte
-	var rev uint64
-	sent, err := s.exec(ctx, "get task", func(ctx context.Context) error {
-		var e error
-		val, rev, e = s.cfg.KV.Get(ctx, string(id))
-		return e
-	})
+	e, err := s.b.get(ctx, "get task", string(id))
+	if errors.Is(err, errKeyNotFound) {
+		return nil, a2ago.ErrTaskNotFound
+	}
 	if err != nil {
 		return nil, err
 	}
-	if sent != nil {
-		return nil, a2ago.ErrTaskNotFound
-	}
-	t, user, upd, err := decodeRecord(val)
+	r, err := entryRecord(e)
 	if err != nil {
 		return nil, &failure.Error{Kind: failure.Protocol, Source: failure.SourceBus, Name: s.cfg.Name, Op: "get task", Err: err}
 	}
-	return &record{Task: t, User: user, Updated: upd, version: int64(rev)}, nil
+	if s.expired(r.Written) {
+		s.forget(ctx, string(id), e.Revision())
+		return nil, a2ago.ErrTaskNotFound
+	}
+	return r, nil
 }
 
 // Create stores a new task.
@@ -210,21 +191,17 @@ func (s *kvStore) Create(ctx context.Context, task *a2ago.Task) (taskstore.TaskV
 	if !s.taskKey(string(task.ID)) {
 		return taskstore.TaskVersionMissing, fmt.Errorf("task id %q cannot be stored: %w", task.ID, a2ago.ErrInvalidParams)
 	}
-	b, err := json.Marshal(record{Task: task, User: s.cfg.Owner(ctx), Updated: statusTime(task, s.cfg.Now())})
+	now := s.cfg.Now()
+	b, err := json.Marshal(record{Task: task, User: s.cfg.Owner(ctx), Updated: statusTime(task, now), Written: now.UTC()})
 	if err != nil {
 		return taskstore.TaskVersionMissing, err
 	}
-	var rev uint64
-	sent, err := s.exec(ctx, "create task", func(ctx context.Context) error {
-		var e error
-		rev, e = s.cfg.KV.Create(ctx, string(task.ID), b)
-		return e
-	})
-	if err != nil {
-		return taskstore.TaskVersionMissing, err
-	}
-	if sent != nil {
+	rev, err := s.b.create(ctx, "create task", string(task.ID), b)
+	if errors.Is(err, errKeyExists) {
 		return taskstore.TaskVersionMissing, taskstore.ErrTaskAlreadyExists
+	}
+	if err != nil {
+		return taskstore.TaskVersionMissing, err
 	}
 	return taskstore.TaskVersion(rev), nil
 }
@@ -248,21 +225,17 @@ func (s *kvStore) Update(ctx context.Context, req *taskstore.UpdateRequest) (tas
 		}
 		prev = uint64(req.PrevVersion)
 	}
-	b, err := json.Marshal(record{Task: req.Task, User: old.User, Updated: statusTime(req.Task, s.cfg.Now())})
+	now := s.cfg.Now()
+	b, err := json.Marshal(record{Task: req.Task, User: old.User, Updated: statusTime(req.Task, now), Written: now.UTC()})
 	if err != nil {
 		return taskstore.TaskVersionMissing, err
 	}
-	var rev uint64
-	sent, err := s.exec(ctx, "update task", func(ctx context.Context) error {
-		var e error
-		rev, e = s.cfg.KV.Update(ctx, string(req.Task.ID), b, prev)
-		return e
-	})
-	if err != nil {
-		return taskstore.TaskVersionMissing, err
-	}
-	if sent != nil {
+	rev, err := s.b.update(ctx, "update task", string(req.Task.ID), b, prev)
+	if errors.Is(err, errRevisionMismatch) {
 		return taskstore.TaskVersionMissing, taskstore.ErrConcurrentModification
+	}
+	if err != nil {
+		return taskstore.TaskVersionMissing, err
 	}
 	return taskstore.TaskVersion(rev), nil
 }
@@ -279,33 +252,18 @@ func (s *kvStore) Get(ctx context.Context, id a2ago.TaskID) (*taskstore.StoredTa
 	return &taskstore.StoredTask{Task: r.Task, Version: taskstore.TaskVersion(r.version), User: r.User}, nil
 }
 
-// List lists the caller's tasks, newest status first. It reads every key
-// of the bucket: fine for thousands of tasks, not for millions.
+// List lists the caller's tasks, newest status first. One call reads at
+// most ScanCap entries of the bucket (see scan): a bucket that holds no
+// more is listed exactly, sorted across pages; a bigger one window by
+// window, each window sorted.
 func (s *kvStore) List(ctx context.Context, req *a2ago.ListTasksRequest) (*a2ago.ListTasksResponse, error) {
-	var keys []string
-	if _, err := s.exec(ctx, "list tasks", func(ctx context.Context) error {
-		var e error
-		keys, e = s.cfg.KV.Keys(ctx)
-		return e
-	}); err != nil {
+	p, err := parseList(req)
+	if err != nil {
 		return nil, err
 	}
-	owner := s.cfg.Owner(ctx)
-	recs := make([]*record, 0, len(keys))
-	for _, k := range keys {
-		if !s.taskKey(k) {
-			continue // not a task: the push configs sharing the bucket
-		}
-		r, err := s.get(ctx, a2ago.TaskID(k))
-		if errors.Is(err, a2ago.ErrTaskNotFound) {
-			continue // deleted meanwhile
-		}
-		if err != nil {
-			return nil, err
-		}
-		if r.User == owner {
-			recs = append(recs, r)
-		}
+	recs, next, err := s.scan(ctx, p.cur.Window)
+	if err != nil {
+		return nil, err
 	}
-	return list(recs, owner, req)
+	return page(recs, s.cfg.Owner(ctx), p, window{start: p.cur.Window, next: next}), nil
 }

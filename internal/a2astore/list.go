@@ -28,6 +28,10 @@ type record struct {
 	Task    *a2ago.Task `json:"task"`
 	User    string      `json:"user"`
 	Updated time.Time   `json:"updated"`
+	// Written is when this version was stored, by the writer's clock (the
+	// TTL runs from it; zero in records of older versions: the bucket's
+	// timestamp of the revision).
+	Written time.Time `json:"written,omitzero"`
 	version int64
 }
 
@@ -37,33 +41,37 @@ const (
 	defaultMaxHistory = 100
 )
 
-// cursor is the decoded form of a ListTasks page token.
+// cursor is the decoded form of a ListTasks page token: the scan window
+// the page belongs to (the revision it starts at; 0: the bucket's start,
+// and always 0 in memory) and, inside it, the last task listed (empty ID:
+// the window's first page).
 type cursor struct {
+	Window  uint64       `json:"w,omitempty"`
 	Updated time.Time    `json:"u"`
-	ID      a2ago.TaskID `json:"i"`
+	ID      a2ago.TaskID `json:"i,omitempty"`
 }
 
 // EncodePageToken encodes a ListTasks cursor.
 func encodePageToken(c cursor) string {
-	b, _ := json.Marshal(c) // a time and a string always encode
+	b, _ := json.Marshal(c) // a time, a number and a string always encode
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
 // decodePageToken parses a page token produced by ListTasks. It is the
 // parser of outside input in this package (clients send the token back).
-func decodePageToken(tok string) (time.Time, a2ago.TaskID, error) {
+func decodePageToken(tok string) (cursor, error) {
 	if len(tok) > 512 {
-		return time.Time{}, "", fmt.Errorf("page token too long: %w", a2ago.ErrInvalidParams)
+		return cursor{}, fmt.Errorf("page token too long: %w", a2ago.ErrInvalidParams)
 	}
 	b, err := base64.RawURLEncoding.DecodeString(tok)
 	if err != nil {
-		return time.Time{}, "", fmt.Errorf("malformed page token: %w", a2ago.ErrInvalidParams)
+		return cursor{}, fmt.Errorf("malformed page token: %w", a2ago.ErrInvalidParams)
 	}
 	var c cursor
-	if err := json.Unmarshal(b, &c); err != nil || c.ID == "" {
-		return time.Time{}, "", fmt.Errorf("malformed page token: %w", a2ago.ErrInvalidParams)
+	if err := json.Unmarshal(b, &c); err != nil || (c.ID == "" && c.Window == 0) {
+		return cursor{}, fmt.Errorf("malformed page token: %w", a2ago.ErrInvalidParams)
 	}
-	return c.Updated, c.ID, nil
+	return c, nil
 }
 
 // before reports whether a sorts before b in ListTasks order: status time
@@ -75,18 +83,48 @@ func before(a, b *record) int {
 	return strings.Compare(string(b.Task.ID), string(a.Task.ID))
 }
 
-// list filters, sorts and pages records for one owner.
-func list(recs []*record, owner string, req *a2ago.ListTasksRequest) (*a2ago.ListTasksResponse, error) {
-	pageSize := req.PageSize
+// listParams is a checked ListTasks request.
+type listParams struct {
+	req      *a2ago.ListTasksRequest
+	pageSize int
+	hist     int
+	cur      cursor // zero: the first page
+}
+
+// parseList checks a ListTasks request and decodes its page token.
+func parseList(req *a2ago.ListTasksRequest) (listParams, error) {
+	p := listParams{req: req, pageSize: req.PageSize, hist: defaultMaxHistory}
 	switch {
-	case pageSize == 0:
-		pageSize = defaultPageSize
-	case pageSize < 1 || pageSize > maxPageSize:
-		return nil, fmt.Errorf("pageSize must be between 1 and %d, got %d: %w", maxPageSize, pageSize, a2ago.ErrInvalidParams)
+	case p.pageSize == 0:
+		p.pageSize = defaultPageSize
+	case p.pageSize < 1 || p.pageSize > maxPageSize:
+		return p, fmt.Errorf("pageSize must be between 1 and %d, got %d: %w", maxPageSize, p.pageSize, a2ago.ErrInvalidParams)
 	}
-	if req.HistoryLength != nil && *req.HistoryLength < 0 {
-		return nil, fmt.Errorf("historyLength must not be negative: %w", a2ago.ErrInvalidParams)
+	if req.HistoryLength != nil {
+		if *req.HistoryLength < 0 {
+			return p, fmt.Errorf("historyLength must not be negative: %w", a2ago.ErrInvalidParams)
+		}
+		p.hist = *req.HistoryLength
 	}
+	if req.PageToken != "" {
+		c, err := decodePageToken(req.PageToken)
+		if err != nil {
+			return p, err
+		}
+		p.cur = c
+	}
+	return p, nil
+}
+
+// window is where a page's records came from: the revision the scan
+// window starts at, and the one the next window starts at (0: none).
+type window struct{ start, next uint64 }
+
+// page filters, sorts and pages the records of one window for one owner.
+// TotalSize counts the window's matching tasks (all of them when the
+// window is the whole store).
+func page(recs []*record, owner string, p listParams, win window) *a2ago.ListTasksResponse {
+	req := p.req
 	var kept []*record
 	for _, r := range recs {
 		t := r.Task
@@ -100,12 +138,8 @@ func list(recs []*record, owner string, req *a2ago.ListTasksRequest) (*a2ago.Lis
 	}
 	slices.SortFunc(kept, before)
 	total := len(kept)
-	if req.PageToken != "" {
-		u, id, err := decodePageToken(req.PageToken)
-		if err != nil {
-			return nil, err
-		}
-		pivot := &record{Task: &a2ago.Task{ID: id}, Updated: u}
+	if p.cur.ID != "" {
+		pivot := &record{Task: &a2ago.Task{ID: p.cur.ID}, Updated: p.cur.Updated}
 		i, _ := slices.BinarySearchFunc(kept, pivot, before)
 		for i < len(kept) && before(kept[i], pivot) <= 0 {
 			i++
@@ -113,25 +147,24 @@ func list(recs []*record, owner string, req *a2ago.ListTasksRequest) (*a2ago.Lis
 		kept = kept[i:]
 	}
 	next := ""
-	if len(kept) > pageSize {
-		last := kept[pageSize-1]
-		next = encodePageToken(cursor{Updated: last.Updated, ID: last.Task.ID})
-		kept = kept[:pageSize]
-	}
-	hist := defaultMaxHistory
-	if req.HistoryLength != nil {
-		hist = *req.HistoryLength
+	switch {
+	case len(kept) > p.pageSize:
+		last := kept[p.pageSize-1]
+		next = encodePageToken(cursor{Window: win.start, Updated: last.Updated, ID: last.Task.ID})
+		kept = kept[:p.pageSize]
+	case win.next > 0:
+		next = encodePageToken(cursor{Window: win.next})
 	}
 	out := make([]*a2ago.Task, 0, len(kept))
 	for _, r := range kept {
 		t := cloneTask(r.Task)
-		t.History = trimHistory(t.History, hist)
+		t.History = trimHistory(t.History, p.hist)
 		if !req.IncludeArtifacts {
 			t.Artifacts = nil
 		}
 		out = append(out, t)
 	}
-	return &a2ago.ListTasksResponse{Tasks: out, TotalSize: total, PageSize: pageSize, NextPageToken: next}, nil
+	return &a2ago.ListTasksResponse{Tasks: out, TotalSize: total, PageSize: p.pageSize, NextPageToken: next}
 }
 
 func trimHistory(h []*a2ago.Message, n int) []*a2ago.Message {

@@ -18,6 +18,10 @@ type MemoryConfig struct {
 	Owner func(ctx context.Context) string
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
+	// TTL is how long a task is kept after its last write (0: DefaultTTL;
+	// negative: forever). An expired task is not found; expired tasks are
+	// swept out as new ones are created.
+	TTL time.Duration
 }
 
 // memoryStore is an in-memory task store. Stored tasks are copied
@@ -27,6 +31,7 @@ type memoryStore struct {
 	cfg   MemoryConfig
 	mu    sync.RWMutex
 	tasks map[a2ago.TaskID]*record
+	swept time.Time // the last sweep of expired tasks
 }
 
 var _ taskstore.Store = (*memoryStore)(nil)
@@ -39,7 +44,29 @@ func NewMemory(cfg MemoryConfig) taskstore.Store {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &memoryStore{cfg: cfg, tasks: map[a2ago.TaskID]*record{}}
+	if cfg.TTL == 0 {
+		cfg.TTL = DefaultTTL
+	}
+	return &memoryStore{cfg: cfg, tasks: map[a2ago.TaskID]*record{}, swept: cfg.Now()}
+}
+
+// expired reports whether r has outlived the TTL at now.
+func (m *memoryStore) expired(r *record, now time.Time) bool {
+	return m.cfg.TTL > 0 && now.Sub(r.Written) > m.cfg.TTL
+}
+
+// sweep drops the expired tasks, at most once per tenth of the TTL (so
+// that its cost is spread over many creations). m.mu is held.
+func (m *memoryStore) sweep(now time.Time) {
+	if m.cfg.TTL <= 0 || now.Sub(m.swept) < m.cfg.TTL/10 {
+		return
+	}
+	m.swept = now
+	for id, r := range m.tasks {
+		if m.expired(r, now) {
+			delete(m.tasks, id)
+		}
+	}
 }
 
 // Create stores a new task.
@@ -47,10 +74,12 @@ func (m *memoryStore) Create(ctx context.Context, task *a2ago.Task) (taskstore.T
 	if err := validate(task); err != nil {
 		return taskstore.TaskVersionMissing, err
 	}
-	r := &record{Task: cloneTask(task), User: m.cfg.Owner(ctx), Updated: statusTime(task, m.cfg.Now()), version: 1}
+	now := m.cfg.Now()
+	r := &record{Task: cloneTask(task), User: m.cfg.Owner(ctx), Updated: statusTime(task, now), version: 1, Written: now}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, ok := m.tasks[task.ID]; ok {
+	m.sweep(now)
+	if old, ok := m.tasks[task.ID]; ok && !m.expired(old, now) {
 		return taskstore.TaskVersionMissing, taskstore.ErrTaskAlreadyExists
 	}
 	m.tasks[task.ID] = r
@@ -68,13 +97,13 @@ func (m *memoryStore) Update(ctx context.Context, req *taskstore.UpdateRequest) 
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	old, ok := m.tasks[t.ID]
-	if !ok || old.User != owner {
+	if !ok || old.User != owner || m.expired(old, now) {
 		return taskstore.TaskVersionMissing, a2ago.ErrTaskNotFound
 	}
 	if req.PrevVersion != taskstore.TaskVersionMissing && taskstore.TaskVersion(old.version) != req.PrevVersion {
 		return taskstore.TaskVersionMissing, taskstore.ErrConcurrentModification
 	}
-	r := &record{Task: t, User: old.User, Updated: statusTime(t, now), version: old.version + 1}
+	r := &record{Task: t, User: old.User, Updated: statusTime(t, now), version: old.version + 1, Written: now}
 	m.tasks[t.ID] = r
 	return taskstore.TaskVersion(r.version), nil
 }
@@ -85,7 +114,7 @@ func (m *memoryStore) Get(ctx context.Context, id a2ago.TaskID) (*taskstore.Stor
 	m.mu.RLock()
 	r, ok := m.tasks[id]
 	m.mu.RUnlock()
-	if !ok || r.User != m.cfg.Owner(ctx) {
+	if !ok || r.User != m.cfg.Owner(ctx) || m.expired(r, m.cfg.Now()) {
 		return nil, a2ago.ErrTaskNotFound
 	}
 	return &taskstore.StoredTask{Task: cloneTask(r.Task), Version: taskstore.TaskVersion(r.version), User: r.User}, nil
@@ -93,11 +122,18 @@ func (m *memoryStore) Get(ctx context.Context, id a2ago.TaskID) (*taskstore.Stor
 
 // List lists the caller's tasks, newest status first.
 func (m *memoryStore) List(ctx context.Context, req *a2ago.ListTasksRequest) (*a2ago.ListTasksResponse, error) {
+	p, err := parseList(req)
+	if err != nil {
+		return nil, err
+	}
+	now := m.cfg.Now()
 	m.mu.RLock()
 	recs := make([]*record, 0, len(m.tasks))
 	for _, r := range m.tasks {
-		recs = append(recs, r)
+		if !m.expired(r, now) {
+			recs = append(recs, r)
+		}
 	}
 	m.mu.RUnlock()
-	return list(recs, m.cfg.Owner(ctx), req)
+	return page(recs, m.cfg.Owner(ctx), p, window{}), nil
 }

@@ -12,6 +12,8 @@ import (
 
 	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/push"
+
+	"github.com/switchboard-dev/switchboard/agent/failure"
 )
 
 // pushConfigs keeps A2A push notification configs in a key-value bucket,
@@ -22,16 +24,24 @@ import (
 // that store skips the prefix (KVConfig.Skip), as a2a.ServerConfig.Bucket does.
 //
 // Writes are revision-checked: concurrent writers of one task's configs
-// retry on a conflict instead of losing each other's configs.
+// retry on a conflict instead of losing each other's configs. Every bucket
+// operation runs through the failure policy, as the task store's do.
 type pushConfigs struct {
-	kv KV
+	b *bucket
 }
 
 var _ push.ConfigStore = (*pushConfigs)(nil)
 
 // NewPushConfigs returns a push config store (a2a-go's push.ConfigStore)
-// over kv (JetStreamKV, or any KV).
-func NewPushConfigs(kv KV) push.ConfigStore { return &pushConfigs{kv: kv} }
+// over cfg.KV, with cfg's Name, Policy and Logger (the other fields are
+// the task store's).
+func NewPushConfigs(cfg KVConfig) (push.ConfigStore, error) {
+	if cfg.KV == nil {
+		return nil, failure.New(failure.Config, failure.SourceA2A, "a2astore.KVConfig.KV is required")
+	}
+	cfg = cfg.withDefaults()
+	return &pushConfigs{b: newBucket(cfg.KV, cfg.Name, cfg.Policy)}, nil
+}
 
 // maxWriteTries bounds the read-modify-write attempts of one change under
 // contention.
@@ -122,15 +132,18 @@ func (p *pushConfigs) read(ctx context.Context, taskID a2ago.TaskID) (map[string
 	if !validKey.MatchString(string(taskID)) {
 		return m, 0, nil
 	}
-	val, rev, err := p.kv.Get(ctx, pushKey(taskID))
-	if errors.Is(err, ErrKeyNotFound) {
+	e, err := p.b.get(ctx, "get push configs", pushKey(taskID))
+	if errors.Is(err, errKeyNotFound) {
 		return m, 0, nil
 	}
 	if err != nil {
 		return nil, 0, err
 	}
-	m, err = decodePushConfigs(val)
-	return m, rev, err
+	m, err = decodePushConfigs(e.Value())
+	if err != nil {
+		return nil, 0, &failure.Error{Kind: failure.Protocol, Source: failure.SourceBus, Name: p.b.name, Op: "get push configs", Err: err}
+	}
+	return m, e.Revision(), nil
 }
 
 // change applies f to the task's configs and writes them back if f says
@@ -152,16 +165,17 @@ func (p *pushConfigs) change(ctx context.Context, taskID a2ago.TaskID, f func(ma
 			return err
 		}
 		if rev == 0 {
-			_, err = p.kv.Create(ctx, pushKey(taskID), val)
+			_, err = p.b.create(ctx, "save push configs", pushKey(taskID), val)
 		} else {
-			_, err = p.kv.Update(ctx, pushKey(taskID), val, rev)
+			_, err = p.b.update(ctx, "save push configs", pushKey(taskID), val, rev)
 		}
-		if errors.Is(err, ErrKeyExists) || errors.Is(err, ErrRevisionMismatch) {
+		if errors.Is(err, errKeyExists) || errors.Is(err, errRevisionMismatch) {
 			continue
 		}
 		return err
 	}
-	return fmt.Errorf("push configs of task %s: %d concurrent writers kept conflicting: %w", taskID, maxWriteTries, ErrRevisionMismatch)
+	return &failure.Error{Kind: failure.Transient, Source: failure.SourceBus, Name: p.b.name, Op: "save push configs",
+		Message: fmt.Sprintf("push configs of task %s: %d concurrent writers kept conflicting", taskID, maxWriteTries), Err: errRevisionMismatch}
 }
 
 func pushKey(taskID a2ago.TaskID) string { return PushPrefix + string(taskID) }

@@ -27,7 +27,15 @@ func pushStores(t *testing.T) (push.ConfigStore, push.ConfigStore) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return NewPushConfigs(JetStreamKV(kv)), NewPushConfigs(JetStreamKV(kv))
+	a, err := NewPushConfigs(KVConfig{KV: kv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewPushConfigs(KVConfig{KV: kv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, c
 }
 
 func TestPushConfigs(t *testing.T) {

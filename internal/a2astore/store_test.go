@@ -33,8 +33,8 @@ func task(id string, at time.Time) *a2ago.Task {
 		History:   []*a2ago.Message{a2ago.NewMessage(a2ago.MessageRoleUser, a2ago.NewTextPart("q"))}}
 }
 
-// stores returns each store implementation, fresh.
-func stores(t *testing.T) map[string]taskstore.Store {
+// newBucket makes a fresh JetStream key-value bucket on an embedded bus.
+func newTestBucket(t *testing.T) (jetstream.KeyValue, jetstream.JetStream) {
 	b, err := bus.New(context.Background(), bus.Config{StoreDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -44,19 +44,18 @@ func stores(t *testing.T) map[string]taskstore.Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ks, err := NewKV(KVConfig{KV: JetStreamKV(kv), Owner: testOwner})
+	return kv, b.JetStream()
+}
+
+// stores returns each store implementation, fresh: in memory, and over a
+// real JetStream bucket.
+func stores(t *testing.T) map[string]taskstore.Store {
+	kv, _ := newTestBucket(t)
+	ks, err := NewKV(KVConfig{KV: kv, Owner: testOwner})
 	if err != nil {
 		t.Fatal(err)
 	}
-	jkv, err := b.JetStream().CreateKeyValue(context.Background(), jetstream.KeyValueConfig{Bucket: "raw_" + fmt.Sprint(time.Now().UnixNano())})
-	if err != nil {
-		t.Fatal(err)
-	}
-	js, err := NewKV(KVConfig{KV: JetStreamKV(jkv), Owner: testOwner})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return map[string]taskstore.Store{"memory": NewMemory(MemoryConfig{Owner: testOwner}), "kv": ks, "jetstream": js}
+	return map[string]taskstore.Store{"memory": NewMemory(MemoryConfig{Owner: testOwner}), "kv": ks}
 }
 
 func TestStores(t *testing.T) {
@@ -166,13 +165,15 @@ func TestKVRejectsUnstorableIDs(t *testing.T) {
 
 func FuzzDecodePageToken(f *testing.F) {
 	f.Add(encodePageToken(cursor{Updated: time.Unix(1, 0), ID: "t1"}))
+	f.Add(encodePageToken(cursor{Window: 42}))
+	f.Add(encodePageToken(cursor{Window: 7, Updated: time.Unix(1, 0), ID: "t1"}))
 	f.Add("")
 	f.Add("e30")
 	f.Add("!!!")
 	f.Fuzz(func(t *testing.T, tok string) {
-		_, id, err := decodePageToken(tok)
-		if err == nil && id == "" {
-			t.Fatal("accepted a token without an id")
+		c, err := decodePageToken(tok)
+		if err == nil && c.ID == "" && c.Window == 0 {
+			t.Fatal("accepted a token that names neither a task nor a window")
 		}
 	})
 }
@@ -184,8 +185,8 @@ func FuzzDecodeRecord(f *testing.F) {
 	f.Add([]byte(`{"task":{"id":"x","contextId":"c","status":{"state":"bogus"}}}`))
 	f.Add([]byte(`[]`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		tk, _, _, err := decodeRecord(data)
-		if err == nil && (tk == nil || tk.ID == "" || tk.ContextID == "") {
+		r, err := decodeRecord(data)
+		if err == nil && (r == nil || r.Task == nil || r.Task.ID == "" || r.Task.ContextID == "") {
 			t.Fatal("accepted an incomplete record")
 		}
 	})
