@@ -61,7 +61,7 @@ func newFastPath(s *Server) *fastPath {
 
 // callFields are what take reads of a frame.
 var callFields = []string{"method", "id", "params.name", "params.arguments", "params._meta.progressToken",
-	"params.requestState", "params.inputResponses", "params.requestId"}
+	"params.requestState", "params.inputResponses", "params.requestId", `params._meta.io\.modelcontextprotocol/protocolVersion`}
 
 // take is the connection's Take hook: it takes a tools/call it can
 // forward, and a cancellation of one it forwarded.
@@ -87,7 +87,7 @@ func (fp *fastPath) take(frame []byte) bool {
 	if tok.Exists() && tok.Type != gjson.String && tok.Type != gjson.Number {
 		return false
 	}
-	c, ok := fp.admit(id.Raw, f[2].Str)
+	c, ok := fp.admit(id.Raw, f[2].Str, f[8].Str)
 	if !ok {
 		return false
 	}
@@ -137,17 +137,32 @@ type fastCall struct {
 	tool   rawcall.Tool
 	spec   agent.ToolSpec
 	ss     *gomcp.ServerSession
+	mrtr   bool // the session is on 2026-07-28 or later
 	args   json.RawMessage
 	token  string // the client's progress token, raw JSON ("": none)
+
+	// A multi round-trip session's call that asked a question was
+	// answered with it (handedOff) and goes on as a pendingCall.
+	pending   *pendingCall
+	mu        sync.Mutex
+	handedOff bool
+	finished  bool // the call ended before asking
 }
 
 // admit decides whether the call can be forwarded and, if so, registers
 // it; the rate limit is charged last, so a call left to go-sdk is
 // charged once.
-func (fp *fastPath) admit(id, name string) (*fastCall, bool) {
+//
+// version is the revision the request names (2026-07-28 on): a request
+// naming another than the session's is left to go-sdk, which checks it.
+func (fp *fastPath) admit(id, name, version string) (*fastCall, bool) {
 	s := fp.s
 	ss := fp.ss.Load()
-	if ss == nil || ss.InitializeParams() == nil || usesMRTR(ss) || fp.conn.Load() == nil {
+	if ss == nil || fp.conn.Load() == nil {
+		return nil, false
+	}
+	ip := ss.InitializeParams()
+	if ip == nil || version != "" && version != ip.ProtocolVersion {
 		return nil, false
 	}
 	tool, ok := s.tools.lookup(name)
@@ -169,7 +184,7 @@ func (fp *fastPath) admit(id, name string) (*fastCall, bool) {
 	}
 	ctx, cancel := context.WithCancelCause(fp.ctx)
 	fp.calls[id] = cancel
-	return &fastCall{ctx: ctx, cancel: cancel, id: id, name: name, tool: rt, spec: spec, ss: ss}, true
+	return &fastCall{ctx: ctx, cancel: cancel, id: id, name: name, tool: rt, spec: spec, ss: ss, mrtr: usesMRTR(ss)}, true
 }
 
 // cancel cancels the forwarded call of the client's raw id, if there is
@@ -228,7 +243,20 @@ func (fp *fastPath) serve(c *fastCall) {
 	if rec.IsError && rec.Outcome == outcomeOK {
 		rec.Outcome = outcomeToolError
 	}
-	if context.Cause(c.ctx) != errClientCancelled {
+	c.mu.Lock()
+	handedOff := c.handedOff
+	c.finished = true
+	c.mu.Unlock()
+	switch {
+	case handedOff:
+		// The client was asked a question in answer to its request: the
+		// result goes to the retry waiting for it.
+		var r gomcp.CallToolResult
+		if json.Unmarshal(out, &r) != nil {
+			r = *errorResult("the tool's result could not be decoded")
+		}
+		c.pending.done <- &r
+	case context.Cause(c.ctx) != errClientCancelled:
 		fp.respond(c, out)
 	}
 	rec.Duration = time.Since(start)
@@ -254,6 +282,9 @@ func (fp *fastPath) forward(c *fastCall) (raw json.RawMessage, res *agent.Result
 		timeout = c.spec.Timeout
 	}
 	link := directLink(c.ss)
+	if c.mrtr {
+		link = fp.mrtrLink(c)
+	}
 	ctx, cancel := context.WithTimeout(withLink(c.ctx, link), timeout)
 	defer cancel()
 	run := "mcp_" + strconv.FormatUint(callSeq.Add(1), 10)
@@ -276,8 +307,52 @@ func (fp *fastPath) forward(c *fastCall) (raw json.RawMessage, res *agent.Result
 	return raw, res, err
 }
 
-// respond writes the result to the client under its id.
+// errAbandoned is the cause of a call whose client did not retry it
+// after its question.
+var errAbandoned = errors.New("the client did not continue the call after its question")
+
+// mrtrLink is how a call of a multi round-trip session asks: its first
+// question answers the client's request as an input-required result, as
+// startMRTR's would, and the call goes on as a pendingCall that the
+// client's retries continue (mrtr.go).
+func (fp *fastPath) mrtrLink(c *fastCall) *clientLink {
+	p := &pendingCall{s: fp.s, client: fmt.Sprintf("conn:%p", c.ss), questions: make(chan question),
+		done: make(chan *gomcp.CallToolResult, 1), cancel: func() { c.cancel(errAbandoned) }}
+	c.pending = p
+	var caps *gomcp.ClientCapabilities
+	if ip := c.ss.InitializeParams(); ip != nil {
+		caps = ip.Capabilities
+	}
+	ask := func(ctx context.Context, r gomcp.InputRequest) (gomcp.InputResponse, error) {
+		c.mu.Lock()
+		first, ended := !c.handedOff, c.finished
+		c.handedOff = c.handedOff || !ended
+		c.mu.Unlock()
+		switch {
+		case ended:
+			return nil, errors.New("the call has ended")
+		case !first:
+			return p.ask(ctx, r)
+		}
+		return p.askBy(ctx, r, func(q question) error {
+			fp.forget(c.id) // answered: a cancellation of the request no longer applies
+			out, err := json.Marshal(p.park(q))
+			if err != nil {
+				return err
+			}
+			fp.respond(c, out)
+			return nil
+		})
+	}
+	return &clientLink{ss: c.ss, caps: caps, ask: ask}
+}
+
+// respond writes the result to the client under its id; from 2026-07-28
+// on a result carries the server's identity and its type, as go-sdk's do.
 func (fp *fastPath) respond(c *fastCall, result []byte) {
+	if c.mrtr {
+		result = fp.modernResult(result)
+	}
 	conn := fp.conn.Load()
 	frame := make([]byte, 0, len(result)+len(c.id)+40)
 	frame = append(frame, `{"jsonrpc":"2.0","id":`...)
@@ -290,6 +365,42 @@ func (fp *fastPath) respond(c *fastCall, result []byte) {
 	if err := conn.WriteRaw(ctx, frame, &jsonrpc.Response{}); err != nil {
 		fp.s.log.Debug().Err(err).Str("tool", c.name).Msg("the result of a forwarded call could not be written")
 	}
+}
+
+// modernResult is result with _meta's serverInfo and resultType set as
+// go-sdk sets them on 2026-07-28 (go-sdk's InputRequests results carry
+// their own resultType, which is kept).
+func (fp *fastPath) modernResult(result []byte) []byte {
+	info, _ := json.Marshal(map[string]any{gomcp.MetaKeyServerInfo: gomcp.Implementation{Name: fp.s.cfg.Name, Version: fp.s.cfg.Version}})
+	if f := gjson.GetManyBytes(result, "_meta", "resultType"); !f[0].Exists() && !f[1].Exists() && len(result) > 1 {
+		out := make([]byte, 0, len(result)+len(info)+40)
+		out = append(out, `{"_meta":`...)
+		out = append(out, info...)
+		out = append(out, `,"resultType":"complete"`...)
+		if rest := bytes.TrimSpace(result[1:]); len(rest) > 0 && rest[0] != '}' {
+			out = append(out, ',')
+		}
+		return append(out, result[1:]...)
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(result, &m) != nil {
+		return result
+	}
+	var meta map[string]json.RawMessage
+	_ = json.Unmarshal(m["_meta"], &meta)
+	if meta == nil {
+		meta = map[string]json.RawMessage{}
+	}
+	meta[gomcp.MetaKeyServerInfo] = json.RawMessage(gjson.GetBytes(info, `io\.modelcontextprotocol/serverInfo`).Raw)
+	m["_meta"], _ = json.Marshal(meta)
+	if _, ok := m["resultType"]; !ok {
+		m["resultType"] = json.RawMessage(`"complete"`)
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return result
+	}
+	return out
 }
 
 // progress writes a server's progress notification to the client under

@@ -85,6 +85,7 @@ func forwardServer(cancelled chan<- struct{}) *gomcp.Server {
 type forwarding struct {
 	peer      *stdioPeer
 	lines     chan string // the server's output, line by line
+	meta      string      // the _meta member each request carries (2026-07-28 on)
 	cancelled chan struct{}
 	mu        sync.Mutex
 	audit     []server.AuditRecord
@@ -124,11 +125,21 @@ func newForwardingAt(t *testing.T, callTimeout time.Duration, protocol, caps, do
 		}})
 	late.Store(srv)
 	f.peer = runOnPipes(t, srv, 0)
-	f.peer.send(t, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+protocol+`","capabilities":`+caps+`,"clientInfo":{"name":"raw","version":"1"}}}`)
-	if line, err := f.peer.recv(t); err != nil || !strings.Contains(line, `"protocolVersion":"`+protocol+`"`) {
-		t.Fatalf("initialize: %q %v", line, err)
+	if protocol >= "2026-07-28" {
+		// The sessionless handshake: every request names the revision.
+		f.meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"` + protocol + `","io.modelcontextprotocol/clientCapabilities":` +
+			caps + `,"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"}}`
+		f.peer.send(t, `{"jsonrpc":"2.0","id":0,"method":"server/discover","params":{`+f.meta+`}}`)
+		if line, err := f.peer.recv(t); err != nil || !strings.Contains(line, `"supportedVersions"`) {
+			t.Fatalf("server/discover: %q %v", line, err)
+		}
+	} else {
+		f.peer.send(t, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+protocol+`","capabilities":`+caps+`,"clientInfo":{"name":"raw","version":"1"}}}`)
+		if line, err := f.peer.recv(t); err != nil || !strings.Contains(line, `"protocolVersion":"`+protocol+`"`) {
+			t.Fatalf("initialize: %q %v", line, err)
+		}
+		f.peer.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	}
-	f.peer.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	f.lines = make(chan string, 64)
 	go func() {
 		defer close(f.lines)
@@ -316,5 +327,43 @@ func TestForwardingNeedsLegacyServer(t *testing.T) {
 	f.peer.send(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcp__fwd__echo","arguments":{"text":"x"}}}`)
 	if line := f.recv(t); !strings.Contains(line, `"text":"echo:x token:sb-`) {
 		t.Fatalf("got %q, want the call made through go-sdk's client", line)
+	}
+}
+
+// TestForwardedCallMRTR: on 2026-07-28 (multi round-trip requests) a
+// forwarded call is answered raw, and one whose server asks a question
+// answers the client's request with the question (input-required) and
+// ends with the result once the client retries with the answer.
+func TestForwardedCallMRTR(t *testing.T) {
+	f := newForwardingAt(t, 0, "2026-07-28", `{"elicitation":{"form":{}}}`, "2025-11-25")
+	f.peer.send(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{`+f.meta+`,"name":"mcp__fwd__echo","arguments":{"text":"x"}}}`)
+	if line := f.recv(t); !strings.Contains(line, `"id":1,"result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"switchboard","version":"dev"}},"resultType":"complete","content":[{"type":"text","text":"echo:x token:sbf-`) {
+		t.Fatalf("got %q, want the forwarded echo", line)
+	}
+	f.peer.send(t, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{`+f.meta+`,"name":"mcp__fwd__ask","arguments":{}}}`)
+	var res struct {
+		ID     int `json:"id"`
+		Result struct {
+			InputRequests map[string]struct {
+				Method string `json:"method"`
+			} `json:"inputRequests"`
+			RequestState string `json:"requestState"`
+		} `json:"result"`
+	}
+	line := f.recv(t)
+	if err := json.Unmarshal([]byte(line), &res); err != nil || res.ID != 2 || res.Result.RequestState == "" || len(res.Result.InputRequests) != 1 {
+		t.Fatalf("got %q, want an input-required result for call 2", line)
+	}
+	var key string
+	for k := range res.Result.InputRequests {
+		key = k
+	}
+	f.peer.send(t, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{`+f.meta+`,"name":"mcp__fwd__ask","requestState":"`+res.Result.RequestState+
+		`","inputResponses":{"`+key+`":{"action":"accept","content":{"c":"green"}}}}}`)
+	if line := f.recv(t); !strings.Contains(line, `"text":"accept:green"`) {
+		t.Fatalf("got %q, want the call's result in answer to the retry", line)
+	}
+	if rec := f.lastAudit(t, 2); rec.Outcome != "ok" || rec.Tool != "mcp__fwd__ask" {
+		t.Fatalf("audit of the asking call: %+v", rec)
 	}
 }

@@ -98,20 +98,27 @@ func (p *pendingCall) wait(ctx context.Context) *gomcp.CallToolResult {
 	case res := <-p.done:
 		return res
 	case q := <-p.questions:
-		token := p.s.replica + "." + rand.Text()
-		p.q = q
-		p.timer = time.AfterFunc(p.s.cfg.CallTimeout, func() {
-			if p.s.pending.CompareAndDelete(token, p) {
-				p.s.npending.Add(-1)
-				p.cancel()
-			}
-		})
-		p.s.pending.Store(token, p)
-		return &gomcp.CallToolResult{InputRequests: gomcp.InputRequestMap{inputKey: q.req}, RequestState: token}
+		return p.park(q)
 	case <-ctx.Done():
 		p.cancel()
 		return errorResult("the call was cancelled")
 	}
+}
+
+// park keeps the call waiting for the client's retry under a fresh
+// requestState (abandoned after CallTimeout) and returns the
+// input-required result that asks q.
+func (p *pendingCall) park(q question) *gomcp.CallToolResult {
+	token := p.s.replica + "." + rand.Text()
+	p.q = q
+	p.timer = time.AfterFunc(p.s.cfg.CallTimeout, func() {
+		if p.s.pending.CompareAndDelete(token, p) {
+			p.s.npending.Add(-1)
+			p.cancel()
+		}
+	})
+	p.s.pending.Store(token, p)
+	return &gomcp.CallToolResult{InputRequests: gomcp.InputRequestMap{inputKey: q.req}, RequestState: token}
 }
 
 // callOwner is who may continue a call: the token's subject, else the
@@ -133,16 +140,26 @@ var errTooManyPending = errors.New("too many calls are waiting for their clients
 // ask puts a question to the client through the request being served (or
 // the next retry) and waits for the answer.
 func (p *pendingCall) ask(ctx context.Context, r gomcp.InputRequest) (gomcp.InputResponse, error) {
+	return p.askBy(ctx, r, func(q question) error {
+		select {
+		case p.questions <- q:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
+}
+
+// askBy is ask with the question handed to the client by deliver.
+func (p *pendingCall) askBy(ctx context.Context, r gomcp.InputRequest, deliver func(question) error) (gomcp.InputResponse, error) {
 	if p.s.npending.Add(1) > maxPending {
 		p.s.npending.Add(-1)
 		return nil, errTooManyPending
 	}
 	q := question{req: r, answer: make(chan gomcp.InputResponse, 1)}
-	select {
-	case p.questions <- q:
-	case <-ctx.Done():
+	if err := deliver(q); err != nil {
 		p.s.npending.Add(-1)
-		return nil, ctx.Err()
+		return nil, err
 	}
 	select {
 	case a := <-q.answer:
