@@ -118,7 +118,8 @@ func WithUser(ctx context.Context, id string) context.Context { return oauth.Wit
 // AuthCallback is the handler that receives the authorization server's
 // redirect for servers whose Auth.RedirectURL points at the host's own
 // server; mount it at that URL's path. It answers unknown or expired
-// logins with 400.
+// logins with 400. New does not wait for such a server's login, so the
+// handler can be mounted once New has returned.
 func (m *Manager) AuthCallback() http.Handler { return m.logins }
 
 // checkAuth validates a server's Auth.
@@ -243,6 +244,14 @@ func (s *server) askLogin(ctx context.Context, user, authURL string) (oauth.Answ
 	if c := s.callOf(ctx); c != nil {
 		e.Run, e.Call = c.Run, c.ID
 		e.Source.Tool = c.Source.Tool
+	}
+	if s.cfg.Auth != nil && s.cfg.Auth.RedirectURL != "" {
+		// The redirect reaches the host's handler (AuthCallback), which
+		// the host can mount only once New has returned: New stops
+		// waiting for this server, whose login goes on in the background.
+		if f := s.startWait.Load(); f != nil {
+			(*f)()
+		}
 	}
 	res, err := s.m.cfg.Elicitor.Elicit(ctx, e)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cenkalti/backoff/v5"
@@ -55,6 +56,10 @@ type server struct {
 	authOnce sync.Once // auth.go: the OAuth handler, made on first use
 	auth     *oauth.Handler
 	authErr  error
+	// startWait ends New's wait for this server's first attempt (set by
+	// supervise; auth.go calls it when a login's redirect goes to the
+	// host's own handler, which the host mounts only once New returned).
+	startWait atomic.Pointer[func()]
 }
 
 func newServer(m *Manager, cfg ServerConfig) *server {
@@ -255,6 +260,7 @@ func (s *server) startupTimeout() time.Duration {
 func (s *server) supervise(ctx context.Context, firstDone func()) {
 	var once sync.Once
 	first := func() { once.Do(firstDone) }
+	s.startWait.Store(&first)
 	defer first()
 	defer func() {
 		if ctx.Err() != nil {
