@@ -18,6 +18,7 @@ import (
 	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/internal/idempotency"
 	"github.com/switchboard-dev/switchboard/internal/lineconn"
+	"github.com/switchboard-dev/switchboard/internal/rawcall"
 	"github.com/switchboard-dev/switchboard/internal/telemetry"
 )
 
@@ -82,18 +83,22 @@ func (f *forwarder) take(frame []byte) (jsonrpc.ID, bool) {
 	if !bytes.Contains(frame, []byte(`"`+fwdPrefix)) {
 		return jsonrpc.ID{}, false
 	}
-	fields := gjson.GetManyBytes(frame, "id", "method", "result", "error", "params.progressToken")
+	var fields [5]gjson.Result
+	if !rawcall.Fields(frame, answerFields, fields[:]) {
+		return jsonrpc.ID{}, false
+	}
 	id, method := fields[0], fields[1]
 	if method.Exists() {
-		tok := fields[4]
-		if method.Str != "notifications/progress" || id.Exists() || tok.Type != gjson.String {
+		var tok [1]gjson.Result
+		if method.Str != "notifications/progress" || id.Exists() || !rawcall.Fields([]byte(fields[4].Raw), progressFields, tok[:]) ||
+			tok[0].Type != gjson.String {
 			return jsonrpc.ID{}, false
 		}
-		c := f.lookup(tok.Str)
+		c := f.lookup(tok[0].Str)
 		if c == nil {
 			return jsonrpc.ID{}, false
 		}
-		c.report(json.RawMessage(gjson.GetBytes(frame, "params").Raw))
+		c.report(json.RawMessage(fields[4].Raw))
 		return jsonrpc.ID{}, true
 	}
 	if id.Type != gjson.String {
@@ -114,6 +119,13 @@ func (f *forwarder) take(frame []byte) (jsonrpc.ID, bool) {
 	jid, _ := jsonrpc.MakeID(id.Str)
 	return jid, true
 }
+
+// Members take reads of a server's message, and of a progress
+// notification's params.
+var (
+	answerFields   = []string{"id", "method", "result", "error", "params"}
+	progressFields = []string{"progressToken"}
+)
 
 // report delivers progress unless the call returned.
 func (c *fwdCall) report(params json.RawMessage) {
@@ -151,13 +163,13 @@ const mrtrProtocol = "2026-07-28"
 
 // Forward calls the tool with raw arguments (rawcall.Tool).
 func (t *tool) Forward(ctx context.Context, args json.RawMessage, progress func(json.RawMessage)) (json.RawMessage, *agent.Result, error) {
-	return t.s.forwardCall(ctx, t.spec.Name, t.orig, t.output, args, progress)
+	return t.s.forwardCall(ctx, t.spec.Name, t.orig, t.origJSON, t.output, args, progress)
 }
 
 // forwardCall is callTool on the raw arguments, written to the server's
 // line connection as they came and answered with the server's raw result.
 // A server reached otherwise (HTTP) is called through callTool.
-func (s *server) forwardCall(ctx context.Context, modelName, orig string, output []byte, args json.RawMessage, progress func(json.RawMessage)) (json.RawMessage, *agent.Result, error) {
+func (s *server) forwardCall(ctx context.Context, modelName, orig string, origJSON, output []byte, args json.RawMessage, progress func(json.RawMessage)) (json.RawMessage, *agent.Result, error) {
 	sess, err := s.session(ctx, 0)
 	if err != nil {
 		return nil, nil, s.callErr(ctx, nil, nil, modelName, err)
@@ -200,7 +212,7 @@ func (s *server) forwardCall(ctx context.Context, modelName, orig string, output
 		rc.finish()
 		fl.finish()
 	}()
-	frame, err := callFrame(cctx, id, orig, args)
+	frame, err := callFrame(cctx, id, origJSON, args)
 	if err != nil {
 		return nil, nil, &failure.Error{Kind: failure.InvalidArgs, Source: failure.SourceMCP, Name: s.cfg.Name, Tool: modelName,
 			Message: "the call could not be encoded", Err: err}
@@ -240,12 +252,9 @@ func (s *server) forwardCall(ctx context.Context, modelName, orig string, output
 	return nil, out, err
 }
 
-// callFrame is the tools/call request of a forwarded call, one line.
-func callFrame(ctx context.Context, id, orig string, args json.RawMessage) ([]byte, error) {
-	name, err := json.Marshal(orig)
-	if err != nil {
-		return nil, err
-	}
+// callFrame is the tools/call request of a forwarded call, one line
+// (name: the tool's name as a JSON string).
+func callFrame(ctx context.Context, id string, name []byte, args json.RawMessage) ([]byte, error) {
 	var meta map[string]any
 	if key := idempotency.Key(ctx); key != "" {
 		meta = map[string]any{idempotency.MetaKey: key}

@@ -73,6 +73,8 @@ type tool struct {
 	spec   agent.ToolSpec
 	orig   string
 	output []byte
+	// origJSON is orig as a JSON string, for forwarded calls (forward.go).
+	origJSON []byte
 }
 
 func newTool(s *server, name string, t *gomcp.Tool) *tool {
@@ -104,7 +106,8 @@ func newTool(s *server, name string, t *gomcp.Tool) *tool {
 	if t.OutputSchema != nil {
 		out, _ = json.Marshal(t.OutputSchema)
 	}
-	return &tool{s: s, spec: spec, orig: t.Name, output: out}
+	origJSON, _ := json.Marshal(t.Name)
+	return &tool{s: s, spec: spec, orig: t.Name, output: out, origJSON: origJSON}
 }
 
 // Spec describes the tool.

@@ -57,6 +57,35 @@ func gatewayEndpoint(tb testing.TB, protocol string) endpoint {
 	return endpoint{cs: cs, tool: "mcp__count__echo", pids: func() []int { return append([]int{cmd.Process.Pid}, children(cmd.Process.Pid)...) }}
 }
 
+// relayEndpoint is the count server behind testdata/relay, the cheapest
+// process in the middle: the floor of what the gateway's hop can cost.
+func relayEndpoint(tb testing.TB, protocol string) endpoint {
+	relayOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "switchboard-relay-")
+		if err != nil {
+			relayErr = err
+			return
+		}
+		relayPath = filepath.Join(dir, "relay")
+		if out, err := exec.Command("go", "build", "-o", relayPath, "./testdata/relay").CombinedOutput(); err != nil {
+			relayErr = fmt.Errorf("%v\n%s", err, out)
+		}
+	})
+	if relayErr != nil {
+		tb.Fatal(relayErr)
+	}
+	nm := testkit.NodeModules(tb)
+	cmd := exec.Command(relayPath, testkit.Node22(tb), filepath.Join(filepath.Dir(nm), "mcp-count-server.mjs"))
+	cs := connectCmd(tb, cmd, protocol)
+	return endpoint{cs: cs, tool: "mcp__count__echo", pids: func() []int { return append([]int{cmd.Process.Pid}, children(cmd.Process.Pid)...) }}
+}
+
+var (
+	relayOnce sync.Once
+	relayPath string
+	relayErr  error
+)
+
 // children are the pids of pid's child processes.
 func children(pid int) []int {
 	var out []int
@@ -129,9 +158,12 @@ func phase(tb testing.TB, e endpoint, n int) (wall, server, client time.Duration
 // BenchmarkGatewayCall: one tools/call through the gateway (client ->
 // gateway on stdio -> count server on stdio) against the same call made
 // directly (client -> count server on stdio), in the same run, every
-// server in its own process. Reports each path's time and CPU per call
-// (servers' and client's), requests/s and the ratio gateway/direct; the
-// count server's own count of calls received checks the arithmetic.
+// server in its own process; and, as the floor of any process in the
+// middle, the same call through testdata/relay, which copies lines and
+// parses nothing. Reports each path's time and CPU per call (servers'
+// and client's), requests/s and the ratios gateway/direct and
+// relay/direct; the count servers' own counts of calls received check the
+// arithmetic.
 //
 // The client offers go-sdk's latest revision ("latest"), which the
 // gateway speaks (2026-07-28: every request carries the client's _meta,
@@ -148,51 +180,70 @@ func BenchmarkGatewayCall(b *testing.B) {
 	}
 }
 
+// pathStats are one path's totals over a benchmark.
+type pathStats struct {
+	wall, server, client time.Duration
+}
+
+func (p *pathStats) add(wall, server, client time.Duration) {
+	p.wall, p.server, p.client = p.wall+wall, p.server+server, p.client+client
+}
+
 func benchGatewayCall(b *testing.B, protocol string) {
-	direct, gw := directEndpoint(b, protocol), gatewayEndpoint(b, protocol)
+	direct, gw, relay := directEndpoint(b, protocol), gatewayEndpoint(b, protocol), relayEndpoint(b, protocol)
 	b.Logf("negotiated: direct %s, gateway %s", direct.cs.InitializeResult().ProtocolVersion, gw.cs.InitializeResult().ProtocolVersion)
-	for range 50 { // warm up both paths (JIT, connections)
+	for range 50 { // warm up every path (JIT, connections)
 		direct.call(b)
 		gw.call(b)
+		relay.call(b)
 	}
 	b.ResetTimer()
-	// Interleave in chunks so both paths see the same machine load; the
+	// Interleave in chunks so every path sees the same machine load; the
 	// median of the chunks' ratios resists bursts of load from other work.
-	var dWall, dSrv, dCli, gWall, gSrv, gCli time.Duration
-	var ratios []float64
+	var d, g, r pathStats
+	var ratios, relayRatios []float64
 	gwPid := gw.pids()[0]
 	gwOwn0 := cpuOf([]int{gwPid})
 	const chunk = 100
 	for done := 0; done < b.N; {
 		n := min(chunk, b.N-done)
 		dw, s, c := phase(b, direct, n)
-		dWall, dSrv, dCli = dWall+dw, dSrv+s, dCli+c
+		d.add(dw, s, c)
 		gwl, s, c := phase(b, gw, n)
-		gWall, gSrv, gCli = gWall+gwl, gSrv+s, gCli+c
+		g.add(gwl, s, c)
+		rw, s, c := phase(b, relay, n)
+		r.add(rw, s, c)
 		ratios = append(ratios, float64(gwl)/float64(dw))
+		relayRatios = append(relayRatios, float64(rw)/float64(dw))
 		done += n
 	}
 	b.StopTimer()
 	gwOwn := cpuOf([]int{gwPid}) - gwOwn0
 	slices.Sort(ratios)
-	if got, want := direct.received(b), b.N+50; got != want {
-		b.Fatalf("the direct count server received %d calls, want %d", got, want)
-	}
-	if got, want := gw.received(b), b.N+50; got != want {
-		b.Fatalf("the count server behind the gateway received %d calls, want %d", got, want)
+	slices.Sort(relayRatios)
+	for _, e := range []struct {
+		name string
+		ep   endpoint
+	}{{"direct", direct}, {"gateway", gw}, {"relay", relay}} {
+		if got, want := e.ep.received(b), b.N+50; got != want {
+			b.Fatalf("the count server behind the %s path received %d calls, want %d", e.name, got, want)
+		}
 	}
 	n := float64(b.N)
-	b.ReportMetric(float64(dWall.Nanoseconds())/n, "direct-ns/call")
-	b.ReportMetric(float64(gWall.Nanoseconds())/n, "gateway-ns/call")
-	b.ReportMetric(n/dWall.Seconds(), "direct-calls/s")
-	b.ReportMetric(n/gWall.Seconds(), "gateway-calls/s")
-	b.ReportMetric(float64(dSrv.Microseconds())/n, "direct-server-cpu-µs/call")
-	b.ReportMetric(float64(gSrv.Microseconds())/n, "gateway-servers-cpu-µs/call")
-	b.ReportMetric(float64(dCli.Microseconds())/n, "direct-client-cpu-µs/call")
-	b.ReportMetric(float64(gCli.Microseconds())/n, "gateway-client-cpu-µs/call")
+	for _, p := range []struct {
+		name string
+		st   pathStats
+	}{{"direct", d}, {"gateway", g}, {"relay", r}} {
+		b.ReportMetric(float64(p.st.wall.Nanoseconds())/n, p.name+"-ns/call")
+		b.ReportMetric(n/p.st.wall.Seconds(), p.name+"-calls/s")
+		b.ReportMetric(float64(p.st.server.Microseconds())/n, p.name+"-servers-cpu-µs/call")
+		b.ReportMetric(float64(p.st.client.Microseconds())/n, p.name+"-client-cpu-µs/call")
+	}
 	b.ReportMetric(float64(gwOwn.Microseconds())/n, "gateway-own-cpu-µs/call")
-	b.ReportMetric(float64(gWall)/float64(dWall), "ratio")
+	b.ReportMetric(float64(g.wall)/float64(d.wall), "ratio")
 	b.ReportMetric(ratios[len(ratios)/2], "median-chunk-ratio")
+	b.ReportMetric(float64(r.wall)/float64(d.wall), "relay-ratio")
+	b.ReportMetric(relayRatios[len(relayRatios)/2], "relay-median-chunk-ratio")
 }
 
 // TestThousandConcurrentCalls: 1,000 concurrent tools/call through one

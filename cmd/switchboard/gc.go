@@ -1,6 +1,7 @@
 package main
 
 import (
+	"runtime"
 	"runtime/debug"
 )
 
@@ -19,5 +20,19 @@ const gcPercent = 400
 func tuneGC(getenv func(string) string) {
 	if getenv("GOGC") == "" {
 		debug.SetGCPercent(gcPercent)
+	}
+}
+
+// tuneProcs runs a gateway serving stdio on one processor unless
+// getenv("GOMAXPROCS") is set. Its one client's calls are forwarded
+// between pipes (mcp/server's fast path), work that waits on the client
+// and the servers far more than it computes: with a second processor the
+// runtime woke and parked a spinning thread around every message, which
+// cost a third of the gateway's CPU per call and added to each call's
+// time (docs/performance.md, "Gateway"). HTTP, with many clients, keeps
+// every processor.
+func tuneProcs(getenv func(string) string, stdio bool) {
+	if stdio && getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(1)
 	}
 }

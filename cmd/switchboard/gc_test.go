@@ -1,6 +1,7 @@
 package main
 
 import (
+	"runtime"
 	"runtime/debug"
 	"testing"
 )
@@ -30,6 +31,37 @@ func TestTuneGC(t *testing.T) {
 			})
 			if got := debug.SetGCPercent(100); got != tt.want {
 				t.Fatalf("GC percent %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestTuneProcs: a gateway serving stdio runs on one processor unless the
+// environment sets GOMAXPROCS; one serving HTTP keeps them all.
+func TestTuneProcs(t *testing.T) {
+	tests := []struct {
+		name       string
+		stdio      bool
+		gomaxprocs string
+		want       int
+	}{
+		{"stdio", true, "", 1},
+		{"stdio, GOMAXPROCS set", true, "4", 3},
+		{"http", false, "", 3},
+	}
+	orig := runtime.GOMAXPROCS(3)
+	defer runtime.GOMAXPROCS(orig)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			runtime.GOMAXPROCS(3)
+			tuneProcs(func(k string) string {
+				if k == "GOMAXPROCS" {
+					return tt.gomaxprocs
+				}
+				return ""
+			}, tt.stdio)
+			if got := runtime.GOMAXPROCS(0); got != tt.want {
+				t.Fatalf("GOMAXPROCS %d, want %d", got, tt.want)
 			}
 		})
 	}

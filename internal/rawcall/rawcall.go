@@ -12,6 +12,8 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/switchboard-dev/switchboard/agent"
 )
 
@@ -31,4 +33,31 @@ type Tool interface {
 	// notification the server sends for the call, in order and before
 	// Forward returns.
 	Forward(ctx context.Context, args json.RawMessage, progress func(params json.RawMessage)) (raw json.RawMessage, res *agent.Result, err error)
+}
+
+// Fields reads the members named in names of the JSON object obj in one
+// pass, into out (by position, as gjson results; a missing one does not
+// Exist). ok is false when obj is not an object or names a wanted member
+// twice: JSON decoders disagree on which of two wins, so a caller leaves
+// such a message to the one that will act on it.
+func Fields(obj []byte, names []string, out []gjson.Result) (ok bool) {
+	r := gjson.ParseBytes(obj)
+	if !r.IsObject() {
+		return false
+	}
+	clear(out)
+	ok = true
+	r.ForEach(func(k, v gjson.Result) bool {
+		for i, n := range names {
+			if k.Str == n {
+				if out[i].Exists() {
+					ok = false
+					return false
+				}
+				out[i] = v
+			}
+		}
+		return true
+	})
+	return ok
 }

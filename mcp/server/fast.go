@@ -59,35 +59,47 @@ func newFastPath(s *Server) *fastPath {
 	return &fastPath{s: s, ctx: ctx, stop: stop, calls: map[string]context.CancelCauseFunc{}, work: make(chan *fastCall)}
 }
 
-// callFields are what take reads of a frame.
-var callFields = []string{"method", "id", "params.name", "params.arguments", "params._meta.progressToken",
-	"params.requestState", "params.inputResponses", "params.requestId", `params._meta.io\.modelcontextprotocol/protocolVersion`}
+// Members take reads of a request, its params and their _meta.
+var (
+	frameFields  = []string{"method", "id", "params"}
+	paramsFields = []string{"name", "arguments", "_meta", "requestState", "inputResponses", "requestId"}
+	metaFields   = []string{"progressToken", "io.modelcontextprotocol/protocolVersion"}
+)
 
 // take is the connection's Take hook: it takes a tools/call it can
-// forward, and a cancellation of one it forwarded.
+// forward, and a cancellation of one it forwarded. It reads the frame in
+// one pass (its params and their _meta in one more each).
 func (fp *fastPath) take(frame []byte) bool {
 	if !bytes.Contains(frame, []byte(`"tools/call"`)) && !bytes.Contains(frame, []byte(`"notifications/cancelled"`)) {
 		return false
 	}
-	f := gjson.GetManyBytes(frame, callFields...)
+	var f [3]gjson.Result
+	var p [6]gjson.Result
+	var m [2]gjson.Result
+	if !rawcall.Fields(frame, frameFields, f[:]) || !rawcall.Fields([]byte(f[2].Raw), paramsFields, p[:]) {
+		return false
+	}
+	if p[2].Exists() && !rawcall.Fields([]byte(p[2].Raw), metaFields, m[:]) {
+		return false
+	}
 	method, id := f[0], f[1]
 	switch {
 	case method.Str == "notifications/cancelled" && !id.Exists():
-		return fp.cancel(f[7].Raw)
+		return fp.cancel(p[5].Raw)
 	case method.Str != "tools/call" || (id.Type != gjson.String && id.Type != gjson.Number):
 		return false
-	case f[5].Exists() || f[6].Exists() || f[2].Type != gjson.String:
+	case p[3].Exists() || p[4].Exists() || p[0].Type != gjson.String:
 		return false // a multi round-trip retry, or a call go-sdk refuses
 	}
-	args := f[3]
+	args := p[1]
 	if args.Exists() && args.Type != gjson.Null && !args.IsObject() {
 		return false
 	}
-	tok := f[4]
+	tok := m[0]
 	if tok.Exists() && tok.Type != gjson.String && tok.Type != gjson.Number {
 		return false
 	}
-	c, ok := fp.admit(id.Raw, f[2].Str, f[8].Str)
+	c, ok := fp.admit(id.Raw, p[0].Str, m[1].Str)
 	if !ok {
 		return false
 	}
