@@ -37,6 +37,19 @@ type noteQueue struct {
 	stopOnce sync.Once
 	stopped  chan struct{}
 	done     chan struct{}
+
+	// flush's bookkeeping: notes queued and handled so far, and the
+	// flushes waiting for a count of handled notes.
+	mu       sync.Mutex
+	queued   int64
+	handled  int64
+	flushers []flusher
+}
+
+// flusher is a flush waiting until handled reaches upTo.
+type flusher struct {
+	upTo int64
+	done chan struct{}
 }
 
 // Methods the queue takes.
@@ -65,13 +78,54 @@ func (q *noteQueue) offer(msg jsonrpc.Message) bool {
 		q.dropped.Add(1)
 		return true
 	}
+	q.mu.Lock()
 	select {
 	case q.ch <- req:
+		q.queued++
 	default:
 		q.bytes.Add(-n)
 		q.dropped.Add(1)
 	}
+	q.mu.Unlock()
 	return true
+}
+
+// flush waits, at most d, until every note queued so far was handled: a
+// call's last progress notifications are read before its result, and
+// must reach the call before it returns (later ones are dropped).
+func (q *noteQueue) flush(d time.Duration) {
+	q.mu.Lock()
+	if q.handled >= q.queued {
+		q.mu.Unlock()
+		return
+	}
+	f := flusher{upTo: q.queued, done: make(chan struct{})}
+	q.flushers = append(q.flushers, f)
+	q.mu.Unlock()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-f.done:
+	case <-t.C:
+	case <-q.done:
+	}
+}
+
+// handledOne counts a note handled and releases the flushes it completes.
+func (q *noteQueue) handledOne() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.handled++
+	kept := q.flushers[:0]
+	for _, f := range q.flushers {
+		if f.upTo <= q.handled {
+			close(f.done)
+		} else {
+			kept = append(kept, f)
+		}
+	}
+	clear(q.flushers[len(kept):])
+	q.flushers = kept
 }
 
 func (q *noteQueue) run() {
@@ -88,6 +142,7 @@ func (q *noteQueue) run() {
 		case req := <-q.ch:
 			q.bytes.Add(-int64(len(req.Params)))
 			q.handle(req.Method, req.Params)
+			q.handledOne()
 			if q.dropped.Load() > 0 && (len(q.ch) == 0 || time.Since(lastReport) > dropReportEvery) {
 				q.report()
 				lastReport = time.Now()
@@ -120,6 +175,10 @@ func (q *noteQueue) stop() {
 		q.report() // the handler is slow; report now, it ends on its own
 	}
 }
+
+// noteFlushWait bounds how long a call that returned waits for the
+// progress notifications read before its result to be handled.
+const noteFlushWait = 100 * time.Millisecond
 
 // noteStopWait bounds how long closing a connection waits for a log or
 // progress handler (OnLog must not block; this holds if it does).

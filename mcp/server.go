@@ -39,6 +39,7 @@ type server struct {
 	mu         sync.Mutex
 	sess       *gomcp.ClientSession
 	conn       *lineconn.Conn // sess's connection, when it is ours
+	noteQ      *noteQueue     // conn's queue of log and progress notifications
 	ready      chan struct{}  // closed while sess is set
 	state      string
 	lastErr    error
@@ -225,7 +226,7 @@ func (s *server) dropSession(sess *gomcp.ClientSession) {
 }
 
 func (s *server) dropLocked() {
-	s.sess, s.conn = nil, nil
+	s.sess, s.conn, s.noteQ = nil, nil, nil
 	s.ready = make(chan struct{})
 	s.state = stateRestarting
 }
@@ -350,7 +351,7 @@ func (s *server) up(ctx context.Context, sess *gomcp.ClientSession, att *attempt
 	s.mu.Lock()
 	s.sess = sess
 	if att != nil {
-		s.conn = att.conn
+		s.conn, s.noteQ = att.conn, att.notes
 	}
 	s.connects++
 	s.state = stateReady

@@ -31,8 +31,9 @@ type stdioTransport struct {
 	notes    func(method string, params json.RawMessage)
 	log      zerolog.Logger
 	coalesce *coalescer // see clientHooks
-	// onConn, if set, is given the connection Connect made.
-	onConn func(*lineconn.Conn)
+	// onConn, if set, is given the connection Connect made and its queue
+	// of notifications (nil without notes).
+	onConn func(*lineconn.Conn, *noteQueue)
 	// take, if set, takes the forwarder's answers off the stream (see
 	// clientHooks).
 	take func([]byte) (jsonrpc.ID, bool)
@@ -102,7 +103,7 @@ func (t *stdioTransport) Connect(context.Context) (gomcp.Connection, error) {
 	}
 	c := newClientConn(stdout, stdin, lineconn.Options{Close: stop, Kill: kill, MaxFrame: t.maxFrame}, h)
 	if t.onConn != nil {
-		t.onConn(c)
+		t.onConn(c, h.notes)
 	}
 	return c, nil
 }

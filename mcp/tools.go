@@ -229,12 +229,26 @@ func (s *server) callTool(ctx context.Context, modelName, orig string, output []
 			res, err = sess2.CallTool(cctx, params)
 		}
 	}
+	if call != nil {
+		s.drainNotes() // the progress read before the result reaches the call
+	}
 	s.removeInflight(token)
 	fl.finish()
 	if err != nil {
 		return nil, s.callErr(cctx, sess, err, modelName, context.Cause(cctx))
 	}
 	return s.convertResult(modelName, output, res)
+}
+
+// drainNotes waits, at most noteFlushWait, for the notifications read so
+// far to be handled.
+func (s *server) drainNotes() {
+	s.mu.Lock()
+	q := s.noteQ
+	s.mu.Unlock()
+	if q != nil {
+		q.flush(noteFlushWait)
+	}
 }
 
 // convertResult is a call's result as an agent.Result: its structured

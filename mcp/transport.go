@@ -23,6 +23,7 @@ type attempt struct {
 	t       gomcp.Transport
 	cleanup func()
 	conn    *lineconn.Conn // the client's connection, when it is ours (set by Connect)
+	notes   *noteQueue     // its queue of log and progress notifications
 }
 
 // newTransport builds a fresh transport for one connection attempt.
@@ -43,7 +44,7 @@ func (s *server) newTransport(ctx context.Context) (*attempt, error) {
 		setProcessGroup(cmd)
 		a := &attempt{}
 		a.t = &stdioTransport{cmd: cmd, grace: s.m.cfg.ShutdownGrace, maxFrame: gomcp.DefaultMaxLineLength,
-			notes: s.onNote, log: s.log, coalesce: &s.notes, onConn: func(c *lineconn.Conn) { a.conn = c },
+			notes: s.onNote, log: s.log, coalesce: &s.notes, onConn: func(c *lineconn.Conn, q *noteQueue) { a.conn, a.notes = c, q },
 			take: s.fwd.take}
 		a.cleanup = func() { killProcessGroup(cmd) }
 		return a, nil
@@ -187,9 +188,10 @@ func (s *server) pipeToServer(ctx context.Context) (*attempt, error) {
 	}
 	a := &attempt{cleanup: func() { _ = clientEnd.Close(); _ = ss.Close() }}
 	a.t = connTransport{newConn: func() gomcp.Connection {
+		q := newNoteQueue(s.log, s.onNote)
 		c := newClientConn(clientEnd, clientEnd, lineconn.Options{Close: clientEnd.Close, MaxFrame: maxFrame},
-			clientHooks{notes: newNoteQueue(s.log, s.onNote), coalesce: &s.notes, take: s.fwd.take})
-		a.conn = c
+			clientHooks{notes: q, coalesce: &s.notes, take: s.fwd.take})
+		a.conn, a.notes = c, q
 		return c
 	}}
 	return a, nil
