@@ -367,3 +367,37 @@ func TestForwardedCallMRTR(t *testing.T) {
 		t.Fatalf("audit of the asking call: %+v", rec)
 	}
 }
+
+// TestForwardedCallsConcurrent: 1,000 calls sent at once on one stdio
+// connection are all forwarded and each answered once, under its own id,
+// with its own result.
+func TestForwardedCallsConcurrent(t *testing.T) {
+	f := newForwarding(t, 0)
+	const n = 1000
+	go func() {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"mcp__fwd__echo","arguments":{"text":"n%d"}}}`+"\n", i, i)
+		}
+		_, _ = f.peer.in.WriteString(b.String())
+	}()
+	seen := map[int]bool{}
+	for range n {
+		var res struct {
+			ID     int `json:"id"`
+			Result struct {
+				Content []struct {
+					Text string `json:"text"`
+				} `json:"content"`
+			} `json:"result"`
+		}
+		line := f.recv(t)
+		if err := json.Unmarshal([]byte(line), &res); err != nil || len(res.Result.Content) != 1 {
+			t.Fatalf("got %q", line)
+		}
+		if want := fmt.Sprintf("echo:n%d token:sbf-", res.ID); !strings.HasPrefix(res.Result.Content[0].Text, want) || seen[res.ID] {
+			t.Fatalf("call %d answered %q (seen before: %v), want %q…", res.ID, res.Result.Content[0].Text, seen[res.ID], want)
+		}
+		seen[res.ID] = true
+	}
+}
