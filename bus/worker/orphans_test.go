@@ -346,10 +346,14 @@ func TestPoolResumeFollowsSweeper(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no charge started")
 	}
-	close(l.gate)
 	other := nodes[map[string]string{"a": "b", "b": "a"}[where]]
 	accepted := other.srv.Stats().Accepted
+	// The worker dies with the charge in flight; only then may the charge
+	// return (on a dead worker, whose writes fail). Opened before the kill,
+	// the gate let a slow machine record the charge's result and ask the
+	// model before the worker died: the charge was not in doubt then.
 	nodes[where].kill()
+	close(l.gate)
 	waitFor(t, "the sweeper to take the run", func() bool { return other.srv.Stats().Orphans == 1 })
 	waitFor(t, "the pool's retry", func() bool { return other.srv.Stats().Accepted > accepted })
 	time.Sleep(2 * testOrphanAfter) // the retry follows, and must not take the run over
