@@ -181,7 +181,9 @@ func (w *sweeper) sweep(ctx context.Context) {
 		if err != nil || !w.candidate(cp, time.Now()) {
 			continue
 		}
-		w.take(cp)
+		if !w.take(cp) {
+			return // full meanwhile: the next scan (or another worker) takes it
+		}
 	}
 }
 
@@ -323,24 +325,39 @@ func (w *sweeper) candidate(cp *agent.Checkpoint, now time.Time) bool {
 	return st.stableFor(cp.Revision, now, w.after) && w.s.live.orphaned(cp.Run, now)
 }
 
-// room reports whether this worker may take one more orphan.
+// room reports whether this worker may take one more orphan (a hint:
+// take decides).
 func (w *sweeper) room() bool {
+	w.s.mu.Lock()
+	defer w.s.mu.Unlock()
+	return w.roomLocked()
+}
+
+// roomLocked is room with the Server's mu held: the orphan would be
+// within MaxOrphans and, with the jobs, within MaxConcurrent (the bound
+// onStart checks under the same lock).
+func (w *sweeper) roomLocked() bool {
 	s := w.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	return !s.stopping && len(s.orphans) < w.max && len(s.jobs)+len(s.orphans) < s.cfg.MaxConcurrent
 }
 
 // take resumes the orphan cp on a goroutine of its own, owned by the
-// Server (Close waits for it; stopping hands it over).
-func (w *sweeper) take(cp *agent.Checkpoint) {
+// Server (Close waits for it; stopping hands it over), in a slot it takes
+// as a job does: it reports false, taking nothing, when the worker has no
+// room (jobs came while the scan read the store) or is stopping. A run
+// being resumed here already is not taken again (true: the scan goes on).
+func (w *sweeper) take(cp *agent.Checkpoint) bool {
 	s := w.s
 	slot := runowner.NewSlot(buswire.Token(s.cfg.Name), buswire.Token(s.cfg.ID))
 	slot.Expect(cp.Run, cp.Revision)
 	s.mu.Lock()
-	if s.stopping || s.orphans[cp.Run] != nil {
+	if s.orphans[cp.Run] != nil {
 		s.mu.Unlock()
-		return
+		return true
+	}
+	if !w.roomLocked() {
+		s.mu.Unlock()
+		return false // its stability is kept: the next scan with room takes it
 	}
 	s.orphans[cp.Run] = slot
 	s.mu.Unlock()
@@ -357,6 +374,7 @@ func (w *sweeper) take(cp *agent.Checkpoint) {
 			s.log.Warn().Err(err).Str("run", cp.Run).Msg("an orphaned run failed to resume; it is left to a supervisor")
 		}
 	}()
+	return true
 }
 
 // runOrphan resumes an orphaned run to its end (or its next park); its
