@@ -27,14 +27,6 @@ const (
 	maxRefusals = 3
 )
 
-// Checkpoint states (agent's Checkpoint.State).
-const (
-	cpRunning = "running"
-	cpParked  = "parked"
-	cpDone    = "done"
-	cpFailed  = "failed"
-)
-
 // sweeper scans the store of a durable agent for runs of this pool whose
 // worker is gone (and whose caller did not resume them), and for parked
 // runs whose questions are all answered or expired, and resumes them here.
@@ -63,7 +55,7 @@ type sweeper struct {
 // startDurable starts the heartbeats and the sweeper of a worker whose
 // runner is durable (nothing for other runners).
 func (s *Server) startDurable() error {
-	st, _ := runowner.StoreOf(s.r).(agent.Store)
+	st := s.store
 	if s.resume == nil || st == nil {
 		return nil
 	}
@@ -172,9 +164,9 @@ func (w *sweeper) sweep(ctx context.Context) {
 		cp, err := w.st.LoadCheckpoint(lctx, id)
 		switch {
 		case err != nil:
-		case cp.State == cpParked:
+		case cp.State == runowner.StateParked:
 			err = w.parkedDue(lctx, cp, now)
-		case cp.State == cpDone || cp.State == cpFailed:
+		case cp.State == runowner.StateDone || cp.State == runowner.StateFailed:
 			err = w.endRecorded(lctx, cp)
 		}
 		lcancel()
@@ -297,11 +289,11 @@ func (w *sweeper) candidate(cp *agent.Checkpoint, now time.Time) bool {
 		return false
 	}
 	switch cp.State {
-	case cpParked:
-	case cpRunning, cpDone, cpFailed: // a finished one whose session still holds it (endRecorded)
+	case runowner.StateParked:
+	case runowner.StateRunning, runowner.StateDone, runowner.StateFailed: // a finished one whose session still holds it (endRecorded)
 		if pool, _, ok := ownerOf(cp.Owner); !ok || pool != buswire.Token(w.s.cfg.Name) {
 			delete(w.seen, cp.Run) // a run outside this pool: its own resumes it
-			if cp.State != cpRunning {
+			if cp.State != runowner.StateRunning {
 				w.finished[cp.Run] = true
 			}
 			return false
@@ -314,7 +306,7 @@ func (w *sweeper) candidate(cp *agent.Checkpoint, now time.Time) bool {
 		st = &stability{}
 		w.seen[cp.Run] = st
 	}
-	if cp.State == cpParked {
+	if cp.State == runowner.StateParked {
 		// Two scans in a row saw this revision (they are at least 3/4 of
 		// a scan interval apart).
 		return st.stableFor(cp.Revision, now, w.scan/2)
