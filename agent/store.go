@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/internal/runowner"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -13,12 +14,13 @@ import (
 // a newer version than it knows.
 const recordVersion = 1
 
-// Checkpoint states (Checkpoint.State).
+// Checkpoint states (Checkpoint.State), spelled once in internal/runowner
+// for bus/worker's sweeper too.
 const (
-	stateRunning = "running"
-	stateParked  = "parked"
-	stateDone    = "done"
-	stateFailed  = "failed"
+	stateRunning = runowner.StateRunning
+	stateParked  = runowner.StateParked
+	stateDone    = runowner.StateDone
+	stateFailed  = runowner.StateFailed
 )
 
 // Store keeps what a durable agent must not lose: its sessions, the latest

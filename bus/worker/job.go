@@ -49,10 +49,8 @@ type job struct {
 	cancelT context.CancelFunc
 	ctl     *nats.Subscription
 	// slot names the job's durable run after this worker and lists it in
-	// the heartbeats (nil for other runners); detached is set once the
-	// caller is lost and the durable run goes on without it.
-	slot     *runowner.Slot
-	detached bool
+	// the heartbeats (nil for other runners).
+	slot *runowner.Slot
 	// lastPing is when the caller last gave a sign of life (Unix ns).
 	lastPing atomic.Int64
 
@@ -200,6 +198,7 @@ func (j *job) beat(stop <-chan struct{}, done chan<- struct{}) {
 	t := time.NewTicker(j.interval)
 	defer t.Stop()
 	limit := j.interval * time.Duration(j.missed)
+	detached := false // the caller is lost; the durable run goes on without it
 	for {
 		select {
 		case <-stop:
@@ -212,8 +211,8 @@ func (j *job) beat(stop <-chan struct{}, done chan<- struct{}) {
 					// A durable run needs nobody to wait for it: it goes on
 					// to its end, recorded in the store (a job following a
 					// run another worker took ends when that run does).
-					if !j.detached {
-						j.detached = true
+					if !detached {
+						detached = true
 						j.s.log.Info().Str("job", j.id).Str("run", j.slot.Run()).Dur("silent", silent).
 							Msg("the caller stopped answering; the durable run goes on without it")
 					}

@@ -346,10 +346,14 @@ func TestPoolResumeFollowsSweeper(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no charge started")
 	}
-	close(l.gate)
 	other := nodes[map[string]string{"a": "b", "b": "a"}[where]]
 	accepted := other.srv.Stats().Accepted
+	// The worker dies with the charge in flight; only then may the charge
+	// return (on a dead worker, whose writes fail). Opened before the kill,
+	// the gate let a slow machine record the charge's result and ask the
+	// model before the worker died: the charge was not in doubt then.
 	nodes[where].kill()
+	close(l.gate)
 	waitFor(t, "the sweeper to take the run", func() bool { return other.srv.Stats().Orphans == 1 })
 	waitFor(t, "the pool's retry", func() bool { return other.srv.Stats().Accepted > accepted })
 	time.Sleep(2 * testOrphanAfter) // the retry follows, and must not take the run over
@@ -436,7 +440,7 @@ func (c *countingStore) ListRuns(ctx context.Context) ([]string, error) {
 // TestSweepReadsFinishedRunsOnce: a worker's scans read each finished
 // run's checkpoint once; later scans only list the runs.
 func TestSweepReadsFinishedRunsOnce(t *testing.T) {
-	const runs = 20
+	const runs, orphanAfter = 20, 200 * time.Millisecond
 	host := newBus(t, bus.Config{})
 	st := &countingStore{Store: agent.NewMemoryStore(agent.MemoryStoreOptions{})}
 	l := newLedger(false)
@@ -445,7 +449,7 @@ func TestSweepReadsFinishedRunsOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	serve(t, host, a, worker.ServeConfig{OrphanAfter: 200 * time.Millisecond, OrphanScan: 50 * time.Millisecond})
+	serve(t, host, a, worker.ServeConfig{OrphanAfter: orphanAfter, OrphanScan: 50 * time.Millisecond})
 	pool := newPool(t, host, "billing", worker.PoolConfig{})
 	ctx := ctxT(t, 20*time.Second)
 	for i := range runs {
@@ -453,9 +457,21 @@ func TestSweepReadsFinishedRunsOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Wait for a scan that read them all, then for ten more scans.
+	// Wait for the scans to have read them all, and for a quiet spell:
+	// twice OrphanAfter (the time the heartbeats still list a run after it
+	// ended: the scans skip it until then, a loaded machine's last runs
+	// are read later) and two scans without a read; then for ten more
+	// scans.
 	waitFor(t, "a scan of the finished runs", func() bool { return st.loads.Load() >= runs })
-	time.Sleep(100 * time.Millisecond)
+	waitFor(t, "a quiet spell without checkpoint reads", func() bool {
+		loads, lists, from := st.loads.Load(), st.lists.Load(), time.Now()
+		// At lists+2 the scan that started at lists+1 has ended.
+		for deadline := from.Add(10 * time.Second); (st.lists.Load() < lists+2 || time.Since(from) < 2*orphanAfter) &&
+			time.Now().Before(deadline); {
+			time.Sleep(5 * time.Millisecond)
+		}
+		return st.lists.Load() >= lists+2 && st.loads.Load() == loads
+	})
 	loads, lists := st.loads.Load(), st.lists.Load()
 	waitFor(t, "ten more scans", func() bool { return st.lists.Load() >= lists+10 })
 	if more := st.loads.Load() - loads; more != 0 {

@@ -21,16 +21,24 @@ type resumer interface {
 }
 
 // durableRunner is r as a resumer if its runs are durable: an agent's are
-// when it has a store (its sessions then have ids).
+// when it has a store.
 func durableRunner(r agent.Runner) resumer {
 	res, ok := r.(resumer)
 	if !ok {
 		return nil
 	}
-	if a, ok := r.(*agent.Agent); ok && a.NewSession().ID() == "" {
+	if _, ok := r.(*agent.Agent); ok && storeOf(r) == nil {
 		return nil
 	}
 	return res
+}
+
+// storeOf is the store of a durable *agent.Agent (nil for any other
+// runner). Package agent provides it through an init-time hook typed any
+// (it imports internal/runowner, and an accessor would grow its API).
+func storeOf(r agent.Runner) agent.Store {
+	st, _ := runowner.StoreOf(r).(agent.Store)
+	return st
 }
 
 // runEvents is the job's run: the input run anew, or, on a retry after a
@@ -93,7 +101,7 @@ const maxResumeTries = 8
 // deadline or its cancellation), or once the caller has been silent for
 // followSilence times its limit.
 func (s *Server) awaitResumable(j *job) error {
-	st, _ := runowner.StoreOf(s.r).(agent.Store)
+	st := s.store
 	if s.live == nil || st == nil {
 		return nil
 	}
@@ -110,7 +118,7 @@ func (s *Server) awaitResumable(j *job) error {
 		if err == nil {
 			now := time.Now()
 			_, owner, tagged := ownerOf(cp.Owner)
-			if cp.State != cpRunning || !tagged || (j.lost != "" && owner == buswire.Token(j.lost)) ||
+			if cp.State != runowner.StateRunning || !tagged || (j.lost != "" && owner == buswire.Token(j.lost)) ||
 				(seen.stableFor(cp.Revision, now, s.live.after) && s.live.orphaned(cp.Run, now)) {
 				j.slot.Expect(cp.Run, cp.Revision)
 				return nil

@@ -85,7 +85,8 @@ type Server struct {
 	b      *bus.Bus
 	nc     *nats.Conn
 	r      agent.Runner
-	resume resumer // r, when its runs are durable (resume.go)
+	resume resumer     // r, when its runs are durable (resume.go)
+	store  agent.Store // r's store, when it is a durable agent
 	// live tracks the pool's runs in the workers' heartbeats, and sweep
 	// resumes orphans (orphans.go, sweep.go); nil for other runners.
 	live   *liveness
@@ -151,7 +152,7 @@ func Serve(ctx context.Context, b *bus.Bus, r agent.Runner, cfg ServeConfig) (*S
 	if cfg.Logger != nil {
 		s.log = *cfg.Logger
 	}
-	s.resume = durableRunner(r)
+	s.resume, s.store = durableRunner(r), storeOf(r)
 	s.log = s.log.With().Str("component", "worker").Str("pool", cfg.Name).Str("worker", cfg.ID).Logger()
 	if s.policy == nil {
 		s.policy = b.Policy()

@@ -27,14 +27,6 @@ const (
 	maxRefusals = 3
 )
 
-// Checkpoint states (agent's Checkpoint.State).
-const (
-	cpRunning = "running"
-	cpParked  = "parked"
-	cpDone    = "done"
-	cpFailed  = "failed"
-)
-
 // sweeper scans the store of a durable agent for runs of this pool whose
 // worker is gone (and whose caller did not resume them), and for parked
 // runs whose questions are all answered or expired, and resumes them here.
@@ -63,7 +55,7 @@ type sweeper struct {
 // startDurable starts the heartbeats and the sweeper of a worker whose
 // runner is durable (nothing for other runners).
 func (s *Server) startDurable() error {
-	st, _ := runowner.StoreOf(s.r).(agent.Store)
+	st := s.store
 	if s.resume == nil || st == nil {
 		return nil
 	}
@@ -172,16 +164,18 @@ func (w *sweeper) sweep(ctx context.Context) {
 		cp, err := w.st.LoadCheckpoint(lctx, id)
 		switch {
 		case err != nil:
-		case cp.State == cpParked:
+		case cp.State == runowner.StateParked:
 			err = w.parkedDue(lctx, cp, now)
-		case cp.State == cpDone || cp.State == cpFailed:
+		case cp.State == runowner.StateDone || cp.State == runowner.StateFailed:
 			err = w.endRecorded(lctx, cp)
 		}
 		lcancel()
 		if err != nil || !w.candidate(cp, time.Now()) {
 			continue
 		}
-		w.take(cp)
+		if !w.take(cp) {
+			return // full meanwhile: the next scan (or another worker) takes it
+		}
 	}
 }
 
@@ -295,11 +289,11 @@ func (w *sweeper) candidate(cp *agent.Checkpoint, now time.Time) bool {
 		return false
 	}
 	switch cp.State {
-	case cpParked:
-	case cpRunning, cpDone, cpFailed: // a finished one whose session still holds it (endRecorded)
+	case runowner.StateParked:
+	case runowner.StateRunning, runowner.StateDone, runowner.StateFailed: // a finished one whose session still holds it (endRecorded)
 		if pool, _, ok := ownerOf(cp.Owner); !ok || pool != buswire.Token(w.s.cfg.Name) {
 			delete(w.seen, cp.Run) // a run outside this pool: its own resumes it
-			if cp.State != cpRunning {
+			if cp.State != runowner.StateRunning {
 				w.finished[cp.Run] = true
 			}
 			return false
@@ -312,7 +306,7 @@ func (w *sweeper) candidate(cp *agent.Checkpoint, now time.Time) bool {
 		st = &stability{}
 		w.seen[cp.Run] = st
 	}
-	if cp.State == cpParked {
+	if cp.State == runowner.StateParked {
 		// Two scans in a row saw this revision (they are at least 3/4 of
 		// a scan interval apart).
 		return st.stableFor(cp.Revision, now, w.scan/2)
@@ -323,24 +317,39 @@ func (w *sweeper) candidate(cp *agent.Checkpoint, now time.Time) bool {
 	return st.stableFor(cp.Revision, now, w.after) && w.s.live.orphaned(cp.Run, now)
 }
 
-// room reports whether this worker may take one more orphan.
+// room reports whether this worker may take one more orphan (a hint:
+// take decides).
 func (w *sweeper) room() bool {
+	w.s.mu.Lock()
+	defer w.s.mu.Unlock()
+	return w.roomLocked()
+}
+
+// roomLocked is room with the Server's mu held: the orphan would be
+// within MaxOrphans and, with the jobs, within MaxConcurrent (the bound
+// onStart checks under the same lock).
+func (w *sweeper) roomLocked() bool {
 	s := w.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	return !s.stopping && len(s.orphans) < w.max && len(s.jobs)+len(s.orphans) < s.cfg.MaxConcurrent
 }
 
 // take resumes the orphan cp on a goroutine of its own, owned by the
-// Server (Close waits for it; stopping hands it over).
-func (w *sweeper) take(cp *agent.Checkpoint) {
+// Server (Close waits for it; stopping hands it over), in a slot it takes
+// as a job does: it reports false, taking nothing, when the worker has no
+// room (jobs came while the scan read the store) or is stopping. A run
+// being resumed here already is not taken again (true: the scan goes on).
+func (w *sweeper) take(cp *agent.Checkpoint) bool {
 	s := w.s
 	slot := runowner.NewSlot(buswire.Token(s.cfg.Name), buswire.Token(s.cfg.ID))
 	slot.Expect(cp.Run, cp.Revision)
 	s.mu.Lock()
-	if s.stopping || s.orphans[cp.Run] != nil {
+	if s.orphans[cp.Run] != nil {
 		s.mu.Unlock()
-		return
+		return true
+	}
+	if !w.roomLocked() {
+		s.mu.Unlock()
+		return false // its stability is kept: the next scan with room takes it
 	}
 	s.orphans[cp.Run] = slot
 	s.mu.Unlock()
@@ -357,6 +366,7 @@ func (w *sweeper) take(cp *agent.Checkpoint) {
 			s.log.Warn().Err(err).Str("run", cp.Run).Msg("an orphaned run failed to resume; it is left to a supervisor")
 		}
 	}()
+	return true
 }
 
 // runOrphan resumes an orphaned run to its end (or its next park); its

@@ -103,6 +103,15 @@ func Parse(owner string) (pool, worker string, ok bool) {
 	return parts[0], parts[1], true
 }
 
+// The states of a durable run's checkpoint (agent.Checkpoint.State): package
+// agent writes them, bus/worker's sweeper reads them.
+const (
+	StateRunning = "running"
+	StateParked  = "parked"
+	StateDone    = "done"
+	StateFailed  = "failed"
+)
+
 // StoreOf returns the agent.Store of a durable *agent.Agent (nil for any
 // other runner). Package agent sets it when it is initialised.
 var StoreOf func(runner any) any
