@@ -49,9 +49,11 @@ type fwdCall struct {
 	progress func(json.RawMessage) // nil once the call returned
 }
 
-// rawReply is a response's result or error, raw.
+// rawReply is a response's result or error, raw, or the error that
+// ended the connection before it came.
 type rawReply struct {
 	result, err json.RawMessage
+	broke       error
 }
 
 func (f *forwarder) add(id string, c *fwdCall) {
@@ -126,6 +128,23 @@ var (
 	answerFields   = []string{"id", "method", "result", "error", "params"}
 	progressFields = []string{"progressToken"}
 )
+
+// fail answers every call in flight with err, the error that ended
+// reading their connection (a call made on a later connection is not in
+// flight on this one yet: its write comes after the new connection's
+// first read).
+func (f *forwarder) fail(err error) {
+	f.mu.Lock()
+	calls := f.calls
+	f.calls = nil
+	f.mu.Unlock()
+	for _, c := range calls {
+		select {
+		case c.done <- rawReply{broke: err}:
+		default:
+		}
+	}
+}
 
 // report delivers progress unless the call returned.
 func (c *fwdCall) report(params json.RawMessage) {
@@ -228,6 +247,9 @@ func (s *server) forwardCall(ctx context.Context, modelName, orig string, origJS
 		s.fwd.remove(id)
 		sendCancel(conn, id)
 		return nil, nil, s.callErr(cctx, sess, cctx.Err(), modelName, context.Cause(cctx))
+	}
+	if reply.broke != nil {
+		return nil, nil, s.callErr(cctx, sess, reply.broke, modelName, nil)
 	}
 	if len(reply.err) > 0 {
 		var we jsonrpc.Error

@@ -21,6 +21,8 @@ type clientHooks struct {
 	// take answers the forwarder's own calls (forward.go) off the raw
 	// frame; resp is the ID of the response it took, if it took one.
 	take func(frame []byte) (resp jsonrpc.ID, taken bool)
+	// failed learns of the error that ended reading (forward.go).
+	failed func(error)
 }
 
 // newClientConn is the Manager's connection to a server over r and w.
@@ -39,6 +41,7 @@ func newClientConn(r io.Reader, w io.Writer, o lineconn.Options, h clientHooks) 
 		return nil
 	}
 	o.Drop = h.drop
+	o.ReadFailed = h.failed
 	if h.take != nil {
 		o.Take = func(frame []byte) bool {
 			id, ok := h.take(frame)

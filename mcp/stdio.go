@@ -37,6 +37,8 @@ type stdioTransport struct {
 	// take, if set, takes the forwarder's answers off the stream (see
 	// clientHooks).
 	take func([]byte) (jsonrpc.ID, bool)
+	// failed learns of the error that ended reading (see clientHooks).
+	failed func(error)
 }
 
 // Connect starts the process.
@@ -97,7 +99,7 @@ func (t *stdioTransport) Connect(context.Context) (gomcp.Connection, error) {
 		_ = t.cmd.Process.Kill()
 		killProcessGroup(t.cmd)
 	}
-	h := clientHooks{nudge: newNudger(nudgeFirst, nudgeMax), coalesce: t.coalesce, take: t.take}
+	h := clientHooks{nudge: newNudger(nudgeFirst, nudgeMax), coalesce: t.coalesce, take: t.take, failed: t.failed}
 	if t.notes != nil {
 		h.notes = newNoteQueue(t.log, t.notes)
 	}

@@ -45,7 +45,7 @@ func (s *server) newTransport(ctx context.Context) (*attempt, error) {
 		a := &attempt{}
 		a.t = &stdioTransport{cmd: cmd, grace: s.m.cfg.ShutdownGrace, maxFrame: gomcp.DefaultMaxLineLength,
 			notes: s.onNote, log: s.log, coalesce: &s.notes, onConn: func(c *lineconn.Conn, q *noteQueue) { a.conn, a.notes = c, q },
-			take: s.fwd.take}
+			take: s.fwd.take, failed: s.fwd.fail}
 		a.cleanup = func() { killProcessGroup(cmd) }
 		return a, nil
 	case typeHTTP:
@@ -190,7 +190,7 @@ func (s *server) pipeToServer(ctx context.Context) (*attempt, error) {
 	a.t = connTransport{newConn: func() gomcp.Connection {
 		q := newNoteQueue(s.log, s.onNote)
 		c := newClientConn(clientEnd, clientEnd, lineconn.Options{Close: clientEnd.Close, MaxFrame: maxFrame},
-			clientHooks{notes: q, coalesce: &s.notes, take: s.fwd.take})
+			clientHooks{notes: q, coalesce: &s.notes, take: s.fwd.take, failed: s.fwd.fail})
 		a.conn, a.notes = c, q
 		return c
 	}}

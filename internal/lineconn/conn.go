@@ -53,6 +53,8 @@ type Conn struct {
 	take  func([]byte) bool
 	wrote func(jsonrpc.Message)
 
+	readFailed func(error)
+
 	incoming chan frame
 	closed   chan struct{}
 
@@ -100,6 +102,11 @@ type Options struct {
 	// requests without a decode or a goroutine hand-off: it must not block
 	// for long, and must copy what it keeps past its return.
 	Take func(frame []byte) bool
+	// ReadFailed is called once, on the reading goroutine, with the error
+	// that ended reading (the stream's end, or the peer breaking the
+	// protocol), unless Close ended it: what Take answers learns of it
+	// without waiting for Read.
+	ReadFailed func(error)
 }
 
 // frame is one JSON value read off the stream, or the error that ended it.
@@ -118,7 +125,7 @@ type inBatch struct {
 // New reads frames from r on a goroutine that ends when r fails or the
 // connection is closed, and writes to w.
 func New(r io.Reader, w io.Writer, o Options) *Conn {
-	c := &Conn{w: w, closeFn: o.Close, kill: o.Kill, stall: o.Stall, words: wordsFor(o.Peer), drop: o.Drop, take: o.Take, wrote: o.Wrote,
+	c := &Conn{w: w, closeFn: o.Close, kill: o.Kill, stall: o.Stall, words: wordsFor(o.Peer), drop: o.Drop, take: o.Take, wrote: o.Wrote, readFailed: o.ReadFailed,
 		incoming: make(chan frame), closed: make(chan struct{}), writeSem: make(chan struct{}, 1), broken: make(chan struct{})}
 	if c.stall <= 0 {
 		c.stall = writeStall
@@ -170,6 +177,13 @@ func (c *Conn) readLoop(r io.Reader, maxFrame int) {
 			err = c.protocolErr(fmt.Errorf("a JSON-RPC message from the %s exceeds the size limit (%d bytes)", c.words.peer, maxFrame))
 		} else if err != nil && isProtocolBreak(err) {
 			err = c.protocolErr(err) // not JSON, or trailing data
+		}
+		if err != nil && c.readFailed != nil {
+			select {
+			case <-c.closed:
+			default:
+				c.readFailed(err)
+			}
 		}
 		select {
 		case c.incoming <- frame{data: raw, err: err}:

@@ -1,12 +1,16 @@
 package lineconn
 
 import (
+	"errors"
 	"net"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/switchboard-dev/switchboard/agent/failure"
 )
 
 // TestTake: Options.Take sees each frame that is one JSON object, raw and
@@ -42,5 +46,31 @@ func TestTake(t *testing.T) {
 	defer mu.Unlock()
 	if len(offered) != 3 || offered[1] != `{"jsonrpc":"2.0","method":"take-me"}` {
 		t.Fatalf("Take was offered %q, want the three single frames raw", offered)
+	}
+}
+
+// TestReadFailed: Options.ReadFailed learns of the error that ended
+// reading (here the peer's garbage, a protocol failure), once; not of a
+// Close.
+func TestReadFailed(t *testing.T) {
+	for _, garbage := range []bool{true, false} {
+		ours, peer := net.Pipe()
+		got := make(chan error, 2)
+		c := New(ours, ours, Options{Close: ours.Close, ReadFailed: func(err error) { got <- err }})
+		if garbage {
+			send(peer, "not json\n")
+			if _, err := readTimeout(t, c); !errors.Is(err, failure.Protocol) {
+				t.Fatalf("Read: %v, want a protocol failure", err)
+			}
+			if err := <-got; !errors.Is(err, failure.Protocol) {
+				t.Fatalf("ReadFailed got %v, want the protocol failure", err)
+			}
+		}
+		_ = c.Close()
+		_ = peer.Close()
+		time.Sleep(20 * time.Millisecond)
+		if len(got) != 0 {
+			t.Fatalf("garbage %v: ReadFailed called again or for a Close: %v", garbage, <-got)
+		}
 	}
 }

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -399,5 +402,88 @@ func TestForwardedCallsConcurrent(t *testing.T) {
 			t.Fatalf("call %d answered %q (seen before: %v), want %q…", res.ID, res.Result.Content[0].Text, seen[res.ID], want)
 		}
 		seen[res.ID] = true
+	}
+}
+
+var (
+	faultOnce sync.Once
+	faultBin  string
+	faultErr  error
+)
+
+// faultServer is the mcp package's misbehaving stdio test server, built
+// once, pinned to 2025-11-25 so that calls to it are forwarded.
+func faultServer(t *testing.T) mcp.ServerConfig {
+	faultOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "fwd-testserver-")
+		if err != nil {
+			faultErr = err
+			return
+		}
+		faultBin = filepath.Join(dir, "testserver")
+		if out, err := exec.Command("go", "build", "-o", faultBin, "../internal/testserver").CombinedOutput(); err != nil {
+			faultErr = fmt.Errorf("%v\n%s", err, out)
+		}
+	})
+	if faultErr != nil {
+		t.Fatal(faultErr)
+	}
+	return mcp.ServerConfig{Name: "t", Command: faultBin, ProtocolVersion: "2025-11-25"}
+}
+
+// TestForwardedCallFaults: a stdio server that crashes or writes garbage
+// during a forwarded call fails the call as a typed failure (an error
+// result naming it) at once, is restarted, and the next forwarded call to
+// it succeeds.
+func TestForwardedCallFaults(t *testing.T) {
+	for _, tt := range []struct{ tool, want string }{
+		{"crash", "lost"},
+		{"garbage", "not a valid MCP message"},
+	} {
+		t.Run(tt.tool, func(t *testing.T) {
+			ctx := testkit.Ctx(t, 60*time.Second)
+			m, err := mcp.New(ctx, mcp.Config{Servers: []mcp.ServerConfig{faultServer(t)},
+				Policy: testkit.FastPolicy(failure.PolicyConfig{BreakerFailures: 100}), RestartBackoff: 20 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = m.Close() })
+			if err := m.WaitReady(ctx); err != nil {
+				t.Fatal(err)
+			}
+			srv := newServer(t, server.Config{Toolsets: []agent.Toolset{m.Toolset()}, Permissions: agent.AllowAll()})
+			f := &forwarding{lines: make(chan string, 64)}
+			f.peer = runOnPipes(t, srv, 0)
+			f.peer.handshake(t, "2025-11-25")
+			go func() {
+				defer close(f.lines)
+				for {
+					l, err := f.peer.out.ReadString('\n')
+					if err != nil {
+						return
+					}
+					f.lines <- strings.TrimSpace(l)
+				}
+			}()
+			start := time.Now()
+			f.peer.send(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcp__t__`+tt.tool+`","arguments":{}}}`)
+			if line := f.recv(t); !inOrder(line, []string{`"id":1,"result":`, tt.want, `"isError":true`}) {
+				t.Fatalf("got %q, want an error result naming %q", line, tt.want)
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Fatalf("the failure took %s", d)
+			}
+			for i := 2; ; i++ {
+				f.peer.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"mcp__t__echo","arguments":{"text":"back"}}}`, i))
+				line := f.recv(t)
+				if strings.Contains(line, `"text":"back"`) {
+					break
+				}
+				if time.Since(start) > 20*time.Second {
+					t.Fatalf("the server did not come back: %q", line)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		})
 	}
 }
