@@ -436,9 +436,13 @@ func faultServer(t *testing.T) mcp.ServerConfig {
 // result naming it) at once, is restarted, and the next forwarded call to
 // it succeeds.
 func TestForwardedCallFaults(t *testing.T) {
-	for _, tt := range []struct{ tool, want string }{
-		{"crash", "lost"},
-		{"garbage", "not a valid MCP message"},
+	big := strings.Repeat("x", 1<<20)
+	for _, tt := range []struct{ tool, args, want string }{
+		{"crash", `{}`, "lost"},
+		{"garbage", `{}`, "not a valid MCP message"},
+		// A server that stops reading: the next call's 1 MiB of arguments
+		// cannot be written, and the call ends at its 1 s timeout.
+		{"deafen", `{"text":"` + big + `"}`, "timed out"},
 	} {
 		t.Run(tt.tool, func(t *testing.T) {
 			ctx := testkit.Ctx(t, 60*time.Second)
@@ -451,7 +455,7 @@ func TestForwardedCallFaults(t *testing.T) {
 			if err := m.WaitReady(ctx); err != nil {
 				t.Fatal(err)
 			}
-			srv := newServer(t, server.Config{Toolsets: []agent.Toolset{m.Toolset()}, Permissions: agent.AllowAll()})
+			srv := newServer(t, server.Config{Toolsets: []agent.Toolset{m.Toolset()}, Permissions: agent.AllowAll(), CallTimeout: time.Second})
 			f := &forwarding{lines: make(chan string, 64)}
 			f.peer = runOnPipes(t, srv, 0)
 			f.peer.handshake(t, "2025-11-25")
@@ -465,8 +469,16 @@ func TestForwardedCallFaults(t *testing.T) {
 					f.lines <- strings.TrimSpace(l)
 				}
 			}()
+			tool := tt.tool
+			if tt.tool == "deafen" {
+				f.peer.send(t, `{"jsonrpc":"2.0","id":100,"method":"tools/call","params":{"name":"mcp__t__deafen","arguments":{}}}`)
+				if line := f.recv(t); !strings.Contains(line, "no longer reading") {
+					t.Fatalf("deafen: %q", line)
+				}
+				tool = "echo"
+			}
 			start := time.Now()
-			f.peer.send(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcp__t__`+tt.tool+`","arguments":{}}}`)
+			f.peer.send(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcp__t__`+tool+`","arguments":`+tt.args+`}}`)
 			if line := f.recv(t); !inOrder(line, []string{`"id":1,"result":`, tt.want, `"isError":true`}) {
 				t.Fatalf("got %q, want an error result naming %q", line, tt.want)
 			}
