@@ -43,6 +43,7 @@ type fastPath struct {
 	s    *Server
 	conn atomic.Pointer[lineconn.Conn]
 	ss   atomic.Pointer[gomcp.ServerSession]
+	link atomic.Pointer[clientLink] // ss's direct link
 	// ctx ends with the server or the connection's session (stop).
 	ctx  context.Context
 	stop context.CancelFunc
@@ -224,7 +225,7 @@ func (fp *fastPath) serve(c *fastCall) {
 	defer c.cancel(nil)
 	defer fp.forget(c.id)
 	start := time.Now()
-	rec := AuditRecord{Time: start, Client: clientStdio, Tool: c.name, Source: c.spec.Source.String()}
+	rec := AuditRecord{Time: start, Client: clientStdio, Tool: c.name}
 	raw, res, err := fp.forward(c)
 	if context.Cause(c.ctx) == errClientCancelled {
 		// The client gave the call up: it gets no response.
@@ -273,6 +274,7 @@ func (fp *fastPath) serve(c *fastCall) {
 	}
 	rec.Duration = time.Since(start)
 	if s.cfg.Audit != nil {
+		rec.Source = c.spec.Source.String()
 		s.cfg.Audit(context.WithoutCancel(c.ctx), rec)
 	}
 }
@@ -293,7 +295,7 @@ func (fp *fastPath) forward(c *fastCall) (raw json.RawMessage, res *agent.Result
 	if c.spec.Timeout > 0 {
 		timeout = c.spec.Timeout
 	}
-	link := directLink(c.ss)
+	link := fp.direct(c.ss)
 	if c.mrtr {
 		link = fp.mrtrLink(c)
 	}
@@ -317,6 +319,17 @@ func (fp *fastPath) forward(c *fastCall) (raw json.RawMessage, res *agent.Result
 		err = deadlineErr(ctx, c.spec, err)
 	}
 	return raw, res, err
+}
+
+// direct is the session's direct link (made once: a stream has one
+// session).
+func (fp *fastPath) direct(ss *gomcp.ServerSession) *clientLink {
+	if l := fp.link.Load(); l != nil && l.ss == ss {
+		return l
+	}
+	l := directLink(ss)
+	fp.link.Store(l)
+	return l
 }
 
 // errAbandoned is the cause of a call whose client did not retry it
