@@ -68,7 +68,6 @@ func (s *server) dial(ctx context.Context, timeout time.Duration, version string
 	if err != nil {
 		return nil, nil, err
 	}
-	countBusy(ctx, att) // a user session's requests in flight (usersession.go)
 	// The context given to Connect must outlive the handshake: some
 	// transports (legacy SSE) tie the connection's lifetime to it. So the
 	// startup timeout cancels it only while the handshake runs, and the

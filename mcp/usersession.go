@@ -3,10 +3,7 @@ package mcp
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -46,15 +43,9 @@ type userSess struct {
 	sess   *gomcp.ClientSession
 	err    error
 	used   time.Time
-	busy   atomic.Int32 // POST exchanges in flight (busyRT)
-	timer  *time.Timer  // the idle close
+	timer  *time.Timer // the idle close
 	closed bool
 }
-
-// busyKey carries a *userSess to dial, so that its HTTP client counts the
-// session's requests in flight: an idle close or an eviction skips a
-// session in the middle of a call.
-type busyKey struct{}
 
 // otherUser returns the user ctx names when requests for them need a
 // session of their own: an http server with OAuth logins, and a user other
@@ -123,7 +114,7 @@ func (s *server) userSession(ctx context.Context, user string) (*gomcp.ClientSes
 // closed (idle, evicted, dropped, or the Manager closes).
 func (s *server) connectUser(ctx context.Context, e *userSess) (*gomcp.ClientSession, error) {
 	us := &s.users
-	lctx, cancel := context.WithCancel(context.WithValue(oauth.WithUser(s.m.ctx, e.user), busyKey{}, e))
+	lctx, cancel := context.WithCancel(oauth.WithUser(s.m.ctx, e.user))
 	stop := context.AfterFunc(ctx, cancel)
 	sess, att, err := s.connect(lctx)
 	if err == nil && !stop() {
@@ -177,7 +168,7 @@ func (s *server) watchUser(e *userSess, att *attempt, cancel context.CancelFunc)
 }
 
 // idleCheck closes e's session when no request used it for the idle bound
-// and none is in flight.
+// (go-sdk's Close lets the calls in flight finish first).
 func (s *server) idleCheck(e *userSess) {
 	us := &s.users
 	us.mu.Lock()
@@ -186,8 +177,8 @@ func (s *server) idleCheck(e *userSess) {
 		return
 	}
 	bound := us.idleBound()
-	if left := bound - time.Since(e.used); left > 0 || e.busy.Load() > 0 {
-		e.timer.Reset(max(left, bound/4))
+	if left := bound - time.Since(e.used); left > 0 {
+		e.timer.Reset(left)
 		return
 	}
 	s.log.Debug().Str("user", e.user).Msg("closing an idle user session")
@@ -202,7 +193,7 @@ func (us *userSessions) idleBound() time.Duration {
 }
 
 // evictLocked makes room for one more session: past the bound it closes
-// the least recently used session with no request in flight.
+// the least recently used connected session (its calls in flight finish).
 func (s *server) evictLocked() error {
 	us := &s.users
 	limit := us.max
@@ -214,13 +205,13 @@ func (s *server) evictLocked() error {
 	}
 	var lru *userSess
 	for _, e := range us.by {
-		if e.sess != nil && e.busy.Load() == 0 && (lru == nil || e.used.Before(lru.used)) {
+		if e.sess != nil && (lru == nil || e.used.Before(lru.used)) {
 			lru = e
 		}
 	}
 	if lru == nil {
 		return &failure.Error{Kind: failure.Unavailable, Source: failure.SourceMCP, Name: s.cfg.Name,
-			Message: fmt.Sprintf("MCP server %q has %d user sessions, all busy; try again later", s.cfg.Name, limit)}
+			Message: fmt.Sprintf("MCP server %q has %d user sessions, all still connecting; try again later", s.cfg.Name, limit)}
 	}
 	s.log.Debug().Str("user", lru.user).Msg("closing the least recently used user session")
 	s.closeUserLocked(lru)
@@ -228,7 +219,8 @@ func (s *server) evictLocked() error {
 }
 
 // closeUserLocked forgets e and closes its session (the watcher cleans
-// up). go-sdk's Close sends the DELETE with its own bound.
+// up). go-sdk's Close waits for the session's calls in flight, then sends
+// the DELETE with its own bound.
 func (s *server) closeUserLocked(e *userSess) {
 	s.dropUserLocked(e)
 	s.users.wg.Add(1)
@@ -284,57 +276,4 @@ func (s *server) closeUsers() {
 		_ = sess.Close()
 	}
 	us.wg.Wait()
-}
-
-// countBusy makes a user session's HTTP client count its POST exchanges in
-// flight (dial calls it on each attempt's transport).
-func countBusy(ctx context.Context, att *attempt) {
-	e, ok := ctx.Value(busyKey{}).(*userSess)
-	if !ok || att == nil {
-		return
-	}
-	t, ok := att.t.(*gomcp.StreamableClientTransport)
-	if !ok || t.HTTPClient == nil {
-		return
-	}
-	c := *t.HTTPClient
-	rt := c.Transport
-	if rt == nil {
-		rt = http.DefaultTransport
-	}
-	c.Transport = &busyRT{base: rt, n: &e.busy}
-	t.HTTPClient = &c
-}
-
-// busyRT counts POST requests from their start until their response body
-// is closed (go-sdk reads a call's answer, JSON or an SSE stream, from the
-// POST's body).
-type busyRT struct {
-	base http.RoundTripper
-	n    *atomic.Int32
-}
-
-func (b *busyRT) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Method != http.MethodPost {
-		return b.base.RoundTrip(r)
-	}
-	b.n.Add(1)
-	resp, err := b.base.RoundTrip(r)
-	if err != nil || resp.Body == nil {
-		b.n.Add(-1)
-		return resp, err
-	}
-	resp.Body = &busyBody{ReadCloser: resp.Body, n: b.n}
-	return resp, nil
-}
-
-type busyBody struct {
-	io.ReadCloser
-	n    *atomic.Int32
-	once sync.Once
-}
-
-func (b *busyBody) Close() error {
-	b.once.Do(func() { b.n.Add(-1) })
-	return b.ReadCloser.Close()
 }

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -33,6 +34,15 @@ type binder struct {
 
 func bindingServer(t *testing.T) *binder {
 	srv := goServer()
+	gomcp.AddTool(srv, &gomcp.Tool{Name: "wait", Description: "Wait ms milliseconds."},
+		func(ctx context.Context, _ *gomcp.CallToolRequest, in struct{ Ms int }) (*gomcp.CallToolResult, any, error) {
+			select {
+			case <-time.After(time.Duration(in.Ms) * time.Millisecond):
+			case <-ctx.Done():
+				return nil, nil, ctx.Err()
+			}
+			return &gomcp.CallToolResult{Content: []gomcp.Content{&gomcp.TextContent{Text: "done"}}}, nil, nil
+		})
 	b := &binder{next: gomcp.NewStreamableHTTPHandler(func(*http.Request) *gomcp.Server { return srv }, nil),
 		owner: map[string]string{}, opened: map[string][]string{}, deleted: map[string]bool{}, expired: map[string]bool{}}
 	b.as = authserver.New(t, b, authserver.Options{})
@@ -275,5 +285,56 @@ func TestUserSessionsClose(t *testing.T) {
 	}
 	if _, err := m.CallTool(WithUser(ctx, "dave"), "api", "echo", []byte(`{"text":"hi"}`)); err == nil {
 		t.Error("a call after Close succeeded")
+	}
+}
+
+// TestUserSessionBusy: a session closed with a call in flight (idle past
+// the bound, or evicted by a new user) lets the call finish, then closes.
+func TestUserSessionBusy(t *testing.T) {
+	tests := []struct {
+		name string
+		idle time.Duration
+		max  int
+	}{
+		{"idle", 150 * time.Millisecond, 0},
+		{"evicted", 0, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, m := userSessionManager(t, tt.idle, tt.max)
+			ctx := testkit.Ctx(t, 30*time.Second)
+			alice := WithUser(ctx, "alice")
+			echo(t, alice, m) // connects alice's session
+			done := make(chan error, 1)
+			go func() {
+				res, err := m.CallTool(alice, "api", "wait", []byte(`{"Ms":1000}`))
+				if err == nil && res.IsError {
+					err = fmt.Errorf("tool error %+v", res)
+				}
+				done <- err
+			}()
+			if tt.idle > 0 {
+				waitFor(t, "alice's session's idle close", func() bool { return openUsers(m) == 0 })
+			} else {
+				time.Sleep(300 * time.Millisecond) // alice's call is in flight
+			}
+			echo(t, WithUser(ctx, "bob"), m) // evicts alice's session when max is 1
+			select {
+			case <-done:
+				t.Fatal("alice's call ended before her session was closed")
+			default:
+			}
+			if err := <-done; err != nil {
+				t.Fatalf("alice's call in flight when her session closed: %v", err)
+			}
+			sid := b.sessions("alice")[0]
+			waitFor(t, "alice's session's DELETE", func() bool { return b.closed(sid) })
+			if len(b.sessions("alice")) != 1 {
+				t.Errorf("alice's sessions %v, want one", b.sessions("alice"))
+			}
+			if tt.max == 1 && openUsers(m) != 1 {
+				t.Errorf("%d user sessions open, want bob's only", openUsers(m))
+			}
+		})
 	}
 }
