@@ -19,7 +19,7 @@ import (
 // on a user's first request, reused after, dropped on a session-missing or
 // connection error (the next request connects again), closed after
 // userSessionIdle without a request and, past maxUserSessions, the least
-// recently used idle one first. They have no restart loop: the main
+// recently used first. They have no restart loop: the main
 // session's supervisor closes them all when the Manager closes.
 const (
 	userSessionIdle = 10 * time.Minute

@@ -13,6 +13,7 @@ import (
 
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/internal/testkit/authserver"
 )
@@ -42,6 +43,15 @@ func bindingServer(t *testing.T) *binder {
 				return nil, nil, ctx.Err()
 			}
 			return &gomcp.CallToolResult{Content: []gomcp.Content{&gomcp.TextContent{Text: "done"}}}, nil, nil
+		})
+	gomcp.AddTool(srv, &gomcp.Tool{Name: "ask", Description: "Ask the user a question."},
+		func(ctx context.Context, req *gomcp.CallToolRequest, _ struct{}) (*gomcp.CallToolResult, any, error) {
+			res, err := req.Session.Elicit(ctx, &gomcp.ElicitParams{Message: "Proceed?",
+				RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"ok": map[string]any{"type": "boolean"}}}})
+			if err != nil {
+				return nil, nil, err
+			}
+			return &gomcp.CallToolResult{Content: []gomcp.Content{&gomcp.TextContent{Text: res.Action}}}, nil, nil
 		})
 	b := &binder{next: gomcp.NewStreamableHTTPHandler(func(*http.Request) *gomcp.Server { return srv }, nil),
 		owner: map[string]string{}, opened: map[string][]string{}, deleted: map[string]bool{}, expired: map[string]bool{}}
@@ -142,13 +152,18 @@ func (w *bindWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // userSessionManager is a Manager on a binding server; tune shortens the
 // user sessions' bounds before the first call.
 func userSessionManager(t *testing.T, idle time.Duration, max int) (*binder, *Manager) {
-	b := bindingServer(t)
-	m := newManager(t, authConfig(b.as, &Auth{ClientID: authserver.PublicClient}, &browser{}, nil))
+	b, m, _ := userSessionManagerBrowser(t, idle, max)
+	return b, m
+}
+
+func userSessionManagerBrowser(t *testing.T, idle time.Duration, max int) (*binder, *Manager, *browser) {
+	b, br := bindingServer(t), &browser{}
+	m := newManager(t, authConfig(b.as, &Auth{ClientID: authserver.PublicClient}, br, nil))
 	us := &m.byName["api"].users
 	us.mu.Lock()
 	us.idle, us.max = idle, max
 	us.mu.Unlock()
-	return b, m
+	return b, m, br
 }
 
 func openUsers(m *Manager) int {
@@ -336,5 +351,29 @@ func TestUserSessionBusy(t *testing.T) {
 				t.Errorf("%d user sessions open, want bob's only", openUsers(m))
 			}
 		})
+	}
+}
+
+// TestUserSessionElicit: a server's elicitation on a user's session
+// reaches the Manager's Elicitor, and the answer goes back on that session
+// (with that user's token, which the binding server checks).
+func TestUserSessionElicit(t *testing.T) {
+	b, m, br := userSessionManagerBrowser(t, 0, 0)
+	ctx := WithUser(testkit.Ctx(t, 30*time.Second), "bob")
+	res, err := m.CallTool(ctx, "api", "ask", []byte(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Parts) != 1 || res.Parts[0].Text != "decline" {
+		t.Fatalf("result %+v, want the browser's decline", res.Parts)
+	}
+	br.mu.Lock()
+	last := br.seen[len(br.seen)-1]
+	br.mu.Unlock()
+	if last.Kind != agent.ElicitForm || last.Message != "Proceed?" {
+		t.Errorf("the Elicitor saw %+v, want the server's form", last)
+	}
+	if n := b.refused.Load(); n != 0 || len(b.sessions("bob")) != 1 {
+		t.Errorf("refused %d, bob's sessions %v", n, b.sessions("bob"))
 	}
 }
