@@ -125,17 +125,19 @@ func (s *server) connectUser(ctx context.Context, e *userSess) (*gomcp.ClientSes
 		sess, err = nil, ctx.Err()
 	}
 	us.mu.Lock()
-	defer us.mu.Unlock()
 	defer close(e.ready)
 	if err == nil && (us.closed || us.by[e.user] != e) {
 		// The Manager closed, or the entry was dropped, while connecting.
-		_ = sess.Close()
+		us.mu.Unlock()
+		_ = sess.Close() // not under the lock: it makes a request
 		if att != nil && att.cleanup != nil {
 			att.cleanup()
 		}
+		us.mu.Lock()
 		sess, err = nil, &failure.Error{Kind: failure.Unavailable, Source: failure.SourceMCP, Name: s.cfg.Name,
 			Message: fmt.Sprintf("MCP server %q closed while connecting a user's session", s.cfg.Name)}
 	}
+	defer us.mu.Unlock()
 	if err != nil {
 		cancel()
 		if us.by[e.user] == e {
