@@ -61,6 +61,8 @@ type server struct {
 	// supervise; auth.go calls it when a login's redirect goes to the
 	// host's own handler, which the host mounts only once New returned).
 	startWait atomic.Pointer[func()]
+
+	users userSessions // usersession.go: the sessions of other users
 }
 
 func newServer(m *Manager, cfg ServerConfig) *server {
@@ -178,6 +180,9 @@ func (s *server) status() Status {
 // session returns the live session, waiting up to wait (0: the startup
 // timeout) for a restarting server to come back.
 func (s *server) session(ctx context.Context, wait time.Duration) (*gomcp.ClientSession, error) {
+	if user, ok := s.otherUser(ctx); ok && !s.cfg.Disabled {
+		return s.userSession(ctx, user)
+	}
 	s.mu.Lock()
 	if s.sess != nil && s.conn != nil && s.conn.Broken() {
 		// The server stopped reading or its input holds half a message:
@@ -218,6 +223,9 @@ func (s *server) session(ctx context.Context, wait time.Duration) (*gomcp.Client
 // dropSession forgets sess if it is the live session, so that callers
 // wait for the next one.
 func (s *server) dropSession(sess *gomcp.ClientSession) {
+	if s.dropUserSession(sess) {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.sess == sess && sess != nil {
@@ -233,6 +241,10 @@ func (s *server) dropLocked() {
 
 // sessionAfter waits for a session other than old.
 func (s *server) sessionAfter(ctx context.Context, old *gomcp.ClientSession) (*gomcp.ClientSession, error) {
+	if user, ok := s.otherUser(ctx); ok && !s.cfg.Disabled {
+		s.dropUserSession(old)
+		return s.userSession(ctx, user)
+	}
 	deadline := time.Now().Add(s.startupTimeout())
 	for time.Now().Before(deadline) {
 		sess, err := s.session(ctx, time.Until(deadline))
@@ -262,6 +274,7 @@ func (s *server) supervise(ctx context.Context, firstDone func()) {
 	var once sync.Once
 	first := func() { once.Do(firstDone) }
 	s.startWait.Store(&first)
+	defer s.closeUsers()
 	defer first()
 	defer func() {
 		if ctx.Err() != nil {
