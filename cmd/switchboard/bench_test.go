@@ -60,31 +60,12 @@ func gatewayEndpoint(tb testing.TB, protocol string) endpoint {
 // relayEndpoint is the count server behind testdata/relay, the cheapest
 // process in the middle: the floor of what the gateway's hop can cost.
 func relayEndpoint(tb testing.TB, protocol string) endpoint {
-	relayOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "switchboard-relay-")
-		if err != nil {
-			relayErr = err
-			return
-		}
-		relayPath = filepath.Join(dir, "relay")
-		if out, err := exec.Command("go", "build", "-o", relayPath, "./testdata/relay").CombinedOutput(); err != nil {
-			relayErr = fmt.Errorf("%v\n%s", err, out)
-		}
-	})
-	if relayErr != nil {
-		tb.Fatal(relayErr)
-	}
+	relayPath := testkit.GoBinary(tb, "./testdata/relay")
 	nm := testkit.NodeModules(tb)
 	cmd := exec.Command(relayPath, testkit.Node22(tb), filepath.Join(filepath.Dir(nm), "mcp-count-server.mjs"))
 	cs := connectCmd(tb, cmd, protocol)
 	return endpoint{cs: cs, tool: "mcp__count__echo", pids: func() []int { return append([]int{cmd.Process.Pid}, children(cmd.Process.Pid)...) }}
 }
-
-var (
-	relayOnce sync.Once
-	relayPath string
-	relayErr  error
-)
 
 // children are the pids of pid's child processes.
 func children(pid int) []int {

@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -405,30 +402,10 @@ func TestForwardedCallsConcurrent(t *testing.T) {
 	}
 }
 
-var (
-	faultOnce sync.Once
-	faultBin  string
-	faultErr  error
-)
-
-// faultServer is the mcp package's misbehaving stdio test server, built
-// once, pinned to 2025-11-25 so that calls to it are forwarded.
+// faultServer is the mcp package's misbehaving stdio test server, pinned
+// to 2025-11-25 so that calls to it are forwarded.
 func faultServer(t *testing.T) mcp.ServerConfig {
-	faultOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "fwd-testserver-")
-		if err != nil {
-			faultErr = err
-			return
-		}
-		faultBin = filepath.Join(dir, "testserver")
-		if out, err := exec.Command("go", "build", "-o", faultBin, "../internal/testserver").CombinedOutput(); err != nil {
-			faultErr = fmt.Errorf("%v\n%s", err, out)
-		}
-	})
-	if faultErr != nil {
-		t.Fatal(faultErr)
-	}
-	return mcp.ServerConfig{Name: "t", Command: faultBin, ProtocolVersion: "2025-11-25"}
+	return mcp.ServerConfig{Name: "t", Command: testkit.GoBinary(t, "../internal/testserver"), ProtocolVersion: "2025-11-25"}
 }
 
 // TestForwardedCallFaults: a stdio server that crashes or writes garbage
