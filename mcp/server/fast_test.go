@@ -140,6 +140,13 @@ func newForwardingAt(t *testing.T, callTimeout time.Duration, protocol, caps, do
 		}
 		f.peer.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	}
+	f.readLines()
+	return f
+}
+
+// readLines puts the server's output on f.lines, line by line, until it
+// ends.
+func (f *forwarding) readLines() {
 	f.lines = make(chan string, 64)
 	go func() {
 		defer close(f.lines)
@@ -151,7 +158,6 @@ func newForwardingAt(t *testing.T, callTimeout time.Duration, protocol, caps, do
 			f.lines <- strings.TrimSpace(l)
 		}
 	}()
-	return f
 }
 
 // recv is the next line the server wrote, waiting at most 10 s.
@@ -433,19 +439,9 @@ func TestForwardedCallFaults(t *testing.T) {
 				t.Fatal(err)
 			}
 			srv := newServer(t, server.Config{Toolsets: []agent.Toolset{m.Toolset()}, Permissions: agent.AllowAll(), CallTimeout: time.Second})
-			f := &forwarding{lines: make(chan string, 64)}
-			f.peer = runOnPipes(t, srv, 0)
+			f := &forwarding{peer: runOnPipes(t, srv, 0)}
 			f.peer.handshake(t, "2025-11-25")
-			go func() {
-				defer close(f.lines)
-				for {
-					l, err := f.peer.out.ReadString('\n')
-					if err != nil {
-						return
-					}
-					f.lines <- strings.TrimSpace(l)
-				}
-			}()
+			f.readLines()
 			tool := tt.tool
 			if tt.tool == "deafen" {
 				f.peer.send(t, `{"jsonrpc":"2.0","id":100,"method":"tools/call","params":{"name":"mcp__t__deafen","arguments":{}}}`)
