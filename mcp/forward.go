@@ -244,7 +244,6 @@ func (s *server) forwardCall(ctx context.Context, modelName, orig string, origJS
 	select {
 	case reply = <-rc.done:
 	case <-cctx.Done():
-		s.fwd.remove(id)
 		sendCancel(conn, id)
 		return nil, nil, s.callErr(cctx, sess, cctx.Err(), modelName, context.Cause(cctx))
 	}

@@ -106,8 +106,19 @@ func (q *noteQueue) flush(d time.Duration) {
 	defer t.Stop()
 	select {
 	case <-f.done:
+		return
 	case <-t.C:
 	case <-q.done:
+	}
+	// Given up: drop the wait, so that a stuck handler does not collect
+	// one per call.
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for i, g := range q.flushers {
+		if g.done == f.done {
+			q.flushers = append(q.flushers[:i], q.flushers[i+1:]...)
+			break
+		}
 	}
 }
 

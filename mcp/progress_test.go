@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/rs/zerolog"
+
 	"github.com/switchboard-dev/switchboard/internal/callhook"
 	"github.com/switchboard-dev/switchboard/internal/testkit"
 )
@@ -29,5 +32,30 @@ func TestLastProgressReachesCall(t *testing.T) {
 		if n := got.Load(); n != steps {
 			t.Fatalf("call %d: %d progress reports reached the call, want %d", i, n, steps)
 		}
+	}
+}
+
+// TestFlushGivesUp: a flush that times out behind a stuck handler returns
+// at its bound and leaves no wait behind (one per call would pile up).
+func TestFlushGivesUp(t *testing.T) {
+	release := make(chan struct{})
+	q := newNoteQueue(zerolog.Nop(), func(string, json.RawMessage) { <-release })
+	defer q.stop()
+	defer close(release)
+	for range 2 {
+		q.offer(&jsonrpc.Request{Method: methodProgress, Params: json.RawMessage(`{}`)})
+	}
+	start := time.Now()
+	for range 10 {
+		q.flush(10 * time.Millisecond)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("ten flushes took %s", d)
+	}
+	q.mu.Lock()
+	n := len(q.flushers)
+	q.mu.Unlock()
+	if n != 0 {
+		t.Fatalf("%d waits left behind", n)
 	}
 }

@@ -23,7 +23,7 @@ func tuneGC(getenv func(string) string) {
 	}
 }
 
-// tuneProcs runs a gateway serving stdio on one processor unless
+// tuneProcs, called by a gateway serving stdio, runs it on one processor unless
 // getenv("GOMAXPROCS") is set. Its one client's calls are forwarded
 // between pipes (mcp/server's fast path), work that waits on the client
 // and the servers far more than it computes: with a second processor the
@@ -31,8 +31,8 @@ func tuneGC(getenv func(string) string) {
 // cost a third of the gateway's CPU per call and added to each call's
 // time (docs/performance.md, "Gateway"). HTTP, with many clients, keeps
 // every processor.
-func tuneProcs(getenv func(string) string, stdio bool) {
-	if stdio && getenv("GOMAXPROCS") == "" {
+func tuneProcs(getenv func(string) string) {
+	if getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(1)
 	}
 }

@@ -214,7 +214,7 @@ func serve(ctx context.Context, o *serveOptions, stdin io.Reader, stdout, stderr
 		defer stop()
 	}
 	if o.listen == "" {
-		tuneProcs(os.Getenv, true)
+		tuneProcs(os.Getenv)
 		log.Info().Msg("serving MCP on stdio")
 		in, out := pollable(stdin, stdout)
 		return srv.Run(ctx, &gomcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}})

@@ -51,13 +51,17 @@ type fastPath struct {
 	mu    sync.Mutex
 	calls map[string]context.CancelCauseFunc // by the client's raw id
 
+	// serverInfo is the _meta member a 2026-07-28 result carries.
+	serverInfo []byte
+
 	work    chan *fastCall // to an idle worker (unbuffered)
 	workers atomic.Int32   // the goroutines kept as workers
 }
 
 func newFastPath(s *Server) *fastPath {
 	ctx, stop := context.WithCancel(s.ctx)
-	return &fastPath{s: s, ctx: ctx, stop: stop, calls: map[string]context.CancelCauseFunc{}, work: make(chan *fastCall)}
+	info, _ := json.Marshal(map[string]any{gomcp.MetaKeyServerInfo: gomcp.Implementation{Name: s.cfg.Name, Version: s.cfg.Version}})
+	return &fastPath{s: s, ctx: ctx, stop: stop, calls: map[string]context.CancelCauseFunc{}, work: make(chan *fastCall), serverInfo: info}
 }
 
 // Members take reads of a request, its params and their _meta.
@@ -396,7 +400,7 @@ func (fp *fastPath) respond(c *fastCall, result []byte) {
 // go-sdk sets them on 2026-07-28 (go-sdk's InputRequests results carry
 // their own resultType, which is kept).
 func (fp *fastPath) modernResult(result []byte) []byte {
-	info, _ := json.Marshal(map[string]any{gomcp.MetaKeyServerInfo: gomcp.Implementation{Name: fp.s.cfg.Name, Version: fp.s.cfg.Version}})
+	info := fp.serverInfo
 	if f := gjson.GetManyBytes(result, "_meta", "resultType"); !f[0].Exists() && !f[1].Exists() && len(result) > 1 {
 		out := make([]byte, 0, len(result)+len(info)+40)
 		out = append(out, `{"_meta":`...)
