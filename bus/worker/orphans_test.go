@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -211,23 +212,7 @@ func TestOrphanedRuns(t *testing.T) {
 			}
 			caller := newBus(t, bus.Config{URLs: []string{host.ClientURL()}, Name: "caller"})
 			pool := newPool(t, caller, "billing", worker.PoolConfig{})
-			ctx := ctxT(t, 30*time.Second)
-			type outcome struct {
-				evs []agent.Event
-				err error
-			}
-			done := make(chan outcome, 1)
-			go func() {
-				evs, err := events(pool.Stream(ctx, "order 1"))
-				done <- outcome{evs, err}
-			}()
-			var where, run string
-			select {
-			case s := <-l.started:
-				_, _ = fmt.Sscan(s, &where, &run)
-			case <-time.After(10 * time.Second):
-				t.Fatal("no charge started")
-			}
+			done, where, run := streamOrder(ctxT(t, 30*time.Second), t, pool, l)
 			if tc.killWorker {
 				nodes[where].kill()
 			}
@@ -247,10 +232,10 @@ func TestOrphanedRuns(t *testing.T) {
 				t.Errorf("the charge ran %d times, want 1", n)
 			}
 			res := storedResult(t, other.st, cp)
-			if res.IsError != tc.wantInDoubt || (tc.wantCharged && !containsText(res.Content, "charged")) {
+			if res.IsError != tc.wantInDoubt || (tc.wantCharged && !strings.Contains(res.Content, "charged")) {
 				t.Errorf("stored result %+v; want in doubt %v, charged %v", res, tc.wantInDoubt, tc.wantCharged)
 			}
-			if cp.Answer == nil || !containsText(cp.Answer.Text, "done: ") {
+			if cp.Answer == nil || !strings.Contains(cp.Answer.Text, "done: ") {
 				t.Errorf("stored answer %+v", cp.Answer)
 			}
 			if !tc.killCaller {
@@ -265,17 +250,30 @@ func TestOrphanedRuns(t *testing.T) {
 	}
 }
 
-func containsText(s, sub string) bool {
-	return len(sub) == 0 || (len(s) >= len(sub) && indexOf(s, sub) >= 0)
+// streamed is the outcome of a caller's stream.
+type streamed struct {
+	evs []agent.Event
+	err error
 }
 
-func indexOf(s, sub string) int {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
-			return i
-		}
+// streamOrder streams "order 1" through pool in the background and waits
+// (at most 10 s) for its charge to start at the ledger's gate; it returns
+// the stream's outcome to come, and the node and run the charge started
+// on.
+func streamOrder(ctx context.Context, t *testing.T, pool *worker.Pool, l *ledger) (done <-chan streamed, where, run string) {
+	t.Helper()
+	ch := make(chan streamed, 1)
+	go func() {
+		evs, err := events(pool.Stream(ctx, "order 1"))
+		ch <- streamed{evs, err}
+	}()
+	select {
+	case s := <-l.started:
+		_, _ = fmt.Sscan(s, &where, &run)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no charge started")
 	}
-	return -1
+	return ch, where, run
 }
 
 // TestParkedQuestionExpires: a parked run whose question passes its
@@ -301,10 +299,10 @@ func TestParkedQuestionExpires(t *testing.T) {
 	}
 	cp := waitCheckpoint(t, a.st, run, "done")
 	res := storedResult(t, a.st, cp)
-	if !res.IsError || !containsText(res.Content, "before") {
+	if !res.IsError || !strings.Contains(res.Content, "before") {
 		t.Errorf("the expired call's result: %+v", res)
 	}
-	if cp.Answer == nil || !containsText(cp.Answer.Text, "done: ") {
+	if cp.Answer == nil || !strings.Contains(cp.Answer.Text, "done: ") {
 		t.Errorf("stored answer %+v", cp.Answer)
 	}
 	if n := l.count(run + " c1"); n != 0 {
@@ -329,23 +327,7 @@ func TestPoolResumeFollowsSweeper(t *testing.T) {
 	}
 	// The pool notices a lost worker after 2.4s; a sweeper after ~0.5s.
 	pool := newPool(t, host, "billing", worker.PoolConfig{Heartbeat: 400 * time.Millisecond, MissedHeartbeats: 6})
-	ctx := ctxT(t, 30*time.Second)
-	type outcome struct {
-		evs []agent.Event
-		err error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		evs, err := events(pool.Stream(ctx, "order 1"))
-		done <- outcome{evs, err}
-	}()
-	var where, run string
-	select {
-	case s := <-l.started:
-		_, _ = fmt.Sscan(s, &where, &run)
-	case <-time.After(10 * time.Second):
-		t.Fatal("no charge started")
-	}
+	done, where, run := streamOrder(ctxT(t, 30*time.Second), t, pool, l)
 	other := nodes[map[string]string{"a": "b", "b": "a"}[where]]
 	accepted := other.srv.Stats().Accepted
 	// The worker dies with the charge in flight; only then may the charge
@@ -360,7 +342,7 @@ func TestPoolResumeFollowsSweeper(t *testing.T) {
 	close(l.modelGate)
 	o := <-done
 	if o.err != nil || len(o.evs) == 0 || o.evs[len(o.evs)-1].Type != agent.EventFinal ||
-		!containsText(o.evs[len(o.evs)-1].Text, "done: ") {
+		!strings.Contains(o.evs[len(o.evs)-1].Text, "done: ") {
 		t.Fatalf("the caller's stream: %s, %v", types(o.evs), o.err)
 	}
 	cp := waitCheckpoint(t, other.st, run, "done")
@@ -390,26 +372,12 @@ func TestCloseHandsDurableRunBack(t *testing.T) {
 		"b": startNode(t, host, "b", l, agent.Durability{}, worker.ServeConfig{}),
 	}
 	pool := newPool(t, host, "billing", worker.PoolConfig{})
-	ctx := ctxT(t, 30*time.Second)
-	done := make(chan error, 1)
-	var evs []agent.Event
-	go func() {
-		var err error
-		evs, err = events(pool.Stream(ctx, "order 1"))
-		done <- err
-	}()
-	var where, run string
-	select {
-	case s := <-l.started:
-		_, _ = fmt.Sscan(s, &where, &run)
-	case <-time.After(10 * time.Second):
-		t.Fatal("no charge started")
-	}
+	done, where, run := streamOrder(ctxT(t, 30*time.Second), t, pool, l)
 	go func() { _ = nodes[where].srv.Close(); closed.Store(true) }()
 	waitFor(t, "the worker to stop", closed.Load)
 	close(l.gate)
-	if err := <-done; err != nil || evs[len(evs)-1].Type != agent.EventFinal {
-		t.Fatalf("the caller's stream: %s, %v", types(evs), err)
+	if o := <-done; o.err != nil || o.evs[len(o.evs)-1].Type != agent.EventFinal {
+		t.Fatalf("the caller's stream: %s, %v", types(o.evs), o.err)
 	}
 	other := nodes[map[string]string{"a": "b", "b": "a"}[where]]
 	cp := waitCheckpoint(t, other.st, run, "done")

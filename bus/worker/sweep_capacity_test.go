@@ -143,7 +143,7 @@ func TestSweepRespectsCapacity(t *testing.T) {
 	waitFor(t, "a later scan to resume the parked run", func() bool { return srv.Stats().Orphans == 1 })
 	releaseAnswer()
 	cp := waitCheckpoint(t, st, run, "done")
-	if res := storedResult(t, st, cp); !res.IsError || !containsText(res.Content, "before") {
+	if res := storedResult(t, st, cp); !res.IsError || !strings.Contains(res.Content, "before") {
 		t.Errorf("the expired call's result: %+v", res)
 	}
 	if n := charged.Load(); n != 0 {
