@@ -138,27 +138,29 @@ type killStore struct {
 	stopOnly bool
 	cancel   context.CancelFunc
 	writes   atomic.Int32
-	dead     atomic.Bool
 }
 
 var errKilled = &failure.Error{Kind: failure.Unavailable, Source: failure.SourceAgent, Message: "the process was killed"}
 
+// write does write number n and those before it, and kills at n: every
+// later write fails, judged by its number (a write that merely started
+// after the kill, its check of a flag racing the kill, was a write of a
+// process already dead, which stores nothing).
 func (k *killStore) write(do func() error) error {
-	if k.dead.Load() {
-		return errKilled
-	}
 	w := int(k.writes.Add(1))
-	if k.n > 0 && w == k.n {
+	switch {
+	case k.n <= 0 || w < k.n:
+		return do()
+	case w == k.n:
 		k.cancel()
-		if k.stopOnly {
+		if k.stopOnly || !k.before {
 			return do()
 		}
-		k.dead.Store(true)
-		if k.before {
-			return errKilled
-		}
+		return errKilled
+	case k.stopOnly:
+		return do()
 	}
-	return do()
+	return errKilled
 }
 
 func (k *killStore) PutSession(ctx context.Context, rec *agent.SessionRecord, expect uint64) (rev uint64, err error) {
