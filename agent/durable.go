@@ -226,7 +226,12 @@ func (r *run) claim(input string) ([]llm.Message, error) {
 		if err := checkVersion("session", s.id, rec.V); err != nil {
 			return nil, err
 		}
-		if rec.Run != "" {
+		// Freeing a finished run's session reloads it, and another run may
+		// hold it by then.
+		for tries := 0; rec.Run != ""; tries++ {
+			if tries == 3 {
+				return nil, sessionTaken(s.id, failure.Conflict)
+			}
 			if rec, err = r.freeSession(ctx, rec); err != nil {
 				return nil, err
 			}
@@ -245,9 +250,10 @@ func (r *run) claim(input string) ([]llm.Message, error) {
 		Trace: telemetry.TraceParent(r.ctx)}
 	if rev, err = st.SaveCheckpoint(ctx, &r.d.cp, 0); err != nil {
 		// Give the session back; if that fails too, the run id's missing
-		// checkpoint frees it for the next run.
+		// checkpoint frees it for the next run. A checkpoint that exists
+		// already was written by a run that took the session meanwhile.
 		_, _ = st.AppendSession(ctx, &SessionRecord{ID: s.id}, r.d.cp.SessionRevision)
-		return nil, err
+		return nil, sessionTaken(s.id, err)
 	}
 	r.d.cpRev = rev
 	r.watchHandover()
@@ -269,9 +275,18 @@ func sessionTaken(id string, err error) error {
 func (r *run) freeSession(ctx context.Context, rec *SessionRecord) (*SessionRecord, error) {
 	st := r.a.cfg.Durable.Store
 	cp, err := st.LoadCheckpoint(ctx, rec.Run)
+	if errors.Is(err, failure.NotFound) {
+		// The run is gone, or between its claim and its first checkpoint:
+		// creating that checkpoint settles which. If it wins, the run's own
+		// first save fails and the run stops; if it loses, the run is live.
+		if err = r.abandon(ctx, rec); err == nil {
+			return rec, nil
+		}
+		if errors.Is(err, failure.Conflict) {
+			cp, err = st.LoadCheckpoint(ctx, rec.Run)
+		}
+	}
 	switch {
-	case errors.Is(err, failure.NotFound):
-		return rec, nil
 	case err != nil:
 		return nil, err
 	case cp.State == stateRunning || cp.State == stateParked:
@@ -282,6 +297,15 @@ func (r *run) freeSession(ctx context.Context, rec *SessionRecord) (*SessionReco
 		return nil, err
 	}
 	return st.LoadSession(ctx, rec.ID)
+}
+
+// abandon records the run that holds rec, and has no checkpoint, as failed
+// with Conflict, so that it cannot start after this run takes its session.
+func (r *run) abandon(ctx context.Context, rec *SessionRecord) error {
+	cp := Checkpoint{V: recordVersion, Run: rec.Run, Session: rec.ID, SessionRevision: rec.Revision,
+		Agent: r.a.cfg.Name, State: stateFailed, Error: failure.Conflict.String(), Started: r.start}
+	_, err := r.a.cfg.Durable.Store.SaveCheckpoint(ctx, &cp, 0)
+	return err
 }
 
 // finishSession appends a finished run's messages to its session and lets

@@ -314,3 +314,67 @@ func TestDurableStopAtEveryWrite(t *testing.T) {
 		})
 	}
 }
+
+// pauseStore holds the first checkpoint creation of its first run until
+// hold returns: the window between a run's claim of its session and its
+// first checkpoint.
+type pauseStore struct {
+	agent.Store
+	once sync.Once
+	hold func()
+}
+
+func (p *pauseStore) SaveCheckpoint(ctx context.Context, cp *agent.Checkpoint, expect uint64) (uint64, error) {
+	if expect == 0 {
+		p.once.Do(p.hold)
+	}
+	return p.Store.SaveCheckpoint(ctx, cp, expect)
+}
+
+// TestSessionClaimWindow: a second run that finds the session held by a
+// run with no checkpoint yet takes it, and the first run then stops with
+// Conflict before it runs anything: never both.
+func TestSessionClaimWindow(t *testing.T) {
+	ctx := testkit.Ctx(t, 20*time.Second)
+	base := agent.NewMemoryStore(agent.MemoryStoreOptions{})
+	var second *agent.Answer
+	var secondErr error
+	l := newLedger()
+	ps := &pauseStore{Store: base}
+	ps.hold = func() {
+		s, err := durableAgent(t, base, fourTurns(), l, nil, agent.Durability{}).OpenSession(ctx, "shared")
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		second, secondErr = s.Run(ctx, "second")
+	}
+	s, err := durableAgent(t, ps, fourTurns(), l, nil, agent.Durability{}).OpenSession(ctx, "shared")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := s.Run(ctx, "first")
+	if secondErr != nil || second == nil || second.Text != "all done" {
+		t.Fatalf("the second run, in the first's window: %v, %+v", secondErr, second)
+	}
+	if !errors.Is(err, failure.Conflict) {
+		t.Fatalf("the first run, after the second took its session: %v, want Conflict", err)
+	}
+	if first != nil && first.Turns > 0 {
+		t.Fatalf("the first run ran %d turns", first.Turns)
+	}
+	l.mu.Lock()
+	calls := 0
+	for _, n := range l.runs {
+		calls += n
+	}
+	l.mu.Unlock()
+	if calls != 8 { // one run of fourTurns: 4 pay, 2 mail, 2 look
+		t.Fatalf("%d tool calls ran, want the second run's 8", calls)
+	}
+	rec, err := base.LoadSession(ctx, "shared")
+	if err != nil || rec.Run != "" {
+		t.Fatalf("the session after both: %v, %+v", err, rec)
+	}
+	checkHistory(t, rec.History)
+}
