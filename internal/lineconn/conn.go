@@ -111,8 +111,9 @@ type Options struct {
 
 // frame is one JSON value read off the stream, or the error that ended it.
 type frame struct {
-	data json.RawMessage
-	err  error
+	data  json.RawMessage
+	valid bool // data is known to be valid JSON
+	err   error
 }
 
 // inBatch is a batch of requests from the peer: JSON-RPC answers a batch
@@ -142,38 +143,22 @@ func New(r io.Reader, w io.Writer, o Options) *Conn {
 // Done is closed once Close was called.
 func (c *Conn) Done() <-chan struct{} { return c.closed }
 
-// readLoop decodes one JSON value at a time, as go-sdk does: a value may
-// span lines, and what follows it on its line must be its line's end. It
-// stops at the first error, after handing it to Read, or when the
-// connection closes. A Read blocked in r that never returns after Close
-// (a pipe nobody closes) keeps this goroutine, as in go-sdk.
+// readLoop reads one JSON value at a time (frameReader), as go-sdk does:
+// a value may span lines, and what follows it on its line must be its
+// line's end. It stops at the first error, after handing it to Read, or
+// when the connection closes. A Read blocked in r that never returns after
+// Close (a pipe nobody closes) keeps this goroutine, as in go-sdk.
 func (c *Conn) readLoop(r io.Reader, maxFrame int) {
-	var limiter *frameLimit
-	if maxFrame > 0 {
-		limiter = &frameLimit{r: r, limit: maxFrame}
-		r = limiter
-	}
-	dec := json.NewDecoder(r)
+	fr := newFrameReader(r, maxFrame)
 	for {
-		var raw json.RawMessage
-		err := dec.Decode(&raw)
-		if err == nil {
-			var next [1]byte
-			if n, rerr := dec.Buffered().Read(next[:]); n > 0 {
-				if next[0] != '\n' && next[0] != '\r' {
-					err = errTrailingData
-				}
-			} else if rerr != nil && rerr != io.EOF {
-				err = rerr
-			}
-		}
+		raw, valid, err := fr.next()
 		if err == nil && c.take != nil && len(raw) > 0 && raw[0] == '{' && c.take(raw) {
-			if limiter != nil {
-				limiter.count = 0
-			}
 			continue
 		}
-		if limiter != nil && errors.Is(err, errFrameTooLarge) {
+		if valid {
+			raw = bytes.Clone(raw) // it aliases the reader's buffer
+		}
+		if maxFrame > 0 && errors.Is(err, errFrameTooLarge) {
 			err = c.protocolErr(fmt.Errorf("a JSON-RPC message from the %s exceeds the size limit (%d bytes)", c.words.peer, maxFrame))
 		} else if err != nil && isProtocolBreak(err) {
 			err = c.protocolErr(err) // not JSON, or trailing data
@@ -186,15 +171,12 @@ func (c *Conn) readLoop(r io.Reader, maxFrame int) {
 			}
 		}
 		select {
-		case c.incoming <- frame{data: raw, err: err}:
+		case c.incoming <- frame{data: raw, valid: valid, err: err}:
 		case <-c.closed:
 			return
 		}
 		if err != nil {
 			return
-		}
-		if limiter != nil {
-			limiter.count = 0
 		}
 	}
 }
@@ -225,6 +207,7 @@ func (c *Conn) read(ctx context.Context) (jsonrpc.Message, error) {
 		return next, nil
 	}
 	var data []byte
+	var valid bool
 	select {
 	case <-ctx.Done():
 		return nil, ctx.Err()
@@ -232,13 +215,13 @@ func (c *Conn) read(ctx context.Context) (jsonrpc.Message, error) {
 		if f.err != nil {
 			return nil, f.err
 		}
-		data = f.data
+		data, valid = f.data, f.valid
 	case <-c.closed:
 		return nil, c.endErr(io.EOF)
 	case <-c.broken:
 		return nil, c.brokeErr
 	}
-	msgs, batch, err := decodeFrame(data)
+	msgs, batch, err := decodeFrame(data, valid)
 	if err != nil {
 		return nil, c.protocolErr(err)
 	}

@@ -161,7 +161,7 @@ func BenchmarkDecodeMessage(b *testing.B) {
 	for _, c := range []struct {
 		name   string
 		decode func([]byte) (jsonrpc.Message, error)
-	}{{"ours", decodeMessage}, {"go-sdk", jsonrpc.DecodeMessage}} {
+	}{{"ours", func(b []byte) (jsonrpc.Message, error) { return decodeMessage(b, false) }}, {"go-sdk", jsonrpc.DecodeMessage}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

@@ -11,8 +11,9 @@ import (
 )
 
 // decodeFrame decodes one frame of a JSON-RPC stream: a message, or a
-// batch (an array of them, reported by batch).
-func decodeFrame(data []byte) (msgs []jsonrpc.Message, batch bool, err error) {
+// batch (an array of them, reported by batch). valid says data is known
+// to be valid JSON (the frame reader checked it).
+func decodeFrame(data []byte, valid bool) (msgs []jsonrpc.Message, batch bool, err error) {
 	data = trimSpace(data)
 	if len(data) > 0 && data[0] == '[' {
 		var raws []json.RawMessage
@@ -24,13 +25,13 @@ func decodeFrame(data []byte) (msgs []jsonrpc.Message, batch bool, err error) {
 		}
 		msgs = make([]jsonrpc.Message, len(raws))
 		for i, raw := range raws {
-			if msgs[i], err = decodeMessage(raw); err != nil {
+			if msgs[i], err = decodeMessage(raw, true); err != nil {
 				return nil, true, err
 			}
 		}
 		return msgs, true, nil
 	}
-	msg, err := decodeMessage(data)
+	msg, err := decodeMessage(data, valid)
 	if err != nil {
 		return nil, false, err
 	}
@@ -51,8 +52,10 @@ var errBadMessage = errors.New("decoding a JSON-RPC message")
 // It exists because go-sdk's decoder allocates a 32 KiB buffer for each
 // value it decodes: here one validating pass and a scan of the top-level
 // keys do the work, and only the small values are decoded.
-func decodeMessage(data []byte) (jsonrpc.Message, error) {
-	if !json.Valid(data) {
+//
+// valid says data is known to be valid JSON (else it is checked).
+func decodeMessage(data []byte, valid bool) (jsonrpc.Message, error) {
+	if !valid && !json.Valid(data) {
 		// Let encoding/json say where the input goes wrong.
 		var v any
 		err := json.Unmarshal(data, &v)

@@ -59,7 +59,7 @@ func TestDecodeMessage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := decodeMessage([]byte(tt.in))
+			got, err := decodeMessage([]byte(tt.in), false)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) || !errors.Is(err, errBadMessage) {
 					t.Fatalf("got %#v, %v; want an error saying %q", got, err, tt.err)
@@ -93,7 +93,7 @@ func TestDecodeFrame(t *testing.T) {
 		{`[1,`, 0, true, "decoding a JSON-RPC batch"},
 	}
 	for _, tt := range tests {
-		msgs, batch, err := decodeFrame([]byte(tt.in))
+		msgs, batch, err := decodeFrame([]byte(tt.in), false)
 		if tt.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.err) {
 				t.Errorf("%s: got %v, want an error saying %q", tt.in, err, tt.err)
@@ -109,7 +109,7 @@ func TestDecodeFrame(t *testing.T) {
 // sameAsGoSDK checks that decodeMessage accepts what go-sdk's
 // jsonrpc.DecodeMessage accepts, and decodes it alike.
 func sameAsGoSDK(data []byte) error {
-	ours, err1 := decodeMessage(data)
+	ours, err1 := decodeMessage(data, false)
 	theirs, err2 := jsonrpc.DecodeMessage(data)
 	if (err1 == nil) != (err2 == nil) {
 		return fmt.Errorf("%q: ours %v, go-sdk's %v", data, err1, err2)
@@ -166,7 +166,7 @@ func FuzzDecodeMessage(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		msgs, _, err := decodeFrame(data)
+		msgs, _, err := decodeFrame(data, false)
 		if err == nil && len(msgs) == 0 {
 			t.Fatalf("%q: no message and no error", data)
 		}
