@@ -44,6 +44,11 @@ type forwarder struct {
 // fwdCall is one forwarded call waiting for its answer.
 type fwdCall struct {
 	done chan rawReply // buffered: take never blocks
+	// early is handed a raw result of at most rawMax bytes (rawMax < 0:
+	// every result is converted) before the reply is
+	// (rawcall.Hooks.Result).
+	early  func(json.RawMessage)
+	rawMax int
 
 	mu       sync.Mutex
 	progress func(json.RawMessage) // nil once the call returned
@@ -117,6 +122,10 @@ func (f *forwarder) take(frame []byte) (jsonrpc.ID, bool) {
 	if !fields[2].Exists() && !fields[3].Exists() {
 		reply.err = json.RawMessage(`{"code":-32603,"message":"the server answered with neither a result nor an error"}`)
 	}
+	if c.early != nil && !fields[3].Exists() && fields[2].IsObject() && len(reply.result) <= c.rawMax {
+		c.finish() // no progress after the result
+		c.early(reply.result)
+	}
 	c.done <- reply
 	jid, _ := jsonrpc.MakeID(id.Str)
 	return jid, true
@@ -181,14 +190,14 @@ func (t *tool) CanForward() bool {
 const mrtrProtocol = "2026-07-28"
 
 // Forward calls the tool with raw arguments (rawcall.Tool).
-func (t *tool) Forward(ctx context.Context, args json.RawMessage, progress func(json.RawMessage)) (json.RawMessage, *agent.Result, error) {
-	return t.s.forwardCall(ctx, t.spec.Name, t.orig, t.origJSON, t.output, args, progress)
+func (t *tool) Forward(ctx context.Context, args json.RawMessage, hooks rawcall.Hooks) (json.RawMessage, *agent.Result, error) {
+	return t.s.forwardCall(ctx, t.spec.Name, t.orig, t.origJSON, t.output, args, hooks)
 }
 
 // forwardCall is callTool on the raw arguments, written to the server's
 // line connection as they came and answered with the server's raw result.
 // A server reached otherwise (HTTP) is called through callTool.
-func (s *server) forwardCall(ctx context.Context, modelName, orig string, origJSON, output []byte, args json.RawMessage, progress func(json.RawMessage)) (json.RawMessage, *agent.Result, error) {
+func (s *server) forwardCall(ctx context.Context, modelName, orig string, origJSON, output []byte, args json.RawMessage, hooks rawcall.Hooks) (json.RawMessage, *agent.Result, error) {
 	sess, err := s.session(ctx, 0)
 	if err != nil {
 		return nil, nil, s.callErr(ctx, nil, nil, modelName, err)
@@ -213,14 +222,17 @@ func (s *server) forwardCall(ctx context.Context, modelName, orig string, origJS
 	cctx, cancel, touch, stop := s.callContext(ctx, modelName)
 	defer stop()
 	id := fwdPrefix + strconv.FormatUint(s.fwd.seq.Add(1), 36)
-	rc := &fwdCall{done: make(chan rawReply, 1), progress: func(p json.RawMessage) {
+	rc := &fwdCall{done: make(chan rawReply, 1), early: hooks.Result, rawMax: s.m.cfg.SaveResultsOver, progress: func(p json.RawMessage) {
 		if touch != nil {
 			touch()
 		}
-		if progress != nil {
-			progress(p)
+		if hooks.Progress != nil {
+			hooks.Progress(p)
 		}
 	}}
+	if len(output) > 0 {
+		rc.rawMax = -1
+	}
 	call, _ := agent.CallFromContext(ctx)
 	fl := &inflight{call: call, cancel: cancel, server: s.cfg.Name}
 	s.addInflight(id, fl) // a lost connection cancels the call; questions find its run

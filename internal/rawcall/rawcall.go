@@ -29,10 +29,24 @@ type Tool interface {
 	// returns the server's result as raw JSON, or, when the result needs
 	// the Manager's conversion (a declared output schema to check, or a
 	// result big enough to be saved to files), the converted result.
-	// progress, when not nil, gets the params of each progress
-	// notification the server sends for the call, in order and before
-	// Forward returns.
-	Forward(ctx context.Context, args json.RawMessage, progress func(params json.RawMessage)) (raw json.RawMessage, res *agent.Result, err error)
+	// hooks are called on the server connection's reading goroutine
+	// before Forward returns.
+	Forward(ctx context.Context, args json.RawMessage, hooks Hooks) (raw json.RawMessage, res *agent.Result, err error)
+}
+
+// Hooks are what a forwarded call hands its caller while it is in
+// flight, on the server connection's reading goroutine: each must return
+// soon and copy what it keeps.
+type Hooks struct {
+	// Progress, when not nil, gets the params of each progress
+	// notification the server sends for the call, in order.
+	Progress func(params json.RawMessage)
+	// Result, when not nil, is offered the server's result (a JSON
+	// object) the moment it is read, if Forward will return it raw, and
+	// after the call's last progress. It is how a gateway answers its
+	// client without a hand-off to the goroutine waiting in Forward,
+	// which still returns the result.
+	Result func(result json.RawMessage)
 }
 
 // Fields reads the members named in names of the JSON object obj in one

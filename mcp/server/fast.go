@@ -49,7 +49,7 @@ type fastPath struct {
 	stop context.CancelFunc
 
 	mu    sync.Mutex
-	calls map[string]context.CancelCauseFunc // by the client's raw id
+	calls map[string]*fastCall // by the client's raw id
 
 	// serverInfo is the _meta member a 2026-07-28 result carries.
 	serverInfo []byte
@@ -61,7 +61,7 @@ type fastPath struct {
 func newFastPath(s *Server) *fastPath {
 	ctx, stop := context.WithCancel(s.ctx)
 	info, _ := json.Marshal(map[string]any{gomcp.MetaKeyServerInfo: gomcp.Implementation{Name: s.cfg.Name, Version: s.cfg.Version}})
-	return &fastPath{s: s, ctx: ctx, stop: stop, calls: map[string]context.CancelCauseFunc{}, work: make(chan *fastCall), serverInfo: info}
+	return &fastPath{s: s, ctx: ctx, stop: stop, calls: map[string]*fastCall{}, work: make(chan *fastCall), serverInfo: info}
 }
 
 // Members take reads of a request, its params and their _meta.
@@ -164,6 +164,7 @@ type fastCall struct {
 	mu        sync.Mutex
 	handedOff bool
 	finished  bool // the call ended before asking
+	responded bool // answered by early
 }
 
 // admit decides whether the call can be forwarded and, if so, registers
@@ -200,26 +201,31 @@ func (fp *fastPath) admit(id, name, version string) (*fastCall, bool) {
 		return nil, false
 	}
 	ctx, cancel := context.WithCancelCause(fp.ctx)
-	fp.calls[id] = cancel
-	return &fastCall{ctx: ctx, cancel: cancel, id: id, name: name, tool: rt, spec: spec, ss: ss, mrtr: usesMRTR(ss)}, true
+	c := &fastCall{ctx: ctx, cancel: cancel, id: id, name: name, tool: rt, spec: spec, ss: ss, mrtr: usesMRTR(ss)}
+	fp.calls[id] = c
+	return c, true
 }
 
 // cancel cancels the forwarded call of the client's raw id, if there is
 // one.
 func (fp *fastPath) cancel(id string) bool {
 	fp.mu.Lock()
-	cancel, ok := fp.calls[id]
+	c, ok := fp.calls[id]
 	delete(fp.calls, id)
 	fp.mu.Unlock()
 	if ok {
-		cancel(errClientCancelled)
+		c.cancel(errClientCancelled)
 	}
 	return ok
 }
 
-func (fp *fastPath) forget(id string) {
+// forget unregisters c: a cancellation of its id no longer applies (and
+// the id may name a later call).
+func (fp *fastPath) forget(c *fastCall) {
 	fp.mu.Lock()
-	delete(fp.calls, id)
+	if fp.calls[c.id] == c {
+		delete(fp.calls, c.id)
+	}
 	fp.mu.Unlock()
 }
 
@@ -227,7 +233,7 @@ func (fp *fastPath) forget(id string) {
 func (fp *fastPath) serve(c *fastCall) {
 	s := fp.s
 	defer c.cancel(nil)
-	defer fp.forget(c.id)
+	defer fp.forget(c)
 	start := time.Now()
 	rec := AuditRecord{Time: start, Client: clientStdio, Tool: c.name}
 	raw, res, err := fp.forward(c)
@@ -261,10 +267,12 @@ func (fp *fastPath) serve(c *fastCall) {
 		rec.Outcome = outcomeToolError
 	}
 	c.mu.Lock()
-	handedOff := c.handedOff
+	handedOff, responded := c.handedOff, c.responded
 	c.finished = true
 	c.mu.Unlock()
 	switch {
+	case responded:
+		// Answered the moment the server's result was read (early).
 	case handedOff:
 		// The client was asked a question in answer to its request: the
 		// result goes to the retry waiting for it.
@@ -310,19 +318,38 @@ func (fp *fastPath) forward(c *fastCall) (raw json.RawMessage, res *agent.Result
 	defer s.inflight.Delete(run)
 	ctx, done := callhook.Bind(ctx, callhook.Call{Run: run, ID: run, Tool: c.spec.Name, Source: c.spec.Source, Elicitor: s.Elicitor()})
 	defer done()
-	var progress func(json.RawMessage)
+	hooks := rawcall.Hooks{Result: func(raw json.RawMessage) { fp.early(c, raw) }}
 	if c.token != "" {
-		progress = func(p json.RawMessage) { fp.progress(ctx, c.token, p) }
+		hooks.Progress = func(p json.RawMessage) { fp.progress(ctx, c.token, p) }
 	}
 	err = s.policy.Execute(ctx, sourceKey(c.spec), func(ctx context.Context) error {
 		var err error
-		raw, res, err = c.tool.Forward(ctx, c.args, progress)
+		raw, res, err = c.tool.Forward(ctx, c.args, hooks)
 		return err
 	})
 	if err != nil && ctx.Err() != nil {
 		err = deadlineErr(ctx, c.spec, err)
 	}
 	return raw, res, err
+}
+
+// early answers the client with the server's raw result the moment the
+// server's connection reads it, on that connection's reading goroutine
+// (after the call's last progress, which that goroutine wrote too),
+// rather than after a hand-off to the call's goroutine, which then only
+// records the call. A call whose client cancelled it gets no answer, and
+// one that asked its client a question (a multi round-trip session)
+// answers the retry waiting for it, both from serve.
+func (fp *fastPath) early(c *fastCall, raw json.RawMessage) {
+	c.mu.Lock()
+	if c.handedOff || c.finished || context.Cause(c.ctx) == errClientCancelled {
+		c.mu.Unlock()
+		return
+	}
+	c.finished, c.responded = true, true
+	c.mu.Unlock()
+	fp.forget(c) // answered: the client may use the id again
+	fp.respond(c, raw)
 }
 
 // direct is the session's direct link (made once: a stream has one
@@ -364,7 +391,7 @@ func (fp *fastPath) mrtrLink(c *fastCall) *clientLink {
 			return p.ask(ctx, r)
 		}
 		return p.askBy(ctx, r, func(q question) error {
-			fp.forget(c.id) // answered: a cancellation of the request no longer applies
+			fp.forget(c) // answered: a cancellation of the request no longer applies
 			out, err := json.Marshal(p.park(q))
 			if err != nil {
 				return err

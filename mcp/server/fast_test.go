@@ -99,6 +99,12 @@ func newForwarding(t *testing.T, callTimeout time.Duration) *forwarding {
 // capabilities (JSON), and the Manager asking downstream for the revision
 // down.
 func newForwardingAt(t *testing.T, callTimeout time.Duration, protocol, caps, down string) *forwarding {
+	return newForwardingWith(t, callTimeout, protocol, caps, down, nil)
+}
+
+// newForwardingWith is newForwardingAt with the served side's failure
+// policy (nil: the default).
+func newForwardingWith(t *testing.T, callTimeout time.Duration, protocol, caps, down string, policy failure.Policy) *forwarding {
 	ctx := testkit.Ctx(t, 60*time.Second)
 	f := &forwarding{cancelled: make(chan struct{}, 4)}
 	var late atomic.Pointer[server.Server] // the server's Elicitor, for the Manager made before it (as the gateway does)
@@ -114,7 +120,7 @@ func newForwardingAt(t *testing.T, callTimeout time.Duration, protocol, caps, do
 	if err := m.WaitReady(ctx); err != nil {
 		t.Fatal(err)
 	}
-	srv := newServer(t, server.Config{Toolsets: []agent.Toolset{m.Toolset()}, CallTimeout: callTimeout,
+	srv := newServer(t, server.Config{Toolsets: []agent.Toolset{m.Toolset()}, CallTimeout: callTimeout, Policy: policy,
 		Permissions: &agent.Permissions{Rules: []agent.Rule{{Tool: "mcp__fwd__fail", Permission: agent.Allow},
 			{Tool: "mcp__fwd__hang", Permission: agent.Allow}, {Tool: "mcp__fwd__steps", Permission: agent.Allow},
 			{Tool: "mcp__fwd__big", Permission: agent.Allow}, {Tool: "mcp__fwd__ask", Permission: agent.Allow}, {Tool: "mcp__fwd__typed", Permission: agent.Allow}}},
@@ -468,6 +474,63 @@ func TestForwardedCallFaults(t *testing.T) {
 					t.Fatalf("the server did not come back: %q", line)
 				}
 				time.Sleep(50 * time.Millisecond)
+			}
+		})
+	}
+}
+
+// holdPolicy is a failure policy that, once a call's operation returned,
+// holds the call until release is closed (or 30 s).
+type holdPolicy struct {
+	failure.Policy
+	release chan struct{}
+}
+
+func (h holdPolicy) Execute(ctx context.Context, key failure.Key, op func(context.Context) error) error {
+	err := h.Policy.Execute(ctx, key, op)
+	select {
+	case <-h.release:
+	case <-time.After(30 * time.Second):
+	}
+	return err
+}
+
+// TestForwardedCallAnswersAtOnce: a forwarded call's raw result reaches
+// the client the moment the server's answer is read, without waiting for
+// the call's goroutine (here held in the failure policy), which records
+// the call afterwards. Its last progress still comes before the result.
+func TestForwardedCallAnswersAtOnce(t *testing.T) {
+	for _, protocol := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(protocol, func(t *testing.T) {
+			hold := holdPolicy{Policy: failure.NewPolicy(failure.PolicyConfig{}), release: make(chan struct{})}
+			f := newForwardingWith(t, 10*time.Second, protocol, `{}`, "2025-11-25", hold)
+			defer close(hold.release)
+			meta := `"_meta":{"progressToken":"p"}`
+			if f.meta != "" {
+				meta = strings.Replace(f.meta, `"_meta":{`, `"_meta":{"progressToken":"p",`, 1)
+			}
+			f.peer.send(t, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"mcp__fwd__steps","arguments":{},`+meta+`}}`)
+			var progress int
+			for {
+				line := f.recv(t)
+				if strings.Contains(line, `"notifications/progress"`) {
+					progress++
+					continue
+				}
+				if !strings.Contains(line, `"id":7,"result":{`) || progress == 0 {
+					t.Fatalf("after %d progress notifications: %q", progress, line)
+				}
+				break
+			}
+			f.mu.Lock()
+			recorded := len(f.audit)
+			f.mu.Unlock()
+			if recorded != 0 {
+				t.Fatalf("%d audit records while the call's goroutine is held", recorded)
+			}
+			hold.release <- struct{}{}
+			if rec := f.lastAudit(t, 1); rec.Outcome != "ok" || rec.Tool != "mcp__fwd__steps" {
+				t.Fatalf("audit record %+v", rec)
 			}
 		})
 	}
