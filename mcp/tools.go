@@ -325,6 +325,14 @@ func (s *server) callErr(ctx context.Context, sess *gomcp.ClientSession, err err
 		default:
 			out.Kind = failure.ToolError
 		}
+	case sessionMissing(err):
+		// The HTTP session is gone (the server restarted or expired it) and
+		// could not be re-established for this call. Not retried: go-sdk
+		// fails every call in flight on the session with this error, and
+		// those may have run.
+		s.dropSession(sess)
+		out.Kind = failure.Unavailable
+		out.Message = "the server no longer knows this client's session (it restarted or expired it); it is being re-established"
 	case errors.Is(err, gomcp.ErrConnectionClosed), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
 		errors.Is(err, io.ErrClosedPipe):
 		s.dropSession(sess)
