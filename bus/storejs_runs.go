@@ -9,6 +9,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/internal/runowner"
 )
 
 // Runs live in <Name>_RUNS: the checkpoint of run R under c.<R> (one
@@ -48,7 +49,7 @@ func (s *jsStore) SaveCheckpoint(ctx context.Context, cp *agent.Checkpoint, expe
 		return 0, err
 	}
 	ttl := s.cfg.RunTTL
-	if c.State == "done" || c.State == "failed" {
+	if c.State == runowner.StateDone || c.State == runowner.StateFailed {
 		ttl = s.cfg.FinishedTTL
 	}
 	if err := s.runs.write(ctx, checkpointKey(c.Run), "checkpoint of run", c.Run, data, expect, 0, ttl); err != nil {
