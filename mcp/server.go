@@ -36,6 +36,9 @@ type server struct {
 	notes   coalescer // change notifications pending in go-sdk's queue
 	fwd     forwarder // the raw calls in flight (forward.go)
 
+	wordsOnce sync.Once
+	words     [2]string // timeoutWords
+
 	mu         sync.Mutex
 	sess       *gomcp.ClientSession
 	conn       *lineconn.Conn // sess's connection, when it is ours

@@ -150,17 +150,18 @@ func (m *Manager) CallTool(ctx context.Context, serverName, toolName string, arg
 // progress. stop releases both.
 func (s *server) callContext(ctx context.Context, modelName string) (cctx context.Context, cancel context.CancelCauseFunc, touch, stop func()) {
 	callTimeout, idle := s.callTimeouts()
+	words := s.timeoutWords()
 	cctx, cancel = context.WithCancelCause(ctx)
 	stops := []func(){func() { cancel(nil) }}
 	if callTimeout > 0 {
 		var stopT context.CancelFunc
 		cctx, stopT = context.WithTimeoutCause(cctx, callTimeout, &failure.Error{Kind: failure.Timeout, Source: failure.SourceMCP,
-			Name: s.cfg.Name, Tool: modelName, Message: fmt.Sprintf("the call did not finish within %s and was cancelled", callTimeout)})
+			Name: s.cfg.Name, Tool: modelName, Message: words[0]})
 		stops = append(stops, stopT)
 	}
 	if idle > 0 {
 		idleErr := &failure.Error{Kind: failure.Timeout, Source: failure.SourceMCP, Name: s.cfg.Name, Tool: modelName,
-			Message: fmt.Sprintf("the call reported no progress for %s and was cancelled", idle)}
+			Message: words[1]}
 		idleTimer := time.AfterFunc(idle, func() { cancel(idleErr) })
 		touch = func() { idleTimer.Reset(idle) }
 		stops = append(stops, func() { idleTimer.Stop() })
@@ -170,6 +171,17 @@ func (s *server) callContext(ctx context.Context, modelName string) (cctx contex
 			stops[i]()
 		}
 	}
+}
+
+// timeoutWords are the messages of a call's timeout and idle timeout,
+// worded once per server (its timeouts do not change).
+func (s *server) timeoutWords() *[2]string {
+	s.wordsOnce.Do(func() {
+		call, idle := s.callTimeouts()
+		s.words = [2]string{fmt.Sprintf("the call did not finish within %s and was cancelled", call),
+			fmt.Sprintf("the call reported no progress for %s and was cancelled", idle)}
+	})
+	return &s.words
 }
 
 func (s *server) callTimeouts() (call, idle time.Duration) {

@@ -370,11 +370,8 @@ var errAbandoned = errors.New("the client did not continue the call after its qu
 // mrtrLink is how a call of a multi round-trip session asks: its first
 // question answers the client's request as an input-required result, as
 // startMRTR's would, and the call goes on as a pendingCall that the
-// client's retries continue (mrtr.go).
+// client's retries continue (mrtr.go), made at the first question.
 func (fp *fastPath) mrtrLink(c *fastCall) *clientLink {
-	p := &pendingCall{s: fp.s, client: fmt.Sprintf("conn:%p", c.ss), questions: make(chan question),
-		done: make(chan *gomcp.CallToolResult, 1), cancel: func() { c.cancel(errAbandoned) }}
-	c.pending = p
 	var caps *gomcp.ClientCapabilities
 	if ip := c.ss.InitializeParams(); ip != nil {
 		caps = ip.Capabilities
@@ -382,7 +379,12 @@ func (fp *fastPath) mrtrLink(c *fastCall) *clientLink {
 	ask := func(ctx context.Context, r gomcp.InputRequest) (gomcp.InputResponse, error) {
 		c.mu.Lock()
 		first, ended := !c.handedOff, c.finished
-		c.handedOff = c.handedOff || !ended
+		if first && !ended {
+			c.handedOff = true
+			c.pending = &pendingCall{s: fp.s, client: fmt.Sprintf("conn:%p", c.ss), questions: make(chan question),
+				done: make(chan *gomcp.CallToolResult, 1), cancel: func() { c.cancel(errAbandoned) }}
+		}
+		p := c.pending
 		c.mu.Unlock()
 		switch {
 		case ended:
