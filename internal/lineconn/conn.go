@@ -3,9 +3,11 @@
 // Manager's client side of a stdio or in-process server (package mcp) and
 // the served side of mcp/server on stdio. It does what go-sdk's own stream
 // connection does (framing, a bound on one frame's size, JSON-RPC batches,
-// a Close that unblocks Read) but decodes each message with one pass of
-// encoding/json, bounds every write to a writer with working deadlines,
-// and refuses batches from protocol revision 2025-06-18 on at either end.
+// a Close that unblocks Read) but reads a frame a line at a time, checked
+// by one fast validating pass (frameReader), decodes each message without
+// go-sdk's per-value buffers, bounds every write to a writer with working
+// deadlines, and refuses batches from protocol revision 2025-06-18 on at
+// either end.
 package lineconn
 
 import (
@@ -27,9 +29,10 @@ import (
 // server's stdout and stdin, a pipe to an in-process server, or a served
 // process's stdin and stdout). It does what go-sdk's own stream connection
 // does (framing, a bound on one frame's size, JSON-RPC batches, a Close
-// that unblocks Read) but decodes each message with one pass of
-// encoding/json: go-sdk's decoder allocates a fresh 32 KiB buffer for
-// every value it decodes, two or three per message, which made that
+// that unblocks Read) but frames the stream a line at a time, each line
+// checked by one fast validating pass (frameReader), and decodes each
+// message with one pass: go-sdk's decoder allocates a fresh 32 KiB buffer
+// for every value it decodes, two or three per message, which made that
 // garbage most of what a tool call allocated.
 //
 // Unlike go-sdk's, every write to a writer whose deadlines work (a pipe
