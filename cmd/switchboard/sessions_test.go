@@ -97,6 +97,13 @@ func startGateway(t *testing.T, name string, env []string, args ...string) *gate
 // the next replica in rotation (a replica taken out, as a health check
 // would, is skipped). It counts the requests carrying a session id that
 // reach a replica other than the session's owner.
+//
+// It serves its requests full duplex, as load balancers do (Envoy and
+// HAProxy stream both ways; nginx reads the whole body before it sends
+// the request on): by default, writing the response head makes net/http's
+// HTTP/1 server drain and close the request body that httputil's
+// ReverseProxy may still be reading to send on, and the proxy then cuts
+// the response (golang/go#40747; TestRoundRobinKeepsStreams).
 type roundRobin struct {
 	gws     []*gatewayProc
 	proxies []*httputil.ReverseProxy
@@ -124,6 +131,15 @@ func newRoundRobin(t *testing.T, gws []*gatewayProc, owners func(string) string)
 
 func (rr *roundRobin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.URL.Path = "/mcp"
+	// The Transport reads the body once more after Content-Length bytes
+	// (transferWriter.writeBody), which may come after the backend's
+	// response head was written here: a body drained and closed by then
+	// fails that read, and persistConn.writeLoop closes the connection the
+	// response streams on.
+	if err := http.NewResponseController(w).EnableFullDuplex(); err != nil {
+		http.Error(w, "the balancer cannot serve full duplex: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
 	for range rr.gws {
 		i := int(rr.n.Add(1)) % len(rr.gws)
 		rr.mu.Lock()

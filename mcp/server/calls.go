@@ -40,7 +40,7 @@ func (s *Server) callTool(ctx context.Context, req *gomcp.CallToolRequest, name 
 	if req.Session != nil && usesMRTR(req.Session) {
 		return s.startMRTR(ctx, req, name)
 	}
-	return s.serveAudited(ctx, req, name, directLink(req.Session))
+	return s.serveAudited(ctx, req, name, callLink(ctx, req.Session))
 }
 
 // serveAudited serves the call and records it.
