@@ -44,11 +44,11 @@ type forwarder struct {
 // fwdCall is one forwarded call waiting for its answer.
 type fwdCall struct {
 	done chan rawReply // buffered: take never blocks
-	// early is handed a raw result of at most rawMax bytes (rawMax < 0:
-	// every result is converted) before the reply is
+	// rawMax is the largest result returned raw (< 0: every result is
+	// converted); early is handed such a result before the reply is
 	// (rawcall.Hooks.Result).
-	early  func(json.RawMessage)
 	rawMax int
+	early  func(json.RawMessage)
 
 	mu       sync.Mutex
 	progress func(json.RawMessage) // nil once the call returned
@@ -273,7 +273,7 @@ func (s *server) forwardCall(ctx context.Context, modelName, orig string, origJS
 		return nil, nil, &failure.Error{Kind: failure.Protocol, Source: failure.SourceMCP, Name: s.cfg.Name, Tool: modelName,
 			Message: "the server's result is not a JSON object"}
 	}
-	if len(output) == 0 && len(reply.result) <= s.m.cfg.SaveResultsOver {
+	if len(reply.result) <= rc.rawMax {
 		return reply.result, nil, nil
 	}
 	var res gomcp.CallToolResult

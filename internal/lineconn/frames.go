@@ -65,11 +65,7 @@ func (f *frameReader) next() (raw []byte, fast bool, err error) {
 			return v[start:], true, nil
 		}
 		// Not one value alone on its line: the decoder reads from here on.
-		rest := io.Reader(f.br)
-		if err != nil {
-			rest = eofReader{}
-		}
-		f.src = bufio.NewReader(io.MultiReader(bytes.NewReader(bytes.Clone(line)), rest))
+		f.src = bufio.NewReader(io.MultiReader(bytes.NewReader(bytes.Clone(line)), f.br))
 		var r io.Reader = f.src
 		if f.max > 0 {
 			f.limiter = &frameLimit{r: r, limit: f.max}
@@ -81,13 +77,12 @@ func (f *frameReader) next() (raw []byte, fast bool, err error) {
 }
 
 // line reads up to and including the next newline (less at the stream's
-// end, with io.EOF), failing with errFrameTooLarge past f.max bytes.
+// end, with io.EOF). A line longer than the reader's buffer is gathered
+// in f.buf, failing with errFrameTooLarge once it holds more than f.max
+// bytes and the "\r\n" (next checks the bound on every line).
 func (f *frameReader) line() ([]byte, error) {
 	b, err := f.br.ReadSlice('\n')
 	if !errors.Is(err, bufio.ErrBufferFull) {
-		if err == nil && f.max > 0 && len(b) > f.max+2 { // the value, "\r\n"
-			return nil, errFrameTooLarge
-		}
 		return b, err
 	}
 	f.buf = append(f.buf[:0], b...)
@@ -97,9 +92,6 @@ func (f *frameReader) line() ([]byte, error) {
 		}
 		b, err = f.br.ReadSlice('\n')
 		f.buf = append(f.buf, b...)
-	}
-	if f.max > 0 && len(f.buf) > f.max+2 {
-		return nil, errFrameTooLarge
 	}
 	return f.buf, err
 }
@@ -115,7 +107,8 @@ func (f *frameReader) decode() ([]byte, bool, error) {
 	if err == nil {
 		// The byte after the value: in the decoder's buffer, else (the
 		// frame bound stopped it reading ahead) the next one in src.
-		next, rerr := make([]byte, 1), error(nil)
+		var b [1]byte
+		next, rerr := b[:], error(nil)
 		n, _ := f.dec.Buffered().Read(next)
 		if n == 0 {
 			next, rerr = f.src.Peek(1)
@@ -135,8 +128,3 @@ func trimLineEnd(line []byte) []byte {
 	line = bytes.TrimSuffix(line, []byte("\n"))
 	return bytes.TrimSuffix(line, []byte("\r"))
 }
-
-// eofReader is a stream that has ended.
-type eofReader struct{}
-
-func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }

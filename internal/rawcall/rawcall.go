@@ -35,8 +35,10 @@ type Tool interface {
 }
 
 // Hooks are what a forwarded call hands its caller while it is in
-// flight, on the server connection's reading goroutine: each must return
-// soon and copy what it keeps.
+// flight, on the server connection's reading goroutine, which reads
+// nothing else from that server until a hook returns: a hook must be
+// bounded (a write to a client is, by its stall bound) and copy what it
+// keeps.
 type Hooks struct {
 	// Progress, when not nil, gets the params of each progress
 	// notification the server sends for the call, in order.
