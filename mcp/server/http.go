@@ -21,9 +21,19 @@ const sessionIdle = 30 * time.Minute
 // is in Config.AllowedOrigins (http.CrossOriginProtection). Request bodies
 // are bounded by go-sdk's default (gomcp.DefaultMaxRequestBodyBytes), and
 // idle sessions end after 30 minutes.
+//
+// A stateful session's streams are resumable: a client (before protocol
+// revision 2026-07-28, which has no resumption) whose response or GET
+// stream was cut reconnects with Last-Event-ID and gets the events it
+// missed, its call's result included, from the server's most recent
+// 10 MiB of events (go-sdk's MemoryEventStore; a session's events go when
+// the session ends). A client resuming past what is kept is answered 400.
 func (s *Server) Handler() http.Handler {
-	var h http.Handler = gomcp.NewStreamableHTTPHandler(func(*http.Request) *gomcp.Server { return s.mcp },
-		&gomcp.StreamableHTTPOptions{Stateless: s.cfg.Stateless, SessionTimeout: sessionIdle})
+	opts := &gomcp.StreamableHTTPOptions{Stateless: s.cfg.Stateless, SessionTimeout: sessionIdle}
+	if !s.cfg.Stateless {
+		opts.EventStore = s.events
+	}
+	var h http.Handler = gomcp.NewStreamableHTTPHandler(func(*http.Request) *gomcp.Server { return s.mcp }, opts)
 	cop := http.NewCrossOriginProtection()
 	for _, o := range s.cfg.AllowedOrigins {
 		// AddTrustedOrigin fails only on a malformed origin, which New

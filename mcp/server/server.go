@@ -135,6 +135,9 @@ type Server struct {
 	// client's retry, by requestState (npending counts them).
 	pending  sync.Map
 	npending atomic.Int64
+	// events keeps the recent events of every stateful HTTP session's
+	// streams, so that a client whose stream was cut resumes it.
+	events *gomcp.MemoryEventStore
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -170,7 +173,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if strings.ContainsAny(cfg.Replica, ". *>\t\r\n") {
 		return nil, failure.New(failure.Config, failure.SourceMCP, fmt.Sprintf("server: Replica %q must not hold dots, blanks or wildcards", cfg.Replica))
 	}
-	s := &Server{cfg: cfg, log: zerolog.Nop(), replica: cfg.Replica}
+	s := &Server{cfg: cfg, log: zerolog.Nop(), replica: cfg.Replica, events: gomcp.NewMemoryEventStore(nil)}
 	if s.replica == "" {
 		s.replica = strings.ToLower(rand.Text()[:12])
 	}
