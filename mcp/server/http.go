@@ -28,8 +28,10 @@ const sessionIdle = 30 * time.Minute
 // missed, its call's result included, from the server's most recent
 // 10 MiB of events (go-sdk's MemoryEventStore; a session's events go when
 // the session ends). A client resuming past what is kept is answered 400.
+// From 2026-07-28 on, a client that closes a call's response stream
+// cancels the call, as that revision requires.
 func (s *Server) Handler() http.Handler {
-	opts := &gomcp.StreamableHTTPOptions{Stateless: s.cfg.Stateless, SessionTimeout: sessionIdle}
+	opts := &gomcp.StreamableHTTPOptions{Stateless: s.cfg.Stateless, SessionTimeout: sessionIdle, PropagateRequestCancellation: true}
 	if !s.cfg.Stateless {
 		opts.EventStore = s.events
 	}
