@@ -256,6 +256,10 @@ func (s *server) forwardCall(ctx context.Context, modelName, orig string, origJS
 	select {
 	case reply = <-rc.done:
 	case <-cctx.Done():
+		// Forgotten before the server hears of it: a server that answers
+		// the cancelled request (go-sdk's does, with its context's error)
+		// must not have that answer taken for the call's result.
+		s.fwd.remove(id)
 		sendCancel(conn, id)
 		return nil, nil, s.callErr(cctx, sess, cctx.Err(), modelName, context.Cause(cctx))
 	}
