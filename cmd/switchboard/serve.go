@@ -216,8 +216,8 @@ func serve(ctx context.Context, o *serveOptions, stdin io.Reader, stdout, stderr
 	if o.listen == "" {
 		tuneProcs(os.Getenv)
 		log.Info().Msg("serving MCP on stdio")
-		in, out := pollable(stdin, stdout)
-		return srv.Run(ctx, &gomcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}})
+		in, out := stdio(stdin, stdout)
+		return srv.Run(ctx, &gomcp.IOTransport{Reader: in, Writer: out})
 	}
 	h := srv.Handler()
 	if o.nats != "" && !o.stateless {
@@ -314,19 +314,31 @@ func (f samplerFunc) Sample(ctx context.Context, req agent.SamplingRequest) (age
 	return f(ctx, req)
 }
 
-// nopWriteCloser leaves stdout open; it passes write deadlines through, so
-// that the served connection bounds a write to a client that stopped
-// reading (stdout is made pollable for that: pollable).
+// openFile is a file the session does not close (stdin, stdout); its
+// other methods are the file's, deadlines and SyscallConn included.
+type openFile struct{ *os.File }
+
+func (openFile) Close() error { return nil }
+
+// nopWriteCloser is a writer the session does not close.
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
 
-// SetWriteDeadline sets the writer's deadline, if it has them.
-func (w nopWriteCloser) SetWriteDeadline(t time.Time) error {
-	if dl, ok := w.Writer.(interface{ SetWriteDeadline(time.Time) error }); ok {
-		return dl.SetWriteDeadline(t)
+// keepOpen returns in and out as the session's reader and writer, which
+// it does not close: files as openFile, so that the served connection
+// bounds a write to a client that stopped reading, other streams as they
+// are.
+func keepOpen(in io.Reader, out io.Writer) (io.ReadCloser, io.WriteCloser) {
+	var r io.ReadCloser = io.NopCloser(in)
+	if f, ok := in.(*os.File); ok {
+		r = openFile{f}
 	}
-	return os.ErrNoDeadline
+	var w io.WriteCloser = nopWriteCloser{out}
+	if f, ok := out.(*os.File); ok {
+		w = openFile{f}
+	}
+	return r, w
 }
 
 // version is the module version the binary was built at.

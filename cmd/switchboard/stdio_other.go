@@ -4,5 +4,6 @@ package main
 
 import "io"
 
-// pollable returns in and out as they are (see stdio_unix.go).
-func pollable(in io.Reader, out io.Writer) (io.Reader, io.Writer) { return in, out }
+// stdio returns in and out kept open when the session ends (see
+// stdio_unix.go).
+func stdio(in io.Reader, out io.Writer) (io.ReadCloser, io.WriteCloser) { return keepOpen(in, out) }

@@ -10,17 +10,18 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/lineconn"
 )
 
-// TestStdoutWriteBounded: the gateway's stdout wrapper passes deadlines
-// through, so a write to a client that stopped reading ends at its
-// context's deadline instead of blocking for good.
+// TestStdoutWriteBounded: the gateway's stdout (openFile) keeps the
+// file's deadlines, so a write to a client that stopped reading ends at
+// its context's deadline instead of blocking for good.
 func TestStdoutWriteBounded(t *testing.T) {
-	r, w, err := os.Pipe() // pollable, as pollable makes stdout
+	r, w, err := os.Pipe() // in the netpoller, as stdio makes stdout
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
 	defer w.Close()
-	c := lineconn.New(strings.NewReader(""), nopWriteCloser{w}, lineconn.Options{Stall: time.Minute})
+	_, out := keepOpen(strings.NewReader(""), w)
+	c := lineconn.New(strings.NewReader(""), out, lineconn.Options{Stall: time.Minute})
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()

@@ -129,6 +129,7 @@ type inBatch struct {
 // New reads frames from r on a goroutine that ends when r fails or the
 // connection is closed, and writes to w.
 func New(r io.Reader, w io.Writer, o Options) *Conn {
+	r, w = rawReader(r), rawWriter(w) // a non-blocking pipe's calls made raw (rawfile_linux.go)
 	c := &Conn{w: w, closeFn: o.Close, kill: o.Kill, stall: o.Stall, words: wordsFor(o.Peer), drop: o.Drop, take: o.Take, wrote: o.Wrote, readFailed: o.ReadFailed,
 		incoming: make(chan frame), closed: make(chan struct{}), writeSem: make(chan struct{}, 1), broken: make(chan struct{})}
 	if c.stall <= 0 {
