@@ -19,8 +19,11 @@ import (
 // writes and raw system calls from the served connection
 // (internal/lineconn).
 func stdio(in io.Reader, out io.Writer) (io.ReadCloser, io.WriteCloser) {
-	if in != io.Reader(os.Stdin) || out != io.Writer(os.Stdout) ||
-		syscall.SetNonblock(0, true) != nil || syscall.SetNonblock(1, true) != nil {
+	if in != io.Reader(os.Stdin) || out != io.Writer(os.Stdout) || syscall.SetNonblock(0, true) != nil {
+		return keepOpen(in, out)
+	}
+	if syscall.SetNonblock(1, true) != nil {
+		_ = syscall.SetNonblock(0, false) // os.Stdin reads it as blocking
 		return keepOpen(in, out)
 	}
 	return keepOpen(os.NewFile(0, "stdin"), os.NewFile(1, "stdout"))
