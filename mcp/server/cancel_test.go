@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -16,23 +15,25 @@ import (
 	"github.com/switchboard-dev/switchboard/mcp/server"
 )
 
-// TestHTTPCancellation: a Streamable HTTP client that gives up a call
-// cancels the tool's context, at every revision, stateful and stateless:
-// before 2026-07-28 with notifications/cancelled; from 2026-07-28 by
-// closing the call's response stream, which that revision makes the
-// cancellation ("the server MUST treat a client disconnect as
-// cancellation of that request"). Without go-sdk's
-// PropagateRequestCancellation a 2026-07-28 call ran on after its client
-// left. The server goes on serving.
-func TestHTTPCancellation(t *testing.T) {
+// TestCancellation: a client that gives up a call cancels the tool's
+// context (and so a run), at every revision, in memory and over
+// Streamable HTTP, stateful and stateless: with notifications/cancelled,
+// or over HTTP from 2026-07-28 by closing the call's response stream,
+// which that revision makes the cancellation ("the server MUST treat a
+// client disconnect as cancellation of that request"). Without go-sdk's
+// PropagateRequestCancellation a stateless 2026-07-28 call ran on after
+// its client left. The server goes on serving.
+func TestCancellation(t *testing.T) {
 	for _, tc := range []struct {
 		protocol  string
+		http      bool
 		stateless bool
 	}{
-		{"", false}, {"", true}, // go-sdk's latest: 2026-07-28
-		{"2025-11-25", false}, {"2025-06-18", false},
+		{"", false, false}, // in memory; go-sdk's latest: 2026-07-28
+		{"", true, false}, {"", true, true},
+		{"2025-11-25", true, false}, {"2025-06-18", true, false},
 	} {
-		name := fmt.Sprintf("%s stateless=%v", tc.protocol, tc.stateless)
+		name := fmt.Sprintf("%s http=%v stateless=%v", tc.protocol, tc.http, tc.stateless)
 		t.Run(name, func(t *testing.T) {
 			started := make(chan struct{}, 1)
 			stopped := make(chan error, 1)
@@ -49,15 +50,19 @@ func TestHTTPCancellation(t *testing.T) {
 					}
 				})
 			srv := newServer(t, server.Config{Stateless: tc.stateless, Toolsets: []agent.Toolset{agent.NewToolset("t", block)}})
-			hs := httptest.NewServer(srv.Handler())
-			t.Cleanup(func() { srv.Close(); hs.Close() })
-			c := gomcp.NewClient(&gomcp.Implementation{Name: "leaver", Version: "1"}, nil)
-			cs, err := c.Connect(testkit.Ctx(t, 10*time.Second), &gomcp.StreamableClientTransport{Endpoint: hs.URL},
-				&gomcp.ClientSessionOptions{ProtocolVersion: tc.protocol})
-			if err != nil {
-				t.Fatal(err)
+			var cs *gomcp.ClientSession
+			if tc.http {
+				c := gomcp.NewClient(&gomcp.Implementation{Name: "leaver", Version: "1"}, nil)
+				var err error
+				cs, err = c.Connect(testkit.Ctx(t, 10*time.Second), &gomcp.StreamableClientTransport{Endpoint: serveHTTP(t, srv, "")},
+					&gomcp.ClientSessionOptions{ProtocolVersion: tc.protocol})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer cs.Close()
+			} else {
+				cs = connectMemAt(t, srv, nil, tc.protocol)
 			}
-			defer cs.Close()
 			ctx, cancel := context.WithCancel(context.Background())
 			errc := make(chan error, 1)
 			go func() {

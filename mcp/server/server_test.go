@@ -3,7 +3,6 @@ package server_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -136,44 +135,6 @@ func TestRunnerAsTool(t *testing.T) {
 				t.Errorf("progress notifications %q lack the run's steps", joined)
 			}
 		})
-	}
-}
-
-// TestCancellation: the client's notifications/cancelled cancels the tool
-// call's context (and so a run), and the server keeps serving.
-func TestCancellation(t *testing.T) {
-	started := make(chan struct{})
-	stopped := make(chan error, 1)
-	block := agent.NewFuncTool(agent.ToolSpec{Name: "block", ReadOnly: true, InputSchema: json.RawMessage(`{"type":"object"}`)},
-		func(ctx context.Context, _ json.RawMessage) (*agent.Result, error) {
-			close(started)
-			<-ctx.Done()
-			stopped <- ctx.Err()
-			return nil, ctx.Err()
-		})
-	srv := newServer(t, server.Config{Toolsets: []agent.Toolset{agent.NewToolset("t", block)}})
-	cs := connectMem(t, srv, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() {
-		_, err := cs.CallTool(ctx, &gomcp.CallToolParams{Name: "block", Arguments: map[string]any{}})
-		errc <- err
-	}()
-	<-started
-	cancel()
-	if err := <-errc; !errors.Is(err, context.Canceled) {
-		t.Errorf("client call: %v", err)
-	}
-	select {
-	case err := <-stopped:
-		if !errors.Is(err, context.Canceled) {
-			t.Errorf("the tool's context ended with %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the tool's context was not cancelled by the client's cancellation")
-	}
-	if _, err := cs.ListTools(testkit.Ctx(t, 5*time.Second), nil); err != nil {
-		t.Errorf("the server stopped serving: %v", err)
 	}
 }
 
