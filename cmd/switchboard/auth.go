@@ -37,8 +37,12 @@ func (a *authOptions) register(fs *flag.FlagSet) {
 	fs.Var(&a.scopes, "auth-scope", "scope every token must have (repeatable)")
 }
 
+// enabled reports whether any -auth-* flag was given: then tokens are
+// required, and verifier names what is missing (an -auth-issuer or
+// -auth-scope alone must not leave the gateway open).
 func (a *authOptions) enabled() bool {
-	return a.audience != "" || a.keyFile != "" || a.secretEnv != ""
+	return a.audience != "" || a.keyFile != "" || a.secretEnv != "" || a.issuer != "" ||
+		a.metadataURL != "" || len(a.authServers) > 0 || len(a.scopes) > 0
 }
 
 // verifier checks a bearer JWT: signature (the one configured algorithm

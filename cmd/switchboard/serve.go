@@ -52,6 +52,7 @@ type serveOptions struct {
 	stateless   bool
 	origins     list
 	callTimeout time.Duration
+	drain       time.Duration
 	logLevel    string
 	auth        authOptions
 }
@@ -77,6 +78,7 @@ func parseServe(args []string, stderr io.Writer) (*serveOptions, error) {
 	fs.BoolVar(&o.stateless, "stateless", false, "serve HTTP without sessions (no elicitation or sampling for clients before 2026-07-28; replicas need no affinity either way)")
 	fs.Var(&o.origins, "allowed-origin", "a browser origin allowed besides the server's own (repeatable)")
 	fs.DurationVar(&o.callTimeout, "call-timeout", 2*time.Minute, "bound of one tools/call when the tool sets none")
+	fs.DurationVar(&o.drain, "shutdown-delay", 0, "on SIGINT or SIGTERM, answer "+readyPath+" 503 for this long, still serving, before shutting down (HTTP)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "log level on stderr: debug, info, warn, error")
 	o.auth.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -95,6 +97,16 @@ func parseServe(args []string, stderr io.Writer) (*serveOptions, error) {
 	}
 	if o.auth.enabled() && o.listen == "" {
 		fmt.Fprintln(stderr, "-auth-* flags need -listen (stdio has no bearer tokens)")
+		return nil, errUsage
+	}
+	if o.auth.enabled() {
+		if _, err := o.auth.verifier(); err != nil {
+			fmt.Fprintln(stderr, err)
+			return nil, errUsage
+		}
+	}
+	if o.drain < 0 {
+		fmt.Fprintf(stderr, "-shutdown-delay %v: must not be negative\n", o.drain)
 		return nil, errUsage
 	}
 	return o, nil
@@ -237,17 +249,22 @@ func serve(ctx context.Context, o *serveOptions, stdin io.Reader, stdout, stderr
 		defer rt.Close()
 		h = rt
 	}
-	return serveHTTP(ctx, srv, h, o, &log)
+	hl := &health{}
+	if b != nil {
+		hl.nc = b.Conn()
+	}
+	return serveHTTP(ctx, srv, h, hl, o, &log)
 }
 
 // serveHTTP serves the endpoint until ctx ends, then shuts down within 5 s.
-func serveHTTP(ctx context.Context, srv *server.Server, h http.Handler, o *serveOptions, log *zerolog.Logger) error {
+func serveHTTP(ctx context.Context, srv *server.Server, h http.Handler, hl *health, o *serveOptions, log *zerolog.Logger) error {
 	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		return err
 	}
 	mux := http.NewServeMux()
 	mux.Handle(o.path, h)
+	hl.mount(mux, o.path)
 	if o.auth.enabled() && o.auth.metadataURL != "" {
 		mux.Handle("/.well-known/oauth-protected-resource", o.auth.metadataHandler())
 	}
@@ -260,6 +277,17 @@ func serveHTTP(ctx context.Context, srv *server.Server, h http.Handler, o *serve
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
+	}
+	hl.draining.Store(true)
+	if o.drain > 0 {
+		// The balancer sees the replica unready and stops sending it new
+		// requests; those in flight and those still arriving are served.
+		log.Info().Dur("delay", o.drain).Msg("shutting down: " + readyPath + " answers 503 until then")
+		select {
+		case <-time.After(o.drain):
+		case err := <-errc:
+			return err
+		}
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
