@@ -105,8 +105,15 @@ func parseServe(args []string, stderr io.Writer) (*serveOptions, error) {
 			return nil, errUsage
 		}
 	}
-	if o.drain < 0 {
+	switch {
+	case o.drain < 0:
 		fmt.Fprintf(stderr, "-shutdown-delay %v: must not be negative\n", o.drain)
+		return nil, errUsage
+	case o.callTimeout <= 0:
+		fmt.Fprintf(stderr, "-call-timeout %v: must be positive\n", o.callTimeout)
+		return nil, errUsage
+	case o.rate < 0 || o.burst < 0:
+		fmt.Fprintf(stderr, "-rate %v -burst %d: must not be negative\n", o.rate, o.burst)
 		return nil, errUsage
 	}
 	return o, nil

@@ -21,6 +21,9 @@ func TestParseServeRefuses(t *testing.T) {
 		{[]string{"-skills", "x", "-listen", ":0", "-auth-audience", "https://gw.example"}, "needs -auth-key or -auth-hs256-secret-env"},
 		{[]string{"-skills", "x", "-listen", ":0", "-shutdown-delay", "-1s"}, "-shutdown-delay -1s"},
 		{[]string{"-skills", "x", "-no-such-flag"}, "no-such-flag"},
+		{[]string{"-skills", "x", "-call-timeout", "0s"}, "-call-timeout 0s"},
+		{[]string{"-skills", "x", "-rate", "-1"}, "-rate -1"},
+		{[]string{"-skills", "x", "-burst", "-2"}, "-burst -2"},
 	} {
 		var out strings.Builder
 		if _, err := parseServe(tc.args, &out); err == nil || !strings.Contains(out.String(), tc.want) {
