@@ -307,13 +307,7 @@ func wantKind(t testing.TB, err error, kind failure.Kind, src failure.Source) *f
 // waitFor polls cond until it holds (10s at most).
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testkit.WaitFor(t, 10*time.Second, what, cond)
 }
 
 // events collects a stream's events and its final error.

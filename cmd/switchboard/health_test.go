@@ -12,6 +12,7 @@ import (
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/internal/testkit"
 )
 
 // probe is a GET of the gateway's path p: its status and body.
@@ -53,7 +54,7 @@ func TestHealthProbes(t *testing.T) {
 		if err := b.Close(); err != nil { // the NATS server goes away
 			t.Fatal(err)
 		}
-		waitUntil(t, "/readyz to name NATS", func() bool {
+		testkit.WaitFor(t, 10*time.Second, "/readyz to name NATS", func() bool {
 			code, body := probe(t, base, readyPath)
 			return code == http.StatusServiceUnavailable && strings.Contains(body, "NATS")
 		})
@@ -74,7 +75,7 @@ func TestHealthProbes(t *testing.T) {
 			t.Fatal(err)
 		}
 		start := time.Now()
-		waitUntil(t, "/readyz to say it is shutting down", func() bool {
+		testkit.WaitFor(t, 10*time.Second, "/readyz to say it is shutting down", func() bool {
 			code, body := probe(t, base, readyPath)
 			return code == http.StatusServiceUnavailable && body == "shutting down"
 		})
@@ -92,15 +93,4 @@ func TestHealthProbes(t *testing.T) {
 			t.Errorf("the gateway exited %v after SIGTERM, before its 3 s delay", d)
 		}
 	})
-}
-
-// waitUntil polls ok for up to 10 s.
-func waitUntil(t *testing.T, what string, ok func() bool) {
-	t.Helper()
-	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
-		if ok() {
-			return
-		}
-	}
-	t.Fatalf("timed out waiting for %s", what)
 }

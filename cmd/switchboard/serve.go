@@ -55,6 +55,7 @@ type serveOptions struct {
 	drain       time.Duration
 	logLevel    string
 	auth        authOptions
+	verifier    auth.TokenVerifier // of auth, when enabled (built by parseServe)
 }
 
 func parseServe(args []string, stderr io.Writer) (*serveOptions, error) {
@@ -100,10 +101,12 @@ func parseServe(args []string, stderr io.Writer) (*serveOptions, error) {
 		return nil, errUsage
 	}
 	if o.auth.enabled() {
-		if _, err := o.auth.verifier(); err != nil {
+		v, err := o.auth.verifier()
+		if err != nil {
 			fmt.Fprintln(stderr, err)
 			return nil, errUsage
 		}
+		o.verifier = v
 	}
 	switch {
 	case o.drain < 0:
@@ -211,12 +214,8 @@ func serve(ctx context.Context, o *serveOptions, stdin io.Reader, stdout, stderr
 		rl = newRelay(b, o.callTimeout, &log)
 		cfg.Replica, cfg.Relay = o.replica, rl.forward
 	}
-	if o.auth.enabled() {
-		v, err := o.auth.verifier()
-		if err != nil {
-			return err
-		}
-		cfg.TokenVerifier = v
+	if o.verifier != nil {
+		cfg.TokenVerifier = o.verifier
 		cfg.AuthOptions = &auth.RequireBearerTokenOptions{ResourceMetadataURL: o.auth.metadataURL}
 	}
 	srv, err := server.New(ctx, cfg)

@@ -518,13 +518,7 @@ func post(t *testing.T, u, sid, body string, status int) string {
 
 func waitFor(t *testing.T, what string, ok func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out: %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.WaitFor(t, 10*time.Second, what, ok)
 }
 
 // TestForwardedKeepsChecks: the owner checks a forwarded request as if it
