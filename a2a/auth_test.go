@@ -17,7 +17,7 @@ import (
 	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/push"
 
-	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 func authServer(t *testing.T, extra ServerConfig) string {

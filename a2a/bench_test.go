@@ -18,8 +18,8 @@ import (
 	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
+	"github.com/switchboard-dev/switchboard/a2a/internal/taskstore"
 	"github.com/switchboard-dev/switchboard/agent"
-	"github.com/switchboard-dev/switchboard/internal/a2astore"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -184,7 +184,7 @@ func abbaNsPerOp(d time.Duration, per int) float64 { return float64(d.Nanosecond
 func BenchmarkJSONRPCSendMessage16Store(b *testing.B) {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	oursHS := httptest.NewServer(a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(plainEcho{},
-		a2asrv.WithTaskStore(a2astore.NewMemory(a2astore.MemoryConfig{})), a2asrv.WithLogger(quiet))))
+		a2asrv.WithTaskStore(taskstore.NewMemory(taskstore.MemoryConfig{})), a2asrv.WithLogger(quiet))))
 	defer oursHS.Close()
 	defaultHS := httptest.NewServer(a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(plainEcho{}, a2asrv.WithLogger(quiet))))
 	defer defaultHS.Close()

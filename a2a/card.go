@@ -14,8 +14,7 @@ import (
 	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 
-	"github.com/switchboard-dev/switchboard/agent/failure"
-	"github.com/switchboard-dev/switchboard/internal/httpkind"
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 // Well-known agent card paths: the A2A 1.0 one and the older one tried
@@ -141,8 +140,8 @@ func resolveCard(ctx context.Context, hc *http.Client, base, path string) (*a2ag
 			continue
 		}
 		if resp.StatusCode != http.StatusOK {
-			return nil, &failure.Error{Kind: httpkind.FromStatus(resp.StatusCode), Source: failure.SourceA2A, Op: "resolve card",
-				Retryable: httpkind.FromStatus(resp.StatusCode) == failure.Transient,
+			return nil, &failure.Error{Kind: failure.KindOfStatus(resp.StatusCode), Source: failure.SourceA2A, Op: "resolve card",
+				Retryable: failure.KindOfStatus(resp.StatusCode) == failure.Transient,
 				Message:   fmt.Sprintf("fetching the agent card answered HTTP %d", resp.StatusCode)}
 		}
 		if len(body) > maxCardBytes {

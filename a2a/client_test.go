@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 func TestDelegateToOwnServer(t *testing.T) {

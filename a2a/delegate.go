@@ -11,8 +11,8 @@ import (
 	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/switchboard-dev/switchboard/agent"
-	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/bus/task"
+	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/idempotency"
 )
 

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/testkit"
 )
 

@@ -11,7 +11,7 @@ import (
 
 	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 // TestPeerTransportRepairsAnswers: what the peer transport hands a2a-go

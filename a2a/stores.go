@@ -1,6 +1,6 @@
 package a2a
 
-import "github.com/switchboard-dev/switchboard/internal/a2astore"
+import "github.com/switchboard-dev/switchboard/a2a/internal/taskstore"
 
 // openStores builds the task and push config stores the configuration asks
 // for: Store and PushStore as given, else over Bucket (the push configs
@@ -10,17 +10,17 @@ import "github.com/switchboard-dev/switchboard/internal/a2astore"
 func (s *Server) openStores() error {
 	cfg := &s.cfg
 	if cfg.Bucket != nil {
-		kc := a2astore.KVConfig{KV: cfg.Bucket, Name: cfg.Bucket.Bucket(), Policy: s.policy, Logger: &s.log,
-			Skip: a2astore.PushPrefix, TTL: cfg.TaskTTL}
+		kc := taskstore.KVConfig{KV: cfg.Bucket, Name: cfg.Bucket.Bucket(), Policy: s.policy, Logger: &s.log,
+			Skip: taskstore.PushPrefix, TTL: cfg.TaskTTL}
 		if cfg.Store == nil {
-			st, err := a2astore.NewKV(kc)
+			st, err := taskstore.NewKV(kc)
 			if err != nil {
 				return err // a *failure.Error
 			}
 			cfg.Store = st
 		}
 		if cfg.PushStore == nil {
-			ps, err := a2astore.NewPushConfigs(kc)
+			ps, err := taskstore.NewPushConfigs(kc)
 			if err != nil {
 				return err
 			}
@@ -28,7 +28,7 @@ func (s *Server) openStores() error {
 		}
 	}
 	if cfg.Store == nil {
-		cfg.Store = a2astore.NewMemory(a2astore.MemoryConfig{TTL: cfg.TaskTTL})
+		cfg.Store = taskstore.NewMemory(taskstore.MemoryConfig{TTL: cfg.TaskTTL})
 	}
 	return nil
 }

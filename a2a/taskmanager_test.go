@@ -9,7 +9,7 @@ import (
 	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
-	"github.com/switchboard-dev/switchboard/internal/a2astore"
+	"github.com/switchboard-dev/switchboard/a2a/internal/taskstore"
 )
 
 // gatedExec creates its task, then waits for gate before working on until
@@ -54,7 +54,7 @@ func newTestTaskHandler(t *testing.T, ex a2asrv.AgentExecutor) *taskHandler {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
-	return &taskHandler{ex: ex, store: a2astore.NewMemory(a2astore.MemoryConfig{}), s: srv, live: map[a2ago.TaskID]*execution{}}
+	return &taskHandler{ex: ex, store: taskstore.NewMemory(taskstore.MemoryConfig{}), s: srv, live: map[a2ago.TaskID]*execution{}}
 }
 
 // TestCancelBeforeTheRunStarts: a task cancelled between its creation and

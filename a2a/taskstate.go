@@ -12,8 +12,7 @@ import (
 	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/switchboard-dev/switchboard/agent"
-	"github.com/switchboard-dev/switchboard/agent/failure"
-	"github.com/switchboard-dev/switchboard/internal/httpkind"
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 // taskState is the client's view of one remote task, folded from events.
@@ -285,7 +284,7 @@ func classify(err error, peer, tool, op string) *failure.Error {
 	}
 	if m := httpStatus.FindStringSubmatch(err.Error()); m != nil {
 		code, _ := strconv.Atoi(m[1])
-		switch k := httpkind.FromStatus(code); k {
+		switch k := failure.KindOfStatus(code); k {
 		case failure.PermissionDenied:
 			return mk(k, fmt.Sprintf("the peer refused our credentials (HTTP %d)", code))
 		case failure.Unknown:

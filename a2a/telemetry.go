@@ -12,7 +12,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
 	"github.com/switchboard-dev/switchboard/agent"
-	"github.com/switchboard-dev/switchboard/internal/httpkind"
+	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/telemetry"
 )
 
@@ -92,7 +92,7 @@ func (o *outcome) kind(w *outcomeWriter) string {
 		return classify(err, "", "", "serve").Kind.String()
 	}
 	if w.status >= 400 {
-		return httpkind.FromStatus(w.status).String()
+		return failure.KindOfStatus(w.status).String()
 	}
 	return ""
 }

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/switchboard-dev/switchboard/agent/failure"
-	"github.com/switchboard-dev/switchboard/internal/tokens"
+	"github.com/switchboard-dev/switchboard/agent/internal/tokens"
+	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -48,7 +48,7 @@ type ContextConfig struct {
 
 // ContextInfo is the prompt of one model turn, reported on its
 // EventTurnStarted, in estimated tokens
-// (internal/tokens: within 22% of OpenAI's tokenizers on its corpus;
+// (agent/internal/tokens: within 22% of OpenAI's tokenizers on its corpus;
 // scaled up by the provider's reported usage when that was higher).
 type ContextInfo struct {
 	// Window is the model's context window.

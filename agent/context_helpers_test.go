@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/agent/internal/tokens"
 	"github.com/switchboard-dev/switchboard/internal/testkit"
-	"github.com/switchboard-dev/switchboard/internal/tokens"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/runowner"
 )
 

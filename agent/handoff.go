@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/toolname"
 	"github.com/switchboard-dev/switchboard/llm"
 )

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 // MemoryStoreOptions configure NewMemoryStore. Zero fields take the

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 func (m *memStore) LoadCheckpoint(_ context.Context, run string) (*Checkpoint, error) {

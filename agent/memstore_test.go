@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/agent"
-	"github.com/switchboard-dev/switchboard/agent/failure"
-	"github.com/switchboard-dev/switchboard/internal/storetest"
+	"github.com/switchboard-dev/switchboard/agent/agenttest"
+	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/testkit"
 )
 
@@ -35,7 +35,7 @@ func (c *fakeClock) Advance(_ *testing.T, d time.Duration) {
 
 func TestMemoryStoreConformance(t *testing.T) {
 	clk := newClock()
-	storetest.Run(t, storetest.Harness{
+	agenttest.RunStoreSuite(t, agenttest.Harness{
 		New:     func(*testing.T) agent.Store { return agent.NewMemoryStore(agent.MemoryStoreOptions{Now: clk.Now}) },
 		Now:     clk.Now,
 		Advance: clk.Advance,

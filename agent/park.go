@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 // errQuestionExpired is the cause of the Timeout of a call whose parked

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/switchboard-dev/switchboard/agent/failure"
-	"github.com/switchboard-dev/switchboard/internal/toolsearch"
+	"github.com/switchboard-dev/switchboard/agent/internal/toolsearch"
+	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 

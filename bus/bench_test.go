@@ -11,7 +11,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/bus"
-	"github.com/switchboard-dev/switchboard/internal/buswire"
+	"github.com/switchboard-dev/switchboard/bus/internal/wire"
 	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/llm"
 )
@@ -168,7 +168,7 @@ func benchSampling(b *testing.B, concurrent bool, maxConcurrent int) {
 		data, _ := json.Marshal(rawSamplingReply{V: 1, Result: &res})
 		m.Respond(data)
 	}
-	rawSvc, err := nc.QueueSubscribe(rawSubject, buswire.QueueGroup, func(m *nats.Msg) {
+	rawSvc, err := nc.QueueSubscribe(rawSubject, wire.QueueGroup, func(m *nats.Msg) {
 		if concurrent {
 			go handle(m)
 		} else {

@@ -18,7 +18,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/sony/gobreaker/v2"
 
-	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 // StreamConfig configures the JetStream stream that keeps events, progress

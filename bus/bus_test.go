@@ -10,9 +10,9 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/bus"
-	"github.com/switchboard-dev/switchboard/internal/buswire"
+	"github.com/switchboard-dev/switchboard/bus/internal/wire"
+	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/testkit"
 )
 
@@ -183,7 +183,7 @@ func TestSubjects(t *testing.T) {
 		{s.Task("task-7"), "acme.prod_line.a2a.tasks.task-7"},
 		{bus.NewSubjects("").Events("x"), "switchboard.events.x"},
 	}
-	if got := buswire.Token(string(make([]byte, 300))); len(got) != 128 {
+	if got := wire.Token(string(make([]byte, 300))); len(got) != 128 {
 		t.Errorf("a 300-byte token was cut to %d bytes, want 128", len(got))
 	}
 	for i, tt := range tests {

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/bus"
 	"github.com/switchboard-dev/switchboard/bus/task"
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 // TestLostConnection: when the server goes away, requests and publishes

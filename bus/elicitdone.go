@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/agent"
-	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 // ElicitationDone announces, on <prefix>.elicit.done.<run>, that a URL-mode

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/switchboard-dev/switchboard/internal/buswire"
+	"github.com/switchboard-dev/switchboard/bus/internal/wire"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 // errNotFound is the cause of a typedKV failure of kind NotFound: a key that
@@ -77,7 +77,7 @@ func classify(err error, op string) error {
 }
 
 // protocolError is a malformed or wrong-version payload.
-func protocolError(op string, err error) *failure.Error { return buswire.ProtocolError(op, err) }
+func protocolError(op string, err error) *failure.Error { return wire.ProtocolError(op, err) }
 
 // fail builds a bus failure.
 func (b *Bus) fail(kind failure.Kind, op string, err error, msg string) *failure.Error {

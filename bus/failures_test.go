@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 // TestFailureReports: the policy's OnFailure callback publishes every

@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/switchboard-dev/switchboard/agent/failure"
-	"github.com/switchboard-dev/switchboard/internal/buswire"
+	"github.com/switchboard-dev/switchboard/bus/internal/wire"
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 // seeds adds every testdata payload and a few broken ones to f.
@@ -172,7 +172,7 @@ func TestDecodeSeeds(t *testing.T) {
 	}
 	// Wrong version: a typed Protocol failure wrapping ErrVersion.
 	_, err = decodeProgress([]byte(`{"v":2,"run":"r"}`))
-	if !errors.Is(err, failure.Protocol) || !errors.Is(err, buswire.ErrVersion) {
+	if !errors.Is(err, failure.Protocol) || !errors.Is(err, wire.ErrVersion) {
 		t.Errorf("v2: %v", err)
 	}
 }

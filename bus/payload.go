@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/bus/internal/wire"
 	"github.com/switchboard-dev/switchboard/bus/task"
-	"github.com/switchboard-dev/switchboard/internal/buswire"
 )
 
 // ProgressUpdate is a progress report on <prefix>.progress.<run>: of a tool
@@ -24,10 +24,10 @@ type ProgressUpdate struct {
 }
 
 // wireError is a typed failure carried in a reply.
-type wireError = buswire.WireError
+type wireError = wire.WireError
 
 // toWire summarises a failure for the wire.
-func toWire(err error) *wireError { return buswire.NewWireError(err) }
+func toWire(err error) *wireError { return wire.NewWireError(err) }
 
 type eventWire struct {
 	V     int         `json:"v"`
@@ -46,8 +46,8 @@ type taskWire struct {
 
 // requestWire and replyWire are the envelopes of request-reply subjects.
 type (
-	requestWire[T any] = buswire.Request[T]
-	replyWire[T any]   = buswire.Reply[T]
+	requestWire[T any] = wire.Request[T]
+	replyWire[T any]   = wire.Reply[T]
 )
 
 type kvWire[T any] struct {
@@ -56,9 +56,9 @@ type kvWire[T any] struct {
 }
 
 // version is the payload version every payload carries.
-const version = buswire.Version
+const version = wire.Version
 
-func checkVersion(op string, v int) error { return buswire.CheckVersion(op, v) }
+func checkVersion(op string, v int) error { return wire.CheckVersion(op, v) }
 
 // decodeEvent decodes a run event published on <prefix>.events.<run>.
 func decodeEvent(data []byte) (agent.Event, error) {
@@ -109,20 +109,20 @@ func decodeTaskUpdate(data []byte) (task.Update, error) {
 
 // decodeSamplingRequest decodes a sampling request and its deadline.
 func decodeSamplingRequest(data []byte) (agent.SamplingRequest, time.Time, error) {
-	return buswire.DecodeRequest[agent.SamplingRequest](data, "decode sampling request")
+	return wire.DecodeRequest[agent.SamplingRequest](data, "decode sampling request")
 }
 
 // decodeElicitation decodes an elicitation and its deadline.
 func decodeElicitation(data []byte) (agent.Elicitation, time.Time, error) {
-	return buswire.DecodeRequest[agent.Elicitation](data, "decode elicitation")
+	return wire.DecodeRequest[agent.Elicitation](data, "decode elicitation")
 }
 
 // decodeSamplingReply decodes the reply to a sampling request.
 func decodeSamplingReply(data []byte) (agent.SamplingResult, error) {
-	return buswire.DecodeReply[agent.SamplingResult](data, "decode sampling reply")
+	return wire.DecodeReply[agent.SamplingResult](data, "decode sampling reply")
 }
 
 // decodeElicitationReply decodes the reply to an elicitation.
 func decodeElicitationReply(data []byte) (agent.ElicitationResult, error) {
-	return buswire.DecodeElicitationReply(data)
+	return wire.DecodeElicitationReply(data)
 }

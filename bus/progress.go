@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 // publishProgress publishes a progress report on <prefix>.progress.<run>

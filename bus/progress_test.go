@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/bus"
 	"github.com/switchboard-dev/switchboard/bus/task"
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 func TestProgressRoundTrip(t *testing.T) {

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/agent"
-	"github.com/switchboard-dev/switchboard/agent/failure"
-	"github.com/switchboard-dev/switchboard/internal/buswire"
+	"github.com/switchboard-dev/switchboard/bus/internal/wire"
+	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/redact"
 )
 
@@ -74,7 +74,7 @@ func request[Req, Res any](ctx context.Context, b *Bus, key failure.Key, subject
 }
 
 func decodeSamplingReplyOp(data []byte, op string) (agent.SamplingResult, error) {
-	return buswire.DecodeReply[agent.SamplingResult](data, op)
+	return wire.DecodeReply[agent.SamplingResult](data, op)
 }
 
 func decodeElicitReplyOp(data []byte, _ string) (agent.ElicitationResult, error) {

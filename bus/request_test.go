@@ -12,9 +12,9 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/switchboard-dev/switchboard/agent"
-	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/bus"
-	"github.com/switchboard-dev/switchboard/internal/buswire"
+	"github.com/switchboard-dev/switchboard/bus/internal/wire"
+	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/llm"
 )
@@ -206,7 +206,7 @@ func TestElicitationRoundTrip(t *testing.T) {
 	for deadline := time.Now().Add(5 * time.Second); len(st.Endpoints) == 1 && st.Endpoints[0].NumRequests < 4 && time.Now().Before(deadline); st = bus.ServiceStats(svc) {
 		time.Sleep(5 * time.Millisecond)
 	}
-	if len(st.Endpoints) != 1 || st.Endpoints[0].NumRequests != 4 || st.Endpoints[0].QueueGroup != buswire.QueueGroup {
+	if len(st.Endpoints) != 1 || st.Endpoints[0].NumRequests != 4 || st.Endpoints[0].QueueGroup != wire.QueueGroup {
 		t.Errorf("micro stats = %+v", st.Endpoints[0])
 	}
 }
@@ -283,7 +283,7 @@ func TestRequestFailuresAreTyped(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.reply != nil {
-				sub, err := nc.QueueSubscribe(subj.Sampling(), buswire.QueueGroup, tt.reply)
+				sub, err := nc.QueueSubscribe(subj.Sampling(), wire.QueueGroup, tt.reply)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -328,7 +328,7 @@ func TestResponderRejectsMalformedRequest(t *testing.T) {
 		if msg.Header.Get("Nats-Service-Error-Code") != "protocol" {
 			t.Errorf("%s: error code header = %q", payload, msg.Header.Get("Nats-Service-Error-Code"))
 		}
-		_, err = buswire.DecodeReply[agent.SamplingResult](msg.Data, "decode sampling reply")
+		_, err = wire.DecodeReply[agent.SamplingResult](msg.Data, "decode sampling reply")
 		if !errorsIs(err, failure.Protocol) {
 			t.Errorf("%s: reply decodes to %v, want a Protocol failure", payload, err)
 		}

@@ -13,13 +13,13 @@ import (
 	"github.com/nats-io/nats.go/micro"
 
 	"github.com/switchboard-dev/switchboard/agent"
-	"github.com/switchboard-dev/switchboard/agent/failure"
-	"github.com/switchboard-dev/switchboard/internal/buswire"
+	"github.com/switchboard-dev/switchboard/bus/internal/wire"
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 // defaultQueueGroup is the queue group responders join unless told
 // otherwise: each request goes to one member of the group.
-const defaultQueueGroup = buswire.QueueGroup
+const defaultQueueGroup = wire.QueueGroup
 
 // ServeOptions configures a responder. The zero value means defaults.
 type ServeOptions struct {

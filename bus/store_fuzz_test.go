@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 // FuzzDecodeAnswer: an answer from the bus is decoded or refused with a

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/agent"
-	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/agent/agenttest"
 	"github.com/switchboard-dev/switchboard/bus"
-	"github.com/switchboard-dev/switchboard/internal/storetest"
+	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -27,7 +27,7 @@ func TestStoreConformance(t *testing.T) {
 	}{{"inline", 0}, {"object store", 64}} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := 0
-			storetest.Run(t, storetest.Harness{
+			agenttest.RunStoreSuite(t, agenttest.Harness{
 				New: func(t *testing.T) agent.Store {
 					n++
 					ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

@@ -3,7 +3,7 @@ package bus
 import (
 	"strings"
 
-	"github.com/switchboard-dev/switchboard/internal/buswire"
+	"github.com/switchboard-dev/switchboard/bus/internal/wire"
 )
 
 // subjects is the subject scheme under one prefix. Its methods sanitize the
@@ -28,7 +28,7 @@ func newSubjects(prefix string) subjects {
 	}
 	parts := strings.Split(prefix, ".")
 	for i, p := range parts {
-		parts[i] = buswire.Token(p)
+		parts[i] = wire.Token(p)
 	}
 	p := strings.Join(parts, ".")
 	return subjects{
@@ -47,23 +47,23 @@ func newSubjects(prefix string) subjects {
 func (s subjects) Prefix() string { return s.prefix }
 
 // Events is the subject of a run's events: <prefix>.events.<run>.
-func (s subjects) Events(run string) string { return s.events + buswire.Token(run) }
+func (s subjects) Events(run string) string { return s.events + wire.Token(run) }
 
 // Progress is the subject of a run's progress: <prefix>.progress.<run>.
-func (s subjects) Progress(run string) string { return s.progress + buswire.Token(run) }
+func (s subjects) Progress(run string) string { return s.progress + wire.Token(run) }
 
 // Sampling is the sampling request subject: <prefix>.sampling.
 func (s subjects) Sampling() string { return s.sampling }
 
 // Elicit is the subject of a run's questions: <prefix>.elicit.<run>.
-func (s subjects) Elicit(run string) string { return s.elicit + buswire.Token(run) }
+func (s subjects) Elicit(run string) string { return s.elicit + wire.Token(run) }
 
 // ElicitDone is the subject on which the end of a run's URL-mode
 // elicitation is announced (publish).
-func (s subjects) ElicitDone(run string) string { return s.done + buswire.Token(run) }
+func (s subjects) ElicitDone(run string) string { return s.done + wire.Token(run) }
 
 // Failures is the subject of handled failures: <prefix>.failures.
 func (s subjects) Failures() string { return s.failures }
 
 // Task is the subject of an A2A task's updates: <prefix>.a2a.tasks.<task>.
-func (s subjects) Task(task string) string { return s.tasks + buswire.Token(task) }
+func (s subjects) Task(task string) string { return s.tasks + wire.Token(task) }

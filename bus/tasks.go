@@ -9,8 +9,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/bus/task"
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 // PublishTask publishes an A2A task update on <prefix>.a2a.tasks.<task> and

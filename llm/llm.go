@@ -6,7 +6,7 @@
 // first); and a deterministic scripted model for tests and the offline demo.
 //
 // The agent loop only sees Model. Provider errors are classified into the
-// failure taxonomy (agent/failure): 429 and 5xx are Transient, 401/403 are
+// failure taxonomy (failure): 429 and 5xx are Transient, 401/403 are
 // PermissionDenied, other 4xx are Model.
 package llm
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 // scriptedName is the name every scripted model reports, so that logs,

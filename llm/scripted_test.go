@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 func userReq(text string) *Request {

@@ -12,8 +12,8 @@ import (
 
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/switchboard-dev/switchboard/agent/failure"
-	"github.com/switchboard-dev/switchboard/internal/wstransport"
+	"github.com/switchboard-dev/switchboard/failure"
+	"github.com/switchboard-dev/switchboard/mcp/internal/wstransport"
 )
 
 // connect makes one connection attempt through the failure policy, with the

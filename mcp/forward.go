@@ -15,11 +15,11 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/switchboard-dev/switchboard/agent"
-	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/idempotency"
 	"github.com/switchboard-dev/switchboard/internal/lineconn"
-	"github.com/switchboard-dev/switchboard/internal/rawcall"
 	"github.com/switchboard-dev/switchboard/internal/telemetry"
+	"github.com/switchboard-dev/switchboard/mcp/internal/rawcall"
 )
 
 // fwdPrefix starts the request id and progress token of every call the

@@ -1,7 +1,7 @@
 package mcp
 
 import (
-	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 // pol is the policy in use now.

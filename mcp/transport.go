@@ -12,9 +12,9 @@ import (
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
-	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/lineconn"
-	"github.com/switchboard-dev/switchboard/internal/wstransport"
+	"github.com/switchboard-dev/switchboard/mcp/internal/wstransport"
 )
 
 // attempt is one connection attempt's transport and what to clean up

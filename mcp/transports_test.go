@@ -13,8 +13,8 @@ import (
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
-	"github.com/switchboard-dev/switchboard/agent/failure"
-	"github.com/switchboard-dev/switchboard/internal/wstransport"
+	"github.com/switchboard-dev/switchboard/failure"
+	"github.com/switchboard-dev/switchboard/mcp/internal/wstransport"
 )
 
 type echoArgs struct {

@@ -8,8 +8,8 @@ import (
 
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/switchboard-dev/switchboard/agent/failure"
-	"github.com/switchboard-dev/switchboard/internal/oauth"
+	"github.com/switchboard-dev/switchboard/failure"
+	"github.com/switchboard-dev/switchboard/mcp/internal/oauth"
 )
 
 // A server with OAuth logins per user (WithUser) gives each user other

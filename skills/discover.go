@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 // skillFile is the name of a skill's main file; skillFileLower the

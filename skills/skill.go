@@ -10,7 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/switchboard-dev/switchboard/internal/skillcatalog"
+	"github.com/switchboard-dev/switchboard/skills/internal/catalog"
 	"gopkg.in/yaml.v2"
 )
 
@@ -481,5 +481,5 @@ func hasUnsafe(s string) bool {
 }
 
 // isUnsafeRune reports characters removed from catalog text (see
-// skillcatalog.IsUnsafe).
-func isUnsafeRune(r rune) bool { return skillcatalog.IsUnsafe(r) }
+// catalog.IsUnsafe).
+func isUnsafeRune(r rune) bool { return catalog.IsUnsafe(r) }

@@ -15,8 +15,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/switchboard-dev/switchboard/agent"
-	"github.com/switchboard-dev/switchboard/agent/failure"
-	"github.com/switchboard-dev/switchboard/internal/skillgrant"
+	"github.com/switchboard-dev/switchboard/failure"
+	"github.com/switchboard-dev/switchboard/skills/internal/grant"
 )
 
 // Tool names (before Config.ToolPrefix).
@@ -108,7 +108,7 @@ func (t *Toolset) Activate(ctx context.Context, name string) (*Activation, error
 		a.Files, a.More = listFiles(d.fsys, t.cfg.MaxListedFiles)
 		d.close()
 	}
-	a.Granted, a.Skipped = skillgrant.Patterns(s.AllowedTools, t.cfg.ToolAliases)
+	a.Granted, a.Skipped = grant.Patterns(s.AllowedTools, t.cfg.ToolAliases)
 	for _, sk := range a.Skipped {
 		t.log.Warn().Str("toolset", t.cfg.Name).Str("skill", s.Name).Str("code", string(warnAllowedToolSkip)).Msg(sk)
 	}

@@ -12,7 +12,7 @@ import (
 	"testing/fstest"
 
 	"github.com/switchboard-dev/switchboard/agent"
-	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 func writeSkill(t testing.TB, root, folder, frontmatter, body string) string {

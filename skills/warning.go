@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 // skillCode is the type of the warning and refusal codes (Warning.Code,
@@ -163,7 +163,7 @@ var (
 )
 
 // Refusal locates and explains why a SKILL.md (or its body) was refused,
-// for tools that report refusals in their own format, such as skillcheck.
+// for tools that report refusals in their own format, such as check.
 type Refusal struct {
 	// File is the refused file; Line the 1-based line of the problem, or 0
 	// when it applies to the whole file.

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/switchboard-dev/switchboard/agent"
-	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 // LoopConfig configures a loopRunner.

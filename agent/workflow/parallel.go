@@ -9,7 +9,7 @@ import (
 	"sync"
 
 	"github.com/switchboard-dev/switchboard/agent"
-	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 // BranchResult is a branch's outcome, as the merge step receives it.

@@ -5,7 +5,7 @@ import (
 	"iter"
 
 	"github.com/switchboard-dev/switchboard/agent"
-	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 // SequentialConfig configures a sequentialRunner workflow.

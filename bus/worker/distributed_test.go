@@ -17,10 +17,10 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/switchboard-dev/switchboard/agent"
-	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/agent/workflow"
 	"github.com/switchboard-dev/switchboard/bus"
 	"github.com/switchboard-dev/switchboard/bus/worker"
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 // The environment of a worker process (the test binary re-executed).

@@ -17,9 +17,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/switchboard-dev/switchboard/agent"
-	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/bus"
 	"github.com/switchboard-dev/switchboard/bus/worker"
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 // The child processes of TestDurableWorkersKilled (the test binary

@@ -6,8 +6,8 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/switchboard-dev/switchboard/agent"
-	"github.com/switchboard-dev/switchboard/agent/failure"
-	"github.com/switchboard-dev/switchboard/internal/buswire"
+	"github.com/switchboard-dev/switchboard/bus/internal/wire"
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 // Elicitor returns the agent.Elicitor to give an agent a worker serves
@@ -41,7 +41,7 @@ func (j *job) ask(ctx context.Context, e agent.Elicitation) (agent.ElicitationRe
 		defer cancel()
 	}
 	dl, _ := ctx.Deadline()
-	data, err := buswire.EncodeRequest(e, dl)
+	data, err := wire.EncodeRequest(e, dl)
 	if err != nil {
 		return agent.ElicitationResult{}, &failure.Error{Kind: failure.InvalidArgs, Source: failure.SourceBus, Name: s.key,
 			Op: "elicit", Err: err, Message: "the question could not be encoded"}
@@ -55,7 +55,7 @@ func (j *job) ask(ctx context.Context, e agent.Elicitation) (agent.ElicitationRe
 		}
 		return agent.ElicitationResult{}, &fe
 	}
-	return buswire.DecodeElicitationReply(msg.Data)
+	return wire.DecodeElicitationReply(msg.Data)
 }
 
 // answerElicitation answers a remote run's question with the caller's
@@ -63,9 +63,9 @@ func (j *job) ask(ctx context.Context, e agent.Elicitation) (agent.ElicitationRe
 // PoolConfig.Elicitor, else a decline. ctx is the caller's.
 func (p *Pool) answerElicitation(ctx context.Context, msg *nats.Msg) {
 	reply := func(res agent.ElicitationResult, err error) {
-		data, merr := buswire.EncodeReply(res, err)
+		data, merr := wire.EncodeReply(res, err)
 		if merr != nil {
-			data, _ = buswire.EncodeReply(agent.ElicitationResult{}, &failure.Error{Kind: failure.Internal,
+			data, _ = wire.EncodeReply(agent.ElicitationResult{}, &failure.Error{Kind: failure.Internal,
 				Source: failure.SourceBus, Name: p.key.Name, Op: "elicit", Err: merr, Message: "the answer could not be encoded"})
 		}
 		if msg.Reply == "" {
@@ -75,7 +75,7 @@ func (p *Pool) answerElicitation(ctx context.Context, msg *nats.Msg) {
 			p.log.Debug().Err(err).Msg("an answer to a remote question was not sent")
 		}
 	}
-	e, deadline, err := buswire.DecodeRequest[agent.Elicitation](msg.Data, "decode elicitation")
+	e, deadline, err := wire.DecodeRequest[agent.Elicitation](msg.Data, "decode elicitation")
 	if err != nil {
 		p.policy.Handle(ctx, err)
 		reply(agent.ElicitationResult{}, err)

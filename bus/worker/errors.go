@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/switchboard-dev/switchboard/agent"
-	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 // ErrRemote is the cause of the failure a remote run ended with

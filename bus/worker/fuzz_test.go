@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchboard-dev/switchboard/agent/failure"
-	"github.com/switchboard-dev/switchboard/internal/buswire"
+	"github.com/switchboard-dev/switchboard/bus/internal/wire"
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 // decoderFor is the decoder of a payload kind; the testdata file names
@@ -57,7 +57,7 @@ func TestPayloadExamples(t *testing.T) {
 	}
 	// Other versions are refused as Protocol failures wrapping ErrVersion.
 	_, err := decodeStart([]byte(`{"v":2,"job":"j"}`))
-	if !errors.Is(err, failure.Protocol) || !errors.Is(err, buswire.ErrVersion) {
+	if !errors.Is(err, failure.Protocol) || !errors.Is(err, wire.ErrVersion) {
 		t.Errorf("v2 start request: %v", err)
 	}
 }
@@ -101,7 +101,7 @@ func fuzzDecoder[T any](f *testing.F, decode func([]byte) (T, error)) {
 		if err := json.Unmarshal(enc, &obj); err != nil {
 			t.Fatal(err)
 		}
-		obj["v"] = buswire.Version
+		obj["v"] = wire.Version
 		again, _ := json.Marshal(obj)
 		if _, err := decode(again); err != nil {
 			t.Fatalf("re-encoded payload %s does not decode: %v", again, err)

@@ -11,8 +11,8 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/switchboard-dev/switchboard/agent"
-	"github.com/switchboard-dev/switchboard/agent/failure"
-	"github.com/switchboard-dev/switchboard/internal/buswire"
+	"github.com/switchboard-dev/switchboard/bus/internal/wire"
+	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/redact"
 	"github.com/switchboard-dev/switchboard/internal/runctx"
 	"github.com/switchboard-dev/switchboard/internal/runowner"
@@ -82,7 +82,7 @@ func (s *Server) newJob(req startRequest) *job {
 	}
 	ctx = context.WithValue(ctx, jobKey{}, j)
 	if s.live != nil {
-		j.slot = runowner.NewSlot(buswire.Token(s.cfg.Name), buswire.Token(s.cfg.ID))
+		j.slot = runowner.NewSlot(wire.Token(s.cfg.Name), wire.Token(s.cfg.ID))
 		ctx = runowner.With(ctx, j.slot)
 	}
 	if req.Parent != nil {
@@ -171,14 +171,14 @@ func (j *job) send(m jobMessage) {
 	defer j.mu.Unlock()
 	j.seq++
 	m.Seq = j.seq
-	data, err := json.Marshal(jobWire{V: buswire.Version, jobMessage: m})
+	data, err := json.Marshal(jobWire{V: wire.Version, jobMessage: m})
 	if m.Event != nil && (err != nil || int64(len(data)) > j.s.nc.MaxPayload()) {
 		// An event that does not encode (a tool's invalid raw JSON) or is
 		// larger than the server takes: send it cut down.
 		j.s.log.Warn().Str("job", j.id).Str("event", string(m.Event.Type)).Int("bytes", len(data)).
 			Msg("an event did not encode or was too large; it is sent cut down")
 		m.Event = shrink(m.Event)
-		data, err = json.Marshal(jobWire{V: buswire.Version, jobMessage: m})
+		data, err = json.Marshal(jobWire{V: wire.Version, jobMessage: m})
 	}
 	if err == nil {
 		err = publish(j.s.nc, j.out, data, j.hdr)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/switchboard-dev/switchboard/internal/buswire"
+	"github.com/switchboard-dev/switchboard/bus/internal/wire"
 	"github.com/switchboard-dev/switchboard/internal/runowner"
 )
 
@@ -124,7 +124,7 @@ func (l *liveness) publish() {
 	for first := true; first || len(runs) > 0; first = false {
 		part := runs[:min(len(runs), maxBeatRuns)]
 		runs = runs[len(part):]
-		data, _ := json.Marshal(beatWire{V: buswire.Version, Worker: l.s.cfg.ID, IntervalMS: l.interval.Milliseconds(), Runs: part})
+		data, _ := json.Marshal(beatWire{V: wire.Version, Worker: l.s.cfg.ID, IntervalMS: l.interval.Milliseconds(), Runs: part})
 		if err := l.s.nc.Publish(l.subject, data); err != nil {
 			l.s.log.Debug().Err(err).Msg("heartbeat not sent")
 			return

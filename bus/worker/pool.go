@@ -10,9 +10,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/switchboard-dev/switchboard/agent"
-	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/bus"
-	"github.com/switchboard-dev/switchboard/internal/buswire"
+	"github.com/switchboard-dev/switchboard/bus/internal/wire"
+	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/runctx"
 )
 
@@ -149,7 +149,7 @@ func (p *Pool) Workers(ctx context.Context) ([]Info, error) {
 	defer func() { _ = sub.Unsubscribe() }()
 	if err := p.nc.PublishRequest(p.subj.info, inbox, mustJSON(struct {
 		V int `json:"v"`
-	}{buswire.Version})); err != nil {
+	}{wire.Version})); err != nil {
 		return nil, p.b.Classify(err, "workers")
 	}
 	var out []Info

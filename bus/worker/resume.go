@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/agent"
-	"github.com/switchboard-dev/switchboard/agent/failure"
-	"github.com/switchboard-dev/switchboard/internal/buswire"
+	"github.com/switchboard-dev/switchboard/bus/internal/wire"
+	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/runowner"
 )
 
@@ -118,7 +118,7 @@ func (s *Server) awaitResumable(j *job) error {
 		if err == nil {
 			now := time.Now()
 			_, owner, tagged := ownerOf(cp.Owner)
-			if cp.State != runowner.StateRunning || !tagged || (j.lost != "" && owner == buswire.Token(j.lost)) ||
+			if cp.State != runowner.StateRunning || !tagged || (j.lost != "" && owner == wire.Token(j.lost)) ||
 				(seen.stableFor(cp.Revision, now, s.live.after) && s.live.orphaned(cp.Run, now)) {
 				j.slot.Expect(cp.Run, cp.Revision)
 				return nil

@@ -15,9 +15,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/switchboard-dev/switchboard/agent"
-	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/bus"
-	"github.com/switchboard-dev/switchboard/internal/buswire"
+	"github.com/switchboard-dev/switchboard/bus/internal/wire"
+	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/runowner"
 	"github.com/switchboard-dev/switchboard/internal/telemetry"
 )
@@ -29,7 +29,7 @@ type ServeConfig struct {
 	// ID names this worker in acks, logs and Pool.Workers (default: the
 	// host name, the process id and a random suffix).
 	ID string
-	// QueueGroup the worker joins (default buswire.QueueGroup): each
+	// QueueGroup the worker joins (default wire.QueueGroup): each
 	// start request goes to one member.
 	QueueGroup string
 	// MaxConcurrent bounds the runs at once (default 8). A start request
@@ -136,10 +136,10 @@ func Serve(ctx context.Context, b *bus.Bus, r agent.Runner, cfg ServeConfig) (*S
 	}
 	if cfg.ID == "" {
 		host, _ := os.Hostname()
-		cfg.ID = fmt.Sprintf("%s-%d-%s", buswire.Token(host), os.Getpid(), strings.ToLower(rand.Text()[:6]))
+		cfg.ID = fmt.Sprintf("%s-%d-%s", wire.Token(host), os.Getpid(), strings.ToLower(rand.Text()[:6]))
 	}
 	if cfg.QueueGroup == "" {
-		cfg.QueueGroup = buswire.QueueGroup
+		cfg.QueueGroup = wire.QueueGroup
 	}
 	if cfg.MaxConcurrent <= 0 {
 		cfg.MaxConcurrent = 8
@@ -282,7 +282,7 @@ func (s *Server) respond(msg *nats.Msg, a ack) {
 	if msg.Reply == "" {
 		return
 	}
-	if err := msg.Respond(mustJSON(ackWire{V: buswire.Version, ack: a})); err != nil {
+	if err := msg.Respond(mustJSON(ackWire{V: wire.Version, ack: a})); err != nil {
 		s.policy.Handle(s.base, &failure.Error{Kind: failure.KindOf(s.b.Classify(err, "ack")), Source: failure.SourceBus,
 			Name: s.key, Op: "ack", Err: err, Message: "an answer to a start request could not be sent"})
 	}
@@ -294,7 +294,7 @@ func (s *Server) onStart(msg *nats.Msg) {
 	req, err := decodeStart(msg.Data)
 	if err != nil {
 		s.policy.Handle(s.base, err)
-		s.respond(msg, ack{Worker: s.cfg.ID, Error: buswire.NewWireError(err)})
+		s.respond(msg, ack{Worker: s.cfg.ID, Error: wire.NewWireError(err)})
 		return
 	}
 	s.mu.Lock()
@@ -309,14 +309,14 @@ func (s *Server) onStart(msg *nats.Msg) {
 		s.mu.Unlock()
 		fe := &failure.Error{Kind: failure.Rejected, Source: failure.SourceBus, Name: s.key, Op: "start",
 			Message: "the job is already running on this worker"}
-		s.respond(msg, ack{Worker: s.cfg.ID, Job: req.Job, Error: buswire.NewWireError(fe)})
+		s.respond(msg, ack{Worker: s.cfg.ID, Job: req.Job, Error: wire.NewWireError(fe)})
 		return
 	}
 	if refusal != "" {
 		s.mu.Unlock()
 		s.refused.Add(1)
 		fe := &failure.Error{Kind: failure.Unavailable, Source: failure.SourceBus, Name: s.key, Op: "start", Message: why}
-		s.respond(msg, ack{Worker: s.cfg.ID, Job: req.Job, Refused: refusal, Error: buswire.NewWireError(fe)})
+		s.respond(msg, ack{Worker: s.cfg.ID, Job: req.Job, Refused: refusal, Error: wire.NewWireError(fe)})
 		return
 	}
 	j := s.newJob(req)
@@ -329,7 +329,7 @@ func (s *Server) onStart(msg *nats.Msg) {
 	if j.ctl, err = s.nc.Subscribe(s.subj.ctl(j.id), j.onControl); err != nil {
 		fe := failure.From(s.b.Classify(err, "start"))
 		s.end(j)
-		s.respond(msg, ack{Worker: s.cfg.ID, Job: req.Job, Error: buswire.NewWireError(fe)})
+		s.respond(msg, ack{Worker: s.cfg.ID, Job: req.Job, Error: wire.NewWireError(fe)})
 		return
 	}
 	s.accepted.Add(1)
@@ -357,7 +357,7 @@ func (s *Server) onInfo(msg *nats.Msg) {
 	info := Info{ID: s.cfg.ID, Name: s.cfg.Name, Running: len(s.jobs) + len(s.orphans), MaxConcurrent: s.cfg.MaxConcurrent, Stopping: s.stopping}
 	s.mu.Unlock()
 	if msg.Reply != "" {
-		if err := msg.Respond(mustJSON(infoWire{V: buswire.Version, Info: info})); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+		if err := msg.Respond(mustJSON(infoWire{V: wire.Version, Info: info})); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
 			s.log.Debug().Err(err).Msg("info answer not sent")
 		}
 	}

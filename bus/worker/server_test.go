@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/agent"
-	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/bus/worker"
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 // TestCapacity: a worker at capacity refuses, and the run goes to another

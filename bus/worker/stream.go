@@ -13,8 +13,8 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/switchboard-dev/switchboard/agent"
-	"github.com/switchboard-dev/switchboard/agent/failure"
-	"github.com/switchboard-dev/switchboard/internal/buswire"
+	"github.com/switchboard-dev/switchboard/bus/internal/wire"
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 // stream is one Pool.Stream call: attempts under the policy until a remote
@@ -232,7 +232,7 @@ func (a *attempt) start(ctx context.Context) error {
 	if dl, ok := ctx.Deadline(); ok {
 		req.DeadlineMS = deadlineMS(dl)
 	}
-	data := mustJSON(startWire{V: buswire.Version, startRequest: req})
+	data := mustJSON(startWire{V: wire.Version, startRequest: req})
 	capacity := time.Now().Add(p.cfg.CapacityWait)
 	a.hdr = traceHeader(ctx)
 	for refusals := 0; ; {
@@ -301,7 +301,7 @@ func (a *attempt) ping() {
 	p := a.st.p
 	t := time.NewTicker(p.cfg.Heartbeat)
 	defer t.Stop()
-	data := mustJSON(controlWire{V: buswire.Version, control: control{Op: controlPing}})
+	data := mustJSON(controlWire{V: wire.Version, control: control{Op: controlPing}})
 	subject := p.subj.ctl(a.job)
 	for {
 		select {
@@ -325,7 +325,7 @@ func (a *attempt) cancelRemote(kind failure.Kind, reason string) {
 func (a *attempt) sendCancel(c control) {
 	p := a.st.p
 	c.Op = controlCancel
-	data := mustJSON(controlWire{V: buswire.Version, control: c})
+	data := mustJSON(controlWire{V: wire.Version, control: c})
 	if err := publish(p.nc, p.subj.ctl(a.job), data, a.hdr); err != nil {
 		p.log.Debug().Err(err).Str("job", a.job).Msg("cancel not sent")
 	}

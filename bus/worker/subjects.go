@@ -2,7 +2,7 @@ package worker
 
 import (
 	"github.com/switchboard-dev/switchboard/bus"
-	"github.com/switchboard-dev/switchboard/internal/buswire"
+	"github.com/switchboard-dev/switchboard/bus/internal/wire"
 )
 
 // subjects is the subject scheme of one pool name under the bus's prefix.
@@ -16,15 +16,15 @@ type subjects struct {
 }
 
 func newSubjects(b *bus.Bus, name string) subjects {
-	base := b.Prefix() + ".work." + buswire.Token(name)
+	base := b.Prefix() + ".work." + wire.Token(name)
 	return subjects{start: base, info: base + ".info", job: base + ".job.", alive: base + ".alive"}
 }
 
 // out carries a job's events and heartbeats, worker to pool.
-func (s subjects) out(job string) string { return s.job + buswire.Token(job) + ".out" }
+func (s subjects) out(job string) string { return s.job + wire.Token(job) + ".out" }
 
 // ctl carries a job's pings and cancellation, pool to worker.
-func (s subjects) ctl(job string) string { return s.job + buswire.Token(job) + ".ctl" }
+func (s subjects) ctl(job string) string { return s.job + wire.Token(job) + ".ctl" }
 
 // elicit carries a job's questions, worker to pool (request-reply).
-func (s subjects) elicit(job string) string { return s.job + buswire.Token(job) + ".elicit" }
+func (s subjects) elicit(job string) string { return s.job + wire.Token(job) + ".elicit" }

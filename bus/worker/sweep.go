@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/agent"
-	"github.com/switchboard-dev/switchboard/agent/failure"
-	"github.com/switchboard-dev/switchboard/internal/buswire"
+	"github.com/switchboard-dev/switchboard/bus/internal/wire"
+	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/runowner"
 )
 
@@ -291,7 +291,7 @@ func (w *sweeper) candidate(cp *agent.Checkpoint, now time.Time) bool {
 	switch cp.State {
 	case runowner.StateParked:
 	case runowner.StateRunning, runowner.StateDone, runowner.StateFailed: // a finished one whose session still holds it (endRecorded)
-		if pool, _, ok := ownerOf(cp.Owner); !ok || pool != buswire.Token(w.s.cfg.Name) {
+		if pool, _, ok := ownerOf(cp.Owner); !ok || pool != wire.Token(w.s.cfg.Name) {
 			delete(w.seen, cp.Run) // a run outside this pool: its own resumes it
 			if cp.State != runowner.StateRunning {
 				w.finished[cp.Run] = true
@@ -340,7 +340,7 @@ func (w *sweeper) roomLocked() bool {
 // being resumed here already is not taken again (true: the scan goes on).
 func (w *sweeper) take(cp *agent.Checkpoint) bool {
 	s := w.s
-	slot := runowner.NewSlot(buswire.Token(s.cfg.Name), buswire.Token(s.cfg.ID))
+	slot := runowner.NewSlot(wire.Token(s.cfg.Name), wire.Token(s.cfg.ID))
 	slot.Expect(cp.Run, cp.Revision)
 	s.mu.Lock()
 	if s.orphans[cp.Run] != nil {

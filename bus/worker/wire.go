@@ -7,13 +7,13 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/agent"
-	"github.com/switchboard-dev/switchboard/agent/failure"
-	"github.com/switchboard-dev/switchboard/internal/buswire"
+	"github.com/switchboard-dev/switchboard/bus/internal/wire"
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 // The payloads of a pool's subjects. Every payload is a JSON object with
-// "v": buswire.Version (1); a reader refuses other versions with a Protocol
-// failure wrapping buswire.ErrVersion, and ignores fields it does not know.
+// "v": wire.Version (1); a reader refuses other versions with a Protocol
+// failure wrapping wire.ErrVersion, and ignores fields it does not know.
 
 // startRequest asks a worker to run one input: the payload of
 // <prefix>.work.<name> (request-reply, queue group).
@@ -59,10 +59,10 @@ const (
 // Job are set), refused it (Refused), or failed (Error: a malformed
 // request).
 type ack struct {
-	Worker  string             `json:"worker,omitempty"`
-	Job     string             `json:"job,omitempty"`
-	Refused refusal            `json:"refused,omitempty"`
-	Error   *buswire.WireError `json:"error,omitempty"`
+	Worker  string          `json:"worker,omitempty"`
+	Job     string          `json:"job,omitempty"`
+	Refused refusal         `json:"refused,omitempty"`
+	Error   *wire.WireError `json:"error,omitempty"`
 }
 
 // messageType says what a JobMessage carries.
@@ -159,8 +159,8 @@ func decode[T any](data []byte, op string, v *int, into *T) error {
 	if err := json.Unmarshal(data, into); err != nil {
 		return protocolError(op, err)
 	}
-	if *v != buswire.Version {
-		return protocolError(op, fmt.Errorf("%w: got v=%d, want v=%d", buswire.ErrVersion, *v, buswire.Version))
+	if *v != wire.Version {
+		return protocolError(op, fmt.Errorf("%w: got v=%d, want v=%d", wire.ErrVersion, *v, wire.Version))
 	}
 	return nil
 }

@@ -20,8 +20,8 @@ import (
 
 	"github.com/switchboard-dev/switchboard/a2a"
 	"github.com/switchboard-dev/switchboard/agent"
-	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/llm"
 	"github.com/switchboard-dev/switchboard/llm/provider"
 	"github.com/switchboard-dev/switchboard/mcp"

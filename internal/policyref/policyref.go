@@ -7,7 +7,7 @@ import (
 	"reflect"
 	"sync/atomic"
 
-	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 // Ref is a source's current policy. The zero Ref is not usable; use New.

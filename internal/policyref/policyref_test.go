@@ -4,7 +4,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 func TestRef(t *testing.T) {

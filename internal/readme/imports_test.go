@@ -30,20 +30,20 @@ func TestImportRules(t *testing.T) {
 	}
 	rules := []struct {
 		pkg       string
-		mayImport []string // packages of this module (internal/ always allowed)
+		mayImport []string // public packages of this module (internal ones are checked below)
 		notLinked []string // module path prefixes
 	}{
-		{"agent/failure", nil, []string{"github.com/nats-io", "github.com/tmc/langchaingo", "github.com/modelcontextprotocol", "github.com/a2aproject"}},
-		{"llm", []string{"agent/failure"}, []string{"github.com/tmc/langchaingo", "github.com/nats-io"}},
-		{"agent", []string{"agent/failure", "llm"}, []string{"github.com/tmc/langchaingo", "github.com/nats-io", "github.com/modelcontextprotocol", "github.com/a2aproject"}},
-		{"agent/workflow", []string{"agent", "agent/failure", "llm"}, []string{"github.com/tmc/langchaingo", "github.com/nats-io"}},
-		{"llm/provider", []string{"agent/failure", "llm"}, []string{"github.com/nats-io"}},
-		{"skills", []string{"agent", "agent/failure", "llm"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo"}},
-		{"mcp", []string{"agent", "agent/failure", "llm"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo"}},
-		{"mcp/server", []string{"agent", "agent/failure", "llm", "mcp", "skills"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo", "github.com/a2aproject"}},
-		{"bus", []string{"agent", "agent/failure", "llm", "bus/task"}, []string{"github.com/tmc/langchaingo", "github.com/modelcontextprotocol"}},
+		{"failure", nil, []string{"github.com/nats-io", "github.com/tmc/langchaingo", "github.com/modelcontextprotocol", "github.com/a2aproject"}},
+		{"llm", []string{"failure"}, []string{"github.com/tmc/langchaingo", "github.com/nats-io"}},
+		{"agent", []string{"failure", "llm"}, []string{"github.com/tmc/langchaingo", "github.com/nats-io", "github.com/modelcontextprotocol", "github.com/a2aproject"}},
+		{"agent/workflow", []string{"agent", "failure", "llm"}, []string{"github.com/tmc/langchaingo", "github.com/nats-io"}},
+		{"llm/provider", []string{"failure", "llm"}, []string{"github.com/nats-io"}},
+		{"skills", []string{"agent", "failure", "llm"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo"}},
+		{"mcp", []string{"agent", "failure", "llm"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo"}},
+		{"mcp/server", []string{"agent", "failure", "llm", "mcp", "skills"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo", "github.com/a2aproject"}},
+		{"bus", []string{"agent", "failure", "llm", "bus/task"}, []string{"github.com/tmc/langchaingo", "github.com/modelcontextprotocol"}},
 		{"bus/task", nil, []string{"github.com/nats-io"}},
-		{"a2a", []string{"agent", "agent/failure", "llm", "bus/task"}, []string{"github.com/nats-io/nats-server", "github.com/tmc/langchaingo"}},
+		{"a2a", []string{"agent", "failure", "llm", "bus/task"}, []string{"github.com/nats-io/nats-server", "github.com/tmc/langchaingo"}},
 	}
 	for _, r := range rules {
 		t.Run(r.pkg, func(t *testing.T) {
@@ -64,6 +64,26 @@ func TestImportRules(t *testing.T) {
 				}
 			}
 		})
+	}
+	// internal/ shows ownership: a package at the root of internal/ is a
+	// leaf that imports nothing of this module but other root internal
+	// packages and failure (itself a leaf); a private part of one public
+	// package sits under that package's internal/ (the go tool enforces who
+	// may import it). Test helpers and commands are exempt: they sit above
+	// the packages they test.
+	helpers := []string{"internal/testkit", "internal/testkit/authserver", "internal/readme", "internal/conformance/client", "internal/telemetry/e2etest", "internal/go126stall"}
+	for _, line := range goList(t, "-f", `{{.ImportPath}}:{{join .Imports ","}}`, "./internal/...") {
+		pkg, imps, _ := strings.Cut(line, ":")
+		own := strings.TrimPrefix(pkg, module)
+		if slices.Contains(helpers, own) {
+			continue
+		}
+		for _, imp := range strings.Split(imps, ",") {
+			dep, ok := strings.CutPrefix(imp, module)
+			if ok && !strings.HasPrefix(dep, "internal/") && dep != "failure" {
+				t.Errorf("%s imports %s: a root internal package imports only leaves (internal/..., failure); move it under its owner", own, dep)
+			}
+		}
 	}
 	// No package imports a command or an example.
 	for _, line := range goList(t, "-f", `{{.ImportPath}}:{{join .Imports ","}}`, "./...") {

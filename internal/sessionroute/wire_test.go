@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 func validStart() *start {

@@ -3,7 +3,7 @@
 // tools outside a run, share one circuit per MCP server, skill set or peer.
 package sourcekey
 
-import "github.com/switchboard-dev/switchboard/agent/failure"
+import "github.com/switchboard-dev/switchboard/failure"
 
 // Source is the failure source of a provenance kind ("mcp", "a2a",
 // "skill", "local" or empty).

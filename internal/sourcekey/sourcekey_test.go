@@ -3,7 +3,7 @@ package sourcekey
 import (
 	"testing"
 
-	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 func TestKey(t *testing.T) {

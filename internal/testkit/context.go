@@ -17,7 +17,7 @@ type RefTool struct {
 }
 
 // ReferenceTools returns the tools of the reference MCP servers recorded in
-// internal/toolsearch/testdata/reference-tools.json (server-everything
+// agent/internal/toolsearch/testdata/reference-tools.json (server-everything
 // 2026.8.31, go-sdk v1.8.0's memory and sequentialthinking examples), by
 // server name and then in listing order.
 func ReferenceTools(t testing.TB) []RefTool {
@@ -49,7 +49,7 @@ func ReferenceTools(t testing.TB) []RefTool {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			t.Fatal("internal/toolsearch/testdata/reference-tools.json not found above the working directory")
+			t.Fatal("agent/internal/toolsearch/testdata/reference-tools.json not found above the working directory")
 		}
 		dir = parent
 	}

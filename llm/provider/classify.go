@@ -13,8 +13,7 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
-	"github.com/switchboard-dev/switchboard/agent/failure"
-	"github.com/switchboard-dev/switchboard/internal/httpkind"
+	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/redact"
 	"github.com/switchboard-dev/switchboard/llm"
 )
@@ -132,7 +131,7 @@ func parseErrorBody(body []byte) (msg, typ string) {
 // PermissionDenied, 408 is Timeout, any other 4xx is Model (the provider
 // refused the request; retrying it unchanged will not help).
 func statusKind(code int) failure.Kind {
-	switch k := httpkind.FromStatus(code); k {
+	switch k := failure.KindOfStatus(code); k {
 	case failure.Transient, failure.Timeout, failure.PermissionDenied:
 		return k
 	}

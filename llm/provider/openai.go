@@ -9,7 +9,7 @@ import (
 
 	"github.com/tmc/langchaingo/llms/openai"
 
-	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 func TestConfigFromEnv(t *testing.T) {

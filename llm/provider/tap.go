@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"sync"
 
-	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 // maxErrorBody bounds how much of a failed response's body is read.

@@ -17,10 +17,10 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/switchboard-dev/switchboard/agent"
-	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/callhook"
 	"github.com/switchboard-dev/switchboard/internal/lineconn"
-	"github.com/switchboard-dev/switchboard/internal/rawcall"
+	"github.com/switchboard-dev/switchboard/mcp/internal/rawcall"
 )
 
 // maxFastCalls bounds the forwarded calls one stream connection has in

@@ -42,7 +42,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/switchboard-dev/switchboard/agent"
-	"github.com/switchboard-dev/switchboard/agent/failure"
+	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/skills"
 )
 

@@ -10,9 +10,9 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/switchboard-dev/switchboard/agent/failure"
-	"github.com/switchboard-dev/switchboard/internal/oauth"
+	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/mcp"
+	"github.com/switchboard-dev/switchboard/mcp/internal/oauth"
 )
 
 // store is an mcp.TokenStore over a JetStream bucket.

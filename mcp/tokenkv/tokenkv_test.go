@@ -17,8 +17,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/switchboard-dev/switchboard/agent"
-	"github.com/switchboard-dev/switchboard/agent/failure"
 	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/internal/testkit/authserver"
 	"github.com/switchboard-dev/switchboard/mcp"

@@ -21,14 +21,14 @@ import (
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/agent"
-	"github.com/switchboard-dev/switchboard/internal/skillcheck"
 	"github.com/switchboard-dev/switchboard/skills"
+	"github.com/switchboard-dev/switchboard/skills/internal/check"
 )
 
 // Skills are skills loaded for a test, as an agent would load them.
 type Skills struct {
 	t      testing.TB
-	report *skillcheck.Report
+	report *check.Report
 	tools  map[string]agent.Tool
 }
 
@@ -64,7 +64,7 @@ func RequireStrict(t testing.TB, dirs ...string) *Skills {
 func load(t testing.TB, strict bool, dirs []string) *Skills {
 	t.Helper()
 	ctx := context.Background()
-	r, err := skillcheck.Dirs(ctx, dirs, skillcheck.Options{Strict: strict})
+	r, err := check.Dirs(ctx, dirs, check.Options{Strict: strict})
 	if err != nil {
 		t.Fatalf("skilltest: %v", err)
 		return nil
@@ -86,7 +86,7 @@ func load(t testing.TB, strict bool, dirs []string) *Skills {
 func (s *Skills) require() {
 	s.t.Helper()
 	for _, f := range s.report.Findings {
-		if f.Severity == skillcheck.SeverityError || s.report.Strict && f.Severity == skillcheck.SeverityWarning {
+		if f.Severity == check.SeverityError || s.report.Strict && f.Severity == check.SeverityWarning {
 			s.t.Errorf("%s", f)
 		} else {
 			s.t.Logf("%s", f)

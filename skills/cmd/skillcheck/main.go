@@ -48,8 +48,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/switchboard-dev/switchboard/internal/skillcheck"
 	"github.com/switchboard-dev/switchboard/skills"
+	"github.com/switchboard-dev/switchboard/skills/internal/check"
 )
 
 // Exit statuses.
@@ -63,7 +63,7 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 // output is the JSON form of a run.
 type output struct {
-	*skillcheck.Report
+	*check.Report
 	// Catalog is set with -catalog; Activation with -show.
 	Catalog    string `json:"catalog,omitempty"`
 	Activation string `json:"activation,omitempty"`
@@ -97,7 +97,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	ctx := context.Background()
-	rep, err := skillcheck.Dirs(ctx, fl.Args(), skillcheck.Options{Strict: *strict, CatalogBudget: *budget, MaxDepth: *depth})
+	rep, err := check.Dirs(ctx, fl.Args(), check.Options{Strict: *strict, CatalogBudget: *budget, MaxDepth: *depth})
 	if err != nil {
 		fmt.Fprintln(stderr, "skillcheck:", err)
 		return exitUsage

@@ -19,9 +19,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/switchboard-dev/switchboard/agent"
-	"github.com/switchboard-dev/switchboard/internal/skillcheck"
 	"github.com/switchboard-dev/switchboard/llm"
 	"github.com/switchboard-dev/switchboard/skills"
+	"github.com/switchboard-dev/switchboard/skills/internal/check"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -52,20 +52,20 @@ func runCmd(args ...string) result {
 type want struct {
 	file string
 	line int
-	sev  skillcheck.Severity
-	code skillcheck.Code
+	sev  check.Severity
+	code check.Code
 	spec bool
 	msg  string
 }
 
 const (
-	E = skillcheck.SeverityError
-	W = skillcheck.SeverityWarning
-	H = skillcheck.SeverityHint
+	E = check.SeverityError
+	W = check.SeverityWarning
+	H = check.SeverityHint
 )
 
-// strictSeverity is the severity of a finding in a strict skillcheck.
-func (w want) strictSeverity() skillcheck.Severity {
+// strictSeverity is the severity of a finding in a strict check.
+func (w want) strictSeverity() check.Severity {
 	if w.spec || w.code == "unknown-field" {
 		return E
 	}
@@ -148,9 +148,9 @@ var corpusCases = []struct {
 var textLine = regexp.MustCompile(`^(.*?):(?:(\d+):)? (error|warning|hint): (.*) \[([a-z0-9-]+)(, spec)?\]$`)
 
 // parseText reads the findings of a text run.
-func parseText(t *testing.T, out string) []skillcheck.Finding {
+func parseText(t *testing.T, out string) []check.Finding {
 	t.Helper()
-	var fs []skillcheck.Finding
+	var fs []check.Finding
 	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
 		if line == "" {
 			continue
@@ -160,7 +160,7 @@ func parseText(t *testing.T, out string) []skillcheck.Finding {
 			t.Fatalf("line not in the vet style: %q", line)
 		}
 		n, _ := strconv.Atoi(m[2])
-		fs = append(fs, skillcheck.Finding{File: m[1], Line: n, Severity: skillcheck.Severity(m[3]), Message: m[4], Code: skillcheck.Code(m[5]), Spec: m[6] != ""})
+		fs = append(fs, check.Finding{File: m[1], Line: n, Severity: check.Severity(m[3]), Message: m[4], Code: check.Code(m[5]), Spec: m[6] != ""})
 	}
 	return fs
 }
@@ -196,12 +196,12 @@ func TestCorpus(t *testing.T) {
 					if res.code != wantExit {
 						t.Errorf("exit %d, want %d\n%s%s", res.code, wantExit, res.stdout, res.stderr)
 					}
-					var got []skillcheck.Finding
+					var got []check.Finding
 					if asJSON {
 						var out struct {
-							Findings []skillcheck.Finding `json:"findings"`
-							Exit     int                  `json:"exit"`
-							Strict   bool                 `json:"strict"`
+							Findings []check.Finding `json:"findings"`
+							Exit     int             `json:"exit"`
+							Strict   bool            `json:"strict"`
 						}
 						if err := json.Unmarshal([]byte(res.stdout), &out); err != nil {
 							t.Fatalf("JSON: %v\n%s", err, res.stdout)
@@ -244,7 +244,7 @@ func TestCodesDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	codes := []skillcheck.Code{"unreadable", "too-large", "no-name", "symlink-broken", "catalog-cut"}
+	codes := []check.Code{"unreadable", "too-large", "no-name", "symlink-broken", "catalog-cut"}
 	for _, tc := range corpusCases {
 		for _, w := range tc.want {
 			codes = append(codes, w.code)

@@ -1,8 +1,0 @@
-//go:build unix
-
-package skillcheck
-
-import "syscall"
-
-// oNonblock keeps an open of a named pipe from waiting for a writer.
-const oNonblock = syscall.O_NONBLOCK
