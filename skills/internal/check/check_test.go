@@ -15,7 +15,7 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-var quirks = filepath.Join("..", "..", "skills", "testdata", "quirks")
+var quirks = filepath.Join("..", "..", "testdata", "quirks")
 
 func findingCodes(r *Report) []Code {
 	var out []Code
@@ -105,7 +105,7 @@ func TestPaths(t *testing.T) {
 // cannot be checked.
 func TestDirs(t *testing.T) {
 	ctx := context.Background()
-	roots := filepath.Join("..", "..", "skills", "testdata", "roots")
+	roots := filepath.Join("..", "..", "testdata", "roots")
 	r, err := Dirs(ctx, []string{filepath.Join(roots, "high"), filepath.Join(roots, "low")}, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,7 @@ import (
 // Example checks a skill folder whose links are broken and prints the
 // findings as skillcheck does.
 func Example() {
-	r, err := check.Dirs(context.Background(), []string{"../../skills/testdata/quirks/links"}, check.Options{Strict: true})
+	r, err := check.Dirs(context.Background(), []string{"../../testdata/quirks/links"}, check.Options{Strict: true})
 	if err != nil {
 		panic(err)
 	}
@@ -19,9 +19,9 @@ func Example() {
 	}
 	fmt.Println("failed:", r.Failed())
 	// Output:
-	// ../../skills/testdata/quirks/links/SKILL.md:3: hint: the description does not say when to use the skill; the specification asks for what it does and when to use it ("Use when …") [description-when]
-	// ../../skills/testdata/quirks/links/SKILL.md:7: error: link "references/Guide.md" differs in case from the bundled "references/guide.md"; it breaks on case-sensitive file systems [link-case]
-	// ../../skills/testdata/quirks/links/SKILL.md:7: error: link "references/nope.md" names a file the skill does not bundle [link-missing]
-	// ../../skills/testdata/quirks/links/SKILL.md:11: error: link "../clean/SKILL.md" leaves the skill folder [link-outside]
+	// ../../testdata/quirks/links/SKILL.md:3: hint: the description does not say when to use the skill; the specification asks for what it does and when to use it ("Use when …") [description-when]
+	// ../../testdata/quirks/links/SKILL.md:7: error: link "references/Guide.md" differs in case from the bundled "references/guide.md"; it breaks on case-sensitive file systems [link-case]
+	// ../../testdata/quirks/links/SKILL.md:7: error: link "references/nope.md" names a file the skill does not bundle [link-missing]
+	// ../../testdata/quirks/links/SKILL.md:11: error: link "../clean/SKILL.md" leaves the skill folder [link-outside]
 	// failed: true
 }

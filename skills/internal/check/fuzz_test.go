@@ -12,7 +12,7 @@ import (
 // never panics nor fails, names only files inside the folder, and gives
 // lines within the file.
 func FuzzDir(f *testing.F) {
-	paths, _ := filepath.Glob(filepath.Join("..", "..", "skills", "testdata", "*", "*", "SKILL.md"))
+	paths, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "*", "*", "SKILL.md"))
 	for _, p := range paths {
 		if data, err := os.ReadFile(p); err == nil {
 			f.Add(data)
