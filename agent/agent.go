@@ -59,7 +59,8 @@ type Config struct {
 	// Elicitor answers permission asks and tools' questions for a person.
 	// Without one, every "ask" is declined.
 	Elicitor Elicitor
-	// Permissions is the permission policy (nil: defaultClassifier).
+	// Permissions is the permission policy (nil: the default classifier of
+	// [Permissions]).
 	Permissions *Permissions
 	// Policy handles every failure of the agent's runs and of its toolsets'
 	// sources (nil: the policy of Events or Elicitor when they have one, as

@@ -31,11 +31,12 @@ type Rule struct {
 // classified by Default.
 //
 // The zero value (and a nil *Permissions in Config) classifies every tool by
-// defaultClassifier: reads are allowed, writes and deletes ask, command
-// execution is denied.
+// the default classifier: reads are allowed, writes and deletes ask, command
+// execution is denied (by a tool's annotations, else by its name's verb).
 type Permissions struct {
 	Rules []Rule
-	// Default decides tools no rule matches; nil means defaultClassifier.
+	// Default decides tools no rule matches; nil means the default classifier
+	// (see [Permissions]).
 	Default func(ToolSpec) Permission
 }
 

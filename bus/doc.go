@@ -21,10 +21,9 @@
 // The Bus implements agent.EventSink (Emit never blocks: a bounded buffer,
 // drops reported through the failure policy); Bus.Elicitor and Bus.Sampler
 // return agent.Elicitor and agent.Sampler that send requests over the bus;
-// ServeElicitation and ServeSampling answer them with nats.go micro services
-// that share the load in a queue group. modelSampler and ElicitHandlers are
-// the default in-process responders. typedKV is a typed JetStream key-value
-// helper with revision-checked updates.
+// [Bus.ServeElicitation] and [Bus.ServeSampling] answer them with nats.go micro
+// services that share the load in a queue group; [NewModelSampler] and
+// [ElicitHandlers] are the default in-process responders.
 //
 // Every failure is a *failure.Error of Source "bus": no responder is
 // Unavailable, a deadline is Timeout, a malformed or wrong-version payload

@@ -23,7 +23,7 @@ const defaultQueueGroup = wire.QueueGroup
 
 // ServeOptions configures a responder. The zero value means defaults.
 type ServeOptions struct {
-	// QueueGroup the responder joins (default defaultQueueGroup). Responders
+	// QueueGroup the responder joins (default "switchboard"). Responders
 	// in the same group share the requests; each group gets every request.
 	QueueGroup string
 	// MaxConcurrent bounds the requests handled at once (default 32); more

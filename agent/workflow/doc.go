@@ -1,17 +1,25 @@
 // Package workflow composes agents into pipelines that are themselves
-// agents: each workflow is an agent.Runner, so workflows nest, can be
-// offered to another agent as a tool (agent.AsTool), run on a pool of remote
+// agents: each workflow is an [agent.Runner], so workflows nest, can be
+// offered to another agent as a tool ([agent.AsTool]), run on a pool of remote
 // workers, and be served over A2A.
 //
-//   - sequentialRunner runs steps in order, the output of one feeding the next.
-//   - parallelRunner fans a task out to branches with bounded concurrency, then
+//	review, _ := workflow.NewSequential(workflow.SequentialConfig{Steps: []workflow.Step{
+//		{Name: "draft", Runner: writer},
+//		{Name: "review", Runner: reviewer},
+//	}})
+//	answer, err := agent.Run(ctx, review, "a release note for v2.3")
+//
+// The four shapes:
+//
+//   - [NewSequential] runs steps in order, the output of one feeding the next.
+//   - [NewParallel] fans a task out to branches with bounded concurrency, then
 //     merges their outputs in a merge step. A failed branch is retried by the
 //     failure policy, then dropped with a note or fails the whole workflow,
 //     as configured.
-//   - loopRunner runs a body until a condition holds (a Go function, or a check
+//   - [NewLoop] runs a body until a condition holds (a Go function, or a check
 //     step such as a reviewer agent) or its budget ends.
-//   - handoffsRunner runs a conversation that agents hand to each other with
-//     handoff tools (agent.NewHandoffTool), passing on the full history, a
+//   - [NewHandoffs] runs a conversation that agents hand to each other with
+//     handoff tools ([agent.NewHandoffTool]), passing on the full history, a
 //     summary or only the task, as each handoff tool says.
 //
 // A workflow's run streams its own events (run_started, step_started,

@@ -12,7 +12,7 @@ import (
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
-// HandoffsConfig configures a handoffsRunner workflow.
+// HandoffsConfig configures a [NewHandoffs] workflow.
 type HandoffsConfig struct {
 	Common
 	// Agents take part in the conversation, known by their names (at least

@@ -10,7 +10,7 @@ import (
 	"github.com/switchboard-dev/switchboard/failure"
 )
 
-// LoopConfig configures a loopRunner.
+// LoopConfig configures a [NewLoop] workflow.
 type LoopConfig struct {
 	Common
 	// Body runs each iteration (required). Its default input is the task,

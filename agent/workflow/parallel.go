@@ -25,7 +25,7 @@ type BranchResult struct {
 	Err error `json:"-"`
 }
 
-// ParallelConfig configures a parallelRunner workflow.
+// ParallelConfig configures a [NewParallel] workflow.
 type ParallelConfig struct {
 	Common
 	// Branches run concurrently on the same task (at least one). By

@@ -8,7 +8,7 @@ import (
 	"github.com/switchboard-dev/switchboard/failure"
 )
 
-// SequentialConfig configures a sequentialRunner workflow.
+// SequentialConfig configures a [NewSequential] workflow.
 type SequentialConfig struct {
 	Common
 	// Steps run in order (at least one). By default each step's input is

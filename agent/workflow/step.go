@@ -19,9 +19,9 @@ type Step struct {
 	// runner's name). Names are unique within a workflow.
 	Name string
 	// Input renders the step's input. The default depends on the workflow:
-	// the previous output in a sequentialRunner, the task for a parallel branch,
+	// the previous output in a sequential workflow, the task for a parallel branch,
 	// the branches' results for a merge, the task with the last draft and
-	// its feedback in a loopRunner.
+	// its feedback in a loop.
 	Input func(in Input) string
 }
 
@@ -30,10 +30,10 @@ type Step struct {
 type Input struct {
 	// Task is the workflow's own input.
 	Task string
-	// Previous is the previous step's output (sequentialRunner), the last output
-	// of the body (loopRunner), or the rendered branch results (parallelRunner's merge).
+	// Previous is the previous step's output (sequential), the last output
+	// of the body (loop), or the rendered branch results (the parallel merge step).
 	Previous string
-	// Feedback is the check's answer on Previous (loopRunner).
+	// Feedback is the check's answer on Previous (loop).
 	Feedback string
 	// Index is the step's position, or the loop's iteration (from 0).
 	Index int

@@ -41,7 +41,8 @@ const (
 // Config configures a provider model. The zero value of every field but
 // Provider (and APIKey, for the hosted APIs) means its default.
 type Config struct {
-	// Provider is NameOpenAI or NameAnthropic.
+	// Provider is "openai" (also any OpenAI-compatible endpoint, with
+	// BaseURL) or "anthropic".
 	Provider string
 	// APIKey authenticates to the provider. It is never written to an
 	// error, a log line or a name.
@@ -59,7 +60,8 @@ type Config struct {
 	// timeout; calls are bounded by their context).
 	HTTPClient *http.Client
 	// Policy, if set, runs every Generate through Policy.Execute. Leave it
-	// nil under an agent.Agent, which already does (see langChainConfig).
+	// nil under an [agent.Agent], which already runs each model call under its
+	// policy.
 	Policy failure.Policy
 	// Logger receives debug lines about each call (default: none).
 	Logger *zerolog.Logger
