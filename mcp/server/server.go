@@ -1,27 +1,3 @@
-// Package server offers Switchboard toolsets and runners to MCP clients, on
-// the official Go SDK's server (github.com/modelcontextprotocol/go-sdk),
-// over stdio and Streamable HTTP.
-//
-// Every agent.Toolset (an mcp.Manager's servers under their
-// mcp__<server>__<tool> names, skills, A2A peers, Go tools) and every
-// agent.Runner (an agent or a workflow, offered as a tool the way
-// agent.AsTool offers it) becomes an MCP tool. A tool gets the same call
-// context a run gives it: its progress reports become
-// notifications/progress, its questions (agent.Call.Elicit: an A2A peer's
-// input-required turn, a sub-agent's permission ask) become elicitation
-// requests to the MCP client, a runner's events become progress
-// notifications, and the client's notifications/cancelled cancels the call.
-// Server.Elicitor, Server.Sampler and Server.Model hand the MCP client's
-// person and model to agents, routed by the request's context.
-//
-// The permission policy applies when listing (a denied tool is not listed)
-// and when calling (a denied tool is refused; an "ask" is put to the client
-// as an elicitation). Calls are rate-limited per client, bounded in time,
-// recovered from panics, and each one is recorded for the audit hook.
-// Skills are offered as prompts (their bodies) and their bundled files as
-// resources. Server.Handler serves Streamable HTTP with OAuth 2.1 bearer
-// token checks (go-sdk's auth.RequireBearerToken), DNS-rebinding and
-// cross-origin protection.
 package server
 
 import (

@@ -1,0 +1,87 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+
+	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/mcp/server"
+)
+
+type addArgs struct {
+	A int `json:"a"`
+	B int `json:"b"`
+}
+
+// A Go tool served over Streamable HTTP and called by a go-sdk client.
+func ExampleServer_Handler() {
+	ctx := context.Background()
+	add := agent.TypedTool(agent.ToolSpec{Name: "add", Description: "Adds two numbers.", ReadOnly: true},
+		func(ctx context.Context, in addArgs) (int, error) { return in.A + in.B, nil })
+	srv, err := server.New(ctx, server.Config{Name: "calculator", Toolsets: []agent.Toolset{agent.NewToolset("calc", add)}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+
+	client := gomcp.NewClient(&gomcp.Implementation{Name: "example", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &gomcp.StreamableClientTransport{Endpoint: hs.URL}, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &gomcp.CallToolParams{Name: "add", Arguments: map[string]any{"a": 2, "b": 3}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Content[0].(*gomcp.TextContent).Text)
+	// Output: 5
+}
+
+// A toolset served over one session, as `switchboard mcp serve` serves
+// stdio; in-memory transports stand in for stdin and stdout. Run returns
+// when the client closes the session.
+func ExampleServer_Run() {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	echo := agent.TypedTool(agent.ToolSpec{Name: "echo", Description: "Echoes its input.", ReadOnly: true},
+		func(ctx context.Context, in struct {
+			Text string `json:"text"`
+		}) (string, error) {
+			return in.Text, nil
+		})
+	srv, err := server.New(ctx, server.Config{Toolsets: []agent.Toolset{agent.NewToolset("echo", echo)}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	serverT, clientT := gomcp.NewInMemoryTransports()
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx, serverT) }()
+
+	cs, err := gomcp.NewClient(&gomcp.Implementation{Name: "example", Version: "1"}, nil).Connect(ctx, clientT, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, t := range tools.Tools {
+		fmt.Println(t.Name, t.Annotations.ReadOnlyHint)
+	}
+	cs.Close()
+	<-done
+	// Output: echo true
+}
