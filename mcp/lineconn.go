@@ -5,11 +5,11 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
-	"github.com/switchboard-dev/switchboard/internal/lineconn"
+	"github.com/switchboard-dev/switchboard/mcp/internal/lineconn"
 )
 
 // clientHooks are what the Manager adds to its line connection to a
-// server (internal/lineconn): a stdio server's nudger, whose ping answers
+// server (mcp/internal/lineconn): a stdio server's nudger, whose ping answers
 // are dropped; the bounded queue of the server's log and progress
 // notifications (noteQueue); and the coalescing of its change
 // notifications (coalescer), ahead of go-sdk's unbounded queue. Any may be
@@ -18,11 +18,6 @@ type clientHooks struct {
 	nudge    *nudger
 	notes    *noteQueue
 	coalesce *coalescer
-	// take answers the forwarder's own calls (forward.go) off the raw
-	// frame; resp is the ID of the response it took, if it took one.
-	take func(frame []byte) (resp jsonrpc.ID, taken bool)
-	// failed learns of the error that ended reading (forward.go).
-	failed func(error)
 }
 
 // newClientConn is the Manager's connection to a server over r and w.
@@ -41,16 +36,6 @@ func newClientConn(r io.Reader, w io.Writer, o lineconn.Options, h clientHooks) 
 		return nil
 	}
 	o.Drop = h.drop
-	o.ReadFailed = h.failed
-	if h.take != nil {
-		o.Take = func(frame []byte) bool {
-			id, ok := h.take(frame)
-			if ok && h.nudge != nil {
-				h.nudge.took(id)
-			}
-			return ok
-		}
-	}
 	if h.nudge != nil {
 		o.Wrote = h.nudge.wrote
 	}

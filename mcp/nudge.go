@@ -10,7 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
-	"github.com/switchboard-dev/switchboard/internal/lineconn"
+	"github.com/switchboard-dev/switchboard/mcp/internal/lineconn"
 )
 
 // nudgeIDPrefix starts the ID of every ping a nudger sends.
@@ -106,17 +106,6 @@ func (n *nudger) read(msg jsonrpc.Message) (ours bool) {
 	}
 	n.mu.Unlock()
 	return ours
-}
-
-// took records a frame the forwarder took off the stream: the answer to
-// the request id, if id is valid.
-func (n *nudger) took(id jsonrpc.ID) {
-	n.mu.Lock()
-	n.lastRead, n.wait = time.Now(), n.first
-	if id.IsValid() {
-		delete(n.calls, id)
-	}
-	n.mu.Unlock()
 }
 
 // fire pings the server if a request is outstanding and nothing was read

@@ -17,7 +17,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/failure"
-	"github.com/switchboard-dev/switchboard/internal/lineconn"
+	"github.com/switchboard-dev/switchboard/mcp/internal/lineconn"
 	"github.com/switchboard-dev/switchboard/mcp/internal/oauth"
 )
 
@@ -34,7 +34,6 @@ type server struct {
 
 	refresh chan struct{}
 	notes   coalescer // change notifications pending in go-sdk's queue
-	fwd     forwarder // the raw calls in flight (forward.go)
 
 	wordsOnce sync.Once
 	words     [2]string // timeoutWords

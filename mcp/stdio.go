@@ -10,15 +10,14 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
-	"github.com/switchboard-dev/switchboard/internal/lineconn"
+	"github.com/switchboard-dev/switchboard/mcp/internal/lineconn"
 )
 
 // stdioTransport starts a server's process and speaks newline-delimited
-// JSON-RPC over its stdin and stdout (internal/lineconn). It replaces go-sdk's
+// JSON-RPC over its stdin and stdout (mcp/internal/lineconn). It replaces go-sdk's
 // CommandTransport, whose connection decodes each message with go-sdk's
 // allocation-heavy decoder; the shutdown is the same: close stdin, wait,
 // SIGTERM, wait, SIGKILL.
@@ -34,11 +33,6 @@ type stdioTransport struct {
 	// onConn, if set, is given the connection Connect made and its queue
 	// of notifications (nil without notes).
 	onConn func(*lineconn.Conn, *noteQueue)
-	// take, if set, takes the forwarder's answers off the stream (see
-	// clientHooks).
-	take func([]byte) (jsonrpc.ID, bool)
-	// failed learns of the error that ended reading (see clientHooks).
-	failed func(error)
 }
 
 // Connect starts the process.
@@ -99,7 +93,7 @@ func (t *stdioTransport) Connect(context.Context) (gomcp.Connection, error) {
 		_ = t.cmd.Process.Kill()
 		killProcessGroup(t.cmd)
 	}
-	h := clientHooks{nudge: newNudger(nudgeFirst, nudgeMax), coalesce: t.coalesce, take: t.take, failed: t.failed}
+	h := clientHooks{nudge: newNudger(nudgeFirst, nudgeMax), coalesce: t.coalesce}
 	if t.notes != nil {
 		h.notes = newNoteQueue(t.log, t.notes)
 	}

@@ -73,8 +73,6 @@ type tool struct {
 	spec   agent.ToolSpec
 	orig   string
 	output []byte
-	// origJSON is orig as a JSON string, for forwarded calls (forward.go).
-	origJSON []byte
 }
 
 func newTool(s *server, name string, t *gomcp.Tool) *tool {
@@ -106,8 +104,7 @@ func newTool(s *server, name string, t *gomcp.Tool) *tool {
 	if t.OutputSchema != nil {
 		out, _ = json.Marshal(t.OutputSchema)
 	}
-	origJSON, _ := json.Marshal(t.Name)
-	return &tool{s: s, spec: spec, orig: t.Name, output: out, origJSON: origJSON}
+	return &tool{s: s, spec: spec, orig: t.Name, output: out}
 }
 
 // Spec describes the tool.

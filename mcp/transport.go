@@ -13,7 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/switchboard-dev/switchboard/failure"
-	"github.com/switchboard-dev/switchboard/internal/lineconn"
+	"github.com/switchboard-dev/switchboard/mcp/internal/lineconn"
 	"github.com/switchboard-dev/switchboard/mcp/internal/wstransport"
 )
 
@@ -44,8 +44,7 @@ func (s *server) newTransport(ctx context.Context) (*attempt, error) {
 		setProcessGroup(cmd)
 		a := &attempt{}
 		a.t = &stdioTransport{cmd: cmd, grace: s.m.cfg.ShutdownGrace, maxFrame: gomcp.DefaultMaxLineLength,
-			notes: s.onNote, log: s.log, coalesce: &s.notes, onConn: func(c *lineconn.Conn, q *noteQueue) { a.conn, a.notes = c, q },
-			take: s.fwd.take, failed: s.fwd.fail}
+			notes: s.onNote, log: s.log, coalesce: &s.notes, onConn: func(c *lineconn.Conn, q *noteQueue) { a.conn, a.notes = c, q }}
 		a.cleanup = func() { killProcessGroup(cmd) }
 		return a, nil
 	case typeHTTP:
@@ -174,7 +173,7 @@ func (l *lineLogger) emit(line []byte) {
 func (s *server) pipeToServer(ctx context.Context) (*attempt, error) {
 	clientEnd, serverEnd := net.Pipe()
 	maxFrame := gomcp.DefaultMaxLineLength
-	// Both ends read with internal/lineconn. The server's end never sees a batch:
+	// Both ends read with mcp/internal/lineconn. The server's end never sees a batch:
 	// the only client on the pipe is go-sdk's, which sends none.
 	serverT := connTransport{newConn: func() gomcp.Connection {
 		return lineconn.New(serverEnd, serverEnd, lineconn.Options{Close: serverEnd.Close, MaxFrame: maxFrame})
@@ -190,7 +189,7 @@ func (s *server) pipeToServer(ctx context.Context) (*attempt, error) {
 	a.t = connTransport{newConn: func() gomcp.Connection {
 		q := newNoteQueue(s.log, s.onNote)
 		c := newClientConn(clientEnd, clientEnd, lineconn.Options{Close: clientEnd.Close, MaxFrame: maxFrame},
-			clientHooks{notes: q, coalesce: &s.notes, take: s.fwd.take, failed: s.fwd.fail})
+			clientHooks{notes: q, coalesce: &s.notes})
 		a.conn, a.notes = c, q
 		return c
 	}}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"runtime"
 	"runtime/debug"
 	"testing"
 )
@@ -31,35 +30,6 @@ func TestTuneGC(t *testing.T) {
 			})
 			if got := debug.SetGCPercent(100); got != tt.want {
 				t.Fatalf("GC percent %d, want %d", got, tt.want)
-			}
-		})
-	}
-}
-
-// TestTuneProcs: a gateway serving stdio runs on one processor unless the
-// environment sets GOMAXPROCS (serve calls it only for stdio: HTTP keeps
-// every processor).
-func TestTuneProcs(t *testing.T) {
-	tests := []struct {
-		name, gomaxprocs string
-		want             int
-	}{
-		{"unset", "", 1},
-		{"set", "4", 3},
-	}
-	orig := runtime.GOMAXPROCS(3)
-	defer runtime.GOMAXPROCS(orig)
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			runtime.GOMAXPROCS(3)
-			tuneProcs(func(k string) string {
-				if k == "GOMAXPROCS" {
-					return tt.gomaxprocs
-				}
-				return ""
-			})
-			if got := runtime.GOMAXPROCS(0); got != tt.want {
-				t.Fatalf("GOMAXPROCS %d, want %d", got, tt.want)
 			}
 		})
 	}

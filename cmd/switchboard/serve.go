@@ -232,10 +232,8 @@ func serve(ctx context.Context, o *serveOptions, stdin io.Reader, stdout, stderr
 		defer stop()
 	}
 	if o.listen == "" {
-		tuneProcs(os.Getenv)
 		log.Info().Msg("serving MCP on stdio")
-		in, out := stdio(stdin, stdout)
-		return srv.Run(ctx, &gomcp.IOTransport{Reader: in, Writer: out})
+		return srv.Run(ctx, stdioTransport(stdin, stdout))
 	}
 	h := srv.Handler()
 	if o.nats != "" && !o.stateless {
@@ -348,32 +346,21 @@ func (f samplerFunc) Sample(ctx context.Context, req agent.SamplingRequest) (age
 	return f(ctx, req)
 }
 
-// openFile is a file the session does not close (stdin, stdout); its
-// other methods are the file's, deadlines and SyscallConn included.
-type openFile struct{ *os.File }
-
-func (openFile) Close() error { return nil }
+// stdioTransport serves the session on in and out, which it does not
+// close: the process's stdin and stdout as go-sdk's StdioTransport, which
+// mcp/server serves with bounded writes (see [server.Server.Run]), other
+// streams (tests) as they are.
+func stdioTransport(in io.Reader, out io.Writer) gomcp.Transport {
+	if in == io.Reader(os.Stdin) && out == io.Writer(os.Stdout) {
+		return &gomcp.StdioTransport{}
+	}
+	return &gomcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}}
+}
 
 // nopWriteCloser is a writer the session does not close.
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
-
-// keepOpen returns in and out as the session's reader and writer, which
-// it does not close: files as openFile, so that the served connection
-// bounds a write to a client that stopped reading, other streams as they
-// are.
-func keepOpen(in io.Reader, out io.Writer) (io.ReadCloser, io.WriteCloser) {
-	var r io.ReadCloser = io.NopCloser(in)
-	if f, ok := in.(*os.File); ok {
-		r = openFile{f}
-	}
-	var w io.WriteCloser = nopWriteCloser{out}
-	if f, ok := out.(*os.File); ok {
-		w = openFile{f}
-	}
-	return r, w
-}
 
 // version is the module version the binary was built at.
 func version() string { return buildVersion }

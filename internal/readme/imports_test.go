@@ -71,7 +71,7 @@ func TestImportRules(t *testing.T) {
 	// package sits under that package's internal/ (the go tool enforces who
 	// may import it). Test helpers and commands are exempt: they sit above
 	// the packages they test.
-	helpers := []string{"internal/testkit", "internal/testkit/authserver", "internal/readme", "internal/conformance/client", "internal/telemetry/e2etest", "internal/go126stall"}
+	helpers := []string{"internal/testkit", "internal/testkit/authserver", "internal/readme", "internal/conformance/client", "internal/telemetry/e2etest"}
 	for _, line := range goList(t, "-f", `{{.ImportPath}}:{{join .Imports ","}}`, "./internal/...") {
 		pkg, imps, _ := strings.Cut(line, ":")
 		own := strings.TrimPrefix(pkg, module)

@@ -225,3 +225,17 @@ func (s *Server) askPermission(ctx context.Context, link *clientLink, spec agent
 	}
 	return true, ""
 }
+
+// deadlineErr is err of a call whose context ended, as a Timeout or
+// Canceled failure (what the call's end says, unless err says it).
+func deadlineErr(ctx context.Context, spec agent.ToolSpec, err error) error {
+	kind := failure.Canceled
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		kind = failure.Timeout
+	}
+	if fe := failure.From(err); fe.Kind != failure.Timeout && fe.Kind != failure.Canceled {
+		return &failure.Error{Kind: kind, Source: failureSource(spec.Source.Kind), Name: spec.Source.Name,
+			Tool: spec.Name, Op: "call", Err: err}
+	}
+	return err
+}

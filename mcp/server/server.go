@@ -191,19 +191,15 @@ func (s *Server) MCP() *gomcp.Server { return s.mcp }
 
 // Run serves one session over t (for stdio, &gomcp.StdioTransport{}) until
 // the client disconnects or ctx ends. A StdioTransport or IOTransport is
-// served through Switchboard's own line connection (same framing, frame
-// bound and batch rules, far less garbage per message).
+// served through Switchboard's own line connection: the framing, frame
+// bound and batch rules of go-sdk's, with a write to a client that stopped
+// reading bounded (the session ends) and far less garbage per message. On
+// Unix a StdioTransport's stdin and stdout are made non-blocking and are
+// left open when the session ends.
 func (s *Server) Run(ctx context.Context, t gomcp.Transport) error {
-	st, fast := s.streamTransport(t)
-	if fast != nil {
-		defer fast.stop() // the calls it forwards end with the session
-	}
-	ss, err := s.mcp.Connect(ctx, st, nil)
+	ss, err := s.mcp.Connect(ctx, s.streamTransport(t), nil)
 	if err != nil {
 		return err
-	}
-	if fast != nil {
-		fast.ss.Store(ss)
 	}
 	ended := make(chan error, 1)
 	go func() { ended <- ss.Wait() }()

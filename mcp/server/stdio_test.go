@@ -109,7 +109,7 @@ func callLine(id int, text string) string {
 }
 
 // TestStdioServedByLineConn: a session on go-sdk's IOTransport (stdio) is
-// served through internal/lineconn, and reads as go-sdk's stream
+// served through mcp/internal/lineconn, and reads as go-sdk's stream
 // connection reads: calls answered line by line; a batch answered with one
 // array under 2025-03-26 and refused (the session ends) from 2025-06-18
 // on; a line over MaxLineLength ends the session.
@@ -157,7 +157,7 @@ func TestStdioServedByLineConn(t *testing.T) {
 	}
 }
 
-// TestStdioCallGarbage: a forwarded call on stdio allocates what go-sdk's
+// TestStdioCallGarbage: a call on stdio allocates what go-sdk's
 // server needs (one 32 KiB decoder buffer for the request's _meta, one for
 // its params) and not the three more go-sdk's stream connection took to
 // frame and decode each request (issue 22: GC was 40% of the gateway's

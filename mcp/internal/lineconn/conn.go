@@ -53,10 +53,7 @@ type Conn struct {
 	stall time.Duration
 	words wording
 	drop  func(jsonrpc.Message) bool
-	take  func([]byte) bool
 	wrote func(jsonrpc.Message)
-
-	readFailed func(error)
 
 	incoming chan frame
 	closed   chan struct{}
@@ -99,17 +96,6 @@ type Options struct {
 	Drop func(jsonrpc.Message) bool
 	// Wrote is called with each message about to be written.
 	Wrote func(jsonrpc.Message)
-	// Take is called on the reading goroutine with each frame that is one
-	// JSON object, before it is decoded for Read; true takes it off the
-	// stream (Read never sees it). It is how a forwarder answers its own
-	// requests without a decode or a goroutine hand-off: it must not block
-	// for long, and must copy what it keeps past its return.
-	Take func(frame []byte) bool
-	// ReadFailed is called once, on the reading goroutine, with the error
-	// that ended reading (the stream's end, or the peer breaking the
-	// protocol), unless Close ended it: what Take answers learns of it
-	// without waiting for Read.
-	ReadFailed func(error)
 }
 
 // frame is one JSON value read off the stream, or the error that ended it.
@@ -129,8 +115,7 @@ type inBatch struct {
 // New reads frames from r on a goroutine that ends when r fails or the
 // connection is closed, and writes to w.
 func New(r io.Reader, w io.Writer, o Options) *Conn {
-	r, w = rawReader(r), rawWriter(w) // a non-blocking pipe's calls made raw (rawfile_linux.go)
-	c := &Conn{w: w, closeFn: o.Close, kill: o.Kill, stall: o.Stall, words: wordsFor(o.Peer), drop: o.Drop, take: o.Take, wrote: o.Wrote, readFailed: o.ReadFailed,
+	c := &Conn{w: w, closeFn: o.Close, kill: o.Kill, stall: o.Stall, words: wordsFor(o.Peer), drop: o.Drop, wrote: o.Wrote,
 		incoming: make(chan frame), closed: make(chan struct{}), writeSem: make(chan struct{}, 1), broken: make(chan struct{})}
 	if c.stall <= 0 {
 		c.stall = writeStall
@@ -156,9 +141,6 @@ func (c *Conn) readLoop(r io.Reader, maxFrame int) {
 	fr := newFrameReader(r, maxFrame)
 	for {
 		raw, valid, err := fr.next()
-		if err == nil && c.take != nil && len(raw) > 0 && raw[0] == '{' && c.take(raw) {
-			continue
-		}
 		if valid {
 			raw = bytes.Clone(raw) // it aliases the reader's buffer
 		}
@@ -166,13 +148,6 @@ func (c *Conn) readLoop(r io.Reader, maxFrame int) {
 			err = c.protocolErr(fmt.Errorf("a JSON-RPC message from the %s exceeds the size limit (%d bytes)", c.words.peer, maxFrame))
 		} else if err != nil && isProtocolBreak(err) {
 			err = c.protocolErr(err) // not JSON, or trailing data
-		}
-		if err != nil && c.readFailed != nil {
-			select {
-			case <-c.closed:
-			default:
-				c.readFailed(err)
-			}
 		}
 		select {
 		case c.incoming <- frame{data: raw, valid: valid, err: err}:

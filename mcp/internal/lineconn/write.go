@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-dev/switchboard/failure"
@@ -146,17 +145,6 @@ func (c *Conn) breakConn(err error) {
 // Write is: for messages the connection's owner makes itself (a nudger's
 // ping).
 func (c *Conn) WriteLine(ctx context.Context, data []byte) error { return c.writeLine(ctx, data) }
-
-// WriteRaw writes data, one frame the caller encoded (ending with a
-// newline), bounded as a Write is; Options.Wrote gets msg, which stands
-// for it (a request with only its ID, method and the params Wrote reads
-// is enough).
-func (c *Conn) WriteRaw(ctx context.Context, data []byte, msg jsonrpc.Message) error {
-	if c.wrote != nil {
-		c.wrote(msg) // before the answer can be read
-	}
-	return c.writeLine(ctx, data)
-}
 
 // Broken reports whether a write broke the connection.
 func (c *Conn) Broken() bool {

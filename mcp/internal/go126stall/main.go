@@ -9,12 +9,12 @@
 // showed two 60 s round trips in 30,000 on go1.26.8 (a 20 ms ticker, or
 // all pipe ends made non-blocking with -nb, made it go away).
 //
-// It is why the mcp package pings a stdio server whose answer is overdue
-// and why its test server reads stdin through the netpoller (see
-// docs/performance.md). Run it on a new Go release to see whether those
+// It is why the mcp package pings a stdio server whose answer is overdue,
+// why mcp/server reads a StdioTransport's stdin through the netpoller, and
+// why the mcp test server does too (see docs/performance.md). Run it on a new Go release to see whether those
 // workarounds are still needed:
 //
-//	GOMAXPROCS=2 go run ./internal/go126stall -d 10m
+//	GOMAXPROCS=2 go run ./mcp/internal/go126stall -d 10m
 package main
 
 import (

@@ -15,7 +15,7 @@ import (
 // it on its line must be the line's end), a line at a time. A line that
 // is one JSON value and nothing else, what every MCP peer writes, is
 // checked by one pass of gjson's validator, several times faster than
-// the decoder's scanner, which was a tenth of a forwarded call's CPU in
+// the decoder's scanner, which was a tenth of a call's CPU in
 // the gateway. Any other line (a value spanning lines, a value followed
 // by more, garbage) is handed, with the rest of the stream, to a
 // json.Decoder that reads the stream from then on, so that such streams

@@ -87,11 +87,3 @@ func (g *versionGate) allowBatch() error {
 	}
 	return nil
 }
-
-// Protocol is the protocol revision the connection's handshake
-// negotiated ("" before it, or if it was not seen).
-func (c *Conn) Protocol() string {
-	c.gate.mu.Lock()
-	defer c.gate.mu.Unlock()
-	return c.gate.version
-}
