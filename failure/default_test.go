@@ -2,13 +2,13 @@ package failure_test
 
 import (
 	"bytes"
-	"strings"
-
 	"context"
 	"errors"
-	"github.com/rs/zerolog"
+	"strings"
 	"sync"
 	"testing"
+
+	"github.com/rs/zerolog"
 
 	"github.com/switchboard-dev/switchboard/failure"
 )
