@@ -184,7 +184,32 @@ func (p *defaultPolicy) Available(key Key) bool {
 
 // Execute runs op with retries for transient failures and a circuit breaker
 // for the source.
+//
+// An Execute inside another Execute of the same policy and key (an agent's
+// tool call around an MCP manager's, both under the default) runs op once,
+// as an attempt of the outer one: the outer Execute retries and counts it,
+// and the inner one would otherwise be refused in the half-open state, whose
+// one trial call the outer Execute holds.
 func (p *defaultPolicy) Execute(ctx context.Context, key Key, op func(context.Context) error) error {
+	if nested(ctx, p, key) {
+		err := op(ctx)
+		if err == nil {
+			return nil
+		}
+		fe := From(err)
+		if fe.Source == "" || fe.Name == "" {
+			c := *fe
+			if c.Source == "" {
+				c.Source = key.Source
+			}
+			if c.Name == "" {
+				c.Name = key.Name
+			}
+			fe = &c
+		}
+		return fe
+	}
+	ctx = &executeCtx{Context: ctx, p: p, key: key}
 	b := p.breaker(key)
 	attempt := func() (struct{}, error) {
 		_, err := b.Execute(func() (struct{}, error) { return struct{}{}, op(ctx) })
@@ -249,6 +274,34 @@ func (p *defaultPolicy) Execute(ctx context.Context, key Key, op func(context.Co
 		return nil
 	}
 	return finalError(key, err, true)
+}
+
+// executeCtx is the context of the operation an Execute runs: it names the
+// policy and key, so that a nested Execute of the same ones is recognised.
+type executeCtx struct {
+	context.Context
+	p   *defaultPolicy
+	key Key
+}
+
+// executeCtxKey finds the innermost executeCtx of a context.
+type executeCtxKey struct{}
+
+func (c *executeCtx) Value(k any) any {
+	if k == (executeCtxKey{}) {
+		return c
+	}
+	return c.Context.Value(k)
+}
+
+// nested reports whether ctx is inside an Execute of p for key.
+func nested(ctx context.Context, p *defaultPolicy, key Key) bool {
+	for c, _ := ctx.Value(executeCtxKey{}).(*executeCtx); c != nil; c, _ = c.Context.Value(executeCtxKey{}).(*executeCtx) {
+		if c.p == p && c.key == key {
+			return true
+		}
+	}
+	return false
 }
 
 func (p *defaultPolicy) notifyRetry(ctx context.Context, key Key, err error, d time.Duration) {
