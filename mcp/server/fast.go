@@ -192,7 +192,7 @@ func (fp *fastPath) admit(id, name, version string) (*fastCall, bool) {
 		return nil, false
 	}
 	spec := tool.Spec()
-	if s.cfg.Permissions.Decide(spec, nil) != agent.Allow || !s.policy.Available(sourceKey(spec)) {
+	if s.cfg.Permissions.Decide(spec, nil) != agent.Allow || !failure.Or(s.policy).Available(sourceKey(spec)) {
 		return nil, false
 	}
 	fp.mu.Lock()
@@ -250,7 +250,7 @@ func (fp *fastPath) serve(c *fastCall) {
 		if fe.Tool == "" {
 			fe.Tool = c.name
 		}
-		s.policy.Handle(c.ctx, fe)
+		failure.Or(s.policy).Handle(c.ctx, fe)
 		out, _ = json.Marshal(errorResult(fe.ModelText()))
 		rec.Outcome, rec.IsError = outcomeFailed, true
 	case res != nil:
@@ -322,7 +322,7 @@ func (fp *fastPath) forward(c *fastCall) (raw json.RawMessage, res *agent.Result
 	if c.token != "" {
 		hooks.Progress = func(p json.RawMessage) { fp.progress(ctx, c.token, p) }
 	}
-	err = s.policy.Execute(ctx, sourceKey(c.spec), func(ctx context.Context) error {
+	err = failure.Or(s.policy).Execute(ctx, sourceKey(c.spec), func(ctx context.Context) error {
 		var err error
 		raw, res, err = c.tool.Forward(ctx, c.args, hooks)
 		return err
