@@ -171,9 +171,9 @@ var (
 
 // Toolset serves skills to an agent. It is safe for concurrent use.
 type Toolset struct {
-	cfg    Config
-	log    zerolog.Logger
-	tools  []agent.Tool
+	cfg   Config
+	log   zerolog.Logger
+	tools []agent.Tool
 
 	reloadMu sync.Mutex // serialises reloads
 	mu       sync.RWMutex
