@@ -101,7 +101,9 @@ type defaultPolicy struct {
 // NewPolicy returns Switchboard's policy configured by cfg (the built-in
 // [Default] is NewPolicy(PolicyConfig{})): retries with exponential backoff and jitter
 // (cenkalti/backoff/v5), a circuit breaker per source (sony/gobreaker/v2),
-// and the wording table of docs/failures.md.
+// and the wording table of docs/failures.md. An Execute inside another
+// Execute of the same policy and key (as when every component uses
+// [Default]) runs its operation once, as an attempt of the outer one.
 func NewPolicy(cfg PolicyConfig) Policy {
 	if cfg.MaxAttempts <= 0 {
 		cfg.MaxAttempts = 3
