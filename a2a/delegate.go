@@ -140,7 +140,7 @@ func (d *delegation) cancelRemote(ctx context.Context) {
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.r.ts.cfg.CancelTimeout)
 	defer cancel()
-	err := d.r.ts.policy.Get().Execute(cctx, d.r.key, func(ctx context.Context) error {
+	err := d.r.ts.pol().Execute(cctx, d.r.key, func(ctx context.Context) error {
 		_, err := d.r.client.CancelTask(ctx, &a2ago.CancelTaskRequest{ID: d.st.id})
 		if errors.Is(err, a2ago.ErrTaskNotCancelable) || errors.Is(err, a2ago.ErrTaskNotFound) {
 			return nil
@@ -148,7 +148,7 @@ func (d *delegation) cancelRemote(ctx context.Context) {
 		return classifyErr(err, d.r.peer.Name, d.tool, "cancel")
 	})
 	if err != nil {
-		d.r.ts.policy.Get().Handle(cctx, err)
+		d.r.ts.pol().Handle(cctx, err)
 		return
 	}
 	d.r.ts.log.Debug().Str("peer", d.r.peer.Name).Str("task", string(d.st.id)).Msg("remote task cancelled")
@@ -163,7 +163,7 @@ func (d *delegation) send(ctx context.Context, msg *a2ago.Message) error {
 	req := &a2ago.SendMessageRequest{Message: msg}
 	d.stale = d.st.id != "" && !d.st.state.Terminal() && d.st.settled() && d.st.reply == nil
 	if !d.r.streaming {
-		return d.r.ts.policy.Get().Execute(ctx, d.r.key, func(ctx context.Context) error {
+		return d.r.ts.pol().Execute(ctx, d.r.key, func(ctx context.Context) error {
 			ctx, dl := withDelivery(ctx)
 			res, err := d.r.client.SendMessage(ctx, req)
 			if err != nil {
@@ -173,7 +173,7 @@ func (d *delegation) send(ctx context.Context, msg *a2ago.Message) error {
 		})
 	}
 	d.st.dropped = false
-	return d.r.ts.policy.Get().Execute(ctx, d.r.key, func(ctx context.Context) error {
+	return d.r.ts.pol().Execute(ctx, d.r.key, func(ctx context.Context) error {
 		ctx, dl := withDelivery(ctx)
 		before := d.st.events
 		for ev, err := range d.r.client.SendStreamingMessage(ctx, req) {
@@ -245,7 +245,7 @@ func (d *delegation) settle(ctx context.Context) error {
 		return d.fail(failure.Protocol, "send", "the peer answered with neither a task nor a message", nil)
 	}
 	if d.r.streaming {
-		err := d.r.ts.policy.Get().Execute(ctx, d.r.key, func(ctx context.Context) error {
+		err := d.r.ts.pol().Execute(ctx, d.r.key, func(ctx context.Context) error {
 			d.st.dropped = false
 			for ev, err := range d.r.client.SubscribeToTask(ctx, &a2ago.SubscribeToTaskRequest{ID: d.st.id}) {
 				if err != nil {
@@ -275,7 +275,7 @@ func (d *delegation) poll(ctx context.Context) error {
 	tick := time.NewTicker(d.r.ts.cfg.PollInterval)
 	defer tick.Stop()
 	for {
-		err := d.r.ts.policy.Get().Execute(ctx, d.r.key, func(ctx context.Context) error {
+		err := d.r.ts.pol().Execute(ctx, d.r.key, func(ctx context.Context) error {
 			t, err := d.r.client.GetTask(ctx, &a2ago.GetTaskRequest{ID: d.st.id})
 			if err != nil {
 				return classifyErr(err, d.r.peer.Name, d.tool, "get task")
@@ -386,7 +386,7 @@ func (d *delegation) publish(ev a2ago.Event) {
 		u.Kind, u.Final, u.Message = "artifact", false, ""
 	}
 	if err := b.PublishTask(context.WithoutCancel(d.ctx), u); err != nil {
-		d.r.ts.policy.Get().Handle(d.ctx, err)
+		d.r.ts.pol().Handle(d.ctx, err)
 	}
 }
 

@@ -9,12 +9,14 @@ import (
 	"github.com/switchboard-dev/switchboard/failure"
 )
 
-// TestUsePolicy: a toolset given no policy reports its background failures
-// (a card refresh of a peer that went away) to the policy of the agent it is
-// added to; one given a policy keeps it.
-func TestUsePolicy(t *testing.T) {
+// TestToolsetPolicy: a toolset given no policy reports its background
+// failures (a card refresh of a peer that went away) to the process default,
+// also one set after NewToolset; one given a policy keeps it.
+func TestToolsetPolicy(t *testing.T) {
+	t.Cleanup(func() { failure.SetDefault(nil) })
 	for _, own := range []bool{false, true} {
-		var mine, agents atomic.Int32
+		failure.SetDefault(nil)
+		var mine, def atomic.Int32
 		count := func(n *atomic.Int32) failure.Policy {
 			return failure.NewPolicy(failure.PolicyConfig{MaxAttempts: 1,
 				OnFailure: func(context.Context, failure.Outcome) { n.Add(1) }})
@@ -28,9 +30,9 @@ func TestUsePolicy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ts.UsePolicy(count(&agents))
+		failure.SetDefault(count(&def))
 		worker.Close()
-		want := &agents
+		want := &def
 		if own {
 			want = &mine
 		}
@@ -40,8 +42,8 @@ func TestUsePolicy(t *testing.T) {
 		if err := ts.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if want.Load() == 0 || (own && agents.Load() != 0) || (!own && mine.Load() != 0) {
-			t.Errorf("own policy %v: it saw %d failures, the agent's %d", own, mine.Load(), agents.Load())
+		if want.Load() == 0 || (own && def.Load() != 0) || (!own && mine.Load() != 0) {
+			t.Errorf("own policy %v: it saw %d failures, the default %d", own, mine.Load(), def.Load())
 		}
 	}
 }

@@ -95,7 +95,9 @@ type ServerConfig struct {
 	MaxRequestBytes int64
 	// KeepAlive sends SSE keep-alives at this interval (0: none).
 	KeepAlive time.Duration
-	// Policy handles the server's failures (nil: the agent's policy).
+	// Policy handles the server's failures and runs its task bucket's
+	// operations (nil: failure.Default, asked at each use; not the
+	// agent's).
 	Policy failure.Policy
 	// Logger receives logs (nil: none).
 	Logger *zerolog.Logger
@@ -106,7 +108,6 @@ type ServerConfig struct {
 type Server struct {
 	cfg     ServerConfig
 	log     zerolog.Logger
-	policy  failure.Policy
 	handler a2asrv.RequestHandler
 	mux     *http.ServeMux
 	caps    a2ago.AgentCapabilities
@@ -120,6 +121,10 @@ type Server struct {
 	sessions *sessionCache
 	tel      *telemetry.Source // the agent's providers (requests metric)
 }
+
+// pol is the server's failure policy: ServerConfig.Policy, else the process
+// default.
+func (s *Server) pol() failure.Policy { return failure.Or(s.cfg.Policy) }
 
 // NewServer builds the A2A server of cfg.Agent.
 func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
@@ -144,14 +149,7 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	if cfg.Logger != nil {
 		s.log = *cfg.Logger
 	}
-	s.policy = cfg.Policy
-	if s.policy == nil {
-		if pa, ok := cfg.Agent.(interface{ Policy() failure.Policy }); ok {
-			s.policy = pa.Policy()
-		} else {
-			s.policy = failure.NewPolicy(failure.PolicyConfig{Logger: &s.log})
-		}
-	}
+	s.ctx = s.log.WithContext(s.ctx) // a policy without a Logger logs here
 	if err := s.openStores(); err != nil {
 		return nil, err
 	}
@@ -205,7 +203,7 @@ func (s *Server) routes() *http.ServeMux {
 		topts = append(topts, a2asrv.WithTransportKeepAlive(s.cfg.KeepAlive))
 	}
 	topts = append(topts, a2asrv.WithTransportPanicHandler(func(r any) error {
-		s.policy.Handle(s.ctx, &failure.Error{Kind: failure.Panic, Source: failure.SourceA2A, Op: "serve",
+		s.pol().Handle(s.ctx, &failure.Error{Kind: failure.Panic, Source: failure.SourceA2A, Op: "serve",
 			Err: &failure.PanicError{Value: r}})
 		return a2ago.ErrInternalError
 	}))
@@ -330,7 +328,7 @@ func (s *Server) serveCard(w http.ResponseWriter, r *http.Request) {
 	}
 	b, err := cardJSON(r.Context(), s.Card(r.Context(), s.baseURL(r)))
 	if err != nil {
-		s.policy.Handle(r.Context(), &failure.Error{Kind: failure.Internal, Source: failure.SourceA2A, Op: "card", Err: err})
+		s.pol().Handle(r.Context(), &failure.Error{Kind: failure.Internal, Source: failure.SourceA2A, Op: "card", Err: err})
 		http.Error(w, "agent card unavailable", http.StatusInternalServerError)
 		return
 	}

@@ -10,7 +10,7 @@ import "github.com/switchboard-dev/switchboard/a2a/internal/taskstore"
 func (s *Server) openStores() error {
 	cfg := &s.cfg
 	if cfg.Bucket != nil {
-		kc := taskstore.KVConfig{KV: cfg.Bucket, Name: cfg.Bucket.Bucket(), Policy: s.policy, Logger: &s.log,
+		kc := taskstore.KVConfig{KV: cfg.Bucket, Name: cfg.Bucket.Bucket(), Policy: s.cfg.Policy, Logger: &s.log,
 			Skip: taskstore.PushPrefix, TTL: cfg.TaskTTL}
 		if cfg.Store == nil {
 			st, err := taskstore.NewKV(kc)

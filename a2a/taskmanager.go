@@ -224,7 +224,7 @@ func (ex *execution) close() {
 func (ex *execution) drive(ctx context.Context, call func(context.Context, *a2asrv.ExecutorContext) iter.Seq2[a2ago.Event, error]) {
 	defer func() {
 		if r := recover(); r != nil {
-			ex.h.s.policy.Handle(ex.h.s.ctx, &failure.Error{Kind: failure.Panic, Source: failure.SourceA2A, Op: "execute",
+			ex.h.s.pol().Handle(ex.h.s.ctx, &failure.Error{Kind: failure.Panic, Source: failure.SourceA2A, Op: "execute",
 				Err: &failure.PanicError{Value: r}})
 			ex.fail(ctx, fmt.Errorf("the agent panicked: %w", a2ago.ErrInternalError))
 		}

@@ -18,7 +18,6 @@ import (
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/bus/task"
 	"github.com/switchboard-dev/switchboard/failure"
-	"github.com/switchboard-dev/switchboard/internal/policyref"
 	"github.com/switchboard-dev/switchboard/internal/toolname"
 )
 
@@ -31,8 +30,8 @@ type ToolsetConfig struct {
 	// HTTPClient is the base client (nil: a client on
 	// http.DefaultTransport). Its Timeout should be zero: streams are long.
 	HTTPClient *http.Client
-	// Policy runs every remote operation (nil: the policy of the agent the
-	// toolset is added to, and until then failure.NewPolicy).
+	// Policy runs every remote operation (nil: failure.Default, asked at
+	// each use; an agent the toolset is added to does not change it).
 	Policy failure.Policy
 	// Logger receives logs (nil: none).
 	Logger *zerolog.Logger
@@ -62,7 +61,6 @@ type Toolset struct {
 	cfg     ToolsetConfig
 	log     zerolog.Logger
 	slog    *slog.Logger // a2a-go's logs, into log
-	policy  *policyref.Ref
 	changed chan struct{}
 	stop    context.CancelFunc
 	wg      sync.WaitGroup
@@ -107,7 +105,6 @@ func NewToolset(ctx context.Context, cfg ToolsetConfig) (*Toolset, error) {
 		ts.log = *cfg.Logger
 	}
 	ts.slog = newSlogger(&ts.log, slog.LevelInfo)
-	ts.policy = policyref.New(ts.cfg.Policy, failure.NewPolicy(failure.PolicyConfig{Logger: &ts.log}))
 	for _, p := range cfg.Peers {
 		if err := p.validate(); err != nil {
 			return nil, &failure.Error{Kind: failure.Config, Source: failure.SourceA2A, Name: p.Name, Message: err.Error()}
@@ -124,7 +121,7 @@ func NewToolset(ctx context.Context, cfg ToolsetConfig) (*Toolset, error) {
 	}
 	ts.rebuild()
 	if cfg.RefreshInterval > 0 {
-		rctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+		rctx, stop := context.WithCancel(ts.log.WithContext(context.WithoutCancel(ctx))) // a policy without a Logger logs here
 		ts.stop = stop
 		ts.wg.Add(1)
 		go ts.refreshLoop(rctx)
@@ -153,7 +150,7 @@ func (ts *Toolset) refreshLoop(ctx context.Context) {
 			return
 		case <-tick.C:
 			if err := ts.Refresh(ctx); err != nil && ctx.Err() == nil {
-				ts.policy.Get().Handle(ctx, err)
+				ts.pol().Handle(ctx, err)
 			}
 		}
 	}
@@ -262,7 +259,7 @@ func (ts *Toolset) connect(ctx context.Context, p Peer) (*remote, error) {
 	hc := httpClientFor(ts.cfg.HTTPClient, p)
 	card := p.Card
 	if card == nil {
-		err := ts.policy.Get().Execute(ctx, key, func(ctx context.Context) error {
+		err := ts.pol().Execute(ctx, key, func(ctx context.Context) error {
 			c, err := resolveCard(ctx, hc, p.URL, p.CardPath)
 			card = c
 			return err
@@ -351,6 +348,6 @@ func (r *remote) tools() []agent.Tool {
 	}}}
 }
 
-// UsePolicy makes p the toolset's failure policy when its config gave none
-// (agent.New calls it).
-func (ts *Toolset) UsePolicy(p failure.Policy) { ts.policy.Use(p) }
+// pol is the toolset's failure policy: Config.Policy, else the process
+// default.
+func (ts *Toolset) pol() failure.Policy { return failure.Or(ts.cfg.Policy) }

@@ -62,11 +62,14 @@ type Config struct {
 	// Permissions is the permission policy (nil: the default classifier of
 	// [Permissions]).
 	Permissions *Permissions
-	// Policy handles every failure of the agent's runs and of its toolsets'
-	// sources (nil: the policy of Events or Elicitor when they have one, as
-	// the bus does, else failure.NewPolicy with Logger). Toolsets that
-	// have a method UsePolicy(failure.Policy) and were given no policy of their own use it too,
-	// so one OnFailure sees every failure.
+	// Policy handles every failure of the agent's runs: the model's turns,
+	// its tool calls and what they report (nil: failure.Default, asked at
+	// each use, so that failure.SetDefault reaches the agent). Toolsets
+	// follow the same rule with the Policy of their own Config; an agent
+	// does not hand its policy to them, so for one OnFailure to see every
+	// failure, set the process default or give each Config the same policy.
+	// A policy without a Logger logs to Logger, which the agent puts in its
+	// runs' context.
 	Policy failure.Policy
 	// Logger receives structured logs (nil: none).
 	Logger *zerolog.Logger
@@ -95,28 +98,27 @@ type Config struct {
 	Telemetry Telemetry
 }
 
-// policyUser is implemented by toolsets whose source runs work of its own
-// under a failure policy (reconnects, retries, background reports): they
-// have a method UsePolicy(failure.Policy). New gives each toolset of
-// Config.Toolsets the agent's policy; a toolset configured with a policy of
-// its own keeps it.
-type policyUser interface {
-	UsePolicy(p failure.Policy)
-}
+// pol is the agent's failure policy: Config.Policy, else the process
+// default.
+func (a *Agent) pol() failure.Policy { return failure.Or(a.cfg.Policy) }
 
-// choosePolicy is the one policy of an agent: the configured one, else the
-// event sink's or the elicitor's (the bus's), else a new default.
-func choosePolicy(cfg Config, log *zerolog.Logger) failure.Policy {
-	if cfg.Policy != nil {
-		return cfg.Policy
-	}
-	type hasPolicy interface{ Policy() failure.Policy }
-	for _, c := range []any{cfg.Events, cfg.Elicitor} {
-		if hp, ok := c.(hasPolicy); ok && hp.Policy() != nil {
-			return hp.Policy()
+// execute runs op against the source key under the agent's policy, and
+// counts the changes of the source's circuit it sees in the
+// switchboard.circuit.state_changes metric: "open" when a call leaves the
+// circuit open, "closed" when a call succeeds again.
+func (a *Agent) execute(ctx context.Context, key failure.Key, op func(context.Context) error) error {
+	p := a.pol()
+	err := p.Execute(ctx, key, op)
+	if err == nil {
+		if _, was := a.openCircuits.LoadAndDelete(key); was {
+			a.tel.Get().CircuitChange(key.String(), "closed")
+		}
+	} else if !p.Available(key) {
+		if _, was := a.openCircuits.LoadOrStore(key, struct{}{}); !was {
+			a.tel.Get().CircuitChange(key.String(), "open")
 		}
 	}
-	return failure.NewPolicy(failure.PolicyConfig{Logger: log, OnStateChange: circuitHook(cfg.Telemetry.source())})
+	return err
 }
 
 // instructor is a toolset with the optional Instructions method (see
@@ -128,12 +130,14 @@ type instructor interface {
 // Agent runs conversations. It is safe for concurrent use; each Session is
 // one conversation.
 type Agent struct {
-	cfg      Config
-	log      zerolog.Logger
-	policy   failure.Policy
-	perms    *Permissions
-	toolsets []Toolset
-	schemas  *schema.Cache
+	cfg Config
+	log zerolog.Logger
+	// openCircuits holds the sources (failure.Key) whose circuit a call
+	// last left open.
+	openCircuits sync.Map
+	perms        *Permissions
+	toolsets     []Toolset
+	schemas      *schema.Cache
 	// classes caches the default permission classification of tools.
 	classes classCache
 	// tools is the last tool index and model definitions built, reused by
@@ -196,13 +200,7 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 		a.log = cfg.Logger.Hook(telemetry.LogHook{})
 	}
 	a.tel = cfg.Telemetry.source()
-	a.policy = choosePolicy(cfg, &a.log)
 	a.toolsets = slices.Clone(cfg.Toolsets)
-	for _, ts := range a.toolsets {
-		if pu, ok := ts.(policyUser); ok {
-			pu.UsePolicy(a.policy)
-		}
-	}
 	if len(cfg.Tools) > 0 {
 		a.toolsets = append(a.toolsets, NewToolset("local", cfg.Tools...))
 	}
@@ -243,9 +241,6 @@ func (a *Agent) Description() string { return a.cfg.Description }
 
 // Toolsets returns the agent's toolsets (including the "local" one).
 func (a *Agent) Toolsets() []Toolset { return slices.Clone(a.toolsets) }
-
-// Policy returns the failure policy the agent uses.
-func (a *Agent) Policy() failure.Policy { return a.policy }
 
 // Answer is the outcome of a successful run.
 type Answer struct {

@@ -134,7 +134,7 @@ func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolRes
 		}
 		shown := m.result
 		if m.outcome != nil {
-			o := r.a.policy.Handle(r.ctx, m.outcome.Err)
+			o := r.a.pol().Handle(r.ctx, m.outcome.Err)
 			r.ans.Failures++
 			r.emit(Event{Type: EventFailure, Turn: turn, Call: info, Failure: NewFailureInfo(o)})
 			m.outcome = &o
@@ -273,7 +273,7 @@ func (r *run) execCall(bctx context.Context, c llm.ToolCall, tool Tool, spec Too
 
 	var res *Result
 	key := sourceKey(spec)
-	err := r.a.policy.Execute(cctx, key, func(ctx context.Context) error {
+	err := r.a.execute(cctx, key, func(ctx context.Context) error {
 		r.traceAttempt(ctx)
 		var err error
 		res, err = r.callTool(ctx, tool, info.Args, cs)

@@ -242,7 +242,7 @@ func (cx *ctxRun) summarize(msgs []llm.Message) (string, error) {
 	ctx, cancel := context.WithTimeout(r.ctx, r.a.cfg.ToolTimeout)
 	defer cancel()
 	var text string
-	err := r.a.policy.Execute(ctx, failure.Key{Source: failure.SourceModel, Name: name}, func(ctx context.Context) (err error) {
+	err := r.a.execute(ctx, failure.Key{Source: failure.SourceModel, Name: name}, func(ctx context.Context) (err error) {
 		defer func() {
 			if v := recover(); v != nil {
 				err = &failure.Error{Kind: failure.Panic, Source: failure.SourceModel, Name: name, Err: panicError(v)}

@@ -52,7 +52,7 @@ func (r *run) generate(hist []llm.Message, defs []llm.ToolDef) (*llm.Response, e
 func (r *run) modelTurn(ctx context.Context, hist []llm.Message, defs []llm.ToolDef, onText func(string)) (*llm.Response, error) {
 	model := r.a.cfg.Model
 	var resp *llm.Response
-	err := r.a.policy.Execute(ctx, failure.Key{Source: failure.SourceModel, Name: model.Name()}, func(ctx context.Context) (err error) {
+	err := r.a.execute(ctx, failure.Key{Source: failure.SourceModel, Name: model.Name()}, func(ctx context.Context) (err error) {
 		r.traceAttempt(ctx)
 		defer func() {
 			if v := recover(); v != nil {

@@ -101,7 +101,7 @@ func (r *run) parkedCall(turn int, info *CallInfo, m callMsg) bool {
 	if m.outcome != nil && errors.Is(m.outcome.Err, failure.Parked) {
 		fe = m.outcome.Err
 	}
-	o := r.a.policy.Handle(r.ctx, fe)
+	o := r.a.pol().Handle(r.ctx, fe)
 	r.emit(Event{Type: EventFailure, Turn: turn, Call: info, Failure: NewFailureInfo(o)})
 	return true
 }

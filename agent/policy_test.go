@@ -2,58 +2,67 @@ package agent_test
 
 import (
 	"context"
+	"encoding/json"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/failure"
+	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
-// policyToolset records the policy it is given.
-type policyToolset struct {
-	agent.Toolset
-	got []failure.Policy
+// countingPolicy is a default policy that counts the failures it handles.
+func countingPolicy(n *atomic.Int64) failure.Policy {
+	return failure.NewPolicy(failure.PolicyConfig{OnFailure: func(context.Context, failure.Outcome) { n.Add(1) }})
 }
 
-func (p *policyToolset) UsePolicy(pol failure.Policy) { p.got = append(p.got, pol) }
-
-// policySink is an event sink with a policy of its own, as the bus is.
-type policySink struct{ pol failure.Policy }
-
-func (s policySink) Emit(context.Context, agent.Event) {}
-func (s policySink) Policy() failure.Policy            { return s.pol }
-
-// TestOnePolicy: the agent's policy is the configured one, else its event
-// sink's, else a new default; every policyUser toolset is given it.
+// TestOnePolicy: an agent whose Config has no Policy handles its failures
+// with the process default, the one in place at each run (also when it was
+// set after New); a Config.Policy wins over the default.
 func TestOnePolicy(t *testing.T) {
-	given := failure.NewPolicy(failure.PolicyConfig{})
-	sinks := failure.NewPolicy(failure.PolicyConfig{})
+	t.Cleanup(func() { failure.SetDefault(nil) })
 	cases := []struct {
-		name string
-		cfg  agent.Config
-		want failure.Policy // nil: a new default
+		name     string
+		own      bool // Config.Policy is set
+		setAfter bool // SetDefault is called after New
+		wantDef  int64
+		wantOwn  int64
 	}{
-		{"configured", agent.Config{Policy: given, Events: policySink{sinks}}, given},
-		{"the sink's", agent.Config{Events: policySink{sinks}}, sinks},
-		{"a new default", agent.Config{}, nil},
+		{name: "the default", wantDef: 1},
+		{name: "the default set after New", setAfter: true, wantDef: 1},
+		{name: "the configured", own: true, wantOwn: 1},
+		{name: "the configured, default set after New", own: true, setAfter: true, wantOwn: 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ts := &policyToolset{Toolset: agent.NewToolset("x")}
-			tc.cfg.Model = llm.NewScripted()
-			tc.cfg.Toolsets = []agent.Toolset{ts}
-			a, err := agent.New(context.Background(), tc.cfg)
+			var def, own atomic.Int64
+			failure.SetDefault(nil)
+			if !tc.setAfter {
+				failure.SetDefault(countingPolicy(&def))
+			}
+			broken := tool("broken", func(context.Context, json.RawMessage) (*agent.Result, error) {
+				return nil, &failure.Error{Kind: failure.ToolError, Source: failure.SourceTool, Message: "no"}
+			})
+			cfg := agent.Config{Tools: []agent.Tool{broken}, Permissions: agent.AllowAll(),
+				Model: llm.NewScripted(llm.Calls(llm.CallTool("c1", "broken", nil)), llm.Say("done"))}
+			if tc.own {
+				cfg.Policy = countingPolicy(&own)
+			}
+			a, err := agent.New(context.Background(), cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tc.want != nil && a.Policy() != tc.want {
-				t.Errorf("agent policy %p, want %p", a.Policy(), tc.want)
+			if tc.setAfter {
+				failure.SetDefault(countingPolicy(&def))
 			}
-			if a.Policy() == nil || a.Policy() == given && tc.want == nil || a.Policy() == sinks && tc.want == nil {
-				t.Errorf("agent policy %p, want a new default", a.Policy())
+			if _, err := a.Run(testkit.Ctx(t, 10*time.Second), "go"); err != nil {
+				t.Fatal(err)
 			}
-			if len(ts.got) != 1 || ts.got[0] != a.Policy() {
-				t.Errorf("toolset was given %v, want exactly the agent's policy", ts.got)
+			if def.Load() != tc.wantDef || own.Load() != tc.wantOwn {
+				t.Errorf("failures seen by the default %d, by Config.Policy %d; want %d and %d",
+					def.Load(), own.Load(), tc.wantDef, tc.wantOwn)
 			}
 		})
 	}

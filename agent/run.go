@@ -101,6 +101,9 @@ func (s *Session) streamRun(ctx context.Context, id, input, pausedAt string, don
 			defer cancelT()
 		}
 		defer cancel(nil)
+		if a.cfg.Logger != nil {
+			rctx = a.log.WithContext(rctx) // a policy without a Logger logs here
+		}
 		if id == "" {
 			id = runctx.NewRunID()
 		}
@@ -169,7 +172,7 @@ func (r *run) fail(err error) {
 
 // handle passes a failure through the policy and emits it.
 func (r *run) handle(err error, call *CallInfo) failure.Outcome {
-	o := r.a.policy.Handle(r.ctx, err)
+	o := r.a.pol().Handle(r.ctx, err)
 	r.ans.Failures++
 	r.emit(Event{Type: EventFailure, Failure: NewFailureInfo(o), Call: call})
 	return o
@@ -178,7 +181,7 @@ func (r *run) handle(err error, call *CallInfo) failure.Outcome {
 // survive handles a failure the run goes on after, whatever the policy's
 // action for its kind: the event says it was reported.
 func (r *run) survive(err error) {
-	o := r.a.policy.Handle(r.ctx, err)
+	o := r.a.pol().Handle(r.ctx, err)
 	o.Abort = false
 	r.ans.Failures++
 	r.emit(Event{Type: EventFailure, Failure: NewFailureInfo(o)})

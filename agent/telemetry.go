@@ -149,9 +149,3 @@ func (r *run) traceRefused(c llm.ToolCall, spec ToolSpec, fe *failure.Error) {
 		op.End(ctx, fe.Kind.String())
 	}
 }
-
-// circuitHook is the OnStateChange of the default policy an agent makes:
-// circuit changes are counted in the switchboard.circuit.state_changes metric.
-func circuitHook(src *telemetry.Source) func(failure.Key, string, string) {
-	return func(k failure.Key, _, to string) { src.Get().CircuitChange(k.String(), to) }
-}

@@ -67,7 +67,7 @@ func (r *run) gatherTools() []llm.ToolDef {
 		}
 		r.lists[i] = tools
 	}
-	if snap := r.a.tools.Load(); snap.current(r.lists, r.a.policy) {
+	if snap := r.a.tools.Load(); snap.current(r.lists, r.a.pol()) {
 		r.index = snap.index
 		return snap.defs
 	}
@@ -87,7 +87,7 @@ func (r *run) gatherTools() []llm.ToolDef {
 			owner[spec.Name] = ts.Name()
 			snap.index[spec.Name] = t
 			key := sourceKey(spec)
-			ok := r.a.policy.Available(key)
+			ok := r.a.pol().Available(key)
 			if !seen[key] {
 				seen[key] = true
 				snap.keys = append(snap.keys, key)

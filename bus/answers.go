@@ -94,7 +94,7 @@ func (b *Bus) Answer(ctx context.Context, q *agent.Question, answer agent.Elicit
 	}
 	subject := b.answersSubject() + storeKey(q.Agent) + "." + storeKey(q.ID)
 	var ack *jetstream.PubAck
-	err = b.policy.Execute(ctx, failure.Key{Source: failure.SourceBus, Name: "answers"}, func(ctx context.Context) (err error) {
+	err = b.pol().Execute(ctx, failure.Key{Source: failure.SourceBus, Name: "answers"}, func(ctx context.Context) (err error) {
 		ack, err = b.js.Publish(ctx, subject, data, jetstream.WithMsgID(q.ID))
 		return b.classifyConn(err, "answer")
 	})
@@ -182,7 +182,7 @@ func (s *answerServer) Close() error {
 		return nil
 	case <-time.After(stopGrace):
 		err := s.b.fail(failure.Timeout, "stop answers", nil, fmt.Sprintf("a resumed run ignored cancellation for %s; it was abandoned", 2*stopGrace))
-		s.b.policy.Handle(context.Background(), err)
+		s.b.pol().Handle(s.b.bg, err)
 		return err
 	}
 }

@@ -96,7 +96,12 @@ type Config struct {
 	// 10 minutes: a person answers it).
 	ElicitTimeout time.Duration
 
-	// Policy handles failures (nil: failure.NewPolicy with Logger).
+	// Policy runs the bus's operations (requests, connection attempts,
+	// store and stream operations) and handles its failures (nil:
+	// failure.Default, asked at each use). Agents and workers given this
+	// bus do not take it: they follow their own Config's Policy, by the
+	// same rule. A policy without a Logger logs the bus's background
+	// failures to Logger.
 	Policy failure.Policy
 	// Logger receives structured logs (nil: none).
 	Logger *zerolog.Logger
@@ -107,7 +112,7 @@ type Config struct {
 type Bus struct {
 	cfg    Config
 	log    zerolog.Logger
-	policy failure.Policy
+	bg     context.Context // carries log, for failures outside any call
 	subj   subjects
 	nc     *nats.Conn
 	js     jetstream.JetStream
@@ -172,10 +177,7 @@ func New(ctx context.Context, cfg Config) (*Bus, error) {
 		b.log = *cfg.Logger
 	}
 	b.log = b.log.With().Str("component", "bus").Logger()
-	b.policy = cfg.Policy
-	if b.policy == nil {
-		b.policy = failure.NewPolicy(failure.PolicyConfig{Logger: &b.log})
-	}
+	b.bg = b.log.WithContext(context.Background())
 	if err := b.connect(); err != nil {
 		b.shutdownServer()
 		return nil, err
@@ -218,7 +220,7 @@ func (b *Bus) connect() error {
 		nats.ClosedHandler(func(*nats.Conn) { close(b.closed) }),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			if err != nil && !b.isClosed.Load() {
-				b.policy.Handle(context.Background(), &failure.Error{Kind: failure.Transient, Source: failure.SourceBus,
+				b.pol().Handle(b.bg, &failure.Error{Kind: failure.Transient, Source: failure.SourceBus,
 					Op: "connection", Err: err, Message: "the bus connection was lost; reconnecting"})
 			}
 		}),
@@ -230,7 +232,7 @@ func (b *Bus) connect() error {
 			if sub != nil {
 				subject = sub.Subject
 			}
-			b.policy.Handle(context.Background(), &failure.Error{Kind: failure.Transient, Source: failure.SourceBus,
+			b.pol().Handle(b.bg, &failure.Error{Kind: failure.Transient, Source: failure.SourceBus,
 				Name: subject, Op: "async", Err: err, Message: "the bus reported an asynchronous error"})
 		}),
 	}
@@ -363,7 +365,7 @@ func (b *Bus) jetStreamAdmin(ctx context.Context, key failure.Key, op string, f 
 		return classify(err, op)
 	}
 	for {
-		err := b.policy.Execute(ctx, key, attempt)
+		err := b.pol().Execute(ctx, key, attempt)
 		if errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests) {
 			// The circuit opened on slow answers (a loaded or electing
 			// server): an administrative call waits it out, to its context.
@@ -397,8 +399,9 @@ func (b *Bus) JetStream() jetstream.JetStream { return b.js }
 // StreamName is the name of the events/progress/tasks stream.
 func (b *Bus) StreamName() string { return b.stream }
 
-// Policy returns the failure policy the bus uses.
-func (b *Bus) Policy() failure.Policy { return b.policy }
+// pol is the bus's failure policy: Config.Policy, else the process
+// default.
+func (b *Bus) pol() failure.Policy { return failure.Or(b.cfg.Policy) }
 
 // ClientURL is the URL other processes connect to when the embedded server
 // listens (Config.Listen); otherwise "".

@@ -75,7 +75,7 @@ func (p *eventPublisher) publish(m outMsg) {
 		return
 	}
 	if err := p.b.publishMsg(m.subject, m.data, m.header); err != nil {
-		p.b.policy.Handle(context.Background(), &failure.Error{Kind: failure.KindOf(classify(err, "publish event")),
+		p.b.pol().Handle(p.b.bg, &failure.Error{Kind: failure.KindOf(classify(err, "publish event")),
 			Source: failure.SourceBus, Name: m.subject, Op: "publish event", Err: err,
 			Message: "an event could not be published on the bus"})
 	}
@@ -86,7 +86,7 @@ func (p *eventPublisher) publish(m outMsg) {
 
 func (p *eventPublisher) reportDrops() {
 	if n := p.dropped.Swap(0); n > 0 {
-		p.b.policy.Handle(context.Background(), &failure.Error{Kind: failure.Transient, Source: failure.SourceBus,
+		p.b.pol().Handle(p.b.bg, &failure.Error{Kind: failure.Transient, Source: failure.SourceBus,
 			Op: "publish event", Message: fmt.Sprintf("%d events were dropped because the bus publisher fell behind", n)})
 	}
 }
@@ -132,7 +132,7 @@ func (b *Bus) Emit(ctx context.Context, ev agent.Event) {
 	}
 	data, err := json.Marshal(eventWire{V: version, Event: ev})
 	if err != nil {
-		b.policy.Handle(ctx, &failure.Error{Kind: failure.Internal, Source: failure.SourceBus, Op: "encode event", Err: err,
+		b.pol().Handle(ctx, &failure.Error{Kind: failure.Internal, Source: failure.SourceBus, Op: "encode event", Err: err,
 			Message: "an event could not be encoded"})
 		return
 	}

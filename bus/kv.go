@@ -76,7 +76,7 @@ func openKV[T any](ctx context.Context, b *Bus, cfg kvConfig) (*typedKV[T], erro
 }
 
 func (k *typedKV[T]) exec(ctx context.Context, op string, f func(context.Context) error) error {
-	return k.b.policy.Execute(ctx, k.key, func(ctx context.Context) error { return k.b.classifyConn(f(ctx), op) })
+	return k.b.pol().Execute(ctx, k.key, func(ctx context.Context) error { return k.b.classifyConn(f(ctx), op) })
 }
 
 // Get returns the value of key; a missing key is a NotFound failure

@@ -68,7 +68,7 @@ func request[Req, Res any](ctx context.Context, b *Bus, key failure.Key, subject
 	// circuit breaker of key.
 	err = attempt(ctx)
 	if err != nil && failure.From(err).Retryable && ctx.Err() == nil {
-		err = b.policy.Execute(ctx, key, attempt)
+		err = b.pol().Execute(ctx, key, attempt)
 	}
 	return res, err
 }
@@ -116,7 +116,3 @@ var (
 	_ agent.Sampler  = busSampler{}
 	_ agent.Elicitor = busElicitor{}
 )
-
-// Policy is the bus's failure policy: an agent given this Elicitor and no
-// policy of its own uses it.
-func (e busElicitor) Policy() failure.Policy { return e.b.policy }

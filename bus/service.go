@@ -102,7 +102,7 @@ func (s *busService) stop(ctx context.Context) error {
 			case <-time.After(stopGrace):
 				s.stopErr = s.b.fail(failure.Timeout, "stop responder", nil,
 					fmt.Sprintf("a handler ignored cancellation for %s; it was abandoned", stopGrace))
-				s.b.policy.Handle(context.WithoutCancel(ctx), s.stopErr)
+				s.b.pol().Handle(context.WithoutCancel(ctx), s.stopErr)
 			}
 		}
 		s.cancel()
@@ -151,7 +151,7 @@ func (s *busService) respond(req micro.Request, reply string, data []byte, fe *w
 		err = s.b.nc.PublishMsg(m)
 	}
 	if err != nil {
-		s.b.policy.Handle(s.ctx, &failure.Error{Kind: failure.KindOf(classify(err, "reply")), Source: failure.SourceBus,
+		s.b.pol().Handle(s.ctx, &failure.Error{Kind: failure.KindOf(classify(err, "reply")), Source: failure.SourceBus,
 			Op: "reply", Err: err, Message: "a reply could not be sent"})
 	}
 }
@@ -190,13 +190,13 @@ func serve[Req, Res any](ctx context.Context, b *Bus, opts ServeOptions, name, e
 				if v := recover(); v != nil {
 					err := &failure.Error{Kind: failure.Panic, Source: failure.SourceBus, Op: op,
 						Err: &failure.PanicError{Value: v}, Message: "the responder crashed"}
-					b.policy.Handle(sctx, err)
+					b.pol().Handle(sctx, err)
 					wireErr = toWire(err)
 				}
 			}()
 			req, deadline, err := decode(data)
 			if err != nil {
-				b.policy.Handle(sctx, err)
+				b.pol().Handle(sctx, err)
 				wireErr = toWire(err)
 				return
 			}

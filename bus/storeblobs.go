@@ -79,7 +79,7 @@ func (s *blobStore) store(ctx context.Context, id string, value []byte) (stored 
 		return value, "", nil
 	}
 	obj = id + "/" + rand.Text()
-	err = s.b.policy.Execute(ctx, s.key, func(ctx context.Context) error {
+	err = s.b.pol().Execute(ctx, s.key, func(ctx context.Context) error {
 		_, err := s.obs.PutBytes(ctx, obj, value)
 		return s.b.classifyConn(err, "store put object")
 	})
@@ -104,7 +104,7 @@ func (s *blobStore) resolve(ctx context.Context, id string, stored []byte) ([]by
 		return nil, err
 	}
 	var data []byte
-	err := s.b.policy.Execute(ctx, s.key, func(ctx context.Context) (err error) {
+	err := s.b.pol().Execute(ctx, s.key, func(ctx context.Context) (err error) {
 		// A deleted object's chunks are not awaited beyond this.
 		octx, cancel := context.WithTimeout(ctx, objectReadTimeout+time.Duration(ref.Size>>20)*time.Second)
 		defer cancel()

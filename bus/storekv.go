@@ -74,7 +74,7 @@ func openDurableKV(ctx context.Context, b *Bus, bucket, desc string, maxAge time
 const markerTTL = time.Minute
 
 func (d *durableKV) exec(ctx context.Context, op string, f func(context.Context) error) error {
-	return d.b.policy.Execute(ctx, d.key, func(ctx context.Context) error { return d.b.classifyConn(d.full(f(ctx), op), op) })
+	return d.b.pol().Execute(ctx, d.key, func(ctx context.Context) error { return d.b.classifyConn(d.full(f(ctx), op), op) })
 }
 
 // full makes a write refused for the bucket's limits a Budget failure (the
@@ -331,7 +331,7 @@ func (d *durableKV) keys(ctx context.Context, filter string) ([]string, error) {
 // its key).
 func (d *durableKV) sweep(ctx context.Context, minAge time.Duration) error {
 	var infos []*jetstream.ObjectInfo
-	err := d.b.policy.Execute(ctx, d.blobs.key, func(ctx context.Context) (err error) {
+	err := d.b.pol().Execute(ctx, d.blobs.key, func(ctx context.Context) (err error) {
 		infos, err = d.blobs.obs.List(ctx)
 		if errors.Is(err, jetstream.ErrNoObjectsFound) {
 			infos, err = nil, nil

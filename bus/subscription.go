@@ -114,7 +114,7 @@ func liveSubscription[T any](b *Bus, subject, op string, decode func([]byte) (T,
 // start with an ordered consumer, then follows new ones.
 func replaySubscription[T any](ctx context.Context, b *Bus, subject, op string, decode func([]byte) (T, error)) (*Subscription[T], error) {
 	var cons jetstream.Consumer
-	err := b.policy.Execute(ctx, failure.Key{Source: failure.SourceBus, Name: "jetstream"}, func(ctx context.Context) error {
+	err := b.pol().Execute(ctx, failure.Key{Source: failure.SourceBus, Name: "jetstream"}, func(ctx context.Context) error {
 		c, err := b.js.OrderedConsumer(ctx, b.stream, jetstream.OrderedConsumerConfig{
 			FilterSubjects: []string{subject},
 			DeliverPolicy:  jetstream.DeliverAllPolicy,

@@ -33,7 +33,7 @@ func (b *Bus) PublishTask(ctx context.Context, u task.Update) error {
 			Message: "the task update could not be encoded"}
 	}
 	subject := b.subj.Task(u.Task)
-	return b.policy.Execute(ctx, failure.Key{Source: failure.SourceBus, Name: "jetstream"}, func(ctx context.Context) error {
+	return b.pol().Execute(ctx, failure.Key{Source: failure.SourceBus, Name: "jetstream"}, func(ctx context.Context) error {
 		_, err := b.js.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: data, Header: traceHeader(ctx)})
 		return b.classifyConn(err, "publish task")
 	})

@@ -3,8 +3,12 @@
 // Every failure from every source (a model provider, an MCP server, an A2A
 // peer, a skill, the NATS bus, a local tool) is represented as an *Error with
 // a Kind, the Source it came from, the Name of the server, peer or tool, and
-// whether retrying may help. One Policy (see policy.go) decides what happens
-// to each of them.
+// whether retrying may help. One Policy decides what happens to each of
+// them: the process default ([Default], replaced with [SetDefault]) unless a
+// component's Config names another. Set it once at start-up, as with
+// slog.SetDefault:
+//
+//	failure.SetDefault(failure.NewPolicy(failure.PolicyConfig{Logger: &log, OnFailure: report}))
 //
 // Kinds are comparable with errors.Is:
 //

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/failure"
@@ -264,5 +265,48 @@ func TestDurabilityKinds(t *testing.T) {
 	text := (&failure.Error{Kind: failure.InDoubt, Tool: "pay", Err: errors.New("secret=abc")}).ModelText()
 	if !strings.Contains(text, "unknown") || !strings.Contains(text, "not run again") || strings.Contains(text, "secret") {
 		t.Errorf("in-doubt text: %q", text)
+	}
+}
+
+// TestNestedExecuteRecovers: a circuit opened by nested calls (one policy,
+// one key) lets the nested trial call through after the cooldown and closes
+// again; the inner Execute is not refused for the half-open trial the outer
+// one holds.
+func TestNestedExecuteRecovers(t *testing.T) { synctest.Test(t, testNestedExecuteRecovers) }
+
+func testNestedExecuteRecovers(t *testing.T) {
+	p := failure.NewPolicy(failure.PolicyConfig{MaxAttempts: 1, BreakerFailures: 1, BreakerCooldown: 20 * time.Millisecond})
+	key := failure.Key{Source: failure.SourceMCP, Name: "srv"}
+	ctx := context.Background()
+	var fail atomic.Bool
+	fail.Store(true)
+	calls := 0
+	nestedCall := func() error {
+		return p.Execute(ctx, key, func(ctx context.Context) error {
+			return p.Execute(ctx, key, func(context.Context) error {
+				calls++
+				if fail.Load() {
+					return &failure.Error{Kind: failure.Transient, Source: failure.SourceMCP, Message: "down"}
+				}
+				return nil
+			})
+		})
+	}
+	if err := nestedCall(); !errors.Is(err, failure.Transient) {
+		t.Fatalf("first call: %v, want transient", err)
+	}
+	if p.Available(key) {
+		t.Fatal("circuit closed after the failure")
+	}
+	fail.Store(false)
+	time.Sleep(30 * time.Millisecond) // the cooldown, on synctest's clock
+	if !p.Available(key) {
+		t.Fatal("circuit still open after the cooldown")
+	}
+	if err := nestedCall(); err != nil {
+		t.Fatalf("trial call after the cooldown: %v", err)
+	}
+	if err := nestedCall(); err != nil || calls != 3 {
+		t.Fatalf("call after recovery: %v; op ran %d times, want 3", err, calls)
 	}
 }

@@ -41,8 +41,9 @@ type Outcome struct {
 
 // Policy is the one place where failures are handled. Every component runs
 // the operations it makes against a source through Execute, and hands every
-// failure to Handle. Replace it, or wrap the default, in agent.Config (and the
-// Config of mcp, a2a and bus).
+// failure to Handle. Every Config with a Policy field uses [Default] when it
+// is nil; replace the default for the whole process with [SetDefault], or give
+// one component a policy of its own in its Config.
 type Policy interface {
 	// Execute runs op against the source key: transient failures are retried
 	// with backoff and jitter, and the source is guarded by a circuit
@@ -72,8 +73,10 @@ type PolicyConfig struct {
 	// BreakerCooldown is how long a circuit stays open before one trial call
 	// is let through (default 30s).
 	BreakerCooldown time.Duration
-	// Logger receives one structured line per handled failure (default: no
-	// logging).
+	// Logger receives one structured line per handled failure and per
+	// retry, and a line per circuit change (nil: the logger of the
+	// operation's context, zerolog.Ctx, which an agent sets to its own
+	// Logger for its runs; circuit changes are then not logged).
 	Logger *zerolog.Logger
 	// OnFailure, if set, is called once for every handled failure: the one
 	// asynchronous failure callback. It must not block.
@@ -95,10 +98,12 @@ type defaultPolicy struct {
 	breakers map[Key]*gobreaker.CircuitBreaker[struct{}]
 }
 
-// NewPolicy returns the default policy configured by cfg, the one used when
-// none is given: retries with exponential backoff and jitter
+// NewPolicy returns Switchboard's policy configured by cfg (the built-in
+// [Default] is NewPolicy(PolicyConfig{})): retries with exponential backoff and jitter
 // (cenkalti/backoff/v5), a circuit breaker per source (sony/gobreaker/v2),
-// and the wording table of docs/failures.md.
+// and the wording table of docs/failures.md. An Execute inside another
+// Execute of the same policy and key (as when every component uses
+// [Default]) runs its operation once, as an attempt of the outer one.
 func NewPolicy(cfg PolicyConfig) Policy {
 	if cfg.MaxAttempts <= 0 {
 		cfg.MaxAttempts = 3
@@ -120,6 +125,14 @@ func NewPolicy(cfg PolicyConfig) Policy {
 		p.log = *cfg.Logger
 	}
 	return p
+}
+
+// logger is the policy's Logger, else the context's.
+func (p *defaultPolicy) logger(ctx context.Context) *zerolog.Logger {
+	if p.cfg.Logger != nil {
+		return &p.log
+	}
+	return zerolog.Ctx(ctx)
 }
 
 // countsAgainstSource reports whether a failure says the source itself is
@@ -173,7 +186,32 @@ func (p *defaultPolicy) Available(key Key) bool {
 
 // Execute runs op with retries for transient failures and a circuit breaker
 // for the source.
+//
+// An Execute inside another Execute of the same policy and key (an agent's
+// tool call around an MCP manager's, both under the default) runs op once,
+// as an attempt of the outer one: the outer Execute retries and counts it,
+// and the inner one would otherwise be refused in the half-open state, whose
+// one trial call the outer Execute holds.
 func (p *defaultPolicy) Execute(ctx context.Context, key Key, op func(context.Context) error) error {
+	if nested(ctx, p, key) {
+		err := op(ctx)
+		if err == nil {
+			return nil
+		}
+		fe := From(err)
+		if fe.Source == "" || fe.Name == "" {
+			c := *fe
+			if c.Source == "" {
+				c.Source = key.Source
+			}
+			if c.Name == "" {
+				c.Name = key.Name
+			}
+			fe = &c
+		}
+		return fe
+	}
+	ctx = &executeCtx{Context: ctx, p: p, key: key}
 	b := p.breaker(key)
 	attempt := func() (struct{}, error) {
 		_, err := b.Execute(func() (struct{}, error) { return struct{}{}, op(ctx) })
@@ -240,8 +278,36 @@ func (p *defaultPolicy) Execute(ctx context.Context, key Key, op func(context.Co
 	return finalError(key, err, true)
 }
 
+// executeCtx is the context of the operation an Execute runs: it names the
+// policy and key, so that a nested Execute of the same ones is recognised.
+type executeCtx struct {
+	context.Context
+	p   *defaultPolicy
+	key Key
+}
+
+// executeCtxKey finds the innermost executeCtx of a context.
+type executeCtxKey struct{}
+
+func (c *executeCtx) Value(k any) any {
+	if k == (executeCtxKey{}) {
+		return c
+	}
+	return c.Context.Value(k)
+}
+
+// nested reports whether ctx is inside an Execute of p for key.
+func nested(ctx context.Context, p *defaultPolicy, key Key) bool {
+	for c, _ := ctx.Value(executeCtxKey{}).(*executeCtx); c != nil; c, _ = c.Context.Value(executeCtxKey{}).(*executeCtx) {
+		if c.p == p && c.key == key {
+			return true
+		}
+	}
+	return false
+}
+
 func (p *defaultPolicy) notifyRetry(ctx context.Context, key Key, err error, d time.Duration) {
-	p.log.Info().Err(err).Str("source", key.String()).Dur("backoff", d).Msg("retrying after a transient failure")
+	p.logger(ctx).Info().Err(err).Str("source", key.String()).Dur("backoff", d).Msg("retrying after a transient failure")
 	if p.cfg.OnRetry != nil {
 		p.cfg.OnRetry(ctx, key, err, d)
 	}
@@ -268,9 +334,10 @@ func finalError(key Key, err error, retried bool) error {
 func (p *defaultPolicy) Handle(ctx context.Context, err error) Outcome {
 	fe := From(err)
 	o := Outcome{Err: fe, Abort: defaultAbort(fe.Kind), ModelText: fe.ModelText()}
-	ev := p.log.Warn()
+	log := p.logger(ctx)
+	ev := log.Warn()
 	if o.Abort {
-		ev = p.log.Error()
+		ev = log.Error()
 	}
 	ev.Ctx(ctx).Str("kind", fe.Kind.String()).Str("source", string(fe.Source)).Str("name", fe.Name).
 		Str("tool", fe.Tool).Str("action", actionName(o.Abort)).Err(fe).Msg("failure handled")

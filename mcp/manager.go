@@ -14,7 +14,6 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/failure"
-	"github.com/switchboard-dev/switchboard/internal/policyref"
 	"github.com/switchboard-dev/switchboard/internal/schema"
 	"github.com/switchboard-dev/switchboard/mcp/internal/oauth"
 )
@@ -25,10 +24,10 @@ type Config struct {
 	Servers []ServerConfig
 	// Policy runs the manager's work against each server (calls,
 	// connection attempts) and handles the failures nobody else sees
-	// (a reconnect failing, a lost session). Nil: a default policy
-	// (failure.NewPolicy with Logger) until an agent given Toolset()
-	// hands the manager its own policy, which is then used for everything;
-	// a Policy set here is kept.
+	// (a reconnect failing, a lost session). Nil: failure.Default, asked
+	// at each use; an agent the manager's toolset is given to does not
+	// change it. A policy without a Logger logs the manager's own work
+	// to Logger.
 	Policy failure.Policy
 	// Logger receives structured logs, including servers' log messages and
 	// stdio servers' stderr (nil: none).
@@ -120,7 +119,6 @@ type LogMessage struct {
 type Manager struct {
 	cfg     Config
 	log     zerolog.Logger
-	policy  *policyref.Ref // Config.Policy, or a default an agent's replaces
 	schemas *schema.Cache
 	servers []*server
 	byName  map[string]*server
@@ -194,7 +192,6 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 		m.log = cfg.Logger.With().Str("component", "mcp").Logger()
 	}
 	m.logins, m.memTokens = oauth.NewLogins(m.log), &memStore{}
-	m.policy = policyref.New(cfg.Policy, failure.NewPolicy(failure.PolicyConfig{Logger: &m.log}))
 	for i := range cfg.Servers {
 		sc := cfg.Servers[i]
 		if err := sc.normalize(); err != nil {
@@ -219,6 +216,9 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 	}
 	m.results = newResultStore(dir, owned, cfg.ResultTTL)
 	m.ctx, m.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	if cfg.Logger != nil {
+		m.ctx = m.log.WithContext(m.ctx) // a policy without a Logger logs here
+	}
 	var first sync.WaitGroup
 	for _, s := range m.servers {
 		if s.cfg.Disabled {
@@ -253,10 +253,6 @@ func (m *Manager) Close() error {
 	})
 	return nil
 }
-
-// Policy returns the failure policy the manager uses now: Config.Policy,
-// the policy an agent handed it, or its default.
-func (m *Manager) Policy() failure.Policy { return m.pol() }
 
 // ServerNames returns the configured servers' names in order.
 func (m *Manager) ServerNames() []string {

@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -17,63 +16,48 @@ import (
 	"time"
 
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/rs/zerolog"
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/failure"
+	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
-// usePolicy hands p to the manager as agent.New does.
-func usePolicy(m *Manager, p failure.Policy) {
-	m.Toolset().(interface{ UsePolicy(failure.Policy) }).UsePolicy(p)
-}
-
-// TestUsePolicy checks which policy a manager keeps when it is handed one,
-// and that a refused policy is logged once per offer.
-func TestUsePolicy(t *testing.T) {
-	own := failure.NewPolicy(failure.PolicyConfig{})
-	first := failure.NewPolicy(failure.PolicyConfig{})
-	second := failure.NewPolicy(failure.PolicyConfig{})
+// TestManagerPolicy: a manager configured without a Policy uses the process
+// default at each use (also one set after New, and whatever an agent it is
+// given to uses); a Config.Policy is kept.
+func TestManagerPolicy(t *testing.T) {
+	t.Cleanup(func() { failure.SetDefault(nil) })
+	own, def, agents := failure.NewPolicy(failure.PolicyConfig{}), failure.NewPolicy(failure.PolicyConfig{}), failure.NewPolicy(failure.PolicyConfig{})
 	tests := []struct {
-		name    string
-		cfg     failure.Policy
-		offers  []failure.Policy
-		want    failure.Policy
-		refused int // debug lines
+		name string
+		cfg  failure.Policy
+		want failure.Policy
 	}{
-		{name: "default replaced", offers: []failure.Policy{first}, want: first},
-		{name: "same policy twice", offers: []failure.Policy{first, first}, want: first},
-		{name: "first offer kept", offers: []failure.Policy{first, second}, want: first, refused: 1},
-		{name: "nil offer ignored", offers: []failure.Policy{nil, first}, want: first},
-		{name: "configured policy kept", cfg: own, offers: []failure.Policy{first, second}, want: own, refused: 2},
+		{name: "the default", want: def},
+		{name: "configured policy kept", cfg: own, want: own},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var buf syncBuffer
-			log := zerolog.New(&buf).Level(zerolog.DebugLevel)
-			m := newManager(t, Config{Policy: tt.cfg, Logger: &log})
-			def := m.Policy()
-			if tt.cfg == nil && (def == nil || def == first) {
-				t.Fatalf("default policy %v", def)
+			failure.SetDefault(nil)
+			m := newManager(t, Config{Policy: tt.cfg})
+			failure.SetDefault(def)
+			if _, err := agent.New(context.Background(), agent.Config{Model: llm.NewScripted(), Policy: agents,
+				Toolsets: []agent.Toolset{m.Toolset()}}); err != nil {
+				t.Fatal(err)
 			}
-			for _, p := range tt.offers {
-				usePolicy(m, p)
-			}
-			if got := m.Policy(); got != tt.want {
+			if got := m.pol(); got != tt.want {
 				t.Errorf("policy %p, want %p", got, tt.want)
-			}
-			if n := strings.Count(buf.String(), "offered a second failure policy"); n != tt.refused {
-				t.Errorf("%d debug lines about a refused policy, want %d:\n%s", n, tt.refused, buf.String())
 			}
 		})
 	}
 }
 
-// TestUsePolicyConcurrent swaps the policy while calls and reconnects use
-// it (run with -race): every offer after the first is refused, whichever
-// goroutine wins.
-func TestUsePolicyConcurrent(t *testing.T) {
+// TestManagerPolicyConcurrent replaces the default while calls and
+// reconnects use it (run with -race): each use takes the default of its
+// moment, and the manager ends with the last one.
+func TestManagerPolicyConcurrent(t *testing.T) {
+	t.Cleanup(func() { failure.SetDefault(nil) })
 	m := newManager(t, Config{Servers: []ServerConfig{inProcessServer(t, "s")}})
 	ctx := context.Background()
 	pols := make([]failure.Policy, 8)
@@ -82,29 +66,18 @@ func TestUsePolicyConcurrent(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	for i := range pols {
-		wg.Add(2)
-		go func() { defer wg.Done(); usePolicy(m, pols[i]) }()
-		go func() {
-			defer wg.Done()
+		wg.Go(func() { failure.SetDefault(pols[i]) })
+		wg.Go(func() {
 			if _, err := m.CallTool(ctx, "s", "echo", json.RawMessage(`{"text":"x"}`)); err != nil {
 				t.Error(err)
 			}
-		}()
+		})
 	}
 	wg.Wait()
-	got := m.Policy()
-	found := false
-	for _, p := range pols {
-		found = found || p == got
-	}
-	if !found {
-		t.Fatalf("the manager kept none of the offered policies")
-	}
-	for _, p := range pols {
-		usePolicy(m, p)
-	}
-	if m.Policy() != got {
-		t.Fatal("a later offer replaced the adopted policy")
+	last := failure.NewPolicy(failure.PolicyConfig{})
+	failure.SetDefault(last)
+	if m.pol() != last {
+		t.Fatal("the manager does not follow the default")
 	}
 }
 
@@ -172,9 +145,9 @@ func (f *flakyHTTP) count(key string) int {
 	return f.seen[key]
 }
 
-// TestOnePolicyForAgentAndManager runs an agent over a manager created
-// without a Policy: after the agent's policy is handed over, the agent's
-// one OnFailure sees every failure once (a call's failure from the agent,
+// TestOnePolicyForAgentAndManager runs an agent over a manager, both
+// created without a Policy: under the process default, its one OnFailure
+// sees every failure once (a call's failure from the agent,
 // a background reconnect failure from the manager), and a transient
 // failure is retried by one Execute, not by two nested ones.
 func TestOnePolicyForAgentAndManager(t *testing.T) {
@@ -193,7 +166,7 @@ func TestOnePolicyForAgentAndManager(t *testing.T) {
 	var mu sync.Mutex
 	var failures []*failure.Error
 	var retries int
-	pol := failure.NewPolicy(failure.PolicyConfig{MaxAttempts: 3, InitialBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond,
+	pol := testkit.SetDefault(t, failure.NewPolicy(failure.PolicyConfig{MaxAttempts: 3, InitialBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond,
 		BreakerFailures: 1000,
 		OnFailure: func(_ context.Context, o failure.Outcome) {
 			mu.Lock()
@@ -204,7 +177,7 @@ func TestOnePolicyForAgentAndManager(t *testing.T) {
 			mu.Lock()
 			defer mu.Unlock()
 			retries++
-		}})
+		}}))
 	m := newManager(t, Config{Servers: []ServerConfig{{Name: "flaky", URL: hs.URL}, down},
 		RestartBackoff: 10 * time.Millisecond, MaxRestartBackoff: 20 * time.Millisecond, MaxRestarts: -1})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -218,18 +191,17 @@ func TestOnePolicyForAgentAndManager(t *testing.T) {
 		llm.Calls(llm.CallTool("c3", nameReadResource, map[string]any{"server": "flaky", "uri": "test://r"})),
 		llm.SummarizeResults("done"),
 	)
-	// agent.New hands its policy to the toolset (a method UsePolicy(failure.Policy), which agent.New calls).
-	a, err := agent.New(ctx, agent.Config{Model: model, Toolsets: []agent.Toolset{m.Toolset()}, Policy: pol})
+	a, err := agent.New(ctx, agent.Config{Model: model, Toolsets: []agent.Toolset{m.Toolset()}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Policy() != pol {
-		t.Fatal("the manager did not adopt the agent's policy")
+	if m.pol() != pol {
+		t.Fatal("the manager does not use the process default")
 	}
 	if _, err := a.Run(ctx, "go"); err != nil {
 		t.Fatal(err)
 	}
-	// The background reconnects of "down" fail under the adopted policy.
+	// The background reconnects of "down" fail under the default.
 	deadline := time.Now().Add(10 * time.Second)
 	downSeen := func() int {
 		mu.Lock()

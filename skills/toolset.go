@@ -16,7 +16,6 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/failure"
-	"github.com/switchboard-dev/switchboard/internal/policyref"
 )
 
 // Config configures a Toolset. Zero values mean the defaults shown.
@@ -85,9 +84,9 @@ type Config struct {
 	// Debounce is how long the watcher waits for changes to settle
 	// (default 250ms).
 	Debounce time.Duration
-	// Policy handles failures: refused skills, watcher errors (nil: the
-	// policy of the agent the toolset is added to, and until then
-	// failure.NewPolicy with Logger).
+	// Policy handles failures: refused skills, watcher errors (nil:
+	// failure.Default, asked at each use; an agent the toolset is added to
+	// does not change it).
 	Policy failure.Policy
 	// Logger receives warnings and events (nil: none).
 	Logger *zerolog.Logger
@@ -172,10 +171,9 @@ var (
 
 // Toolset serves skills to an agent. It is safe for concurrent use.
 type Toolset struct {
-	cfg    Config
-	log    zerolog.Logger
-	policy *policyref.Ref
-	tools  []agent.Tool
+	cfg   Config
+	log   zerolog.Logger
+	tools []agent.Tool
 
 	reloadMu sync.Mutex // serialises reloads
 	mu       sync.RWMutex
@@ -220,7 +218,6 @@ func New(ctx context.Context, cfg Config) (*Toolset, error) {
 	if cfg.Logger != nil {
 		t.log = *cfg.Logger
 	}
-	t.policy = policyref.New(cfg.Policy, failure.NewPolicy(failure.PolicyConfig{Logger: &t.log}))
 	t.tools = t.buildTools()
 	if _, err := t.Reload(ctx); err != nil {
 		return nil, err
@@ -274,7 +271,7 @@ func (t *Toolset) Reload(ctx context.Context) (bool, error) {
 		if e.err != nil {
 			s.errs = append(s.errs, e.err)
 			if !prevErrs[e.err.Error()] {
-				t.policy.Get().Handle(ctx, e.err)
+				t.pol().Handle(ctx, e.err)
 			}
 			continue
 		}
@@ -428,12 +425,12 @@ func (t *Toolset) Body(ctx context.Context, name string) (*Skill, *Body, error) 
 		} else {
 			err = loadError(s.File, 0, err, "")
 		}
-		t.policy.Get().Handle(ctx, err)
+		t.pol().Handle(ctx, err)
 		return s, nil, err
 	}
 	b, err = parseBody(data, d.fsys, s.File)
 	if err != nil {
-		t.policy.Get().Handle(ctx, err)
+		t.pol().Handle(ctx, err)
 		return s, nil, err
 	}
 	for _, w := range b.Warnings {
@@ -483,6 +480,6 @@ func (h *fnv64a) write(b []byte) {
 	}
 }
 
-// UsePolicy makes p the toolset's failure policy when its Config gave none
-// (agent.New calls it).
-func (t *Toolset) UsePolicy(p failure.Policy) { t.policy.Use(p) }
+// pol is the toolset's failure policy: Config.Policy, else the process
+// default.
+func (t *Toolset) pol() failure.Policy { return failure.Or(t.cfg.Policy) }

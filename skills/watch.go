@@ -32,7 +32,7 @@ func (t *Toolset) startWatcher() (*watcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.log.WithContext(context.Background())) // a policy without a Logger logs here
 	w := &watcher{t: t, w: fw, watched: map[string]bool{}, parents: map[string]bool{}, roots: map[string]bool{},
 		cancel: cancel, done: make(chan struct{})}
 	for _, r := range t.cfg.Roots {
@@ -110,12 +110,12 @@ func (w *watcher) loop(ctx context.Context) {
 			if !ok {
 				return
 			}
-			w.t.policy.Get().Handle(ctx, &failure.Error{Kind: failure.Internal, Source: failure.SourceSkill, Name: w.t.cfg.Name, Op: "watch",
+			w.t.pol().Handle(ctx, &failure.Error{Kind: failure.Internal, Source: failure.SourceSkill, Name: w.t.cfg.Name, Op: "watch",
 				Message: "the skills watcher reported an error; changes may be missed", Err: err})
 		case <-fire:
 			fire = nil
 			if _, err := w.t.Reload(ctx); err != nil && ctx.Err() == nil {
-				w.t.policy.Get().Handle(ctx, &failure.Error{Kind: failure.Internal, Source: failure.SourceSkill, Name: w.t.cfg.Name, Op: "reload", Err: err})
+				w.t.pol().Handle(ctx, &failure.Error{Kind: failure.Internal, Source: failure.SourceSkill, Name: w.t.cfg.Name, Op: "reload", Err: err})
 			}
 			w.sync(ctx)
 		}

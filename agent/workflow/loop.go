@@ -137,7 +137,7 @@ func (l *loopRunner) Stream(ctx context.Context, input string) iter.Seq2[agent.E
 		}
 		budget := &failure.Error{Kind: failure.Budget, Source: failure.SourceAgent, Name: l.name,
 			Message: fmt.Sprintf("the loop's condition did not hold within %d iterations", l.max)}
-		o := w.b.policy.Handle(w.ctx, budget)
+		o := w.b.pol().Handle(w.ctx, budget)
 		w.ans.Failures++
 		if l.acceptLast {
 			o.Abort = false

@@ -1,48 +1,54 @@
 package workflow_test
 
 import (
+	"context"
+	"sync/atomic"
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/workflow"
 	"github.com/switchboard-dev/switchboard/failure"
+	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
-// TestWorkflowInheritsPolicy: a workflow given no policy uses its first
-// step's (an agent's, or a nested workflow's), so one OnFailure sees the
-// failures of the workflow and of its agents.
-func TestWorkflowInheritsPolicy(t *testing.T) {
-	pol := fastPolicy()
-	a := newAgent(t, agent.Config{Name: "a", Model: llm.NewCyclic(llm.Say("ok")), Policy: pol})
-	b := newAgent(t, agent.Config{Name: "b", Model: llm.NewCyclic(llm.Say("ok"))})
-	seq, err := workflow.NewSequential(workflow.SequentialConfig{Common: workflow.Common{Name: "seq"},
-		Steps: []workflow.Step{{Runner: a}, {Runner: b}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	par, err := workflow.NewParallel(workflow.ParallelConfig{Common: workflow.Common{Name: "par"},
-		Branches: []workflow.Step{{Runner: seq}, {Runner: b}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	own := failure.NewPolicy(failure.PolicyConfig{})
-	mine, err := workflow.NewSequential(workflow.SequentialConfig{Common: workflow.Common{Name: "mine", Policy: own},
-		Steps: []workflow.Step{{Runner: a}}})
-	if err != nil {
-		t.Fatal(err)
+// TestWorkflowPolicy: a workflow given no policy handles its failures with
+// the process default, not with its first step's policy; a Common.Policy
+// wins over the default. The step's agent keeps its own.
+func TestWorkflowPolicy(t *testing.T) {
+	count := func(n *atomic.Int64) failure.Policy {
+		return testkit.FastPolicy(failure.PolicyConfig{BreakerFailures: 100,
+			OnFailure: func(context.Context, failure.Outcome) { n.Add(1) }})
 	}
 	for _, tc := range []struct {
-		name      string
-		got, want failure.Policy
-	}{{"sequential", policyOf(seq), pol}, {"nested parallel", policyOf(par), pol}, {"its own", policyOf(mine), own}} {
-		if tc.got != tc.want {
-			t.Errorf("%s: policy %p, want %p", tc.name, tc.got, tc.want)
-		}
+		name            string
+		own             bool
+		wantDef, wantWf int64
+	}{
+		{name: "the default", wantDef: 1},
+		{name: "its own", own: true, wantWf: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var def, wf, step atomic.Int64
+			testkit.SetDefault(t, count(&def))
+			bad := newAgent(t, agent.Config{Name: "bad", Policy: count(&step), Model: llm.NewCyclic(llm.Step{
+				Err: &failure.Error{Kind: failure.Model, Source: failure.SourceModel, Message: "refused"}})})
+			c := workflow.Common{Name: "seq-" + tc.name}
+			if tc.own {
+				c.Policy = count(&wf)
+			}
+			seq, err := workflow.NewSequential(workflow.SequentialConfig{Common: c,
+				Steps: []workflow.Step{{Runner: bad}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := drain(seq.Stream(context.Background(), "x")); err == nil {
+				t.Fatal("the failing step did not fail the workflow")
+			}
+			if def.Load() != tc.wantDef || wf.Load() != tc.wantWf || step.Load() == 0 {
+				t.Errorf("failures seen by the default %d, by Common.Policy %d, by the step's %d; want %d, %d and some",
+					def.Load(), wf.Load(), step.Load(), tc.wantDef, tc.wantWf)
+			}
+		})
 	}
-}
-
-// policyOf is the policy a workflow runs under (its Policy method).
-func policyOf(r agent.Runner) failure.Policy {
-	return r.(interface{ Policy() failure.Policy }).Policy()
 }

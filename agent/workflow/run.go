@@ -28,11 +28,11 @@ type Common struct {
 	Events agent.EventSink
 	// Policy retries failed steps (transient failures, under a circuit
 	// breaker keyed by workflow and step) and handles every failure (nil:
-	// the policy of Events when it has one, else that of the first step
-	// whose runner has one, as agents and workflows do, else
-	// failure.NewPolicy with Logger).
+	// failure.Default, asked at each use). The steps' agents and workflows
+	// follow their own Config's Policy, by the same rule.
 	Policy failure.Policy
-	// Logger receives structured logs (nil: none).
+	// Logger receives structured logs (nil: none); the workflow puts it in
+	// its runs' context, where a policy without a Logger logs.
 	Logger *zerolog.Logger
 }
 
@@ -42,6 +42,7 @@ type base struct {
 	events     agent.EventSink
 	policy     failure.Policy
 	log        zerolog.Logger
+	logs       bool              // Common.Logger was given
 	telCfg     agent.Telemetry   // the first step's providers (telemetry.go)
 	tel        *telemetry.Source // telCfg resolved
 }
@@ -52,36 +53,16 @@ func newBase(c Common, runners ...agent.Runner) (base, error) {
 	}
 	b := base{name: c.Name, desc: c.Description, events: c.Events, policy: c.Policy, log: zerolog.Nop()}
 	if c.Logger != nil {
-		b.log = *c.Logger
-	}
-	if b.policy == nil {
-		b.policy = inheritedPolicy(c.Events, runners)
-	}
-	if b.policy == nil {
-		b.policy = failure.NewPolicy(failure.PolicyConfig{Logger: &b.log})
+		b.log, b.logs = *c.Logger, true
 	}
 	b.telCfg = inheritedTelemetry(runners)
 	b.tel = telemetry.NewSource(b.telCfg.TracerProvider, b.telCfg.MeterProvider, b.telCfg.RecordContent)
 	return b, nil
 }
 
-// inheritedPolicy is the policy of events, else of the first runner that
-// has one (nil if none has).
-func inheritedPolicy(events agent.EventSink, runners []agent.Runner) failure.Policy {
-	type hasPolicy interface{ Policy() failure.Policy }
-	if hp, ok := events.(hasPolicy); ok && hp.Policy() != nil {
-		return hp.Policy()
-	}
-	for _, r := range runners {
-		if hp, ok := r.(hasPolicy); ok && hp.Policy() != nil {
-			return hp.Policy()
-		}
-	}
-	return nil
-}
-
-// Policy returns the failure policy the workflow uses.
-func (b *base) Policy() failure.Policy { return b.policy }
+// pol is the workflow's failure policy: Common.Policy, else the process
+// default.
+func (b *base) pol() failure.Policy { return failure.Or(b.policy) }
 
 // Name is the workflow's name.
 func (b *base) Name() string { return b.name }
@@ -114,6 +95,9 @@ func (b *base) stream(ctx context.Context, input string, body func(w *wrun, inpu
 	return func(yield func(agent.Event, error) bool) {
 		rctx, cancel := context.WithCancelCause(ctx)
 		defer cancel(nil)
+		if b.logs {
+			rctx = b.log.WithContext(rctx) // a policy without a Logger logs here
+		}
 		w := &wrun{b: b, id: runctx.NewRunID(), ctx: rctx, cancel: cancel, yield: yield, start: time.Now()}
 		w.parent, _ = runctx.ParentFromContext(ctx).(*agent.Parent)
 		w.traceStart()
@@ -176,7 +160,7 @@ func (w *wrun) emit(ev agent.Event) {
 
 // handle passes a failure through the policy and emits it.
 func (w *wrun) handle(err error, step *agent.StepInfo) failure.Outcome {
-	o := w.b.policy.Handle(w.ctx, err)
+	o := w.b.pol().Handle(w.ctx, err)
 	w.ans.Failures++
 	w.emit(agent.Event{Type: agent.EventFailure, Step: step, Failure: agent.NewFailureInfo(o)})
 	return o

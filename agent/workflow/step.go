@@ -78,7 +78,7 @@ func (w *wrun) runStep(ctx context.Context, s Step, index int, input string, out
 	info := agent.StepInfo{Name: s.Name, Index: index}
 	key := failure.Key{Source: failure.SourceAgent, Name: w.b.name + "/" + s.Name}
 	var ans *agent.Answer
-	err := w.b.policy.Execute(ctx, key, func(ctx context.Context) error {
+	err := w.b.pol().Execute(ctx, key, func(ctx context.Context) error {
 		var err error
 		ans, err = w.attempt(ctx, s.Runner, &info, input, out)
 		return err

@@ -77,7 +77,7 @@ func (p *Pool) answerElicitation(ctx context.Context, msg *nats.Msg) {
 	}
 	e, deadline, err := wire.DecodeRequest[agent.Elicitation](msg.Data, "decode elicitation")
 	if err != nil {
-		p.policy.Handle(ctx, err)
+		failure.Or(p.policy).Handle(ctx, err)
 		reply(agent.ElicitationResult{}, err)
 		return
 	}

@@ -186,7 +186,7 @@ func (j *job) send(m jobMessage) {
 	if err != nil && !j.pubFail {
 		// Once per job: the pool notices the silence and retries.
 		j.pubFail = true
-		j.s.policy.Handle(context.WithoutCancel(j.ctx), &failure.Error{Kind: failure.KindOf(j.s.b.Classify(err, "publish")),
+		failure.Or(j.s.policy).Handle(context.WithoutCancel(j.ctx), &failure.Error{Kind: failure.KindOf(j.s.b.Classify(err, "publish")),
 			Source: failure.SourceBus, Name: j.s.key, Op: "publish", Err: err, Message: "a job message could not be sent to the caller"})
 	}
 }
@@ -220,7 +220,7 @@ func (j *job) beat(stop <-chan struct{}, done chan<- struct{}) {
 				}
 				err := &failure.Error{Kind: failure.Canceled, Source: failure.SourceBus, Name: j.s.key, Op: "run",
 					Message: fmt.Sprintf("the caller stopped answering (silent for %s); the run was cancelled", silent.Round(time.Millisecond))}
-				j.s.policy.Handle(context.WithoutCancel(j.ctx), err)
+				failure.Or(j.s.policy).Handle(context.WithoutCancel(j.ctx), err)
 				j.cancel(err)
 			}
 		}
@@ -232,7 +232,7 @@ func (j *job) onControl(msg *nats.Msg) {
 	j.lastPing.Store(time.Now().UnixNano())
 	c, err := decodeControl(msg.Data)
 	if err != nil {
-		j.s.policy.Handle(context.WithoutCancel(j.ctx), err)
+		failure.Or(j.s.policy).Handle(context.WithoutCancel(j.ctx), err)
 		return
 	}
 	if c.Op != controlCancel {

@@ -44,8 +44,8 @@ type PoolConfig struct {
 	// used first. Nil: such questions are declined.
 	Elicitor agent.Elicitor
 	// Policy retries lost workers and breaks the pool's circuit under the
-	// key {bus, "worker/<name>"}, and handles the pool's failures (nil: the
-	// bus's policy).
+	// key {bus, "worker/<name>"}, and handles the pool's failures (nil:
+	// failure.Default, asked at each use; not the bus's).
 	Policy failure.Policy
 	// Logger receives structured logs (nil: none).
 	Logger *zerolog.Logger
@@ -61,7 +61,7 @@ type Pool struct {
 	cfg    PoolConfig
 	subj   subjects
 	key    failure.Key
-	policy failure.Policy
+	policy failure.Policy // Config.Policy; nil: failure.Default at each use
 	log    zerolog.Logger
 }
 
@@ -98,9 +98,6 @@ func NewPool(b *bus.Bus, name string, cfg PoolConfig) (*Pool, error) {
 		p.log = *cfg.Logger
 	}
 	p.log = p.log.With().Str("component", "worker-pool").Str("pool", name).Logger()
-	if p.policy == nil {
-		p.policy = b.Policy()
-	}
 	return p, nil
 }
 
@@ -161,7 +158,7 @@ func (p *Pool) Workers(ctx context.Context) ([]Info, error) {
 		if info, err := decodeWorkerInfo(msg.Data); err == nil {
 			out = append(out, info)
 		} else {
-			p.policy.Handle(ctx, err)
+			failure.Or(p.policy).Handle(ctx, err)
 		}
 	}
 	sort.Slice(out, func(i, k int) bool { return out[i].ID < out[k].ID })

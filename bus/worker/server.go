@@ -57,7 +57,8 @@ type ServeConfig struct {
 	// MaxOrphans bounds the orphans this worker resumes at once (default 2;
 	// they count against MaxConcurrent).
 	MaxOrphans int
-	// Policy handles the worker's own failures (nil: the bus's policy).
+	// Policy handles the worker's own failures (nil: failure.Default,
+	// asked at each use; not the bus's).
 	Policy failure.Policy
 	// Logger receives structured logs (nil: none).
 	Logger *zerolog.Logger
@@ -95,7 +96,7 @@ type Server struct {
 	subj   subjects
 	key    string // "worker/<name>": failures' Name
 	log    zerolog.Logger
-	policy failure.Policy
+	policy failure.Policy // Config.Policy; nil: failure.Default at each use
 
 	// base carries Serve's ctx values; cancelled (with stopCause) when
 	// Stop gives up waiting for runs.
@@ -154,9 +155,6 @@ func Serve(ctx context.Context, b *bus.Bus, r agent.Runner, cfg ServeConfig) (*S
 	}
 	s.resume, s.store = durableRunner(r), storeOf(r)
 	s.log = s.log.With().Str("component", "worker").Str("pool", cfg.Name).Str("worker", cfg.ID).Logger()
-	if s.policy == nil {
-		s.policy = b.Policy()
-	}
 	s.stopCause = &failure.Error{Kind: failure.Unavailable, Source: failure.SourceBus, Name: s.key, Op: "stop",
 		Err: runowner.ErrHandover, Message: "the worker is stopping; the run is handed back to its pool"}
 	s.base, s.cancelAll = context.WithCancelCause(context.WithoutCancel(ctx))
@@ -260,7 +258,7 @@ func (s *Server) stop(ctx context.Context) error {
 		case <-time.After(stopGrace):
 			err = &failure.Error{Kind: failure.Timeout, Source: failure.SourceBus, Name: s.key, Op: "stop",
 				Message: fmt.Sprintf("a run ignored cancellation for %s; it was abandoned", stopGrace)}
-			s.policy.Handle(context.WithoutCancel(ctx), err)
+			failure.Or(s.policy).Handle(context.WithoutCancel(ctx), err)
 		}
 	}
 	s.cancelAll(s.stopCause)
@@ -283,7 +281,7 @@ func (s *Server) respond(msg *nats.Msg, a ack) {
 		return
 	}
 	if err := msg.Respond(mustJSON(ackWire{V: wire.Version, ack: a})); err != nil {
-		s.policy.Handle(s.base, &failure.Error{Kind: failure.KindOf(s.b.Classify(err, "ack")), Source: failure.SourceBus,
+		failure.Or(s.policy).Handle(s.base, &failure.Error{Kind: failure.KindOf(s.b.Classify(err, "ack")), Source: failure.SourceBus,
 			Name: s.key, Op: "ack", Err: err, Message: "an answer to a start request could not be sent"})
 	}
 }
@@ -293,7 +291,7 @@ func (s *Server) respond(msg *nats.Msg, a ack) {
 func (s *Server) onStart(msg *nats.Msg) {
 	req, err := decodeStart(msg.Data)
 	if err != nil {
-		s.policy.Handle(s.base, err)
+		failure.Or(s.policy).Handle(s.base, err)
 		s.respond(msg, ack{Worker: s.cfg.ID, Error: wire.NewWireError(err)})
 		return
 	}

@@ -47,7 +47,7 @@ type terminal struct {
 func (st *stream) run() {
 	var term *terminal
 	var noWorker error
-	err := st.p.policy.Execute(st.ctx, st.p.key, func(ctx context.Context) error {
+	err := failure.Or(st.p.policy).Execute(st.ctx, st.p.key, func(ctx context.Context) error {
 		if st.stopped {
 			return nil
 		}
@@ -108,7 +108,7 @@ func (st *stream) emit(ev agent.Event) bool {
 
 // handle passes a failure through the policy and yields it.
 func (st *stream) handle(err error) {
-	o := st.p.policy.Handle(st.ctx, err)
+	o := failure.Or(st.p.policy).Handle(st.ctx, err)
 	st.handled = o.Err
 	st.emit(st.stamp(agent.Event{Type: agent.EventFailure, Failure: agent.NewFailureInfo(o)}))
 }

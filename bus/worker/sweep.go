@@ -392,7 +392,7 @@ func (s *Server) runOrphan(run, from string, slot *runowner.Slot) (refused error
 			if v := recover(); v != nil {
 				last = &failure.Error{Kind: failure.Panic, Source: failure.SourceBus, Name: s.key, Op: "resume orphan",
 					Err: &failure.PanicError{Value: v}, Message: "the runner crashed resuming an orphaned run"}
-				s.policy.Handle(context.WithoutCancel(ctx), last)
+				failure.Or(s.policy).Handle(context.WithoutCancel(ctx), last)
 				if first {
 					refused = last // counted: a run whose resume crashes is not taken forever
 				}

@@ -250,7 +250,7 @@ func (w *world) startPeer(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	w.server, err = a2a.NewServer(ctx, a2a.ServerConfig{Agent: researcher, Logger: &w.log})
+	w.server, err = a2a.NewServer(ctx, a2a.ServerConfig{Agent: researcher, Policy: w.policy, Logger: &w.log})
 	if err != nil {
 		return err
 	}

@@ -88,7 +88,7 @@ func Start(ctx context.Context, opts Options) (p *Pipeline, err error) {
 		return nil, err
 	}
 	common := func(name string) workflow.Common {
-		return workflow.Common{Name: name, Events: p.Bus, Policy: p.Bus.Policy(), Logger: opts.Logger}
+		return workflow.Common{Name: name, Events: p.Bus, Logger: opts.Logger}
 	}
 	specialists, err := workflow.NewParallel(workflow.ParallelConfig{Common: common("specialists"),
 		Branches:   []workflow.Step{{Runner: security}, {Runner: p.Performance}},

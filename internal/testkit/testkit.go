@@ -25,6 +25,16 @@ func FastPolicy(cfg failure.PolicyConfig) failure.Policy {
 	return failure.NewPolicy(cfg)
 }
 
+// SetDefault makes p the process's failure.Default for the rest of the
+// test, so that what the test does to circuits stays in it, and restores the
+// built-in default when the test ends. Tests that use it must not run in
+// parallel with tests that use the default.
+func SetDefault(t testing.TB, p failure.Policy) failure.Policy {
+	failure.SetDefault(p)
+	t.Cleanup(func() { failure.SetDefault(nil) })
+	return p
+}
+
 // Ctx is a context that ends after d or with the test, whichever is first.
 func Ctx(t testing.TB, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)

@@ -236,15 +236,12 @@ func statusInText(s string) int {
 	return n
 }
 
-// generateUnder runs gen for req, through policy.Execute when a policy is
-// set (keyed by the model's name).
+// generateUnder runs gen for req through the policy (nil: failure.Default),
+// keyed by the model's name.
 func generateUnder(ctx context.Context, policy failure.Policy, name string, req *llm.Request,
 	gen func(context.Context, *llm.Request) (*llm.Response, error)) (*llm.Response, error) {
-	if policy == nil {
-		return gen(ctx, req)
-	}
 	var resp *llm.Response
-	err := policy.Execute(ctx, failure.Key{Source: failure.SourceModel, Name: name}, func(ctx context.Context) error {
+	err := failure.Or(policy).Execute(ctx, failure.Key{Source: failure.SourceModel, Name: name}, func(ctx context.Context) error {
 		var err error
 		resp, err = gen(ctx, req)
 		return err

@@ -11,10 +11,17 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
+// onceDefault is the process default of this package's tests: one attempt
+// and no circuit, so that each test sees how one answer is classified (a
+// Config without a Policy uses the default).
+var onceDefault = failure.NewPolicy(failure.PolicyConfig{MaxAttempts: 1, BreakerFailures: 1 << 30})
+
 func TestMain(m *testing.M) {
+	failure.SetDefault(onceDefault)
 	goleak.VerifyTestMain(m)
 }
 

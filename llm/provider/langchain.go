@@ -22,10 +22,11 @@ type langChainConfig struct {
 	Name string
 	// Secrets (API keys) are removed from the text of every error.
 	Secrets []string
-	// Policy, if set, runs every Generate through Policy.Execute (retries
-	// and a circuit breaker keyed by Name). Leave it nil when the model
-	// serves an agent.Agent: the agent already runs each model turn through
-	// its own policy, and setting both would retry twice.
+	// Policy runs every Generate through Policy.Execute (retries and a
+	// circuit breaker keyed by Name; nil: failure.Default, asked at each
+	// use). Under an agent.Agent, which runs each model turn through its
+	// own policy too, a failure this policy already retried is not retried
+	// again.
 	Policy failure.Policy
 	// Logger receives debug lines about each call (default: none).
 	Logger *zerolog.Logger

@@ -255,30 +255,54 @@ func newHangingProvider(t *testing.T) *provider {
 }
 
 // TestPolicyRetriesTransientFailures checks Config.Policy: a 429 then a 503
-// are retried through the policy, and the third answer is returned.
+// are retried through the policy, and the third answer is returned; with no
+// Policy, through the process default, which an explicit Policy overrides.
 func TestPolicyRetriesTransientFailures(t *testing.T) {
 	busy := reply{429, "application/json", []byte(`{"error":{"message":"Rate limit reached","type":"requests"}}`)}
 	down := reply{503, "application/json", []byte(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)}
+	retrying := func() failure.Policy {
+		return failure.NewPolicy(failure.PolicyConfig{MaxAttempts: 3, InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
+	}
 	tests := []struct {
 		provider string
 		ok       reply
+		how      string // "config": Config.Policy retries; "default": the default does; "override": Config.Policy does not, the default would
 	}{
-		{nameOpenAI, reply{200, "application/json", []byte(openAIFinal)}},
-		{nameAnthropic, reply{200, "application/json", []byte(anthropicFinal)}},
+		{nameOpenAI, reply{200, "application/json", []byte(openAIFinal)}, "config"},
+		{nameAnthropic, reply{200, "application/json", []byte(anthropicFinal)}, "config"},
+		{nameOpenAI, reply{200, "application/json", []byte(openAIFinal)}, "default"},
+		{nameAnthropic, reply{200, "application/json", []byte(anthropicFinal)}, "default"},
+		{nameOpenAI, reply{200, "application/json", []byte(openAIFinal)}, "override"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.provider, func(t *testing.T) {
+		t.Run(tt.provider+"/"+tt.how, func(t *testing.T) {
+			t.Cleanup(func() { failure.SetDefault(onceDefault) })
 			p := newProvider(t, busy, down, tt.ok)
-			pol := failure.NewPolicy(failure.PolicyConfig{MaxAttempts: 3, InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
 			base := p.URL
 			if tt.provider == nameOpenAI {
 				base += "/v1"
 			}
-			m, err := New(Config{Provider: tt.provider, APIKey: "k-0123456789", BaseURL: base, HTTPClient: p.Client(), Policy: pol})
+			cfg := Config{Provider: tt.provider, APIKey: "k-0123456789", BaseURL: base, HTTPClient: p.Client()}
+			switch tt.how {
+			case "config":
+				cfg.Policy = retrying()
+			case "default":
+				failure.SetDefault(retrying())
+			case "override":
+				cfg.Policy = onceDefault
+				failure.SetDefault(retrying())
+			}
+			m, err := New(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
 			resp, err := m.Generate(t.Context(), userReq("hi"))
+			if tt.how == "override" {
+				if !errors.Is(err, failure.Transient) || len(p.requests()) != 1 {
+					t.Errorf("Config.Policy of one attempt: %v after %d requests, want the 429 after 1", err, len(p.requests()))
+				}
+				return
+			}
 			if err != nil {
 				t.Fatalf("after retries: %v", err)
 			}

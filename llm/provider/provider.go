@@ -59,9 +59,11 @@ type Config struct {
 	// HTTPClient sends the requests (default: a new http.Client without a
 	// timeout; calls are bounded by their context).
 	HTTPClient *http.Client
-	// Policy, if set, runs every Generate through Policy.Execute. Leave it
-	// nil under an [agent.Agent], which already runs each model call under its
-	// policy.
+	// Policy runs every Generate through Policy.Execute: retries and a
+	// circuit breaker keyed by the model's name (nil: failure.Default,
+	// asked at each use). Under an agent.Agent, which runs each model turn
+	// through its own policy too, a failure the provider's policy already
+	// retried is not retried again.
 	Policy failure.Policy
 	// Logger receives debug lines about each call (default: none).
 	Logger *zerolog.Logger

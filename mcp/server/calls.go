@@ -87,13 +87,16 @@ func (s *Server) serveCall(ctx context.Context, req *gomcp.CallToolRequest, name
 			return errorResult(fmt.Sprintf("invalid arguments for %s: %v", name, err)), outcomeInvalidArgs
 		}
 	}
+	if s.cfg.Logger != nil {
+		ctx = s.log.WithContext(ctx) // a policy without a Logger logs here
+	}
 	result, err := s.runTool(ctx, req, link, tool, spec, args)
 	if err != nil {
 		fe := failure.From(err)
 		if fe.Tool == "" {
 			fe.Tool = name
 		}
-		s.policy.Handle(ctx, fe)
+		failure.Or(s.policy).Handle(ctx, fe)
 		return errorResult(fe.ModelText()), outcomeFailed
 	}
 	out := toMCPResult(result)
@@ -134,7 +137,7 @@ func (s *Server) runTool(ctx context.Context, req *gomcp.CallToolRequest, link *
 		result = r
 		return err
 	}
-	err := s.policy.Execute(ctx, sourceKey(spec), op)
+	err := failure.Or(s.policy).Execute(ctx, sourceKey(spec), op)
 	if err != nil && ctx.Err() != nil {
 		err = deadlineErr(ctx, spec, err)
 	}

@@ -88,7 +88,9 @@ type Config struct {
 	// any replica. The gateway relays over NATS request-reply.
 	Replica string
 	Relay   func(ctx context.Context, replica string, retry []byte) ([]byte, error)
-	// Policy handles failures (nil: failure.NewPolicy with Logger).
+	// Policy runs every tool call (retries, a circuit per source) and
+	// handles its failures (nil: failure.Default, asked at each use). A
+	// policy without a Logger logs the calls' failures to Logger.
 	Policy failure.Policy
 	// Logger receives structured logs (nil: none).
 	Logger *zerolog.Logger
@@ -99,7 +101,7 @@ type Config struct {
 type Server struct {
 	cfg    Config
 	log    zerolog.Logger
-	policy failure.Policy
+	policy failure.Policy // Config.Policy; nil: failure.Default at each use
 	mcp    *gomcp.Server
 	tools  *toolRegistry
 	limits *limiters
@@ -157,9 +159,6 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		s.log = cfg.Logger.With().Str("component", "mcp-server").Logger()
 	}
 	s.policy = cfg.Policy
-	if s.policy == nil {
-		s.policy = failure.NewPolicy(failure.PolicyConfig{Logger: cfg.Logger})
-	}
 	s.limits = newLimiters(cfg.RateLimit, cfg.RateBurst, cfg.MaxClients)
 	var opts gomcp.ServerOptions
 	if cfg.MCPOptions != nil {

@@ -24,7 +24,7 @@ var (
 type bucket struct {
 	kv     jetstream.KeyValue
 	name   string
-	policy failure.Policy
+	policy failure.Policy // nil: failure.Default
 	key    failure.Key
 }
 
@@ -53,7 +53,7 @@ func expected(err error) error {
 // any other error is a *failure.Error (Source bus, Name the bucket, Op op).
 func (b *bucket) exec(ctx context.Context, op string, fn func(ctx context.Context) error) error {
 	var sentinel error
-	err := b.policy.Execute(ctx, b.key, func(ctx context.Context) error {
+	err := failure.Or(b.policy).Execute(ctx, b.key, func(ctx context.Context) error {
 		e := fn(ctx)
 		if x := expected(e); x != nil {
 			sentinel = x

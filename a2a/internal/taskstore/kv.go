@@ -38,7 +38,7 @@ type KVConfig struct {
 	// the a2a server's authentication put in a2a-go's call context).
 	Owner func(ctx context.Context) string
 	// Policy runs every bucket operation (retries, circuit breaker); nil
-	// means failure.NewPolicy with Logger.
+	// means failure.Default, asked at each use.
 	Policy failure.Policy
 	// Logger receives logs (nil: none).
 	Logger *zerolog.Logger
@@ -73,9 +73,6 @@ func (cfg KVConfig) withDefaults() KVConfig {
 	if cfg.Logger == nil {
 		l := zerolog.Nop()
 		cfg.Logger = &l
-	}
-	if cfg.Policy == nil {
-		cfg.Policy = failure.NewPolicy(failure.PolicyConfig{Logger: cfg.Logger})
 	}
 	if cfg.TTL == 0 {
 		cfg.TTL = DefaultTTL
