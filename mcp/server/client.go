@@ -105,7 +105,7 @@ func (l *clientLink) sample(ctx context.Context, p *gomcp.CreateMessageParams) (
 // behind it ([Client.Elicitor]) and its model ([Client.Sampler],
 // [Client.Model]). It finds the call through the asking context, or
 // through the call's run id for sources that lose the context on the way
-// (the requests of an [mcp.Manager]'s servers arrive on the Manager's own
+// (the requests of an mcp.Manager's servers arrive on the Manager's own
 // goroutines).
 //
 // A Client exists apart from the [Server] so that sources built before
