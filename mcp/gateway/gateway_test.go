@@ -393,3 +393,29 @@ func TestNewRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestRetryNamingNoReplica: a retry whose requestState names a replica
+// nobody serves is answered with an error result at once (no responder);
+// one whose first part cannot name a replica (a wildcard) is not sent
+// anywhere and is answered as a state the server does not know.
+func TestRetryNamingNoReplica(t *testing.T) {
+	rs := newReplicas(t, 1, newBus(t), server.Config{Toolsets: []agent.Toolset{agent.NewToolset("t", askTool(1))}, Stateless: true})
+	c := gomcp.NewClient(&gomcp.Implementation{Name: "c", Version: "1"}, &gomcp.ClientOptions{MultiRoundTrip: &gomcp.MultiRoundTripOptions{Disabled: true}})
+	cs, err := c.Connect(testkit.Ctx(t, 10*time.Second), &gomcp.StreamableClientTransport{Endpoint: rs.lb.URL + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	for state, want := range map[string]string{"gone.ABC": "could not be reached", "*.ABC": "unknown or expired", ">.ABC": "unknown or expired"} {
+		res, err := cs.CallTool(testkit.Ctx(t, 10*time.Second), &gomcp.CallToolParams{Name: "ask", Arguments: map[string]any{}, RequestState: state})
+		if err != nil {
+			t.Fatalf("%s: %v", state, err)
+		}
+		if txt := res.Content[0].(*gomcp.TextContent).Text; !res.IsError || !strings.Contains(txt, want) {
+			t.Errorf("%s: %q (error %v), want %q", state, txt, res.IsError, want)
+		}
+	}
+	if n := rs.gateways[0].relay.relayed.Load(); n != 1 {
+		t.Errorf("%d retries relayed, want 1", n)
+	}
+}

@@ -76,7 +76,7 @@ func (r *relay) middleware(next gomcp.MethodHandler) gomcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		if rt, ok := server.RetryOf(ctr); ok {
-			if owner, state, named := strings.Cut(rt.State, "."); named {
+			if owner, state, named := strings.Cut(rt.State, "."); named && validReplica(owner) {
 				if owner != r.replica {
 					rt.State = state
 					return r.forward(ctx, owner, rt), nil
@@ -92,6 +92,13 @@ func (r *relay) middleware(next gomcp.MethodHandler) gomcp.MethodHandler {
 		}
 		return res, err
 	}
+}
+
+// validReplica reports whether a requestState's first part can name a
+// replica (and so a subject): not empty, no blanks or wildcards. A state
+// that names none is left to the server, which does not know it.
+func validReplica(s string) bool {
+	return s != "" && !strings.ContainsAny(s, " *>\t\r\n")
 }
 
 // name prefixes res's requestState with this replica's name.
