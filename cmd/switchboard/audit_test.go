@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/mcp/gateway"
 	"github.com/switchboard-dev/switchboard/mcp/server"
 )
 
@@ -48,7 +49,7 @@ func TestAuditStream(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for len(got) < len(want) && time.Now().Before(deadline) {
 		got = got[:0]
-		cons, err := js.OrderedConsumer(ctx(t, 5*time.Second), auditStream, jetstream.OrderedConsumerConfig{})
+		cons, err := js.OrderedConsumer(ctx(t, 5*time.Second), gateway.AuditStream, jetstream.OrderedConsumerConfig{})
 		if err != nil {
 			time.Sleep(100 * time.Millisecond)
 			continue

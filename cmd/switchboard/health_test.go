@@ -15,6 +15,12 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/testkit"
 )
 
+// The probes' paths (package gateway serves them).
+const (
+	livePath  = "/healthz"
+	readyPath = "/readyz"
+)
+
 // probe is a GET of the gateway's path p: its status and body.
 func probe(t *testing.T, base, p string) (int, string) {
 	t.Helper()

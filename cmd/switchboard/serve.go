@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -22,8 +21,8 @@ import (
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/bus"
 	"github.com/switchboard-dev/switchboard/failure"
-	"github.com/switchboard-dev/switchboard/internal/sessionroute"
 	"github.com/switchboard-dev/switchboard/mcp"
+	"github.com/switchboard-dev/switchboard/mcp/gateway"
 	"github.com/switchboard-dev/switchboard/mcp/server"
 	"github.com/switchboard-dev/switchboard/skills"
 )
@@ -79,7 +78,7 @@ func parseServe(args []string, stderr io.Writer) (*serveOptions, error) {
 	fs.BoolVar(&o.stateless, "stateless", false, "serve HTTP without sessions (no elicitation or sampling for clients before 2026-07-28; replicas need no affinity either way)")
 	fs.Var(&o.origins, "allowed-origin", "a browser origin allowed besides the server's own (repeatable)")
 	fs.DurationVar(&o.callTimeout, "call-timeout", 2*time.Minute, "bound of one tools/call when the tool sets none")
-	fs.DurationVar(&o.drain, "shutdown-delay", 0, "on SIGINT or SIGTERM, answer "+readyPath+" 503 for this long, still serving, before shutting down (HTTP)")
+	fs.DurationVar(&o.drain, "shutdown-delay", 0, "on SIGINT or SIGTERM, answer /readyz 503 for this long, still serving, before shutting down (HTTP)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "log level on stderr: debug, info, warn, error")
 	o.auth.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -140,7 +139,8 @@ func (o *serveOptions) permissions() *agent.Permissions {
 	return p
 }
 
-// serve runs the gateway until ctx ends (or, on stdio, the client leaves).
+// serve runs the gateway until ctx ends (or, on stdio, the client leaves):
+// flags → sources → server.New → gateway.New.
 func serve(ctx context.Context, o *serveOptions, stdin io.Reader, stdout, stderr io.Writer) error {
 	lvl, err := zerolog.ParseLevel(o.logLevel)
 	if err != nil {
@@ -148,29 +148,71 @@ func serve(ctx context.Context, o *serveOptions, stdin io.Reader, stdout, stderr
 	}
 	log := zerolog.New(stderr).Level(lvl).With().Timestamp().Logger()
 	policy := failure.NewPolicy(failure.PolicyConfig{Logger: &log})
-	cfg := server.Config{Name: "switchboard", Version: version(), Permissions: o.permissions(),
-		CallTimeout: o.callTimeout, RateLimit: rate.Limit(o.rate), RateBurst: o.burst,
-		AllowedOrigins: o.origins, Stateless: o.stateless, Policy: policy, Logger: &log}
-	var closers []func()
-	defer func() {
-		for i := len(closers) - 1; i >= 0; i-- {
-			closers[i]()
+	// The sources are built before the server; client hands them the
+	// server's person and model.
+	client := new(server.Client)
+	cfg, closeSources, err := o.sources(ctx, policy, &log, client)
+	defer closeSources()
+	if err != nil {
+		return err
+	}
+	var b *bus.Bus
+	if o.audit || o.nats != "" {
+		if b, err = newBus(ctx, o.nats, &log); err != nil {
+			return err
 		}
-	}()
-	// The server is built after its sources, which need its Elicitor and
-	// Sampler: they reach it through this late binding.
-	late := lateClient{srv: &atomic.Pointer[server.Server]{}}
+		defer b.Close()
+	}
+	srv, err := server.New(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	gcfg := gateway.Config{Replica: o.replica, Audit: o.audit, Path: o.path, Logger: &log}
+	if b != nil {
+		gcfg.Conn, gcfg.JetStream, gcfg.Prefix = b.Conn(), b.JetStream(), b.Prefix()
+	}
+	g, err := gateway.New(ctx, srv, gcfg)
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	if o.listen == "" {
+		log.Info().Msg("serving MCP on stdio")
+		return srv.Run(ctx, stdioTransport(stdin, stdout))
+	}
+	return serveHTTP(ctx, srv, g, o, &log)
+}
+
+// sources builds the server's configuration from the flags: the
+// toolsets of -mcp-config, -skills and -a2a (their questions and sampling
+// go to client), the policy and the limits. closeSources closes what was
+// built, even on error.
+func (o *serveOptions) sources(ctx context.Context, policy failure.Policy, log *zerolog.Logger, client *server.Client) (cfg server.Config, closeSources func(), err error) {
+	cfg = server.Config{Name: "switchboard", Version: version(), Permissions: o.permissions(),
+		CallTimeout: o.callTimeout, RateLimit: rate.Limit(o.rate), RateBurst: o.burst,
+		AllowedOrigins: o.origins, Stateless: o.stateless, Policy: policy, Logger: log, Client: client}
+	if o.verifier != nil {
+		cfg.TokenVerifier = o.verifier
+		cfg.AuthOptions = &auth.RequireBearerTokenOptions{ResourceMetadataURL: o.auth.metadataURL}
+	}
+	var closers []func() error
+	closeSources = func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			_ = closers[i]()
+		}
+	}
 	if o.mcpConfig != "" {
 		servers, err := mcp.LoadFile(o.mcpConfig)
 		if err != nil {
-			return err
+			return cfg, closeSources, err
 		}
-		m, err := mcp.New(ctx, mcp.Config{Servers: servers, Policy: policy, Logger: &log,
-			Elicitor: late.elicitor(), Sampler: late.sampler()})
+		m, err := mcp.New(ctx, mcp.Config{Servers: servers, Policy: policy, Logger: log,
+			Elicitor: client.Elicitor(), Sampler: client.Sampler()})
 		if err != nil {
-			return err
+			return cfg, closeSources, err
 		}
-		closers = append(closers, func() { _ = m.Close() })
+		closers = append(closers, m.Close)
 		cfg.Toolsets = append(cfg.Toolsets, m.Toolset())
 	}
 	if len(o.skillDirs) > 0 {
@@ -178,97 +220,43 @@ func serve(ctx context.Context, o *serveOptions, stdin io.Reader, stdout, stderr
 		for _, d := range o.skillDirs {
 			roots = append(roots, skills.Root{Path: d, Label: d})
 		}
-		sk, err := skills.New(ctx, skills.Config{Roots: roots, Policy: policy, Logger: &log})
+		sk, err := skills.New(ctx, skills.Config{Roots: roots, Policy: policy, Logger: log})
 		if err != nil {
-			return err
+			return cfg, closeSources, err
 		}
-		closers = append(closers, func() { _ = sk.Close() })
+		closers = append(closers, sk.Close)
 		cfg.Toolsets = append(cfg.Toolsets, sk)
 		cfg.Skills = sk
 	}
 	if len(o.a2aPeers) > 0 {
-		ts, err := a2aToolset(ctx, o.a2aPeers, policy, &log)
+		ts, err := a2aToolset(ctx, o.a2aPeers, policy, log)
 		if err != nil {
-			return err
+			return cfg, closeSources, err
 		}
 		cfg.Toolsets = append(cfg.Toolsets, ts)
 	}
-	var b *bus.Bus
-	if o.audit || o.nats != "" {
-		if b, err = newBus(ctx, o.nats, &log); err != nil {
-			return err
-		}
-		closers = append(closers, func() { _ = b.Close() })
-	}
-	if o.audit {
-		a, err := newAuditor(ctx, b, &log)
-		if err != nil {
-			return err
-		}
-		cfg.Audit = a.record
-	}
-	var rl *relay
-	if o.nats != "" {
-		// Replicas share the NATS server: a retry of a call held by
-		// another replica is relayed to it.
-		rl = newRelay(b, o.callTimeout, &log)
-		cfg.Replica, cfg.Relay = o.replica, rl.forward
-	}
-	if o.verifier != nil {
-		cfg.TokenVerifier = o.verifier
-		cfg.AuthOptions = &auth.RequireBearerTokenOptions{ResourceMetadataURL: o.auth.metadataURL}
-	}
-	srv, err := server.New(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	late.srv.Store(srv)
-	defer srv.Close()
-	if rl != nil {
-		stop, err := rl.serve(srv)
-		if err != nil {
-			return err
-		}
-		defer stop()
-	}
-	if o.listen == "" {
-		log.Info().Msg("serving MCP on stdio")
-		return srv.Run(ctx, stdioTransport(stdin, stdout))
-	}
-	h := srv.Handler()
-	if o.nats != "" && !o.stateless {
-		// Replicas sharing -nats, stateful: a request for a session another
-		// replica owns is forwarded to it (internal/sessionroute).
-		rt, err := sessionroute.New(ctx, sessionroute.Config{Conn: b.Conn(), JS: b.JetStream(), Prefix: b.Prefix(),
-			Replica: srv.Replica(), Local: h, Logger: &log, Sessions: func(yield func(string) bool) {
-				for ss := range srv.MCP().Sessions() {
-					if !yield(ss.ID()) {
-						return
-					}
-				}
-			}})
-		if err != nil {
-			return err
-		}
-		defer rt.Close()
-		h = rt
-	}
-	hl := &health{}
-	if b != nil {
-		hl.nc = b.Conn()
-	}
-	return serveHTTP(ctx, srv, h, hl, o, &log)
+	return cfg, closeSources, nil
 }
 
-// serveHTTP serves the endpoint until ctx ends, then shuts down within 5 s.
-func serveHTTP(ctx context.Context, srv *server.Server, h http.Handler, hl *health, o *serveOptions, log *zerolog.Logger) error {
+// newBus connects the gateway's bus: the NATS server of url, or an
+// embedded one.
+func newBus(ctx context.Context, url string, log *zerolog.Logger) (*bus.Bus, error) {
+	cfg := bus.Config{Name: "switchboard-gateway", Logger: log}
+	if url != "" {
+		cfg.URLs = []string{url}
+	}
+	return bus.New(ctx, cfg)
+}
+
+// serveHTTP serves the gateway until ctx ends, then drains it for
+// -shutdown-delay and shuts down within 5 s.
+func serveHTTP(ctx context.Context, srv *server.Server, g *gateway.Gateway, o *serveOptions, log *zerolog.Logger) error {
 	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		return err
 	}
 	mux := http.NewServeMux()
-	mux.Handle(o.path, h)
-	hl.mount(mux, o.path)
+	mux.Handle("/", g.Handler()) // the endpoint at -path, /healthz, /readyz
 	if o.auth.enabled() && o.auth.metadataURL != "" {
 		mux.Handle("/.well-known/oauth-protected-resource", o.auth.metadataHandler())
 	}
@@ -282,11 +270,11 @@ func serveHTTP(ctx context.Context, srv *server.Server, h http.Handler, hl *heal
 		return err
 	case <-ctx.Done():
 	}
-	hl.draining.Store(true)
+	g.Drain()
 	if o.drain > 0 {
 		// The balancer sees the replica unready and stops sending it new
 		// requests; those in flight and those still arriving are served.
-		log.Info().Dur("delay", o.drain).Msg("shutting down: " + readyPath + " answers 503 until then")
+		log.Info().Dur("delay", o.drain).Msg("shutting down: /readyz answers 503 until then")
 		select {
 		case <-time.After(o.drain):
 		case err := <-errc:
@@ -311,39 +299,6 @@ func a2aToolset(ctx context.Context, peers []string, policy failure.Policy, log 
 		ps = append(ps, a2a.Peer{Name: name, URL: url})
 	}
 	return a2a.NewToolset(ctx, a2a.ToolsetConfig{Peers: ps, Policy: policy, Logger: log})
-}
-
-// lateClient hands sources built before the server its Elicitor and
-// Sampler.
-type lateClient struct {
-	srv *atomic.Pointer[server.Server]
-}
-
-func (l lateClient) elicitor() agent.Elicitor {
-	return agent.ElicitorFunc(func(ctx context.Context, e agent.Elicitation) (agent.ElicitationResult, error) {
-		srv := l.srv.Load()
-		if srv == nil {
-			return agent.ElicitationResult{Action: agent.ElicitDecline, Reason: "the gateway is starting"}, nil
-		}
-		return srv.Elicitor().Elicit(ctx, e)
-	})
-}
-
-func (l lateClient) sampler() agent.Sampler {
-	return samplerFunc(func(ctx context.Context, req agent.SamplingRequest) (agent.SamplingResult, error) {
-		srv := l.srv.Load()
-		if srv == nil {
-			return agent.SamplingResult{}, failure.New(failure.Unavailable, failure.SourceMCP, "the gateway is starting")
-		}
-		return srv.Sampler().Sample(ctx, req)
-	})
-}
-
-// samplerFunc adapts a function to agent.Sampler.
-type samplerFunc func(ctx context.Context, req agent.SamplingRequest) (agent.SamplingResult, error)
-
-func (f samplerFunc) Sample(ctx context.Context, req agent.SamplingRequest) (agent.SamplingResult, error) {
-	return f(ctx, req)
 }
 
 // stdioTransport serves the session on in and out, which it does not

@@ -1,9 +1,14 @@
 package server
 
-import "time"
+import (
+	"context"
+	"slices"
+	"time"
+)
 
-// AuditRecord describes one tools/call, given to Config.Audit after the
-// call ended (the gateway publishes it on JetStream). It holds no
+// AuditRecord describes one tools/call, given to [Config].Audit and to
+// the receivers added with [Server.AddAudit] after the call ended (the
+// gateway publishes it on JetStream). It holds no
 // arguments or results: only who called what, and how it ended.
 type AuditRecord struct {
 	Time time.Time `json:"time"`
@@ -36,3 +41,39 @@ const (
 	outcomeRateLimited = "rate_limited"
 	outcomeUnknownTool = "unknown_tool"
 )
+
+// AddAudit adds f to the receivers of every tools/call's record, beside
+// [Config].Audit: for what wraps a Server already built (the gateway's
+// audit stream). Like Config.Audit, f runs on the call's goroutine once
+// the call ended and must not block for long; calls that end while
+// AddAudit runs may not reach f. It is safe for concurrent use.
+func (s *Server) AddAudit(f func(ctx context.Context, rec AuditRecord)) {
+	if f == nil {
+		return
+	}
+	for {
+		old := s.audits.Load()
+		var next []func(context.Context, AuditRecord)
+		if old != nil {
+			next = slices.Clone(*old)
+		}
+		next = append(next, f)
+		if s.audits.CompareAndSwap(old, &next) {
+			return
+		}
+	}
+}
+
+// audit gives rec to Config.Audit and the receivers AddAudit added (New
+// makes it the server's cfg.Audit, so every path that records a call
+// reaches them all).
+func (s *Server) audit(ctx context.Context, rec AuditRecord) {
+	if s.userAudit != nil {
+		s.userAudit(ctx, rec)
+	}
+	if fs := s.audits.Load(); fs != nil {
+		for _, f := range *fs {
+			f(ctx, rec)
+		}
+	}
+}

@@ -51,9 +51,7 @@ func (s *Server) serveAudited(ctx context.Context, req *gomcp.CallToolRequest, n
 	res, outcome := s.serveCall(ctx, req, name, client, link, &rec)
 	rec.Outcome, rec.Duration = outcome, time.Since(start)
 	rec.IsError = res.IsError
-	if s.cfg.Audit != nil {
-		s.cfg.Audit(context.WithoutCancel(ctx), rec)
-	}
+	s.cfg.Audit(context.WithoutCancel(ctx), rec)
 	return res
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -100,19 +101,42 @@ func (l *clientLink) sample(ctx context.Context, p *gomcp.CreateMessageParams) (
 	return "", "", "", fmt.Errorf("the client answered a sampling request with %T", r)
 }
 
+// Client reaches the MCP client of the call being served: the person
+// behind it ([Client.Elicitor]) and its model ([Client.Sampler],
+// [Client.Model]). It finds the call through the asking context, or
+// through the call's run id for sources that lose the context on the way
+// (the requests of an mcp.Manager's servers arrive on the Manager's own
+// goroutines).
+//
+// A Client exists apart from the [Server] so that sources built before
+// the server can be given its Elicitor and Sampler:
+//
+//	client := new(server.Client)
+//	m, err := mcp.New(ctx, mcp.Config{Servers: servers, Elicitor: client.Elicitor(), Sampler: client.Sampler()})
+//	...
+//	srv, err := server.New(ctx, server.Config{Toolsets: []agent.Toolset{m.Toolset()}, Client: client})
+//
+// The zero Client is ready to use; it must not be copied after first use.
+// Give one Client to one Server ([Config].Client): a Client no server
+// serves with finds no call, and answers as outside a call.
+type Client struct {
+	// inflight maps the run id of each call being served to its link.
+	inflight sync.Map
+}
+
 // linkFor finds the client link a question or sampling request belongs
 // to: the one in ctx, else the one serving the call of run (the run id of
 // the request, or of the call in ctx).
-func (s *Server) linkFor(ctx context.Context, run string) *clientLink {
+func (c *Client) linkFor(ctx context.Context, run string) *clientLink {
 	if l, ok := ctx.Value(linkKey{}).(*clientLink); ok {
 		return l
 	}
 	if run == "" {
-		if c, ok := agent.CallFromContext(ctx); ok {
-			run = c.Run
+		if call, ok := agent.CallFromContext(ctx); ok {
+			run = call.Run
 		}
 	}
-	if v, ok := s.inflight.Load(run); ok {
+	if v, ok := c.inflight.Load(run); ok {
 		return v.(*clientLink)
 	}
 	return nil
@@ -146,15 +170,21 @@ func clientID(_ context.Context, req *gomcp.CallToolRequest) string {
 // clientStdio is the client of a stream connection (stdio).
 const clientStdio = "stdio"
 
-// Elicitor returns an agent.Elicitor that asks the person behind the MCP
-// client of the call being served (found in ctx) with an elicitation
-// request. Give it to the agents offered as Runners (agent.Config.Elicitor)
-// so their permission asks reach the client; tools' own questions
-// (agent.Call.Elicit) reach it without configuration. Outside a call, or
-// with a client that cannot be asked, the answer is a decline.
-func (s *Server) Elicitor() agent.Elicitor {
+// Elicitor returns the [Client.Elicitor] of the server's [Config].Client
+// (or of its own Client): it asks the person behind the MCP client of the
+// call being served. Give it to the agents offered as Runners
+// (agent.Config.Elicitor) so their permission asks reach the client;
+// tools' own questions ([agent.Call].Elicit) reach it without
+// configuration.
+func (s *Server) Elicitor() agent.Elicitor { return s.client.Elicitor() }
+
+// Elicitor returns an [agent.Elicitor] that asks the person behind the MCP
+// client of the call being served (found in ctx, or by the question's run
+// id) with an elicitation request. Outside a call, or with a client that
+// cannot be asked, the answer is a decline.
+func (c *Client) Elicitor() agent.Elicitor {
 	return agent.ElicitorFunc(func(ctx context.Context, e agent.Elicitation) (agent.ElicitationResult, error) {
-		link := s.linkFor(ctx, e.Run)
+		link := c.linkFor(ctx, e.Run)
 		if !link.canElicit() {
 			return agent.ElicitationResult{Action: agent.ElicitDecline,
 				Reason: "the MCP client cannot be asked (no elicitation capability, or a protocol revision without server requests)"}, nil
@@ -191,14 +221,19 @@ func formSchema(e agent.Elicitation) json.RawMessage {
 	return json.RawMessage(`{"type":"object","properties":{}}`)
 }
 
-// Sampler returns an agent.Sampler served by the model of the MCP client of
-// the call being served (sampling/createMessage), for the agents and MCP
-// managers behind the server whose sampling the client's model should
-// answer. Outside a call, or with a client without the sampling
-// capability, it fails with failure.Unavailable.
-func (s *Server) Sampler() agent.Sampler {
+// Sampler returns the [Client.Sampler] of the server's [Config].Client:
+// the model of the MCP client of the call being served, for the agents
+// and MCP managers behind the server whose sampling the client's model
+// should answer.
+func (s *Server) Sampler() agent.Sampler { return s.client.Sampler() }
+
+// Sampler returns an [agent.Sampler] served by the model of the MCP client
+// of the call being served (sampling/createMessage). Outside a call, or
+// with a client without the sampling capability, it fails with
+// failure.Unavailable.
+func (c *Client) Sampler() agent.Sampler {
 	return samplerFunc(func(ctx context.Context, req agent.SamplingRequest) (agent.SamplingResult, error) {
-		link := s.linkFor(ctx, req.Run)
+		link := c.linkFor(ctx, req.Run)
 		if link == nil {
 			return agent.SamplingResult{}, failure.New(failure.Unavailable, failure.SourceMCP, "no MCP client is being served here to sample from")
 		}
@@ -230,12 +265,15 @@ func (s *Server) Sampler() agent.Sampler {
 	})
 }
 
-// Model returns an llm.Model answered by the MCP client's model through
-// Sampler: an agent offered as a Runner and built on it thinks with the
-// model of whoever calls it. It is text only: the request's tools are not
-// offered (sampling with tools is left out), so give such an agent no
-// tools it must call.
-func (s *Server) Model() llm.Model { return clientModel{s.Sampler()} }
+// Model returns the [Client.Model] of the server's [Config].Client.
+func (s *Server) Model() llm.Model { return s.client.Model() }
+
+// Model returns an [llm.Model] answered by the MCP client's model through
+// [Client.Sampler]: an agent offered as a Runner and built on it thinks
+// with the model of whoever calls it. It is text only: the request's tools
+// are not offered (sampling with tools is left out), so give such an agent
+// no tools it must call.
+func (c *Client) Model() llm.Model { return clientModel{c.Sampler()} }
 
 type clientModel struct{ sampler agent.Sampler }
 

@@ -24,7 +24,9 @@
 //     progress notifications, and the client's notifications/cancelled
 //     cancels the call.
 //   - [Server.Elicitor], [Server.Sampler] and [Server.Model] hand the MCP
-//     client's person and model to agents, routed by the request's context.
+//     client's person and model to agents, routed by the request's context
+//     or the call's run id. A [Client] does the same before the server
+//     exists, for sources built first (give it to [Config].Client).
 //   - The permission policy applies when listing (a denied tool is not
 //     listed) and when calling (a denied tool is refused; an "ask" is put to
 //     the client as an elicitation).
@@ -35,4 +37,8 @@
 //   - [Server.Handler] serves Streamable HTTP with OAuth 2.1 bearer token
 //     checks ([Config].TokenVerifier), DNS-rebinding and cross-origin
 //     protection.
+//   - A Server is one process. To run it as replicas behind a load
+//     balancer without affinity, wrap it in package
+//     github.com/switchboard-dev/switchboard/mcp/gateway, which uses
+//     [RetryOf], [Server.Resume] and [Server.AddAudit].
 package server

@@ -68,9 +68,6 @@ func (s *Server) startMRTR(ctx context.Context, req *gomcp.CallToolRequest, name
 // resumeMRTR delivers a retry's answer to the call waiting under its
 // requestState and answers with the call's result or its next question.
 func (s *Server) resumeMRTR(ctx context.Context, req *gomcp.CallToolRequest) *gomcp.CallToolResult {
-	if res, ok := s.relayRetry(ctx, req); ok {
-		return res
-	}
 	return s.resumePending(ctx, req.Params.RequestState, callOwner(req), req.Params.InputResponses)
 }
 
@@ -109,7 +106,7 @@ func (p *pendingCall) wait(ctx context.Context) *gomcp.CallToolResult {
 // requestState (abandoned after CallTimeout) and returns the
 // input-required result that asks q.
 func (p *pendingCall) park(q question) *gomcp.CallToolResult {
-	token := p.s.replica + "." + rand.Text()
+	token := rand.Text()
 	p.q = q
 	p.timer = time.AfterFunc(p.s.cfg.CallTimeout, func() {
 		if p.s.pending.CompareAndDelete(token, p) {

@@ -2,12 +2,10 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -80,14 +78,12 @@ type Config struct {
 	// handlers, keepalive, ...), for what Server.MCP adds; Instructions
 	// above wins over theirs.
 	MCPOptions *gomcp.ServerOptions
-	// Replica names this server among replicas (default: random); it
-	// prefixes its multi round-trip requestStates. Relay, when set, carries
-	// a retry whose state names another replica to that replica (whose
-	// Server.ServeRetry answers it) and returns the answer: with it, a load
-	// balancer without affinity can send a 2026-07-28 client's retries to
-	// any replica. The gateway relays over NATS request-reply.
-	Replica string
-	Relay   func(ctx context.Context, replica string, retry []byte) ([]byte, error)
+	// Client reaches the MCP client of the calls being served (their
+	// person and model) for what the server serves: give the same Client's
+	// Elicitor and Sampler to sources built before the server, such as an
+	// mcp.Manager (nil: a Client of the server's own, see
+	// [Server.Elicitor]).
+	Client *Client
 	// Policy runs every tool call (retries, a circuit per source) and
 	// handles its failures (nil: failure.Default, asked at each use). A
 	// policy without a Logger logs the calls' failures to Logger.
@@ -105,10 +101,14 @@ type Server struct {
 	mcp    *gomcp.Server
 	tools  *toolRegistry
 	limits *limiters
-	// replica prefixes this server's requestStates.
-	replica string
-	// inflight maps the run id of each call being served to its session.
-	inflight sync.Map
+	// client finds the client link of a question; inflight is its map of
+	// the run id of each call being served to its session.
+	client   *Client
+	inflight *sync.Map
+	// userAudit is Config.Audit; audits are the receivers of call
+	// records added by AddAudit (cfg.Audit calls them all).
+	userAudit func(context.Context, AuditRecord)
+	audits    atomic.Pointer[[]func(context.Context, AuditRecord)]
 	// pending are the calls of multi round-trip sessions waiting for the
 	// client's retry, by requestState (npending counts them).
 	pending  sync.Map
@@ -148,13 +148,12 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			return nil, failure.Wrap(failure.Config, failure.SourceMCP, fmt.Errorf("server: AllowedOrigins: %w", err))
 		}
 	}
-	if strings.ContainsAny(cfg.Replica, ". *>\t\r\n") {
-		return nil, failure.New(failure.Config, failure.SourceMCP, fmt.Sprintf("server: Replica %q must not hold dots, blanks or wildcards", cfg.Replica))
+	if cfg.Client == nil {
+		cfg.Client = new(Client)
 	}
-	s := &Server{cfg: cfg, log: zerolog.Nop(), replica: cfg.Replica, events: gomcp.NewMemoryEventStore(nil)}
-	if s.replica == "" {
-		s.replica = strings.ToLower(rand.Text()[:12])
-	}
+	s := &Server{cfg: cfg, log: zerolog.Nop(), client: cfg.Client, inflight: &cfg.Client.inflight, events: gomcp.NewMemoryEventStore(nil),
+		userAudit: cfg.Audit}
+	s.cfg.Audit = s.audit
 	if cfg.Logger != nil {
 		s.log = cfg.Logger.With().Str("component", "mcp-server").Logger()
 	}
@@ -182,6 +181,17 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		s.offerSkills(ctx)
 	}
 	return s, nil
+}
+
+// Config is the server's configuration, its defaults filled in: what a
+// wrapper of the server (such as the gateway of package
+// github.com/switchboard-dev/switchboard/mcp/gateway) reads to serve it
+// alike, for instance whether it is stateless and how long a call may
+// take.
+func (s *Server) Config() Config {
+	c := s.cfg
+	c.Audit = s.userAudit
+	return c
 }
 
 // MCP returns the underlying go-sdk server, to add prompts, resources or

@@ -120,7 +120,8 @@ type Router struct {
 var keyRE = regexp.MustCompile(`^[-_=A-Za-z0-9]{1,256}$`)
 
 // New opens (or creates) the bucket and starts serving the requests
-// forwarded to this replica. The router stops when ctx ends or on Close.
+// forwarded to this replica (ctx bounds opening the bucket). The router
+// serves until Close.
 func New(ctx context.Context, cfg Config) (*Router, error) {
 	if cfg.Conn == nil || cfg.JS == nil || cfg.Local == nil {
 		return nil, failure.New(failure.Config, failure.SourceMCP, "sessionroute: Conn, JS and Local are required")
@@ -156,15 +157,12 @@ func New(ctx context.Context, cfg Config) (*Router, error) {
 	if cfg.Logger != nil {
 		r.log = cfg.Logger.With().Str("component", "sessionroute").Str("replica", cfg.Replica).Logger()
 	}
-	kctx, kcancel := context.WithTimeout(ctx, 10*time.Second)
-	defer kcancel()
-	kv, err := cfg.JS.CreateOrUpdateKeyValue(kctx, jetstream.KeyValueConfig{Bucket: cfg.Bucket,
-		Description: "MCP session -> gateway replica", TTL: cfg.TTL, History: 1, Storage: jetstream.FileStorage})
+	kv, err := openBucket(ctx, cfg.JS, cfg.Bucket, cfg.TTL)
 	if err != nil {
-		return nil, failure.Wrap(failure.Unavailable, failure.SourceBus, fmt.Errorf("sessionroute: bucket %s: %w", cfg.Bucket, err))
+		return nil, err
 	}
 	r.kv = kv
-	r.ctx, r.cancel = context.WithCancel(ctx)
+	r.ctx, r.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	r.sub, err = cfg.Conn.Subscribe(r.subject(cfg.Replica), r.onStart)
 	if err != nil {
 		r.cancel()
@@ -180,20 +178,6 @@ func New(ctx context.Context, cfg Config) (*Router, error) {
 	r.wg.Add(1)
 	go r.renewLoop()
 	return r, nil
-}
-
-// bucketName is prefix upper-cased, other than [A-Z0-9_-] as '_', +
-// "_MCP_SESSIONS".
-func bucketName(prefix string) string {
-	var sb strings.Builder
-	for _, c := range strings.ToUpper(prefix) {
-		if (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' {
-			sb.WriteRune(c)
-		} else {
-			sb.WriteByte('_')
-		}
-	}
-	return sb.String() + "_MCP_SESSIONS"
 }
 
 func (r *Router) subject(replica string) string {
@@ -217,14 +201,7 @@ func (r *Router) Close() error {
 		}
 		clear(r.owned)
 		r.mu.Unlock()
-		ctx, cancel := context.WithTimeout(context.Background(), kvTimeout)
-		defer cancel()
-		for _, id := range ids {
-			if err := r.kv.Delete(ctx, id); err != nil {
-				r.log.Debug().Err(err).Msg("session entries left to their TTL")
-				break
-			}
-		}
+		r.removeAll(ids)
 	})
 	return nil
 }
@@ -266,9 +243,7 @@ func (r *Router) owner(w http.ResponseWriter, req *http.Request, sid string) (st
 	if ok {
 		return owner, true
 	}
-	ctx, cancel := context.WithTimeout(req.Context(), kvTimeout)
-	defer cancel()
-	e, err := r.kv.Get(ctx, sid)
+	owner, err := r.lookup(req.Context(), sid)
 	switch {
 	case errors.Is(err, jetstream.ErrKeyNotFound):
 		r.missing.Add(1)
@@ -281,7 +256,6 @@ func (r *Router) owner(w http.ResponseWriter, req *http.Request, sid string) (st
 		http.Error(w, "session routing unavailable", http.StatusServiceUnavailable)
 		return "", false
 	}
-	owner = string(e.Value())
 	if owner == "" || strings.ContainsAny(owner, ". *>\t\r\n") {
 		http.Error(w, "session not found", http.StatusNotFound)
 		return "", false
@@ -310,86 +284,4 @@ func (r *Router) owns(sid string) bool {
 	defer r.mu.Unlock()
 	_, ok := r.owned[sid]
 	return ok
-}
-
-// record makes this replica sid's owner, locally and in the bucket.
-func (r *Router) record(ctx context.Context, sid string) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), kvTimeout)
-	defer cancel()
-	if _, err := r.kv.PutString(ctx, sid, r.cfg.Replica); err != nil {
-		return err
-	}
-	r.mu.Lock()
-	r.owned[sid] = struct{}{}
-	r.mu.Unlock()
-	return nil
-}
-
-// forget removes sid, locally and from the bucket (bounded by ctx and
-// kvTimeout).
-func (r *Router) forget(ctx context.Context, sid string) error {
-	r.mu.Lock()
-	_, ok := r.owned[sid]
-	delete(r.owned, sid)
-	r.mu.Unlock()
-	if !ok {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, kvTimeout)
-	defer cancel()
-	err := r.kv.Delete(ctx, sid)
-	if err != nil {
-		r.log.Debug().Err(err).Msg("a session entry left to its TTL")
-	}
-	return err
-}
-
-// renewLoop renews the entries of the sessions alive every TTL/3 and
-// removes those of the sessions that ended.
-func (r *Router) renewLoop() {
-	defer r.wg.Done()
-	t := time.NewTicker(r.cfg.TTL / 3)
-	defer t.Stop()
-	for {
-		select {
-		case <-r.ctx.Done():
-			return
-		case <-t.C:
-			r.renew()
-		}
-	}
-}
-
-func (r *Router) renew() {
-	r.mu.Lock()
-	ids := make([]string, 0, len(r.owned))
-	for id := range r.owned {
-		ids = append(ids, id)
-	}
-	r.mu.Unlock()
-	var live map[string]bool
-	if r.cfg.Sessions != nil {
-		live = map[string]bool{}
-		for id := range r.cfg.Sessions {
-			live[id] = true
-		}
-	}
-	// A failing bucket ends the round (the next renews): a round stays
-	// one KV timeout long whatever the number of sessions, and Close
-	// does not wait for more.
-	for _, id := range ids {
-		if live != nil && !live[id] {
-			if r.forget(r.ctx, id) != nil {
-				return
-			}
-			continue
-		}
-		ctx, cancel := context.WithTimeout(r.ctx, kvTimeout)
-		_, err := r.kv.PutString(ctx, id, r.cfg.Replica)
-		cancel()
-		if err != nil {
-			r.log.Warn().Err(err).Msg("a session entry could not be renewed")
-			return
-		}
-	}
 }

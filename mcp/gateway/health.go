@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"io"
@@ -16,13 +16,12 @@ const (
 )
 
 // health answers the probes: /healthz while the process serves HTTP,
-// /readyz while it should be sent new requests: not shutting down and,
-// with replicas sharing -nats, connected to NATS (which routes their
-// sessions and retries). A downstream server that is down does not make
-// the gateway unready: its tools answer unavailable, the others work.
+// /readyz while it should be sent new requests: not draining and, with
+// replicas sharing NATS, connected to it (which routes their sessions and
+// retries).
 type health struct {
 	draining atomic.Bool
-	nc       *nats.Conn // nil without -nats
+	nc       *nats.Conn // nil without Conn
 }
 
 func (h *health) live(w http.ResponseWriter, _ *http.Request) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,9 +20,10 @@ import (
 
 // TestReplicasWithoutAffinity: two stateless replicas behind a round-robin
 // balancer; a 2026-07-28 client's call asks a question on one replica and
-// its retry lands on the other, which relays it to the first (Config.Relay,
-// Server.ServeRetry): the call completes with the client's answer. Without
-// the relay the retry is refused.
+// its retry lands on the other, which hands it to the first (RetryOf,
+// Server.Resume; here through a go-sdk middleware, as package gateway
+// does over NATS): the call completes with the client's answer. Without
+// the hand-over the retry is refused.
 func TestReplicasWithoutAffinity(t *testing.T) {
 	for _, relay := range []bool{true, false} {
 		t.Run(fmt.Sprintf("relay=%v", relay), func(t *testing.T) {
@@ -38,20 +40,10 @@ func TestReplicasWithoutAffinity(t *testing.T) {
 			var replicas [2]*server.Server
 			var relayed atomic.Int32
 			for i := range replicas {
-				cfg := server.Config{Toolsets: []agent.Toolset{agent.NewToolset("t", ask)}, Stateless: true,
-					Replica: fmt.Sprintf("r%d", i)}
+				replicas[i] = newServer(t, server.Config{Toolsets: []agent.Toolset{agent.NewToolset("t", ask)}, Stateless: true})
 				if relay {
-					cfg.Relay = func(ctx context.Context, replica string, retry []byte) ([]byte, error) {
-						relayed.Add(1)
-						for _, r := range replicas {
-							if r.Replica() == replica {
-								return r.ServeRetry(ctx, retry)
-							}
-						}
-						return nil, fmt.Errorf("no replica %s", replica)
-					}
+					replicas[i].MCP().AddReceivingMiddleware(handOver(i, &replicas, &relayed))
 				}
-				replicas[i] = newServer(t, cfg)
 			}
 			handlers := []http.Handler{replicas[0].Handler(), replicas[1].Handler()}
 			var next atomic.Int32
@@ -80,5 +72,37 @@ func TestReplicasWithoutAffinity(t *testing.T) {
 				t.Errorf("without a relay the retry on the other replica completed: %q", txt)
 			}
 		})
+	}
+}
+
+// handOver is replica i's middleware: it names the replica in the
+// requestStates it answers (r<i>.<state>) and hands a retry naming
+// another replica to that replica's Resume.
+func handOver(i int, replicas *[2]*server.Server, relayed *atomic.Int32) gomcp.Middleware {
+	return func(next gomcp.MethodHandler) gomcp.MethodHandler {
+		return func(ctx context.Context, method string, req gomcp.Request) (gomcp.Result, error) {
+			ctr, ok := req.(*gomcp.CallToolRequest)
+			if !ok {
+				return next(ctx, method, req)
+			}
+			if r, ok := server.RetryOf(ctr); ok {
+				var owner int
+				if _, err := fmt.Sscanf(r.State, "r%d.", &owner); err == nil && owner >= 0 && owner < len(replicas) {
+					_, r.State, _ = strings.Cut(r.State, ".")
+					if owner != i {
+						relayed.Add(1)
+						return replicas[owner].Resume(ctx, r), nil
+					}
+					p := *ctr.Params
+					p.RequestState = r.State
+					ctr = &gomcp.CallToolRequest{Session: ctr.Session, Params: &p, Extra: ctr.Extra}
+				}
+			}
+			res, err := next(ctx, method, ctr)
+			if tr, ok := res.(*gomcp.CallToolResult); ok && tr.RequestState != "" {
+				tr.RequestState = fmt.Sprintf("r%d.%s", i, tr.RequestState)
+			}
+			return res, err
+		}
 	}
 }
