@@ -16,7 +16,6 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/failure"
-	"github.com/switchboard-dev/switchboard/internal/idempotency"
 	"github.com/switchboard-dev/switchboard/internal/lineconn"
 	"github.com/switchboard-dev/switchboard/internal/telemetry"
 	"github.com/switchboard-dev/switchboard/mcp/internal/rawcall"
@@ -293,8 +292,8 @@ func (s *server) forwardCall(ctx context.Context, modelName, orig string, origJS
 // (name: the tool's name as a JSON string).
 func callFrame(ctx context.Context, id string, name []byte, args json.RawMessage) ([]byte, error) {
 	var meta map[string]any
-	if key := idempotency.Key(ctx); key != "" {
-		meta = map[string]any{idempotency.MetaKey: key}
+	if call, _ := agent.CallFromContext(ctx); call.IdempotencyKey() != "" {
+		meta = map[string]any{idempotencyMetaKey: call.IdempotencyKey()}
 	}
 	meta = telemetry.InjectMeta(ctx, meta)
 	b := make([]byte, 0, 96+len(name)+len(args))

@@ -9,8 +9,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
+	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/bus"
-	"github.com/switchboard-dev/switchboard/internal/toolname"
 	"github.com/switchboard-dev/switchboard/mcp/server"
 )
 
@@ -47,11 +47,7 @@ func (a *auditor) record(ctx context.Context, rec server.AuditRecord) {
 	}
 	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	tok := toolname.Part(rec.Tool)
-	if tok == "" {
-		tok = "_"
-	}
-	subject := a.prefix + ".audit." + tok
+	subject := a.prefix + ".audit." + agent.ToolName(rec.Tool)
 	if _, err := a.js.Publish(pctx, subject, data); err != nil {
 		a.log.Warn().Err(err).Str("tool", rec.Tool).Msg("audit record not published")
 	}

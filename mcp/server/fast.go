@@ -18,7 +18,6 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/failure"
-	"github.com/switchboard-dev/switchboard/internal/callhook"
 	"github.com/switchboard-dev/switchboard/internal/lineconn"
 	"github.com/switchboard-dev/switchboard/mcp/internal/rawcall"
 )
@@ -316,7 +315,7 @@ func (fp *fastPath) forward(c *fastCall) (raw json.RawMessage, res *agent.Result
 	run := "mcp_" + strconv.FormatUint(callSeq.Add(1), 10)
 	s.inflight.Store(run, link)
 	defer s.inflight.Delete(run)
-	ctx, done := callhook.Bind(ctx, callhook.Call{Run: run, ID: run, Tool: c.spec.Name, Source: c.spec.Source, Elicitor: s.Elicitor()})
+	ctx, done := agent.BindCall(ctx, agent.CallBinding{Run: run, ID: run, Tool: c.spec.Name, Source: c.spec.Source, Elicitor: s.Elicitor()})
 	defer done()
 	hooks := rawcall.Hooks{Result: func(raw json.RawMessage) { fp.early(c, raw) }}
 	if c.token != "" {
