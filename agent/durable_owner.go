@@ -22,7 +22,7 @@ type ownerKey struct{}
 // WithOwner returns a context whose durable runs ask owner what to write as
 // [Checkpoint.Owner] when they start or resume: the run's id in, the owner's
 // name and the checkpoint revision a resume must find out (0: any revision;
-// another one fails the resume with failure.Conflict, as another process
+// another one fails the resume with [failure.Conflict], as another process
 // moved the run on). An empty name leaves the run its own random one. A
 // process that serves durable runs for others (as a bus/worker worker does)
 // names the runs after itself, so that its peers can tell whether a run's

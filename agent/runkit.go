@@ -101,7 +101,7 @@ type CallBinding struct {
 // BindCall returns ctx carrying c as the [Call] of a tool call made outside
 // a run, so that [CallFromContext] works for the tool as it does in a run,
 // and the function to call once the tool returned: reports made after it
-// are dropped. A server that calls [Tool]s for clients of its own (as
+// are dropped. A server that calls a [Tool] for clients of its own (as
 // package mcp/server does) binds each call before calling the tool.
 func BindCall(ctx context.Context, c CallBinding) (context.Context, func()) {
 	cs := &callState{ext: &c, closing: make(chan struct{})}
