@@ -33,7 +33,7 @@ func TestDelegateToOwnServer(t *testing.T) {
 			}
 			defer ts.Close()
 			tools, _ := ts.Tools(ctx)
-			if len(tools) != 1 || tools[0].Spec().Name != "a2a__w" || tools[0].Spec().Source.Kind != "a2a" {
+			if len(tools) != 1 || tools[0].Spec().Name != "a2a__w" || tools[0].Spec().Source.Kind != failure.SourceA2A {
 				t.Fatalf("tools = %+v", tools)
 			}
 			args, _ := json.Marshal(map[string]string{"message": tc.in})

@@ -13,7 +13,6 @@ import (
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/bus/task"
 	"github.com/switchboard-dev/switchboard/failure"
-	"github.com/switchboard-dev/switchboard/internal/idempotency"
 )
 
 // delegateTool sends the model's message to a peer (optionally naming a
@@ -39,7 +38,8 @@ func (t *delegateTool) Call(ctx context.Context, raw json.RawMessage) (*agent.Re
 		return agent.ErrorResult("invalid arguments: send {\"message\": \"...\"} with a non-empty message"), nil
 	}
 	msg := a2ago.NewMessage(a2ago.MessageRoleUser, a2ago.NewTextPart(in.Message))
-	if key := idempotency.Key(ctx); key != "" {
+	call, _ := agent.CallFromContext(ctx)
+	if key := call.IdempotencyKey(); key != "" {
 		// The same call sends the same message: a resend (a retry, a resumed
 		// run) is recognisable by the peer.
 		msg.ID = key
@@ -49,7 +49,6 @@ func (t *delegateTool) Call(ctx context.Context, raw json.RawMessage) (*agent.Re
 	if t.skill != "" {
 		msg.SetMeta("skill", t.skill)
 	}
-	call, _ := agent.CallFromContext(ctx)
 	d := &delegation{r: t.r, tool: t.spec.Name, st: newTaskState(), call: call, ctx: ctx}
 	return d.run(ctx, msg)
 }
@@ -308,7 +307,7 @@ func (d *delegation) ask(ctx context.Context) (*a2ago.Message, error) {
 		question = fmt.Sprintf("The remote agent %q needs more input to continue.", d.r.card.Name)
 	}
 	ans, err := d.call.Elicit(ctx, agent.Elicitation{Kind: kind, Message: question, ID: string(d.st.id),
-		Source: agent.Provenance{Kind: "a2a", Name: d.r.peer.Name}})
+		Source: agent.Provenance{Kind: failure.SourceA2A, Name: d.r.peer.Name}})
 	if err != nil {
 		d.cancelRemote(ctx)
 		return nil, d.fail(failure.Declined, "elicit", "no one could answer the remote agent's question", err)

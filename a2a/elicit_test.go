@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/llm"
 )
@@ -73,7 +74,7 @@ func TestInputAndAuthRequired_AUTH_INTASK_001_002_003(t *testing.T) {
 		}
 		mu.Lock()
 		if len(asked) != 1 || asked[0].Kind != tc.kind || asked[0].Message != tc.question ||
-			asked[0].Source.Kind != "a2a" || asked[0].Source.Name != "w" || asked[0].Run == "" {
+			asked[0].Source.Kind != failure.SourceA2A || asked[0].Source.Name != "w" || asked[0].Run == "" {
 			t.Fatalf("%s: questions %+v", tc.in, asked)
 		}
 		mu.Unlock()

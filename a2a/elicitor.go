@@ -9,7 +9,7 @@ import (
 )
 
 // clientElicitor is the elicitor a served run asks under
-// ServerConfig.AskClient (through internal/elicitctx): a question becomes
+// ServerConfig.AskClient (through agent.WithElicitor): a question becomes
 // the task's input-required (or auth-required) state, and the client's next
 // message on the task is the answer.
 func (tr *taskRun) clientElicitor() agent.Elicitor {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/failure"
-	"github.com/switchboard-dev/switchboard/internal/elicitctx"
 	"github.com/switchboard-dev/switchboard/internal/telemetry"
 )
 
@@ -134,7 +133,7 @@ func (s *Server) startRun(ctx context.Context, ec *a2asrv.ExecutorContext, text 
 		s: s}
 	tr.ctx = rctx
 	if s.cfg.AskClient {
-		tr.ctx = elicitctx.With(rctx, tr.clientElicitor())
+		tr.ctx = agent.WithElicitor(rctx, tr.clientElicitor())
 	}
 	s.mu.Lock()
 	s.runs[ec.TaskID] = tr

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/switchboard-dev/switchboard/internal/idempotency"
+	"github.com/switchboard-dev/switchboard/agent"
 )
 
 // A delegation sends its call's idempotency key as the message id, so a
@@ -43,7 +43,8 @@ func TestMessageIDFromIdempotencyKey(t *testing.T) {
 	}
 	defer ts.Close()
 	tools, _ := ts.Tools(ctx)
-	keyed := idempotency.With(ctx, "run_abc/call_1")
+	keyed, done := agent.BindCall(ctx, agent.CallBinding{Run: "run_abc", ID: "call_1", Tool: tools[0].Spec().Name, IdempotencyKey: "run_abc/call_1"})
+	defer done()
 	for _, c := range []struct {
 		ctx  context.Context
 		text string

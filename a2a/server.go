@@ -310,7 +310,7 @@ func (s *Server) toolSkills(ctx context.Context) []a2ago.AgentSkill {
 		for _, t := range tools {
 			sp := t.Spec()
 			out = append(out, a2ago.AgentSkill{ID: sp.Name, Name: sp.Name, Description: sp.Description,
-				Tags: []string{sp.Source.Kind}})
+				Tags: []string{string(sp.Source.Kind)}})
 		}
 	}
 	if len(out) == 0 {

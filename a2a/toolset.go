@@ -18,7 +18,6 @@ import (
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/bus/task"
 	"github.com/switchboard-dev/switchboard/failure"
-	"github.com/switchboard-dev/switchboard/internal/toolname"
 )
 
 // ToolsetConfig configures a Toolset. Zero values mean defaults.
@@ -308,9 +307,9 @@ var inputSchema = json.RawMessage(`{"type":"object","properties":{` +
 // toolName is the tool name of a peer, or of one of its skills.
 func toolName(peer, skill string) string {
 	if skill == "" {
-		return "a2a__" + peer
+		return agent.ToolName("a2a", peer)
 	}
-	return "a2a__" + peer + "__" + toolname.Part(skill)
+	return agent.ToolName("a2a", peer, skill)
 }
 
 func (r *remote) tools() []agent.Tool {
@@ -325,7 +324,7 @@ func (r *remote) tools() []agent.Tool {
 			}
 			out = append(out, &delegateTool{r: r, skill: s.ID, spec: agent.ToolSpec{
 				Name: toolName(r.peer.Name, s.ID), Description: d.String(), InputSchema: inputSchema,
-				Source: agent.Provenance{Kind: "a2a", Name: r.peer.Name, Tool: s.ID},
+				Source: agent.Provenance{Kind: failure.SourceA2A, Name: r.peer.Name, Tool: s.ID},
 			}})
 		}
 		return out
@@ -344,7 +343,7 @@ func (r *remote) tools() []agent.Tool {
 	}
 	return []agent.Tool{&delegateTool{r: r, spec: agent.ToolSpec{
 		Name: toolName(r.peer.Name, ""), Description: desc, InputSchema: inputSchema,
-		Source: agent.Provenance{Kind: "a2a", Name: r.peer.Name},
+		Source: agent.Provenance{Kind: failure.SourceA2A, Name: r.peer.Name},
 	}}}
 }
 

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/failure"
-	"github.com/switchboard-dev/switchboard/internal/toolname"
 )
 
 // defaultAgentToolSchema is the input of an agent offered as a tool.
@@ -71,8 +70,8 @@ func AsTool(r Runner, opts *AgentToolOptions) (Tool, error) {
 	if r == nil {
 		return nil, failure.New(failure.Config, failure.SourceAgent, "AsTool needs a runner")
 	}
-	if o.Name == "" {
-		o.Name = toolname.Part(r.Name())
+	if o.Name == "" && r.Name() != "" {
+		o.Name = ToolName(r.Name())
 	}
 	if o.Name == "" {
 		return nil, failure.New(failure.Config, failure.SourceAgent, "AsTool: the runner has no name; set AgentToolOptions.Name")
@@ -95,7 +94,7 @@ func AsTool(r Runner, opts *AgentToolOptions) (Tool, error) {
 	}
 	t.spec = ToolSpec{Name: o.Name, Description: o.Description, InputSchema: schema, Timeout: o.Timeout,
 		ReadOnly: !o.Destructive, Destructive: o.Destructive,
-		Source: Provenance{Kind: string(failure.SourceAgent), Name: r.Name(), Tool: o.Name}}
+		Source: Provenance{Kind: failure.SourceAgent, Name: r.Name(), Tool: o.Name}}
 	return t, nil
 }
 

@@ -48,7 +48,7 @@ func TestAsTool(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if st.Spec().Name != "researcher" || st.Spec().Source.Kind != "agent" {
+			if st.Spec().Name != "researcher" || st.Spec().Source.Kind != failure.SourceAgent {
 				t.Fatalf("spec = %+v", st.Spec())
 			}
 			parent := newAgent(t, agent.Config{Name: "lead",

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -46,7 +47,7 @@ type cooperativeTool struct{ agent.Tool }
 
 func (c cooperativeTool) Spec() agent.ToolSpec {
 	s := c.Tool.Spec()
-	s.Source = agent.Provenance{Kind: "mcp", Name: "bench", Tool: s.Name}
+	s.Source = agent.Provenance{Kind: failure.SourceMCP, Name: "bench", Tool: s.Name}
 	return s
 }
 

@@ -22,6 +22,7 @@ type Call struct {
 	state    *callState
 	elicitor Elicitor
 	grants   *grants
+	idem     string
 }
 
 // CallFromContext returns the tool call ctx belongs to, if any: the
@@ -73,6 +74,20 @@ func (c *Call) Elicit(ctx context.Context, e Elicitation) (ElicitationResult, er
 		e.Source = c.Source
 	}
 	return c.elicitor.Elicit(ctx, e)
+}
+
+// IdempotencyKey is the key that names this call across its attempts: a
+// call sent again (a retry, or a durable run resumed in another process)
+// has the same key, so a tool whose effects leave the process can pass it
+// on and let the far side do the work once. Package mcp sends it in the
+// tools/call request's _meta, package a2a as the message id. In a run it
+// is the run's id and the call's ([Call.Run], [Call.ID]); a call bound with
+// [BindCall] has the key of its [CallBinding] ("" when it has none).
+func (c *Call) IdempotencyKey() string {
+	if c == nil {
+		return ""
+	}
+	return c.idem
 }
 
 // Grant pre-approves tools whose names match the patterns (path.Match

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/failure"
-	"github.com/switchboard-dev/switchboard/internal/idempotency"
 	"github.com/switchboard-dev/switchboard/internal/schema"
 	"github.com/switchboard-dev/switchboard/llm"
 )
@@ -247,7 +246,7 @@ func (r *run) checkArgs(args json.RawMessage, spec ToolSpec, perm Permission) (j
 // asking a person (who should not be asked to approve a call that cannot
 // succeed).
 func (r *run) validates(spec ToolSpec, perm Permission) bool {
-	return spec.Source.Kind != "mcp" || perm != Allow
+	return spec.Source.Kind != failure.SourceMCP || perm != Allow
 }
 
 // execCall asks permission, then runs the tool under the failure policy
@@ -255,7 +254,7 @@ func (r *run) validates(spec ToolSpec, perm Permission) bool {
 // failed, the failure (not yet handled).
 func (r *run) execCall(bctx context.Context, c llm.ToolCall, tool Tool, spec ToolSpec, info *CallInfo, perm Permission, cs *callState) (*Result, *failure.Outcome) {
 	call := &Call{Run: r.id, ID: c.ID, Tool: c.Name, Source: spec.Source, state: cs,
-		elicitor: r.elicitor(), grants: &r.s.grants}
+		elicitor: r.elicitor(), grants: &r.s.grants, idem: r.id + "/" + c.ID}
 	if o := r.permit(bctx, call, spec, info.Args, perm); o != nil {
 		return nil, o
 	}
@@ -269,7 +268,6 @@ func (r *run) execCall(bctx context.Context, c llm.ToolCall, tool Tool, spec Too
 	cctx, cancel := context.WithTimeoutCause(bctx, timeout, timeoutErr)
 	defer cancel()
 	cctx = context.WithValue(cctx, nestKey{}, call)
-	cctx = idempotency.With(cctx, r.id+"/"+c.ID)
 
 	var res *Result
 	key := sourceKey(spec)

@@ -272,7 +272,7 @@ func TestCooperativeToolIgnoringCancellation(t *testing.T) {
 // arguments, a local tool's otherwise.
 func provenanceOf(sourceValidates bool) agent.Provenance {
 	if sourceValidates {
-		return agent.Provenance{Kind: "mcp", Name: "srv", Tool: "count"}
+		return agent.Provenance{Kind: failure.SourceMCP, Name: "srv", Tool: "count"}
 	}
-	return agent.Provenance{Kind: "local"}
+	return agent.Provenance{Kind: failure.SourceTool}
 }

@@ -1,10 +1,6 @@
 package agent
 
-import (
-	"sync"
-
-	"github.com/switchboard-dev/switchboard/internal/callhook"
-)
+import "sync"
 
 // callState is what a running call shares with the goroutines that report
 // its progress or forward its nested events: where they go, and whether
@@ -27,9 +23,9 @@ type callState struct {
 
 	mu       sync.Mutex
 	finished bool
-	// ext, for a call made outside a run (external.go), receives the
-	// reports instead.
-	ext *callhook.Call
+	// ext, for a call made outside a run (BindCall), receives the reports
+	// instead.
+	ext *CallBinding
 }
 
 func newCallState(r *run, turn int, j callJob, msgs chan callMsg, inline bool) *callState {

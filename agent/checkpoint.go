@@ -80,9 +80,9 @@ func (r *run) resumeRun(cp *Checkpoint) ([]llm.Message, int, error) {
 		return nil, 0, movedOn(cp, expect)
 	}
 	switch cp.State {
-	case stateDone, stateFailed:
+	case RunDone, RunFailed:
 		return nil, 0, r.replayEnd(cp)
-	case stateParked:
+	case RunParked:
 		d, pending, err := r.questions(cp)
 		if err != nil {
 			return nil, 0, err
@@ -97,7 +97,7 @@ func (r *run) resumeRun(cp *Checkpoint) ([]llm.Message, int, error) {
 	}
 	d := r.d
 	d.st, d.owner, d.cp, d.cpRev, d.intended = r.a.cfg.Durable.Store, owner, *cp, cp.Revision, map[string]bool{}
-	d.cp.Owner, d.cp.State, d.cp.Question, d.cp.Questions = d.owner, stateRunning, "", nil
+	d.cp.Owner, d.cp.State, d.cp.Question, d.cp.Questions = d.owner, RunRunning, "", nil
 	if err := r.saveCheckpoint(); err != nil { // take the run over
 		r.d = nil
 		return nil, 0, err
@@ -107,7 +107,7 @@ func (r *run) resumeRun(cp *Checkpoint) ([]llm.Message, int, error) {
 	if err != nil {
 		return nil, 0, d.stop(err)
 	}
-	r.a.log.Info().Str("run", r.id).Str("session", cp.Session).Str("from", cp.State).Int("turn", cp.Turn).Msg("run resumed")
+	r.a.log.Info().Str("run", r.id).Str("session", cp.Session).Str("from", string(cp.State)).Int("turn", cp.Turn).Msg("run resumed")
 	r.s.grants.set(cp.Grants)
 	r.ans.Turns, r.ans.Usage, r.ans.ToolCalls, r.ans.Failures = cp.Turn, cp.Usage, cp.ToolCalls, cp.Failures
 	r.system = r.systemPrompt()
@@ -245,7 +245,7 @@ func (r *run) replayEnd(cp *Checkpoint) error {
 	if err := r.finishStored(&rec); err != nil {
 		return err
 	}
-	if cp.State == stateFailed {
+	if cp.State == RunFailed {
 		var k failure.Kind
 		_ = k.UnmarshalText([]byte(cp.Error))
 		return &failure.Error{Kind: k, Source: failure.SourceAgent, Op: "resume",

@@ -234,7 +234,7 @@ func (cx *ctxRun) summarize(msgs []llm.Message) (string, error) {
 	if s := r.a.cfg.Context.Summarizer; s != nil {
 		name = "summarizer"
 		ask = func(ctx context.Context) (string, error) {
-			res, err := s.Sample(ctx, SamplingRequest{Run: r.id, Source: Provenance{Kind: "agent", Name: "compaction"},
+			res, err := s.Sample(ctx, SamplingRequest{Run: r.id, Source: Provenance{Kind: failure.SourceAgent, Name: "compaction"},
 				System: summarizerPrompt, Messages: transcript, MaxTokens: maxTok})
 			return res.Text, err
 		}

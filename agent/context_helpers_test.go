@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/internal/tokens"
+	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/llm"
 )
@@ -28,7 +29,7 @@ func serverTools(t testing.TB, n, per int, calls *sync.Map) []agent.Toolset {
 			rt := ref[(s*per+j)%len(ref)]
 			name := "mcp__" + server + "__" + rt.Name
 			tools = append(tools, agent.NewFuncTool(agent.ToolSpec{Name: name, Description: rt.Description,
-				InputSchema: rt.InputSchema, ReadOnly: true, Source: agent.Provenance{Kind: "mcp", Name: server, Tool: rt.Name}},
+				InputSchema: rt.InputSchema, ReadOnly: true, Source: agent.Provenance{Kind: failure.SourceMCP, Name: server, Tool: rt.Name}},
 				func(_ context.Context, args json.RawMessage) (*agent.Result, error) {
 					if calls != nil {
 						v, _ := calls.LoadOrStore(name, new(atomic.Int32))

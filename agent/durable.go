@@ -191,7 +191,7 @@ func (r *run) durableEnd(stored, hist []llm.Message, base int, err error) ([]llm
 		return stored, err
 	}
 	d := r.d
-	d.cp.State, d.cp.Error = stateFailed, failure.KindOf(err).String()
+	d.cp.State, d.cp.Error = RunFailed, failure.KindOf(err).String()
 	d.cp.Messages, d.cp.Results = hist[base:], nil
 	r.fillCheckpoint()
 	if werr := r.saveCheckpoint(); werr != nil {
@@ -245,7 +245,7 @@ func (r *run) claim(input string) ([]llm.Message, error) {
 	owner, _ := r.takeOwner()
 	r.d = &durableRun{st: st, owner: owner, intended: map[string]bool{}}
 	r.d.cp = Checkpoint{V: recordVersion, Run: r.id, Session: s.id, SessionRevision: rev, Agent: r.a.cfg.Name,
-		Owner: r.d.owner, State: stateRunning, Input: input, Base: len(rec.History),
+		Owner: r.d.owner, State: RunRunning, Input: input, Base: len(rec.History),
 		Messages: []llm.Message{{Role: llm.RoleUser, Text: input}}, Grants: rec.Grants, Started: r.start,
 		Trace: telemetry.TraceParent(r.ctx)}
 	if rev, err = st.SaveCheckpoint(ctx, &r.d.cp, 0); err != nil {
@@ -289,7 +289,7 @@ func (r *run) freeSession(ctx context.Context, rec *SessionRecord) (*SessionReco
 	switch {
 	case err != nil:
 		return nil, err
-	case cp.State == stateRunning || cp.State == stateParked:
+	case cp.State == RunRunning || cp.State == RunParked:
 		return nil, &failure.Error{Kind: failure.Conflict, Source: failure.SourceAgent, Op: "take session",
 			Message: fmt.Sprintf("session %q is held by run %q (%s): resume or answer that run first", rec.ID, rec.Run, cp.State)}
 	}
@@ -303,7 +303,7 @@ func (r *run) freeSession(ctx context.Context, rec *SessionRecord) (*SessionReco
 // with Conflict, so that it cannot start after this run takes its session.
 func (r *run) abandon(ctx context.Context, rec *SessionRecord) error {
 	cp := Checkpoint{V: recordVersion, Run: rec.Run, Session: rec.ID, SessionRevision: rec.Revision,
-		Agent: r.a.cfg.Name, State: stateFailed, Error: failure.Conflict.String(), Started: r.start}
+		Agent: r.a.cfg.Name, State: RunFailed, Error: failure.Conflict.String(), Started: r.start}
 	_, err := r.a.cfg.Durable.Store.SaveCheckpoint(ctx, &cp, 0)
 	return err
 }
@@ -363,7 +363,7 @@ func (r *run) commit(hist []llm.Message, base int) error {
 	r.fillCheckpoint()
 	ans := r.ans
 	ans.Elapsed = time.Since(r.start)
-	d.cp.State, d.cp.Answer, d.cp.Messages, d.cp.Results = stateDone, &ans, hist[base:], nil
+	d.cp.State, d.cp.Answer, d.cp.Messages, d.cp.Results = RunDone, &ans, hist[base:], nil
 	if err := r.saveCheckpoint(); err != nil {
 		return err
 	}
@@ -401,7 +401,7 @@ func (r *run) halted() error {
 	if len(parked) == 0 {
 		return nil
 	}
-	d.cp.State, d.cp.Question, d.cp.Questions = stateParked, parked[0], append(slices.Clone(d.carry), parked...)
+	d.cp.State, d.cp.Question, d.cp.Questions = RunParked, parked[0], append(slices.Clone(d.carry), parked...)
 	d.cp.Failures = r.ans.Failures
 	d.cp.Grants = r.s.grants.snapshot()
 	if err := r.saveCheckpoint(); err != nil {

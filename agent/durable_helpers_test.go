@@ -11,7 +11,6 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/failure"
-	"github.com/switchboard-dev/switchboard/internal/idempotency"
 	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/llm"
 )
@@ -57,7 +56,8 @@ type ledger struct {
 func newLedger() *ledger { return &ledger{runs: map[string]int{}, tool: map[string]string{}} }
 
 func (l *ledger) record(ctx context.Context, tool string) string {
-	key := idempotency.Key(ctx)
+	call, _ := agent.CallFromContext(ctx)
+	key := call.IdempotencyKey()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.runs[key]++

@@ -6,24 +6,47 @@ import (
 	"fmt"
 
 	"github.com/switchboard-dev/switchboard/failure"
-	"github.com/switchboard-dev/switchboard/internal/runowner"
 )
 
-func init() {
-	runowner.StoreOf = func(runner any) any {
-		if a, ok := runner.(*Agent); ok && a.cfg.Durable.Store != nil {
-			return a.cfg.Durable.Store
-		}
-		return nil
-	}
+// ErrHandover, as (or wrapped in) the cancellation cause of a durable run's
+// context, means the run is handed over, not ended: it stops writing at
+// once and its checkpoint stays as it was, so that another process resumes
+// it. A worker that stops, or a pool that lost contact with its caller,
+// cancels its runs with it (context.WithCancelCause); [Agent.Resume]
+// continues them elsewhere.
+var ErrHandover = errors.New("agent: the run is handed over to another process")
+
+// ownerKey is the context key of WithOwner.
+type ownerKey struct{}
+
+// WithOwner returns a context whose durable runs ask owner what to write as
+// [Checkpoint.Owner] when they start or resume: the run's id in, the owner's
+// name and the checkpoint revision a resume must find out (0: any revision;
+// another one fails the resume with [failure.Conflict], as another process
+// moved the run on). An empty name leaves the run its own random one. A
+// process that serves durable runs for others (as a bus/worker worker does)
+// names the runs after itself, so that its peers can tell whether a run's
+// owner is alive and resume the runs of one that is not. Runs nested in the
+// calls of a run see the same owner function: it decides which runs it names.
+func WithOwner(ctx context.Context, owner func(run string) (name string, expect uint64)) context.Context {
+	return context.WithValue(ctx, ownerKey{}, owner)
 }
 
-// takeOwner names this attempt of the run in its checkpoints: a run served
-// by a bus/worker worker is named after it (internal/runowner), so that
-// other workers know whom to ask whether it is alive. expect is the
-// revision a resume must find the checkpoint at (0: any).
+// Store returns the store of a durable agent ([Durability.Store]), or nil
+// for an agent whose runs are not durable: a worker that resumes runs reads
+// their checkpoints there.
+func (a *Agent) Store() Store { return a.cfg.Durable.Store }
+
+// takeOwner names this attempt of the run in its checkpoints: the name the
+// context's owner function (WithOwner) gives it, else a random one. expect
+// is the revision a resume must find the checkpoint at (0: any).
 func (r *run) takeOwner() (owner string, expect uint64) {
-	return runowner.Take(r.ctx, r.id, randomID("own_"))
+	if f, _ := r.ctx.Value(ownerKey{}).(func(string) (string, uint64)); f != nil {
+		if owner, expect = f(r.id); owner != "" {
+			return owner, expect
+		}
+	}
+	return randomID("own_"), 0
 }
 
 // movedOn is the Conflict of a resume that expected the checkpoint at
@@ -51,7 +74,7 @@ func (d *durableRun) handoverLocked() error {
 		return nil
 	}
 	cause := context.Cause(d.runCtx)
-	if cause == nil || !errors.Is(cause, runowner.ErrHandover) {
+	if cause == nil || !errors.Is(cause, ErrHandover) {
 		return nil
 	}
 	return &failure.Error{Kind: failure.Unavailable, Source: failure.SourceAgent, Op: "handover", Err: cause,

@@ -423,7 +423,7 @@ func TestSkillFailuresHaveOneSource(t *testing.T) {
 					}
 				}})
 			sk := agent.NewFuncTool(agent.ToolSpec{Name: "read_skill_file", ReadOnly: true,
-				Source: agent.Provenance{Kind: "skill", Name: "skills", Tool: "read_skill_file"}},
+				Source: agent.Provenance{Kind: failure.SourceSkill, Name: "skills", Tool: "read_skill_file"}},
 				func(context.Context, json.RawMessage) (*agent.Result, error) { return tc.result() })
 			call := llm.Calls(llm.CallTool("c", "read_skill_file", nil))
 			a := newAgent(t, agent.Config{Tools: []agent.Tool{sk}, Policy: policy,

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/switchboard-dev/switchboard/failure"
-	"github.com/switchboard-dev/switchboard/internal/toolname"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -94,7 +93,7 @@ func NewHandoffTool(to string, opts *HandoffOptions) (Tool, error) {
 			fmt.Sprintf("unknown handoff context %q (want task, summary or full)", o.Context))
 	}
 	if o.Name == "" {
-		o.Name = "handoff_to_" + toolname.Part(to)
+		o.Name = ToolName("handoff_to_" + to)
 	}
 	if o.Description == "" {
 		o.Description = fmt.Sprintf("Hand the conversation to the agent %q, which continues it; your turn ends.", to)
@@ -107,7 +106,7 @@ func NewHandoffTool(to string, opts *HandoffOptions) (Tool, error) {
 	}
 	schema := json.RawMessage(`{"type":"object","properties":{` + props + `},"required":` + required + `,"additionalProperties":false}`)
 	return &handoffTool{to: to, mode: o.Context, spec: ToolSpec{Name: o.Name, Description: o.Description,
-		InputSchema: schema, ReadOnly: true, Source: Provenance{Kind: "handoff", Name: to, Tool: o.Name}}}, nil
+		InputSchema: schema, ReadOnly: true, Source: Provenance{Kind: failure.SourceHandoff, Name: to, Tool: o.Name}}}, nil
 }
 
 func (t *handoffTool) Spec() ToolSpec { return t.spec }

@@ -46,7 +46,7 @@ func (m *memStore) SaveCheckpoint(_ context.Context, cp *Checkpoint, expect uint
 		return 0, err
 	}
 	ttl := m.o.RunTTL
-	if c.State == stateDone || c.State == stateFailed {
+	if c.State == RunDone || c.State == RunFailed {
 		ttl = m.o.FinishedTTL
 	}
 	m.runs[c.Run] = &memRec{data: b, rev: c.Revision, expires: expiry(now, ttl)}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 // Permission is what the permission policy decides for a tool call.
@@ -167,7 +169,7 @@ func nameWords(name string) []string {
 // name.
 //
 // Hints are believed as given when Go code in this process set them (the
-// provenance kinds "local", "agent", "handoff" and "skill"). Hints from
+// provenance kinds tool, agent, handoff and skills). Hints from
 // anywhere else (an MCP server's annotations, an A2A peer, a toolset of
 // another or no kind) may raise the friction but lower it only where
 // nothing else says danger: a read-only hint allows a tool whose name says
@@ -201,9 +203,9 @@ func defaultClassifier(spec ToolSpec) Permission {
 
 // trustsHints reports whether the hints of tools of a provenance kind are
 // set by Go code in this process rather than by a server or peer.
-func trustsHints(kind string) bool {
+func trustsHints(kind failure.Source) bool {
 	switch kind {
-	case "local", "agent", "handoff", "skill":
+	case failure.SourceTool, failure.SourceAgent, failure.SourceHandoff, failure.SourceSkill:
 		return true
 	}
 	return false
@@ -239,7 +241,8 @@ func classifyName(spec ToolSpec) Permission {
 
 // classKey is what defaultClassifier looks at.
 type classKey struct {
-	name, sourceTool, kind          string
+	name, sourceTool                string
+	kind                            failure.Source
 	readOnly, destructive, executes bool
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -16,7 +17,7 @@ func TestDefaultClassifier(t *testing.T) {
 		want agent.Permission
 	}{
 		{agent.ToolSpec{Name: "read_file"}, agent.Allow},
-		{agent.ToolSpec{Name: "mcp__fs__list_directory", Source: agent.Provenance{Kind: "mcp", Name: "fs", Tool: "list_directory"}}, agent.Allow},
+		{agent.ToolSpec{Name: "mcp__fs__list_directory", Source: agent.Provenance{Kind: failure.SourceMCP, Name: "fs", Tool: "list_directory"}}, agent.Allow},
 		{agent.ToolSpec{Name: "searchDocs"}, agent.Allow},
 		{agent.ToolSpec{Name: "write_file"}, agent.Ask},
 		{agent.ToolSpec{Name: "deleteRecord"}, agent.Ask},
@@ -41,14 +42,14 @@ func TestDefaultClassifier(t *testing.T) {
 // process are believed.
 func TestHintsFromServersCannotLowerDanger(t *testing.T) {
 	mcpTool := func(tool string) agent.ToolSpec {
-		return agent.ToolSpec{Name: "mcp__srv__" + tool, Source: agent.Provenance{Kind: "mcp", Name: "srv", Tool: tool}}
+		return agent.ToolSpec{Name: "mcp__srv__" + tool, Source: agent.Provenance{Kind: failure.SourceMCP, Name: "srv", Tool: tool}}
 	}
 	with := func(spec agent.ToolSpec, readOnly, destructive, executes bool) agent.ToolSpec {
 		spec.ReadOnly, spec.Destructive, spec.Executes = readOnly, destructive, executes
 		return spec
 	}
 	local := func(name string) agent.ToolSpec {
-		return agent.ToolSpec{Name: name, Source: agent.Provenance{Kind: "local", Tool: name}}
+		return agent.ToolSpec{Name: name, Source: agent.Provenance{Kind: failure.SourceTool, Tool: name}}
 	}
 	cases := []struct {
 		name string
@@ -65,12 +66,12 @@ func TestHintsFromServersCannotLowerDanger(t *testing.T) {
 		{"no hint on a name that says nothing", mcpTool("frobnicate"), agent.Ask},
 		{"destructive hint on a reading name", with(mcpTool("read_file"), false, true, false), agent.Ask},
 		{"executes hint on a reading name", with(mcpTool("get_thing"), true, false, true), agent.Deny},
-		{"A2A peer", with(agent.ToolSpec{Name: "a2a__peer__exec_task", Source: agent.Provenance{Kind: "a2a", Name: "peer", Tool: "exec_task"}}, true, false, false), agent.Deny},
+		{"A2A peer", with(agent.ToolSpec{Name: "a2a__peer__exec_task", Source: agent.Provenance{Kind: failure.SourceA2A, Name: "peer", Tool: "exec_task"}}, true, false, false), agent.Deny},
 		{"no provenance", with(agent.ToolSpec{Name: "bash"}, true, false, false), agent.Deny},
 		{"local tool: its hint is believed", with(local("run_shell_command"), true, false, false), agent.Allow},
 		{"local tool: destructive", with(local("run_shell_command"), false, true, false), agent.Ask},
-		{"agent as a tool", with(agent.ToolSpec{Name: "deployer", Source: agent.Provenance{Kind: "agent", Name: "deploy_bot", Tool: "deploy_bot"}}, true, false, false), agent.Allow},
-		{"skill script", with(agent.ToolSpec{Name: "run_skill_script", Source: agent.Provenance{Kind: "skill", Name: "skills", Tool: "run_skill_script"}}, false, false, true), agent.Deny},
+		{"agent as a tool", with(agent.ToolSpec{Name: "deployer", Source: agent.Provenance{Kind: failure.SourceAgent, Name: "deploy_bot", Tool: "deploy_bot"}}, true, false, false), agent.Allow},
+		{"skill script", with(agent.ToolSpec{Name: "run_skill_script", Source: agent.Provenance{Kind: failure.SourceSkill, Name: "skills", Tool: "run_skill_script"}}, false, false, true), agent.Deny},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -91,7 +92,7 @@ func TestHintsFromServersCannotLowerDanger(t *testing.T) {
 func TestReadOnlyHintDoesNotRunAShell(t *testing.T) {
 	ran := false
 	shell := agent.NewFuncTool(agent.ToolSpec{Name: "mcp__box__run_shell_command", ReadOnly: true,
-		Source: agent.Provenance{Kind: "mcp", Name: "box", Tool: "run_shell_command"}},
+		Source: agent.Provenance{Kind: failure.SourceMCP, Name: "box", Tool: "run_shell_command"}},
 		func(context.Context, json.RawMessage) (*agent.Result, error) {
 			ran = true
 			return agent.TextResult("ran"), nil

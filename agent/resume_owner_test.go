@@ -10,15 +10,15 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/failure"
-	"github.com/switchboard-dev/switchboard/internal/runowner"
 	"github.com/switchboard-dev/switchboard/internal/testkit"
 )
 
-// TestResumeThroughSlot: a resume in a worker's slot (internal/runowner)
-// names the worker in the checkpoint's owner, and one that expects a
-// revision the checkpoint is no longer at gets a Conflict and writes
-// nothing (an orphan sweeper stands aside).
-func TestResumeThroughSlot(t *testing.T) {
+// TestResumeWithOwner: a resume under WithOwner (a worker's slot) writes
+// the owner it names in the checkpoint, and one that expects a revision
+// the checkpoint is no longer at gets a Conflict and writes nothing (an
+// orphan sweeper stands aside). Runs the owner function does not name get
+// a random owner.
+func TestResumeWithOwner(t *testing.T) {
 	ctx := testkit.Ctx(t, 20*time.Second)
 	for _, tc := range []struct {
 		name  string
@@ -35,9 +35,15 @@ func TestResumeThroughSlot(t *testing.T) {
 			if tc.stale {
 				want--
 			}
-			slot := runowner.NewSlot("pool", "w1")
-			slot.Expect(run, want)
-			ans, err := durableAgent(t, st, fourTurns(), l, nil, agent.Durability{}).Resume(runowner.With(ctx, slot), run)
+			var asked []string
+			owner := func(r string) (string, uint64) {
+				asked = append(asked, r)
+				if r != run {
+					return "", 0
+				}
+				return "worker:pool:w1:own_1", want
+			}
+			ans, err := durableAgent(t, st, fourTurns(), l, nil, agent.Durability{}).Resume(agent.WithOwner(ctx, owner), run)
 			after, lerr := st.LoadCheckpoint(ctx, run)
 			if lerr != nil {
 				t.Fatal(lerr)
@@ -51,8 +57,8 @@ func TestResumeThroughSlot(t *testing.T) {
 			if err != nil || ans.Text != "all done" || after.State != "done" {
 				t.Fatalf("resume: %+v, %v; state %s", ans, err, after.State)
 			}
-			if pool, worker, ok := runowner.Parse(after.Owner); !ok || pool != "pool" || worker != "w1" || slot.Run() != run {
-				t.Errorf("owner %q (slot run %q)", after.Owner, slot.Run())
+			if after.Owner != "worker:pool:w1:own_1" || len(asked) != 1 || asked[0] != run {
+				t.Errorf("owner %q (asked for %q)", after.Owner, asked)
 			}
 		})
 	}
@@ -72,7 +78,7 @@ func TestHandoverHaltsRun(t *testing.T) {
 			rctx, cancel := context.WithCancelCause(ctx)
 			defer cancel(nil)
 			ks := &killStore{Store: base, n: n, stopOnly: true,
-				cancel: func() { cancel(fmt.Errorf("the worker stops: %w", runowner.ErrHandover)) }}
+				cancel: func() { cancel(fmt.Errorf("the worker stops: %w", agent.ErrHandover)) }}
 			ans, _ := durableAgent(t, ks, fourTurns(), l, nil, agent.Durability{}).Run(rctx, "go")
 			cp, err := base.LoadCheckpoint(ctx, ans.Run)
 			if err != nil {

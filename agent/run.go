@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/failure"
-	"github.com/switchboard-dev/switchboard/internal/runctx"
-	"github.com/switchboard-dev/switchboard/internal/sourcekey"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -105,7 +103,7 @@ func (s *Session) streamRun(ctx context.Context, id, input, pausedAt string, don
 			rctx = a.log.WithContext(rctx) // a policy without a Logger logs here
 		}
 		if id == "" {
-			id = runctx.NewRunID()
+			id = NewRunID()
 		}
 		r := &run{s: s, a: a, id: id, ctx: rctx, cancel: cancel, yield: yield,
 			start: time.Now(), lastGood: map[string][]Tool{}}
@@ -338,13 +336,8 @@ func (r *run) systemPrompt() string {
 	return strings.Join(parts, "\n\n")
 }
 
-// sourceKey is the circuit-breaker key of a tool (internal/sourcekey).
-func sourceKey(spec ToolSpec) failure.Key {
-	return sourcekey.Key(spec.Source.Kind, spec.Source.Name, spec.Name)
-}
-
-// failureSource is the failure source of a provenance kind.
-func failureSource(kind string) failure.Source { return sourcekey.Source(kind) }
+// sourceKey is the circuit-breaker key of a tool.
+func sourceKey(spec ToolSpec) failure.Key { return spec.Source.BreakerKey(spec.Name) }
 
 // fixCallIDs gives every call a non-empty id unique within its turn, so
 // that every result can answer exactly one call.

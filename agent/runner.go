@@ -5,7 +5,6 @@ import (
 	"iter"
 
 	"github.com/switchboard-dev/switchboard/failure"
-	"github.com/switchboard-dev/switchboard/internal/runctx"
 )
 
 // Runner answers an input with a run of events. *Agent is a Runner, and so
@@ -55,43 +54,10 @@ func collect(seq iter.Seq2[Event, error]) (*Answer, error) {
 		Message: "the run's event stream ended without a final answer or an error"}
 }
 
-func init() {
-	runctx.WithParent = func(ctx context.Context, p any) context.Context { return withParent(ctx, p.(Parent)) }
-	runctx.ParentFromContext = func(ctx context.Context) any {
-		if p, ok := parentFromContext(ctx); ok {
-			return p
-		}
-		return (*Parent)(nil)
-	}
-}
-
 // nestKey is the context key of the innermost place a run may be nested in:
 // a *Call (a tool call) or a *Parent (a workflow step). One key, so that the
 // innermost wins and one lookup finds it.
 type nestKey struct{}
-
-// withParent returns a context under which a run started by a Runner is
-// nested in p (its events carry Parent). Workflows use it for their steps;
-// tool calls do it implicitly. A tool call ctx belongs to stays visible
-// through CallFromContext: a step of a workflow that runs as a tool still
-// reports progress and asks its questions through that call.
-func withParent(ctx context.Context, p Parent) context.Context {
-	p.call, _ = CallFromContext(ctx)
-	return context.WithValue(ctx, nestKey{}, &p)
-}
-
-// parentFromContext returns where a run started under ctx is nested: in the
-// tool call of CallFromContext, or in the workflow step of WithParent.
-func parentFromContext(ctx context.Context) (*Parent, bool) {
-	switch v := ctx.Value(nestKey{}).(type) {
-	case *Call:
-		return &Parent{Run: v.Run, Call: v.ID}, true
-	case *Parent:
-		p := *v
-		return &p, true
-	}
-	return nil, false
-}
 
 // nest wraps an event of a nested run for the stream of the run that
 // started it: it returns EventNested carrying ev, or ev's own Nested event

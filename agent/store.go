@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/internal/runowner"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -14,13 +13,24 @@ import (
 // a newer version than it knows.
 const recordVersion = 1
 
-// Checkpoint states (Checkpoint.State), spelled once in internal/runowner
-// for bus/worker's sweeper too.
+// RunState is the state of a durable run, as its [Checkpoint] records it.
+// An agent writes the states; a [Store] keeps them as they are (it may
+// treat the checkpoints of ended runs differently, keep them for less
+// time), and a worker that resumes orphaned runs reads them.
+type RunState string
+
+// The states of a durable run.
 const (
-	stateRunning = runowner.StateRunning
-	stateParked  = runowner.StateParked
-	stateDone    = runowner.StateDone
-	stateFailed  = runowner.StateFailed
+	// RunRunning: the run is going on (or its process died: see
+	// [Checkpoint.Owner]).
+	RunRunning RunState = "running"
+	// RunParked: the run waits on [Checkpoint.Questions]; answering them
+	// resumes it.
+	RunParked RunState = "parked"
+	// RunDone: the run ended with [Checkpoint.Answer].
+	RunDone RunState = "done"
+	// RunFailed: the run ended with the failure of kind [Checkpoint.Error].
+	RunFailed RunState = "failed"
 )
 
 // Store keeps what a durable agent must not lose: its sessions, the latest
@@ -130,8 +140,8 @@ type Checkpoint struct {
 	// Owner identifies the process attempt that wrote the checkpoint: a
 	// resume takes the run over by writing its own.
 	Owner string `json:"owner"`
-	// State is "running", "parked", "done" or "failed".
-	State string `json:"state"`
+	// State is where the run is: running, parked, done or failed.
+	State RunState `json:"state"`
 	// Input is the run's input; Base is the length of the session's history
 	// when the run started; Messages are the messages the run added since
 	// (the input first).

@@ -112,7 +112,7 @@ func (r *run) tracedExecCall(bctx context.Context, c llm.ToolCall, tool Tool, sp
 	if t == nil {
 		return r.execCall(bctx, c, tool, spec, info, perm, cs)
 	}
-	ctx, op := t.StartTool(bctx, c.Name, c.ID, spec.Source.Kind, spec.Source.Name)
+	ctx, op := t.StartTool(bctx, c.Name, c.ID, string(spec.Source.Kind), spec.Source.Name)
 	if perm != Allow {
 		op.Event(telemetry.EventPermission, telemetry.KeyPermission, string(perm))
 	}
@@ -145,7 +145,7 @@ func (r *run) tracedExecCall(bctx context.Context, c llm.ToolCall, tool Tool, sp
 // arguments, budget) as an execute_tool span with its error.type.
 func (r *run) traceRefused(c llm.ToolCall, spec ToolSpec, fe *failure.Error) {
 	if t := r.trace.t; t != nil {
-		ctx, op := t.StartTool(r.ctx, c.Name, c.ID, spec.Source.Kind, spec.Source.Name)
+		ctx, op := t.StartTool(r.ctx, c.Name, c.ID, string(spec.Source.Kind), spec.Source.Name)
 		op.End(ctx, fe.Kind.String())
 	}
 }

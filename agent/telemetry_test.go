@@ -59,7 +59,7 @@ func TestTelemetrySpans(t *testing.T) {
 				chat: {"gen_ai.operation.name": "chat", "gen_ai.request.model": llm.NewScripted().Name(),
 					"gen_ai.usage.input_tokens": "*", "gen_ai.usage.output_tokens": "*"},
 				"execute_tool echo": {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "echo",
-					"gen_ai.tool.call.id": "c1", "gen_ai.tool.type": "function", "switchboard.tool.source": "local",
+					"gen_ai.tool.call.id": "c1", "gen_ai.tool.type": "function", "switchboard.tool.source": "tool",
 					"error.type": "-", "gen_ai.tool.call.arguments": "-"},
 			},
 		},
@@ -207,8 +207,8 @@ func TestTelemetryMetrics(t *testing.T) {
 	if turns != int64(ans.Turns) {
 		t.Errorf("operation duration counted %d chats, want %d", turns, ans.Turns)
 	}
-	if calls["local/"] != 2 || calls["local/protocol"] != 1 || len(calls) != 2 {
-		t.Errorf("tool calls by source/kind %v, want local/ 2 and local/protocol 1", calls)
+	if calls["tool/"] != 2 || calls["tool/protocol"] != 1 || len(calls) != 2 {
+		t.Errorf("tool calls by source/kind %v, want tool/ 2 and tool/protocol 1", calls)
 	}
 }
 

@@ -6,13 +6,19 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 // Provenance says where a tool (and so its results) comes from. It travels
 // with every result to the model, so the model can weigh what it reads.
 type Provenance struct {
-	// Kind is the kind of source: "local", "mcp", "skill", "a2a".
-	Kind string `json:"kind"`
+	// Kind is the kind of source, in the vocabulary of failures:
+	// [failure.SourceTool] (Go code in the process, the default),
+	// [failure.SourceMCP], [failure.SourceSkill], [failure.SourceA2A],
+	// [failure.SourceAgent] (the agent's own tools) or
+	// [failure.SourceHandoff].
+	Kind failure.Source `json:"kind"`
 	// Name is the server, skill or peer within Kind.
 	Name string `json:"name,omitempty"`
 	// Tool is the tool's own name at its source (before prefixing).
@@ -21,7 +27,7 @@ type Provenance struct {
 
 // String is "kind:name:tool", leaving out empty parts (e.g. "mcp:files:read").
 func (p Provenance) String() string {
-	s := p.Kind
+	s := string(p.Kind)
 	if p.Name != "" {
 		s += ":" + p.Name
 	}
@@ -29,6 +35,19 @@ func (p Provenance) String() string {
 		s += ":" + p.Tool
 	}
 	return s
+}
+
+// BreakerKey is the circuit-breaker key, and so the failure source and
+// name, of the tool named tool from this source: one circuit per MCP server,
+// skill set or peer (Kind and Name), and one per tool for Go tools (Kind
+// [failure.SourceTool] or empty) and sources without a name. An agent's
+// runs and package mcp/server key their failure policy with it, so that they
+// share a circuit.
+func (p Provenance) BreakerKey(tool string) failure.Key {
+	if p.Kind == "" || p.Kind == failure.SourceTool || p.Name == "" {
+		return failure.Key{Source: failure.SourceTool, Name: tool}
+	}
+	return failure.Key{Source: p.Kind, Name: p.Name}
 }
 
 // ToolSpec describes a tool.

@@ -145,7 +145,7 @@ func (cx *ctxRun) pinned(name string) bool {
 			return true
 		}
 	}
-	if t := cx.r.index[name]; t != nil && t.Spec().Source.Kind == "handoff" {
+	if t := cx.r.index[name]; t != nil && t.Spec().Source.Kind == failure.SourceHandoff {
 		return true
 	}
 	return false
@@ -194,7 +194,7 @@ type searchTool struct {
 
 func (t *searchTool) Spec() ToolSpec {
 	return ToolSpec{Name: searchToolName, Description: searchToolDesc, InputSchema: searchToolSchema, ReadOnly: true,
-		Source: Provenance{Kind: "agent", Name: "tool search"}}
+		Source: Provenance{Kind: failure.SourceAgent, Name: "tool search"}}
 }
 
 // foundTool is one tool in the search tool's answer.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 // staticToolset is a fixed list of tools.
@@ -30,10 +32,10 @@ type funcTool struct {
 }
 
 // NewFuncTool returns a local tool that calls fn. spec.Source defaults to
-// {Kind: "local", Tool: spec.Name}.
+// {Kind: failure.SourceTool, Tool: spec.Name}.
 func NewFuncTool(spec ToolSpec, fn func(ctx context.Context, args json.RawMessage) (*Result, error)) Tool {
 	if spec.Source.Kind == "" {
-		spec.Source = Provenance{Kind: "local", Tool: spec.Name}
+		spec.Source = Provenance{Kind: failure.SourceTool, Tool: spec.Name}
 	}
 	return &funcTool{spec: spec, fn: fn}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 // TestElicitationDone: the bus's Elicitor announces the end of a URL-mode
@@ -37,7 +38,7 @@ func TestElicitationDone(t *testing.T) {
 				t.Fatal("the bus's Elicitor has no ElicitationComplete method")
 			}
 			c.ElicitationComplete(context.Background(), agent.Elicitation{Kind: agent.ElicitURL, ID: "el-7", Run: tc.run,
-				Source: agent.Provenance{Kind: "mcp", Name: "github"}})
+				Source: agent.Provenance{Kind: failure.SourceMCP, Name: "github"}})
 			got, err := sub.Next(ctxT(t, 5*time.Second))
 			if err != nil {
 				t.Fatal(err)

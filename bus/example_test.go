@@ -6,6 +6,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -32,7 +33,7 @@ func Example() {
 	defer svc.Close()
 
 	res, err := b.Sampler().Sample(ctx, agent.SamplingRequest{
-		Source:    agent.Provenance{Kind: "mcp", Name: "geo"},
+		Source:    agent.Provenance{Kind: failure.SourceMCP, Name: "geo"},
 		Messages:  []llm.Message{{Role: llm.RoleUser, Text: "Capital of France?"}},
 		MaxTokens: 20,
 	})

@@ -21,7 +21,7 @@ import (
 
 func samplingRequest(text string) agent.SamplingRequest {
 	return agent.SamplingRequest{
-		Run: "run_s", Source: agent.Provenance{Kind: "mcp", Name: "everything"},
+		Run: "run_s", Source: agent.Provenance{Kind: failure.SourceMCP, Name: "everything"},
 		Messages:  []llm.Message{{Role: llm.RoleUser, Text: text}},
 		MaxTokens: 100,
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/failure"
-	"github.com/switchboard-dev/switchboard/internal/runowner"
 )
 
 // Runs live in <Name>_RUNS: the checkpoint of run R under c.<R> (one
@@ -49,7 +48,7 @@ func (s *jsStore) SaveCheckpoint(ctx context.Context, cp *agent.Checkpoint, expe
 		return 0, err
 	}
 	ttl := s.cfg.RunTTL
-	if c.State == runowner.StateDone || c.State == runowner.StateFailed {
+	if c.State == agent.RunDone || c.State == agent.RunFailed {
 		ttl = s.cfg.FinishedTTL
 	}
 	if err := s.runs.write(ctx, checkpointKey(c.Run), "checkpoint of run", c.Run, data, expect, 0, ttl); err != nil {

@@ -148,18 +148,23 @@ func (k *Kind) UnmarshalText(b []byte) error {
 // Retryable reports whether failures of this kind are retried by default.
 func (k Kind) Retryable() bool { return k == Transient }
 
-// Source names where a failure came from.
+// Source names where a failure came from. It is also the kind of a tool's
+// provenance (agent.Provenance.Kind): where the tool comes from is where its
+// failures come from.
 type Source string
 
 // Well-known sources.
 const (
 	SourceAgent Source = "agent"
-	SourceTool  Source = "tool"
+	SourceTool  Source = "tool" // a tool of Go code in the process
 	SourceModel Source = "llm"
 	SourceMCP   Source = "mcp"
 	SourceA2A   Source = "a2a"
 	SourceSkill Source = "skills"
 	SourceBus   Source = "bus"
+	// SourceHandoff is the kind of a handoff tool's provenance: the tool
+	// that hands the conversation to another agent.
+	SourceHandoff Source = "handoff"
 )
 
 // Error is a classified failure.

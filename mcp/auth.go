@@ -236,7 +236,7 @@ func (s *server) newOAuthHandler(a *Auth) (*oauth.Handler, error) {
 // askLogin sends the authorization URL to a person through the Elicitor
 // in URL mode.
 func (s *server) askLogin(ctx context.Context, user, authURL string) (oauth.Answer, error) {
-	e := agent.Elicitation{Kind: agent.ElicitURL, Source: agent.Provenance{Kind: "mcp", Name: s.cfg.Name},
+	e := agent.Elicitation{Kind: agent.ElicitURL, Source: agent.Provenance{Kind: failure.SourceMCP, Name: s.cfg.Name},
 		Message: fmt.Sprintf("Sign in to the MCP server %q to continue.", s.cfg.Name), URL: authURL, ID: "login-" + rand.Text()}
 	if user != "" {
 		e.Message = fmt.Sprintf("Sign in to the MCP server %q to continue (as %s).", s.cfg.Name, user)

@@ -160,7 +160,7 @@ func (s *server) onSample(ctx context.Context, req *gomcp.CreateMessageRequest) 
 	if p == nil {
 		return nil, fmt.Errorf("sampling request without parameters")
 	}
-	sr := agent.SamplingRequest{Source: agent.Provenance{Kind: "mcp", Name: s.cfg.Name}, System: p.SystemPrompt,
+	sr := agent.SamplingRequest{Source: agent.Provenance{Kind: failure.SourceMCP, Name: s.cfg.Name}, System: p.SystemPrompt,
 		MaxTokens: int(p.MaxTokens), StopSequences: p.StopSequences}
 	if c := s.callOf(ctx); c != nil {
 		sr.Run = c.Run
@@ -223,7 +223,7 @@ func (s *server) onElicit(ctx context.Context, req *gomcp.ElicitRequest) (*gomcp
 	if p == nil {
 		return nil, fmt.Errorf("elicitation request without parameters")
 	}
-	e := agent.Elicitation{Kind: agent.ElicitForm, Source: agent.Provenance{Kind: "mcp", Name: s.cfg.Name},
+	e := agent.Elicitation{Kind: agent.ElicitForm, Source: agent.Provenance{Kind: failure.SourceMCP, Name: s.cfg.Name},
 		Message: p.Message, URL: p.URL, ID: p.ElicitationID}
 	if p.Mode == "url" || p.Mode == "" && p.URL != "" {
 		e.Kind = agent.ElicitURL
@@ -313,7 +313,7 @@ func (s *server) onElicitComplete(ctx context.Context, req *gomcp.ElicitationCom
 	delete(s.urlElicits, id)
 	s.mu.Unlock()
 	if !known {
-		e = agent.Elicitation{Kind: agent.ElicitURL, ID: id, Source: agent.Provenance{Kind: "mcp", Name: s.cfg.Name}}
+		e = agent.Elicitation{Kind: agent.ElicitURL, ID: id, Source: agent.Provenance{Kind: failure.SourceMCP, Name: s.cfg.Name}}
 	}
 	c.ElicitationComplete(ctx, e)
 }

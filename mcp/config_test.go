@@ -170,6 +170,7 @@ func TestLoadFileMissing(t *testing.T) {
 }
 
 func TestToolNames(t *testing.T) {
+	const maxToolName = 64 // the providers' limit
 	long := strings.Repeat("x", 80)
 	tests := []struct{ server, tool, want string }{
 		{"github", "create_issue", "mcp__github__create_issue"},

@@ -10,7 +10,6 @@ import (
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-dev/switchboard/agent"
-	"github.com/switchboard-dev/switchboard/internal/idempotency"
 	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/llm"
 )
@@ -25,7 +24,7 @@ func TestIdempotencyKeyInMeta(t *testing.T) {
 	srv := gomcp.NewServer(&gomcp.Implementation{Name: "pay", Version: "1"}, nil)
 	handler := func(_ context.Context, req *gomcp.CallToolRequest, _ echoArgs) (*gomcp.CallToolResult, any, error) {
 		mu.Lock()
-		keys = append(keys, req.Params.GetMeta()[idempotency.MetaKey])
+		keys = append(keys, req.Params.GetMeta()[idempotencyMetaKey])
 		mu.Unlock()
 		return &gomcp.CallToolResult{Content: []gomcp.Content{&gomcp.TextContent{Text: "paid"}}}, nil, nil
 	}

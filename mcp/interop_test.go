@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/llm"
 )
@@ -171,7 +172,7 @@ func testEverything(t *testing.T, m *Manager, b *bus.Bus, rec *recorder, root st
 	tools, _ := m.Toolset().Tools(ctx)
 	offered := map[string]bool{}
 	for _, tl := range tools {
-		if tl.Spec().Source.Kind == "mcp" && tl.Spec().Source.Tool != "" {
+		if tl.Spec().Source.Kind == failure.SourceMCP && tl.Spec().Source.Tool != "" {
 			offered[tl.Spec().Source.Tool] = true
 			if want := modelToolName("everything", tl.Spec().Source.Tool); tl.Spec().Name != want {
 				t.Errorf("tool named %q, want %q", tl.Spec().Name, want)

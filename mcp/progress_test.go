@@ -9,7 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/rs/zerolog"
 
-	"github.com/switchboard-dev/switchboard/internal/callhook"
+	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/internal/testkit"
 )
 
@@ -22,8 +22,8 @@ func TestLastProgressReachesCall(t *testing.T) {
 	const steps, calls = 20, 30
 	for i := range calls {
 		var got atomic.Int64
-		ctx, done := callhook.Bind(testkit.Ctx(t, 30*time.Second), callhook.Call{Run: "r", ID: "c", Tool: "mcp__s__slow",
-			Progress: func(any) { got.Add(1) }})
+		ctx, done := agent.BindCall(testkit.Ctx(t, 30*time.Second), agent.CallBinding{Run: "r", ID: "c", Tool: "mcp__s__slow",
+			Progress: func(agent.Progress) { got.Add(1) }})
 		_, err := m.CallTool(ctx, "s", "slow", json.RawMessage(`{"steps":20,"step_ms":0}`))
 		done()
 		if err != nil {

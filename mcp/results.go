@@ -276,7 +276,7 @@ const (
 )
 
 func (m *Manager) builtinTools(anyRes, anyPrompts bool) []agent.Tool {
-	src := agent.Provenance{Kind: "mcp"}
+	src := agent.Provenance{Kind: failure.SourceMCP}
 	tools := []agent.Tool{agent.NewFuncTool(agent.ToolSpec{Name: nameReadResult, ReadOnly: true, Source: src,
 		Description: "Read part of a large MCP tool result that was saved instead of shown: its text, or one of its saved binary parts by that part's id.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string"},"offset":{"type":"integer","minimum":0},"length":{"type":"integer","minimum":1,"maximum":100000}},"required":["id"]}`)},

@@ -16,7 +16,6 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/failure"
-	"github.com/switchboard-dev/switchboard/internal/idempotency"
 	"github.com/switchboard-dev/switchboard/internal/redact"
 	"github.com/switchboard-dev/switchboard/internal/schema"
 	"github.com/switchboard-dev/switchboard/internal/telemetry"
@@ -89,7 +88,7 @@ func newTool(s *server, name string, t *gomcp.Tool) *tool {
 	// The server's Timeout bounds the call; an agent prefers the spec's
 	// Timeout to its own ToolTimeout.
 	spec := agent.ToolSpec{Name: name, Description: desc, InputSchema: in,
-		Timeout: s.cfg.Timeout, Source: agent.Provenance{Kind: "mcp", Name: s.cfg.Name, Tool: t.Name}}
+		Timeout: s.cfg.Timeout, Source: agent.Provenance{Kind: failure.SourceMCP, Name: s.cfg.Name, Tool: t.Name}}
 	if a := t.Annotations; a != nil {
 		spec.ReadOnly = a.ReadOnlyHint
 		spec.Idempotent = a.IdempotentHint && !a.ReadOnlyHint
@@ -189,6 +188,10 @@ func (s *server) callTimeouts() (call, idle time.Duration) {
 	return call, idle
 }
 
+// idempotencyMetaKey is the _meta key of a tools/call request that carries
+// the call's idempotency key (agent.Call.IdempotencyKey).
+const idempotencyMetaKey = "dev.switchboard/idempotency-key"
+
 // callTool is the hot path of a tool call.
 func (s *server) callTool(ctx context.Context, modelName, orig string, output []byte, args json.RawMessage) (*agent.Result, error) {
 	sess, err := s.session(ctx, 0)
@@ -218,11 +221,11 @@ func (s *server) callTool(ctx context.Context, modelName, orig string, output []
 	s.addInflight(token, fl)
 	params := &gomcp.CallToolParams{Name: orig, Arguments: args}
 	params.SetProgressToken(token)
-	if key := idempotency.Key(ctx); key != "" {
+	if key := call.IdempotencyKey(); key != "" {
 		if params.Meta == nil {
 			params.Meta = gomcp.Meta{}
 		}
-		params.Meta[idempotency.MetaKey] = key
+		params.Meta[idempotencyMetaKey] = key
 	}
 	params.Meta = telemetry.InjectMeta(cctx, params.Meta) // W3C trace context, the MCP convention
 	res, err := sess.CallTool(cctx, params)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -116,7 +117,7 @@ func TestAgentEndToEnd(t *testing.T) {
 	if n := ask.count(); n != 1 {
 		t.Errorf("%d permission questions, want 1 (only before activation)", n)
 	}
-	if !strings.Contains(res["a1"].Content, `source="skill:skills:activate_skill"`) {
+	if !strings.Contains(res["a1"].Content, `source="skills:skills:activate_skill"`) {
 		t.Errorf("provenance missing: %q", res["a1"].Content)
 	}
 }
@@ -190,7 +191,7 @@ func TestScripts(t *testing.T) {
 		t.Errorf("%d permission asks, want 2 (one per script that could run)", n)
 	}
 	for _, e := range ask.asked { // the calls ran in parallel: any order
-		if e.Kind != agent.ElicitPermission || e.Source.Kind != "skill" || e.Source.Name != "tools" || e.Tool != ToolRunScript ||
+		if e.Kind != agent.ElicitPermission || e.Source.Kind != failure.SourceSkill || e.Source.Name != "tools" || e.Tool != ToolRunScript ||
 			!(strings.Contains(e.Message, "scripts/hello.sh") || strings.Contains(e.Message, "scripts/loud.sh")) {
 			t.Errorf("ask %+v", e)
 		}

@@ -153,7 +153,7 @@ func (t *Toolset) runScript(ctx context.Context, skill, rel string, args []strin
 	call, _ := agent.CallFromContext(ctx)
 	ans, err := call.Elicit(ctx, agent.Elicitation{
 		Kind:    agent.ElicitPermission,
-		Source:  agent.Provenance{Kind: "skill", Name: skill, Tool: ToolRunScript},
+		Source:  agent.Provenance{Kind: failure.SourceSkill, Name: skill, Tool: ToolRunScript},
 		Tool:    tool,
 		Args:    argsJSON,
 		Message: fmt.Sprintf("Skill %q wants to run its script %s with arguments %q in %s. Allow it?", skill, p, args, s.Dir),

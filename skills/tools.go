@@ -42,7 +42,7 @@ func (s *skillTool) Call(ctx context.Context, args json.RawMessage) (*agent.Resu
 
 func (t *Toolset) buildTools() []agent.Tool {
 	prov := func(tool string) agent.Provenance {
-		return agent.Provenance{Kind: "skill", Name: t.cfg.Name, Tool: tool}
+		return agent.Provenance{Kind: failure.SourceSkill, Name: t.cfg.Name, Tool: tool}
 	}
 	p := t.cfg.ToolPrefix
 	tools := []agent.Tool{

@@ -10,7 +10,6 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/failure"
-	"github.com/switchboard-dev/switchboard/internal/runctx"
 	"github.com/switchboard-dev/switchboard/internal/telemetry"
 )
 
@@ -98,8 +97,10 @@ func (b *base) stream(ctx context.Context, input string, body func(w *wrun, inpu
 		if b.logs {
 			rctx = b.log.WithContext(rctx) // a policy without a Logger logs here
 		}
-		w := &wrun{b: b, id: runctx.NewRunID(), ctx: rctx, cancel: cancel, yield: yield, start: time.Now()}
-		w.parent, _ = runctx.ParentFromContext(ctx).(*agent.Parent)
+		w := &wrun{b: b, id: agent.NewRunID(), ctx: rctx, cancel: cancel, yield: yield, start: time.Now()}
+		if p, ok := agent.ParentFrom(ctx); ok {
+			w.parent = &p
+		}
 		w.traceStart()
 		w.ans.Run = w.id
 		w.emit(agent.Event{Type: agent.EventRunStarted, Text: input})

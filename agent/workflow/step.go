@@ -7,7 +7,6 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/failure"
-	"github.com/switchboard-dev/switchboard/internal/runctx"
 )
 
 // Step is one runner in a workflow: an *agent.Agent, another workflow, a
@@ -99,7 +98,7 @@ func (w *wrun) attempt(ctx context.Context, r agent.Runner, info *agent.StepInfo
 	started := *info
 	out(agent.Event{Type: agent.EventStepStarted, Text: input, Step: &started})
 	var ans *agent.Answer
-	runCtx := runctx.WithParent(ctx, agent.Parent{Run: w.id, Step: info.Name})
+	runCtx := agent.WithParent(ctx, agent.Parent{Run: w.id, Step: info.Name})
 	for ev, err := range r.Stream(runCtx, input) {
 		if info.Run == "" {
 			info.Run = ev.Run

@@ -362,7 +362,7 @@ func stateOf(cp *agent.Checkpoint) string {
 	if cp == nil {
 		return "none"
 	}
-	return cp.State + " owner " + cp.Owner
+	return string(cp.State) + " owner " + cp.Owner
 }
 
 // testkitPolicy retries quickly and often, and opens no circuit for lost

@@ -14,8 +14,6 @@ import (
 	"github.com/switchboard-dev/switchboard/bus/internal/wire"
 	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/redact"
-	"github.com/switchboard-dev/switchboard/internal/runctx"
-	"github.com/switchboard-dev/switchboard/internal/runowner"
 )
 
 // Heartbeat bounds: a request's interval is clamped to them.
@@ -50,7 +48,7 @@ type job struct {
 	ctl     *nats.Subscription
 	// slot names the job's durable run after this worker and lists it in
 	// the heartbeats (nil for other runners).
-	slot *runowner.Slot
+	slot *slot
 	// lastPing is when the caller last gave a sign of life (Unix ns).
 	lastPing atomic.Int64
 
@@ -64,7 +62,7 @@ type job struct {
 
 // newJob builds the job of a start request: its context carries Serve's
 // values, the caller's deadline (ending the run with a Timeout), the
-// caller's place (runctx.WithParent) and the job (for Elicitor).
+// caller's place (agent.WithParent) and the job (for Elicitor).
 func (s *Server) newJob(req startRequest) *job {
 	j := &job{s: s, id: req.Job, input: req.Input, resume: req.Resume, lost: req.Lost, parent: req.Parent, interval: defaultHeartbeat, missed: defaultMissed,
 		out: s.subj.out(req.Job), elicit: s.subj.elicit(req.Job), cancelT: func() {}}
@@ -82,11 +80,11 @@ func (s *Server) newJob(req startRequest) *job {
 	}
 	ctx = context.WithValue(ctx, jobKey{}, j)
 	if s.live != nil {
-		j.slot = runowner.NewSlot(wire.Token(s.cfg.Name), wire.Token(s.cfg.ID))
-		ctx = runowner.With(ctx, j.slot)
+		j.slot = newSlot(wire.Token(s.cfg.Name), wire.Token(s.cfg.ID))
+		ctx = agent.WithOwner(ctx, j.slot.take)
 	}
 	if req.Parent != nil {
-		ctx = runctx.WithParent(ctx, *req.Parent)
+		ctx = agent.WithParent(ctx, *req.Parent)
 	}
 	j.ctx, j.cancel = ctx, cancel
 	j.lastPing.Store(time.Now().UnixNano())
@@ -145,7 +143,7 @@ func (j *job) finish(err error) {
 	ev := failedEvent(err)
 	ev.Run, ev.Seq, ev.Time, ev.Agent, ev.Parent = j.lastRun, j.lastSeq+1, time.Now(), j.s.r.Name(), j.parent
 	if ev.Run == "" {
-		ev.Run = runctx.NewRunID()
+		ev.Run = agent.NewRunID()
 	}
 	j.sendTerminal(ev)
 }
@@ -213,7 +211,7 @@ func (j *job) beat(stop <-chan struct{}, done chan<- struct{}) {
 					// run another worker took ends when that run does).
 					if !detached {
 						detached = true
-						j.s.log.Info().Str("job", j.id).Str("run", j.slot.Run()).Dur("silent", silent).
+						j.s.log.Info().Str("job", j.id).Str("run", j.slot.taken()).Dur("silent", silent).
 							Msg("the caller stopped answering; the durable run goes on without it")
 					}
 					continue
@@ -249,7 +247,7 @@ func (j *job) onControl(msg *nats.Msg) {
 	j.s.log.Debug().Str("job", j.id).Str("reason", reason).Bool("handover", c.Handover).Msg("job cancelled by its caller")
 	cause := &failure.Error{Kind: kind, Source: failure.SourceBus, Name: j.s.key, Op: "run", Message: reason}
 	if c.Handover {
-		cause.Err = runowner.ErrHandover
+		cause.Err = agent.ErrHandover
 	}
 	j.cancel(cause)
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/switchboard-dev/switchboard/bus/internal/wire"
-	"github.com/switchboard-dev/switchboard/internal/runowner"
 )
 
 // Orphans: a worker serving a durable agent publishes, every beat
@@ -194,7 +193,7 @@ func (s *Server) listedRuns() []string {
 	runs := make([]string, 0, len(s.jobs)+len(s.orphans))
 	for _, j := range s.jobs {
 		if j.slot != nil {
-			if r := j.slot.Run(); r != "" {
+			if r := j.slot.taken(); r != "" {
 				runs = append(runs, r)
 			}
 		}
@@ -220,7 +219,3 @@ func (st *stability) stableFor(rev uint64, now time.Time, d time.Duration) bool 
 	}
 	return now.Sub(st.since) >= d
 }
-
-// ownerOf parses a checkpoint's owner: the pool and worker tokens of a run
-// a worker ran.
-func ownerOf(owner string) (pool, worker string, ok bool) { return runowner.Parse(owner) }

@@ -146,7 +146,7 @@ func orphans(nodes ...*node) int64 {
 }
 
 // waitCheckpoint waits until run's checkpoint is in state (20s at most).
-func waitCheckpoint(t *testing.T, st agent.Store, run, state string) *agent.Checkpoint {
+func waitCheckpoint(t *testing.T, st agent.Store, run string, state agent.RunState) *agent.Checkpoint {
 	t.Helper()
 	ctx := ctxT(t, 30*time.Second)
 	deadline := time.Now().Add(20 * time.Second)
@@ -224,7 +224,7 @@ func TestOrphanedRuns(t *testing.T) {
 			time.Sleep(4 * testOrphanAfter)
 			close(l.gate)
 			other := nodes[map[string]string{"a": "b", "b": "a"}[where]]
-			cp := waitCheckpoint(t, other.st, run, "done")
+			cp := waitCheckpoint(t, other.st, run, agent.RunDone)
 			if got := orphans(nodes["a"], nodes["b"]); got != tc.wantOrphans {
 				t.Errorf("%d orphans resumed, want %d", got, tc.wantOrphans)
 			}
@@ -297,7 +297,7 @@ func TestParkedQuestionExpires(t *testing.T) {
 	if err != nil || len(qs) != 1 {
 		t.Fatalf("pending questions %+v, %v", qs, err)
 	}
-	cp := waitCheckpoint(t, a.st, run, "done")
+	cp := waitCheckpoint(t, a.st, run, agent.RunDone)
 	res := storedResult(t, a.st, cp)
 	if !res.IsError || !strings.Contains(res.Content, "before") {
 		t.Errorf("the expired call's result: %+v", res)
@@ -345,7 +345,7 @@ func TestPoolResumeFollowsSweeper(t *testing.T) {
 		!strings.Contains(o.evs[len(o.evs)-1].Text, "done: ") {
 		t.Fatalf("the caller's stream: %s, %v", types(o.evs), o.err)
 	}
-	cp := waitCheckpoint(t, other.st, run, "done")
+	cp := waitCheckpoint(t, other.st, run, agent.RunDone)
 	if res := storedResult(t, other.st, cp); !res.IsError {
 		t.Errorf("the charge in flight when its worker died: %+v, want in doubt", res)
 	}
@@ -380,7 +380,7 @@ func TestCloseHandsDurableRunBack(t *testing.T) {
 		t.Fatalf("the caller's stream: %s, %v", types(o.evs), o.err)
 	}
 	other := nodes[map[string]string{"a": "b", "b": "a"}[where]]
-	cp := waitCheckpoint(t, other.st, run, "done")
+	cp := waitCheckpoint(t, other.st, run, agent.RunDone)
 	if res := storedResult(t, other.st, cp); !res.IsError {
 		t.Errorf("the charge cut by the stop: %+v, want in doubt", res)
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/switchboard-dev/switchboard/bus"
 	"github.com/switchboard-dev/switchboard/bus/internal/wire"
 	"github.com/switchboard-dev/switchboard/failure"
-	"github.com/switchboard-dev/switchboard/internal/runctx"
 )
 
 // PoolConfig configures a Pool. The zero value means defaults.
@@ -109,7 +108,7 @@ func (p *Pool) Description() string { return p.cfg.Description }
 
 // Stream runs input on one of the pool's workers and yields the remote
 // run's events as the worker sends them: they carry the remote run's id,
-// and Parent is the caller's place (runctx.ParentFromContext). The last pair
+// and Parent is the caller's place (agent.ParentFrom). The last pair
 // is the remote EventFinal, or an EventRunFailed with the typed failure.
 //
 // No worker is Unavailable. A worker that is lost mid-run (no heartbeat,
@@ -123,8 +122,10 @@ func (p *Pool) Description() string { return p.cfg.Description }
 // stream waits up to CancelWait for the remote run's last events.
 func (p *Pool) Stream(ctx context.Context, input string) iter.Seq2[agent.Event, error] {
 	return func(yield func(agent.Event, error) bool) {
-		st := &stream{p: p, ctx: ctx, input: input, yield: yield, id: runctx.NewRunID()}
-		st.parent, _ = runctx.ParentFromContext(ctx).(*agent.Parent)
+		st := &stream{p: p, ctx: ctx, input: input, yield: yield, id: agent.NewRunID()}
+		if parent, ok := agent.ParentFrom(ctx); ok {
+			st.parent = &parent
+		}
 		st.run()
 	}
 }

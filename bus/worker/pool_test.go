@@ -14,7 +14,6 @@ import (
 	"github.com/switchboard-dev/switchboard/agent/workflow"
 	"github.com/switchboard-dev/switchboard/bus/worker"
 	"github.com/switchboard-dev/switchboard/failure"
-	"github.com/switchboard-dev/switchboard/internal/runctx"
 	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/llm"
 )
@@ -75,7 +74,7 @@ func TestRoundTrip(t *testing.T) {
 
 	t.Run("stream", func(t *testing.T) {
 		parent := agent.Parent{Run: "run_caller", Step: "summarize"}
-		ctx := runctx.WithParent(ctxT(t, 20*time.Second), parent)
+		ctx := agent.WithParent(ctxT(t, 20*time.Second), parent)
 		evs, err := events(pool.Stream(ctx, "work hello"))
 		if err != nil {
 			t.Fatal(err)

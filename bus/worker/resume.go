@@ -10,7 +10,6 @@ import (
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/bus/internal/wire"
 	"github.com/switchboard-dev/switchboard/failure"
-	"github.com/switchboard-dev/switchboard/internal/runowner"
 )
 
 // resumer is a Runner whose runs are durable (an *agent.Agent with
@@ -27,18 +26,19 @@ func durableRunner(r agent.Runner) resumer {
 	if !ok {
 		return nil
 	}
-	if _, ok := r.(*agent.Agent); ok && storeOf(r) == nil {
+	if a, ok := r.(*agent.Agent); ok && a.Store() == nil {
 		return nil
 	}
 	return res
 }
 
-// storeOf is the store of a durable *agent.Agent (nil for any other
-// runner). Package agent provides it through an init-time hook typed any
-// (it imports internal/runowner, and an accessor would grow its API).
+// storeOf is the store of a durable runner: an *agent.Agent's (nil for
+// any other runner, and for an agent that is not durable).
 func storeOf(r agent.Runner) agent.Store {
-	st, _ := runowner.StoreOf(r).(agent.Store)
-	return st
+	if a, ok := r.(*agent.Agent); ok {
+		return a.Store()
+	}
+	return nil
 }
 
 // runEvents is the job's run: the input run anew, or, on a retry after a
@@ -81,7 +81,7 @@ func (s *Server) runEvents(j *job) iter.Seq2[agent.Event, error] {
 			if !again {
 				return
 			}
-			j.slot.Release()
+			j.slot.release()
 			s.log.Debug().Str("job", j.id).Str("run", j.resume).Msg("the run to resume was taken by another process; following it")
 		}
 	}
@@ -118,9 +118,9 @@ func (s *Server) awaitResumable(j *job) error {
 		if err == nil {
 			now := time.Now()
 			_, owner, tagged := ownerOf(cp.Owner)
-			if cp.State != runowner.StateRunning || !tagged || (j.lost != "" && owner == wire.Token(j.lost)) ||
+			if cp.State != agent.RunRunning || !tagged || (j.lost != "" && owner == wire.Token(j.lost)) ||
 				(seen.stableFor(cp.Revision, now, s.live.after) && s.live.orphaned(cp.Run, now)) {
-				j.slot.Expect(cp.Run, cp.Revision)
+				j.slot.expect(cp.Run, cp.Revision)
 				return nil
 			}
 		}

@@ -18,7 +18,6 @@ import (
 	"github.com/switchboard-dev/switchboard/bus"
 	"github.com/switchboard-dev/switchboard/bus/internal/wire"
 	"github.com/switchboard-dev/switchboard/failure"
-	"github.com/switchboard-dev/switchboard/internal/runowner"
 	"github.com/switchboard-dev/switchboard/internal/telemetry"
 )
 
@@ -109,7 +108,7 @@ type Server struct {
 
 	mu         sync.Mutex
 	jobs       map[string]*job
-	orphans    map[string]*runowner.Slot // orphaned runs being resumed here
+	orphans    map[string]*slot // orphaned runs being resumed here
 	stopping   bool
 	idle       chan struct{} // closed once stopping and no job runs
 	idleClosed bool
@@ -149,14 +148,14 @@ func Serve(ctx context.Context, b *bus.Bus, r agent.Runner, cfg ServeConfig) (*S
 		cfg.ElicitTimeout = 10 * time.Minute
 	}
 	s := &Server{b: b, nc: b.Conn(), r: r, cfg: cfg, subj: newSubjects(b, cfg.Name), key: "worker/" + cfg.Name,
-		log: zerolog.Nop(), policy: cfg.Policy, jobs: map[string]*job{}, orphans: map[string]*runowner.Slot{}, idle: make(chan struct{}), done: make(chan struct{})}
+		log: zerolog.Nop(), policy: cfg.Policy, jobs: map[string]*job{}, orphans: map[string]*slot{}, idle: make(chan struct{}), done: make(chan struct{})}
 	if cfg.Logger != nil {
 		s.log = *cfg.Logger
 	}
 	s.resume, s.store = durableRunner(r), storeOf(r)
 	s.log = s.log.With().Str("component", "worker").Str("pool", cfg.Name).Str("worker", cfg.ID).Logger()
 	s.stopCause = &failure.Error{Kind: failure.Unavailable, Source: failure.SourceBus, Name: s.key, Op: "stop",
-		Err: runowner.ErrHandover, Message: "the worker is stopping; the run is handed back to its pool"}
+		Err: agent.ErrHandover, Message: "the worker is stopping; the run is handed back to its pool"}
 	s.base, s.cancelAll = context.WithCancelCause(context.WithoutCancel(ctx))
 
 	var err error

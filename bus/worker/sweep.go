@@ -11,7 +11,6 @@ import (
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/bus/internal/wire"
 	"github.com/switchboard-dev/switchboard/failure"
-	"github.com/switchboard-dev/switchboard/internal/runowner"
 )
 
 // Sweeper bounds.
@@ -164,9 +163,9 @@ func (w *sweeper) sweep(ctx context.Context) {
 		cp, err := w.st.LoadCheckpoint(lctx, id)
 		switch {
 		case err != nil:
-		case cp.State == runowner.StateParked:
+		case cp.State == agent.RunParked:
 			err = w.parkedDue(lctx, cp, now)
-		case cp.State == runowner.StateDone || cp.State == runowner.StateFailed:
+		case cp.State == agent.RunDone || cp.State == agent.RunFailed:
 			err = w.endRecorded(lctx, cp)
 		}
 		lcancel()
@@ -289,11 +288,11 @@ func (w *sweeper) candidate(cp *agent.Checkpoint, now time.Time) bool {
 		return false
 	}
 	switch cp.State {
-	case runowner.StateParked:
-	case runowner.StateRunning, runowner.StateDone, runowner.StateFailed: // a finished one whose session still holds it (endRecorded)
+	case agent.RunParked:
+	case agent.RunRunning, agent.RunDone, agent.RunFailed: // a finished one whose session still holds it (endRecorded)
 		if pool, _, ok := ownerOf(cp.Owner); !ok || pool != wire.Token(w.s.cfg.Name) {
 			delete(w.seen, cp.Run) // a run outside this pool: its own resumes it
-			if cp.State != runowner.StateRunning {
+			if cp.State != agent.RunRunning {
 				w.finished[cp.Run] = true
 			}
 			return false
@@ -306,7 +305,7 @@ func (w *sweeper) candidate(cp *agent.Checkpoint, now time.Time) bool {
 		st = &stability{}
 		w.seen[cp.Run] = st
 	}
-	if cp.State == runowner.StateParked {
+	if cp.State == agent.RunParked {
 		// Two scans in a row saw this revision (they are at least 3/4 of
 		// a scan interval apart).
 		return st.stableFor(cp.Revision, now, w.scan/2)
@@ -340,8 +339,8 @@ func (w *sweeper) roomLocked() bool {
 // being resumed here already is not taken again (true: the scan goes on).
 func (w *sweeper) take(cp *agent.Checkpoint) bool {
 	s := w.s
-	slot := runowner.NewSlot(wire.Token(s.cfg.Name), wire.Token(s.cfg.ID))
-	slot.Expect(cp.Run, cp.Revision)
+	sl := newSlot(wire.Token(s.cfg.Name), wire.Token(s.cfg.ID))
+	sl.expect(cp.Run, cp.Revision)
 	s.mu.Lock()
 	if s.orphans[cp.Run] != nil {
 		s.mu.Unlock()
@@ -351,11 +350,11 @@ func (w *sweeper) take(cp *agent.Checkpoint) bool {
 		s.mu.Unlock()
 		return false // its stability is kept: the next scan with room takes it
 	}
-	s.orphans[cp.Run] = slot
+	s.orphans[cp.Run] = sl
 	s.mu.Unlock()
 	delete(w.seen, cp.Run)
 	go func() {
-		err := s.runOrphan(cp.Run, cp.State, slot)
+		err := s.runOrphan(cp.Run, cp.State, sl)
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		if err == nil {
@@ -374,7 +373,7 @@ func (w *sweeper) take(cp *agent.Checkpoint) bool {
 // another process took the run first: this worker stands aside. It returns
 // the failure of a resume that failed at once for another reason (nil
 // otherwise).
-func (s *Server) runOrphan(run, from string, slot *runowner.Slot) (refused error) {
+func (s *Server) runOrphan(run string, from agent.RunState, sl *slot) (refused error) {
 	defer func() {
 		s.mu.Lock()
 		delete(s.orphans, run)
@@ -383,8 +382,8 @@ func (s *Server) runOrphan(run, from string, slot *runowner.Slot) (refused error
 	}()
 	ctx, cancel := context.WithCancelCause(s.base)
 	defer cancel(nil)
-	ctx = runowner.With(ctx, slot)
-	log := s.log.With().Str("run", run).Str("from", from).Logger()
+	ctx = agent.WithOwner(ctx, sl.take)
+	log := s.log.With().Str("run", run).Str("from", string(from)).Logger()
 	var last error
 	first := true
 	func() {

@@ -142,7 +142,7 @@ func TestSweepRespectsCapacity(t *testing.T) {
 	}
 	waitFor(t, "a later scan to resume the parked run", func() bool { return srv.Stats().Orphans == 1 })
 	releaseAnswer()
-	cp := waitCheckpoint(t, st, run, "done")
+	cp := waitCheckpoint(t, st, run, agent.RunDone)
 	if res := storedResult(t, st, cp); !res.IsError || !strings.Contains(res.Content, "before") {
 		t.Errorf("the expired call's result: %+v", res)
 	}

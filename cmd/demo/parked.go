@@ -128,7 +128,7 @@ func (w *world) parkedStep(ctx context.Context) error {
 	defer srv.Close()
 	for {
 		cp, err := st.LoadCheckpoint(ctx, ans.Run)
-		if err == nil && cp.State == "done" && cp.Answer != nil {
+		if err == nil && cp.State == agent.RunDone && cp.Answer != nil {
 			w.tr.say("  the answer arrived on the bus and resumed the run here: %s", cp.Answer.Text)
 			return nil
 		}

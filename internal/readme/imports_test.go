@@ -42,7 +42,7 @@ func TestImportRules(t *testing.T) {
 		{"mcp", []string{"agent", "failure", "llm"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo"}},
 		{"mcp/server", []string{"agent", "failure", "llm", "mcp", "skills"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo", "github.com/a2aproject"}},
 		// The gateway speaks NATS as a client; embedding it does not link the NATS server.
-		{"mcp/gateway", []string{"failure", "mcp/server"}, []string{"github.com/nats-io/nats-server", "github.com/tmc/langchaingo", "github.com/a2aproject"}},
+		{"mcp/gateway", []string{"agent", "failure", "mcp/server"}, []string{"github.com/nats-io/nats-server", "github.com/tmc/langchaingo", "github.com/a2aproject"}},
 		{"bus", []string{"agent", "failure", "llm", "bus/task"}, []string{"github.com/tmc/langchaingo", "github.com/modelcontextprotocol"}},
 		{"bus/task", nil, []string{"github.com/nats-io"}},
 		{"a2a", []string{"agent", "failure", "llm", "bus/task"}, []string{"github.com/nats-io/nats-server", "github.com/tmc/langchaingo"}},

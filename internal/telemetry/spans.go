@@ -245,16 +245,16 @@ type chatNames struct {
 }
 
 // StartTool opens an execute_tool span; sourceKind is the tool's
-// provenance kind (mcp, skill, a2a, local).
+// provenance kind (mcp, skills, a2a, tool, ...).
 func (t *Telemetry) StartTool(ctx context.Context, tool, callID, sourceKind, sourceName string) (context.Context, *Op) {
 	if t == nil {
 		return ctx, nil
 	}
 	if sourceKind == "" {
-		sourceKind = "local"
+		sourceKind = "tool"
 	}
 	toolType := "extension"
-	if sourceKind == "local" {
+	if sourceKind == "tool" {
 		toolType = "function"
 	}
 	var ms *metricSets

@@ -9,8 +9,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
+	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/failure"
-	"github.com/switchboard-dev/switchboard/internal/toolname"
 	"github.com/switchboard-dev/switchboard/mcp/server"
 )
 
@@ -53,7 +53,7 @@ func (a *auditor) record(ctx context.Context, rec server.AuditRecord) {
 	}
 	pctx, cancel := context.WithTimeout(ctx, auditPublishTimeout)
 	defer cancel()
-	tok := toolname.Part(rec.Tool)
+	tok := agent.ToolName(rec.Tool)
 	if tok == "" {
 		tok = "_"
 	}

@@ -15,9 +15,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/failure"
-	"github.com/switchboard-dev/switchboard/internal/callhook"
 	"github.com/switchboard-dev/switchboard/internal/schema"
-	"github.com/switchboard-dev/switchboard/internal/sourcekey"
 )
 
 // stopGrace is how long a tool that ignores its cancelled context is waited
@@ -78,7 +76,7 @@ func (s *Server) serveCall(ctx context.Context, req *gomcp.CallToolRequest, name
 			return errorResult(fmt.Sprintf("permission denied: %s", why)), outcomeDenied
 		}
 	}
-	if spec.Source.Kind != "mcp" && len(spec.InputSchema) > 0 {
+	if spec.Source.Kind != failure.SourceMCP && len(spec.InputSchema) > 0 {
 		// MCP servers validate their own arguments; other tools are
 		// validated here, as an agent does.
 		if err := s.tools.schemas.Validate(spec.InputSchema, args); err != nil && !errors.Is(err, schema.ErrBadSchema) {
@@ -124,9 +122,9 @@ func (s *Server) runTool(ctx context.Context, req *gomcp.CallToolRequest, link *
 		defer s.inflight.Delete(id)
 	}
 	prog := newProgress(req)
-	ctx, done := callhook.Bind(ctx, callhook.Call{Run: id, ID: id, Tool: spec.Name, Source: spec.Source,
-		Progress: func(p any) { prog.report(ctx, p.(agent.Progress)) },
-		Forward:  func(ev any) bool { prog.event(ctx, ev.(agent.Event)); return true },
+	ctx, done := agent.BindCall(ctx, agent.CallBinding{Run: id, ID: id, Tool: spec.Name, Source: spec.Source,
+		Progress: func(p agent.Progress) { prog.report(ctx, p) },
+		Forward:  func(ev agent.Event) bool { prog.event(ctx, ev); return true },
 		Elicitor: s.Elicitor()})
 	defer done()
 	var result *agent.Result
@@ -190,13 +188,17 @@ func normaliseArgs(raw json.RawMessage) (json.RawMessage, error) {
 	return trimmed, nil
 }
 
-// sourceKey is the circuit-breaker key of a tool (internal/sourcekey).
-func sourceKey(spec agent.ToolSpec) failure.Key {
-	return sourcekey.Key(spec.Source.Kind, spec.Source.Name, spec.Name)
-}
+// sourceKey is the circuit-breaker key of a tool, as an agent keys it.
+func sourceKey(spec agent.ToolSpec) failure.Key { return spec.Source.BreakerKey(spec.Name) }
 
-// failureSource is the failure source of a provenance kind.
-func failureSource(kind string) failure.Source { return sourcekey.Source(kind) }
+// failureSource is the failure source of a provenance kind (an empty kind
+// is a Go tool's).
+func failureSource(kind failure.Source) failure.Source {
+	if kind == "" {
+		return failure.SourceTool
+	}
+	return kind
+}
 
 // errorResult is an error result of one text part.
 func errorResult(text string) *gomcp.CallToolResult {

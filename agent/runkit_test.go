@@ -5,27 +5,27 @@ import (
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/agent"
-	"github.com/switchboard-dev/switchboard/internal/callhook"
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
-// TestExternalCall: a call bound with callhook (a tool run by mcp/server
-// for an MCP client) has the call context of a run: progress, forwarded
+// TestBindCall: a call bound with BindCall (a tool run by mcp/server for an
+// MCP client) has the call context of a run: progress, forwarded
 // events and questions reach the bound functions until the call returned,
 // and are dropped after.
-func TestExternalCall(t *testing.T) {
+func TestBindCall(t *testing.T) {
 	var progress []agent.Progress
 	var events []agent.Event
 	var asked []agent.Elicitation
-	ctx, done := callhook.Bind(context.Background(), callhook.Call{Run: "r1", ID: "c1", Tool: "t",
-		Source:   agent.Provenance{Kind: "local", Tool: "t"},
-		Progress: func(p any) { progress = append(progress, p.(agent.Progress)) },
-		Forward:  func(ev any) bool { events = append(events, ev.(agent.Event)); return true },
+	ctx, done := agent.BindCall(context.Background(), agent.CallBinding{Run: "r1", ID: "c1", Tool: "t",
+		Source: agent.Provenance{Kind: failure.SourceTool, Tool: "t"}, IdempotencyKey: "k1",
+		Progress: func(p agent.Progress) { progress = append(progress, p) },
+		Forward:  func(ev agent.Event) bool { events = append(events, ev); return true },
 		Elicitor: agent.ElicitorFunc(func(_ context.Context, e agent.Elicitation) (agent.ElicitationResult, error) {
 			asked = append(asked, e)
 			return agent.ElicitationResult{Action: agent.ElicitAccept}, nil
 		})})
 	call, ok := agent.CallFromContext(ctx)
-	if !ok || call.Run != "r1" || call.ID != "c1" || call.Tool != "t" {
+	if !ok || call.Run != "r1" || call.ID != "c1" || call.Tool != "t" || call.IdempotencyKey() != "k1" {
 		t.Fatalf("CallFromContext: %+v %v", call, ok)
 	}
 	call.ReportProgress(agent.Progress{Progress: 1, Total: 2})
