@@ -310,3 +310,38 @@ func testNestedExecuteRecovers(t *testing.T) {
 		t.Fatalf("call after recovery: %v; op ran %d times, want 3", err, calls)
 	}
 }
+
+// TestNestedPoliciesDoNotMultiply: an Execute under one policy inside an
+// Execute of another (an agent given a policy around a provider left on the
+// default), for the same key or another: the inner one's retries are the
+// only ones; the outer one does not retry a failure already retried.
+func TestNestedPoliciesDoNotMultiply(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		innerKey  failure.Key
+		wantCalls int
+	}{
+		{"same key", failure.Key{Source: failure.SourceModel, Name: "m"}, 3},
+		{"other key", failure.Key{Source: failure.SourceMCP, Name: "srv"}, 3},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				outer := failure.NewPolicy(failure.PolicyConfig{MaxAttempts: 3, InitialBackoff: time.Millisecond, BreakerFailures: 100})
+				inner := failure.NewPolicy(failure.PolicyConfig{MaxAttempts: 3, InitialBackoff: time.Millisecond, BreakerFailures: 100})
+				calls := 0
+				err := outer.Execute(context.Background(), failure.Key{Source: failure.SourceModel, Name: "m"}, func(ctx context.Context) error {
+					return inner.Execute(ctx, c.innerKey, func(context.Context) error {
+						calls++
+						return &failure.Error{Kind: failure.Transient, Source: c.innerKey.Source, Name: c.innerKey.Name, Retryable: true, Message: "down"}
+					})
+				})
+				if !errors.Is(err, failure.Transient) {
+					t.Fatalf("err = %v, want transient", err)
+				}
+				if calls != c.wantCalls {
+					t.Errorf("op ran %d times, want %d", calls, c.wantCalls)
+				}
+			})
+		})
+	}
+}
