@@ -222,9 +222,6 @@ func (ex *execution) run(ctx context.Context) {
 	defer ex.h.s.wg.Done()
 	ex.drive(ctx, ex.h.ex.Execute)
 	ex.close()
-	if ex.release != nil {
-		ex.release()
-	}
 }
 
 // close marks the executor call as returned (after any cancellation being
@@ -373,6 +370,9 @@ func (ex *execution) finish() {
 	ex.subs = nil
 	ex.mu.Unlock()
 	ex.h.release(ex)
+	if ex.release != nil {
+		ex.release() // before the subscribers learn the end: a client's next task finds the slot free
+	}
 	for _, sub := range subs {
 		close(sub.ch)
 	}
