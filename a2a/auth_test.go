@@ -397,7 +397,8 @@ func TestPushGuardResolvesNames(t *testing.T) {
 // unspecified address literal as its host.
 func FuzzPushGuard(f *testing.F) {
 	for _, s := range []string{"http://127.0.0.1/x", "https://[::1]:8443/", "http://169.254.169.254", "https://example.com/hook",
-		"http://0/", "http://[::ffff:10.0.0.1]/", "http://LOCALHOST./", "ftp://x", "http://%31%32%37.0.0.1/", "http://[fe80::1%25eth0]/"} {
+		"http://0/", "http://[::ffff:10.0.0.1]/", "http://LOCALHOST./", "ftp://x", "http://%31%32%37.0.0.1/", "http://[fe80::1%25eth0]/",
+		"http://127.1:8080/", "http://2130706433/", "http://0x7f.1/", "http://[::127.0.0.1]/"} {
 		f.Add(s)
 	}
 	none := func(context.Context, string) ([]netip.Addr, error) { return nil, errors.New("no such host") }
@@ -409,7 +410,7 @@ func FuzzPushGuard(f *testing.F) {
 		if err != nil {
 			t.Fatalf("accepted an unparsable URL %q", raw)
 		}
-		if ip, err := netip.ParseAddr(u.Hostname()); err == nil && blockedRule(ip) != "" {
+		if ip, ok := hostAddr(strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")); ok && blockedRule(ip) != "" {
 			t.Fatalf("accepted %q (host %s)", raw, ip)
 		}
 	})
@@ -441,5 +442,81 @@ func TestPushConfigsBounded(t *testing.T) {
 	}
 	if _, err := c.CancelTask(ctx, &a2ago.CancelTaskRequest{ID: id}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestPushGuardSpellings (issue 35, item 5): every spelling of a blocked
+// address that resolvers read as that address is refused when the push
+// config is set; http://127.1:P/ and http://2130706433:P/ were accepted.
+func TestPushGuardSpellings(t *testing.T) {
+	none := func(context.Context, string) ([]netip.Addr, error) { return nil, errors.New("no such host") }
+	tests := []struct {
+		host string
+		rule string // "" accepted
+	}{
+		{"127.0.0.1", "loopback"},
+		{"127.1", "127.1 is the address 127.0.0.1: it is a loopback"},
+		{"127.0.1", "loopback"},
+		{"2130706433", "the address 127.0.0.1"},
+		{"0x7f000001", "the address 127.0.0.1"},
+		{"0x7f.1", "the address 127.0.0.1"},
+		{"0177.0.0.1", "the address 127.0.0.1"},
+		{"0177.1", "the address 127.0.0.1"},
+		{"017700000001", "the address 127.0.0.1"},
+		{"127.0.0.1.", "loopback"},
+		{"127.1.", "the address 127.0.0.1"},
+		{"0", "unspecified"},
+		{"0.0.0.0", "unspecified"},
+		{"0x0", "unspecified"},
+		{"0.1.2.3", "unspecified"},
+		{"2852039166", "the address 169.254.169.254: it is a link-local"},
+		{"0xa9fea9fe", "link-local"},
+		{"0251.0376.0251.0376", "link-local"},
+		{"169.254.43518", "link-local"},
+		{"10.1", "the address 10.0.0.1: it is a private"},
+		{"167772161", "private"},
+		{"192.168.257", "the address 192.168.1.1: it is a private"},
+		{"[::1]", "loopback"},
+		{"[::ffff:127.0.0.1]", "loopback"},
+		{"[::ffff:7f00:1]", "loopback"},
+		{"[0:0:0:0:0:ffff:7f00:1]", "loopback"},
+		{"[::127.0.0.1]", "loopback"},
+		{"[::ffff:a9fe:a9fe]", "link-local"},
+		{"[64:ff9b::a9fe:a9fe]", "link-local"},
+		{"[fe80::1%25eth0]", "link-local"},
+		{"[fc00::1]", "private"},
+		{"LOCALHOST.", "localhost"},
+		// Public addresses, in any spelling, and names are accepted.
+		{"93.184.215.14", ""},
+		{"1572395790", ""}, // 93.184.215.14
+		{"0x5db8d70e", ""},
+		{"[2606:2800:21f:cb07:6820:80da:af6b:8b2c]", ""},
+		{"[::ffff:5db8:d70e]", ""},
+		{"example.com", ""},
+		{"0x7g000001", ""},   // not a number: a name, left to the delivery check
+		{"08.0.0.1", ""},     // not octal: a name
+		{"1.2.3.4.5", ""},    // five parts: a name
+		{"127.0.0.256", ""},  // out of range: not an address
+		{"4294967296", ""},   // past 32 bits: not an address
+		{"127.16777216", ""}, // the last part past 24 bits
+		{"1e2.example", ""},  // a name
+	}
+	for _, tc := range tests {
+		for _, port := range []string{"", ":8080"} {
+			raw := "http://" + tc.host + port + "/hook"
+			t.Run(raw, func(t *testing.T) {
+				err := pushGuard{lookup: none}.check(context.Background(), raw)
+				if tc.rule == "" {
+					if err != nil {
+						t.Fatalf("refused: %v", err)
+					}
+					return
+				}
+				var fe *failure.Error
+				if !errors.As(err, &fe) || fe.Kind != failure.InvalidArgs || !strings.Contains(err.Error(), tc.rule) {
+					t.Fatalf("err = %v, want InvalidArgs naming %q", err, tc.rule)
+				}
+			})
+		}
 	}
 }

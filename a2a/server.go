@@ -93,6 +93,17 @@ type ServerConfig struct {
 	// request's JSON may also nest at most 64 levels and hold at most
 	// 100,000 values.
 	MaxRequestBytes int64
+	// MaxTasks bounds the tasks the server runs at once (default 256;
+	// negative: no bound). A message that would start one more is refused
+	// with a [failure.Error] of Kind [failure.Transient] naming the bound (an
+	// A2A server error on the wire). A task holds its slot until its run
+	// ends, also when its client has gone, and while it waits for input.
+	MaxTasks int
+	// MaxTasksPerCaller bounds the tasks one caller runs at once (default
+	// 16; negative: no bound), refused like MaxTasks. The caller is the one
+	// Auth authenticated, or without Auth the client's IP address (behind a
+	// proxy, every client has the proxy's: set Auth, or raise the bound).
+	MaxTasksPerCaller int
 	// KeepAlive sends SSE keep-alives at this interval (0: none).
 	KeepAlive time.Duration
 	// Policy handles the server's failures and runs its task bucket's
@@ -120,6 +131,7 @@ type Server struct {
 	runs     map[a2ago.TaskID]*taskRun
 	sessions *sessionCache
 	tel      *telemetry.Source // the agent's providers (requests metric)
+	slots    *taskSlots        // MaxTasks, MaxTasksPerCaller
 }
 
 // pol is the server's failure policy: ServerConfig.Policy, else the process
@@ -140,12 +152,19 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	if cfg.MaxRequestBytes <= 0 {
 		cfg.MaxRequestBytes = defaultMaxRequestBytes
 	}
+	if cfg.MaxTasks == 0 {
+		cfg.MaxTasks = defaultMaxTasks
+	}
+	if cfg.MaxTasksPerCaller == 0 {
+		cfg.MaxTasksPerCaller = defaultMaxTasksPerCaller
+	}
 	if err := cfg.Auth.validate(); err != nil {
 		return nil, &failure.Error{Kind: failure.Config, Source: failure.SourceA2A, Message: err.Error()}
 	}
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s := &Server{cfg: cfg, log: zerolog.Nop(), ctx: rctx, cancel: cancel,
-		runs: map[a2ago.TaskID]*taskRun{}, sessions: newSessionCache(1024), tel: telemetrySource(cfg.Agent)}
+		runs: map[a2ago.TaskID]*taskRun{}, sessions: newSessionCache(1024), tel: telemetrySource(cfg.Agent),
+		slots: newTaskSlots(cfg.MaxTasks, cfg.MaxTasksPerCaller)}
 	if cfg.Logger != nil {
 		s.log = *cfg.Logger
 	}
@@ -219,10 +238,10 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("GET "+cardPath, card)
 	mux.Handle("GET "+legacyCardPath, card)
 	mux.Handle("OPTIONS "+cardPath, card)
-	rpcH := s.cfg.Auth.middleware(bindingJSONRPC, limitBody(bindingJSONRPC, lim, rpc))
+	rpcH := withPeer(s.cfg.Auth.middleware(bindingJSONRPC, limitBody(bindingJSONRPC, lim, rpc)))
 	mux.Handle(jsonrpcPath, rpcH)
 	mux.Handle("POST /{$}", rpcH)
-	mux.Handle(restPath+"/", s.cfg.Auth.middleware(bindingREST, limitBody(bindingREST, lim, http.StripPrefix(restPath, rest))))
+	mux.Handle(restPath+"/", withPeer(s.cfg.Auth.middleware(bindingREST, limitBody(bindingREST, lim, http.StripPrefix(restPath, rest)))))
 	return mux
 }
 

@@ -44,6 +44,9 @@ type execution struct {
 	h    *taskHandler
 	ec   *a2asrv.ExecutorContext
 	done chan struct{} // closed when the execution has ended
+	// release gives back the task slot of an execution a message started
+	// (nil for other executions).
+	release func()
 
 	pmu sync.Mutex // held while an event is processed: one at a time, in order
 	cmu sync.Mutex // held while a cancellation's events are processed
@@ -98,12 +101,22 @@ func (h *taskHandler) start(ctx context.Context, req *a2ago.SendMessageRequest) 
 	if err := validateSend(req); err != nil {
 		return nil, nil, err
 	}
+	release, err := h.s.slots.acquire(slotOwner(ctx))
+	if err != nil {
+		return nil, nil, err
+	}
+	started := false
+	defer func() {
+		if !started {
+			release()
+		}
+	}()
 	msg := req.Message
 	ec := &a2asrv.ExecutorContext{Message: msg, Metadata: req.Metadata, Tenant: req.Tenant}
 	if cc, ok := a2asrv.CallContextFrom(ctx); ok {
 		ec.User, ec.ServiceParams, ec.Tenant = cc.User, cc.ServiceParams(), cc.Tenant()
 	}
-	ex := &execution{h: h, ec: ec, done: make(chan struct{})}
+	ex := &execution{h: h, ec: ec, done: make(chan struct{}), release: release}
 	if msg.TaskID == "" {
 		ec.TaskID, ec.ContextID = a2ago.NewTaskID(), msg.ContextID
 		if ec.ContextID == "" {
@@ -129,6 +142,7 @@ func (h *taskHandler) start(ctx context.Context, req *a2ago.SendMessageRequest) 
 	}
 	sub := ex.subscribe()
 	h.s.wg.Add(1)
+	started = true
 	go ex.run(context.WithoutCancel(ctx))
 	return ex, sub, nil
 }
@@ -356,6 +370,9 @@ func (ex *execution) finish() {
 	ex.subs = nil
 	ex.mu.Unlock()
 	ex.h.release(ex)
+	if ex.release != nil {
+		ex.release() // before the subscribers learn the end: a client's next task finds the slot free
+	}
 	for _, sub := range subs {
 		close(sub.ch)
 	}

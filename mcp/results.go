@@ -136,9 +136,15 @@ func (r *resultStore) spill(tool string, res *agent.Result) (*agent.Result, erro
 	r.add(sr)
 
 	preview := body[:min(len(body), previewBytes)]
-	msg := fmt.Sprintf("The result of %s is %d bytes, too large to show at once. It was saved as result %q. "+
-		"Read it in parts with the tool %s, e.g. {\"id\": %q, \"offset\": %d, \"length\": 20000}.",
-		tool, len(body), id, nameReadResult, id, len(preview))
+	// The size is the whole result's: the text and every binary part (a
+	// result that is one large image has a short text).
+	size := fmt.Sprintf("%d bytes", sr.bytes)
+	if binary := sr.bytes - int64(main.size); binary > 0 {
+		size = fmt.Sprintf("%d bytes (%d of text, %d in %d binary part(s))", sr.bytes, main.size, binary, len(sr.items)-1)
+	}
+	msg := fmt.Sprintf("The result of %s is %s, too large to show at once. It was saved as result %q. "+
+		"Read its text in parts with the tool %s, e.g. {\"id\": %q, \"offset\": %d, \"length\": 20000}.",
+		tool, size, id, nameReadResult, id, len(preview))
 	if listing.Len() > 0 {
 		msg += " Its binary parts were saved too; read them with the same tool by their ids (in base64 pages, " +
 			"or whole when small enough):" + listing.String()

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -161,6 +162,47 @@ func TestSavedResultLifetime(t *testing.T) {
 			}
 			if _, err := os.Stat(mine); err != nil {
 				t.Errorf("the caller's file: %v", err)
+			}
+		})
+	}
+}
+
+// TestSpillReportsWholeSize (issue 35, item 7): the pointer to a spilled
+// result gives the size of the whole result, binary parts included; a
+// 150 KB image was reported as "69 bytes", the size of its placeholder text.
+func TestSpillReportsWholeSize(t *testing.T) {
+	img := make([]byte, 150_000)
+	tests := []struct {
+		name  string
+		parts []agent.Part
+		want  *regexp.Regexp
+	}{
+		{"image", []agent.Part{{Type: agent.PartImage, MIMEType: "image/png", Data: img}},
+			regexp.MustCompile(`is (\d+) bytes \((\d+) of text, 150000 in 1 binary part\(s\)\)`)},
+		{"blob and text", []agent.Part{{Type: agent.PartText, Text: "caption"},
+			{Type: agent.PartResource, MIMEType: "application/pdf", URI: "file:///a.pdf", Data: img}},
+			regexp.MustCompile(`is (\d+) bytes \((\d+) of text, 150000 in 1 binary part\(s\)\)`)},
+		{"text", []agent.Part{{Type: agent.PartText, Text: strings.Repeat("t", 5000)}},
+			regexp.MustCompile(`is (5000) bytes, too large`)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newResultStore(t.TempDir(), false, 0)
+			defer r.close()
+			ptr, err := r.spill("x", &agent.Result{Parts: tt.parts})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := tt.want.FindStringSubmatch(ptr.Text())
+			if m == nil {
+				t.Fatalf("the pointer does not match %v:\n%.400s", tt.want, ptr.Text())
+			}
+			if len(m) == 3 {
+				total, _ := strconv.Atoi(m[1])
+				text, _ := strconv.Atoi(m[2])
+				if total != text+150_000 {
+					t.Errorf("total %d, want text %d + 150000", total, text)
+				}
 			}
 		})
 	}

@@ -44,52 +44,53 @@ func main() {
 // newAgent wires an agent to an embedded NATS bus, the MCP servers of
 // .mcp.json and the skills of the project and the user. closeAll releases
 // what it started.
-func newAgent(ctx context.Context) (a *agent.Agent, closeAll func() error, err error) {
+func newAgent(ctx context.Context) (*agent.Agent, func() error, error) {
 	var closers []func() error
-	closeAll = func() error {
+	closeAll := func() error {
 		var errs []error
 		for i := len(closers) - 1; i >= 0; i-- {
 			errs = append(errs, closers[i]())
 		}
 		return errors.Join(errs...)
 	}
-	defer func() {
-		if err != nil {
-			_ = closeAll()
-		}
-	}()
+	fail := func(err error) (*agent.Agent, func() error, error) {
+		return nil, nil, errors.Join(err, closeAll()) // release what started
+	}
 
 	b, err := bus.New(ctx, bus.Config{}) // embedded NATS; or URLs: []string{"nats://…"}
 	if err != nil {
-		return nil, nil, err
+		return fail(err)
 	}
 	closers = append(closers, b.Close)
 	model, err := provider.FromEnv() // OPENAI_API_KEY or ANTHROPIC_API_KEY
 	if err != nil {
-		return nil, nil, err
+		return fail(err)
 	}
 	servers, err := mcp.LoadFile(".mcp.json") // the file other MCP hosts use
 	if err != nil {
-		return nil, nil, err
+		return fail(err)
 	}
 	m, err := mcp.New(ctx, mcp.Config{Servers: servers, Sampler: b.Sampler(), Elicitor: b.Elicitor()})
 	if err != nil {
-		return nil, nil, err
+		return fail(err)
 	}
 	closers = append(closers, m.Close)
 	home, _ := os.UserHomeDir()
 	sk, err := skills.New(ctx, skills.Config{Roots: skills.StandardRoots(".", home)})
 	if err != nil {
-		return nil, nil, err
+		return fail(err)
 	}
 	closers = append(closers, sk.Close)
-	a, err = agent.New(ctx, agent.Config{
+	a, err := agent.New(ctx, agent.Config{
 		Model:    model,
 		Toolsets: []agent.Toolset{m.Toolset(), sk},
 		Events:   b,            // every run event is published on the bus
 		Elicitor: b.Elicitor(), // permission asks go to whoever answers on the bus
 	})
-	return a, closeAll, err
+	if err != nil {
+		return fail(err)
+	}
+	return a, closeAll, nil
 }
 
 // ans, err := a.Run(ctx, "Summarise the open issues")  // or

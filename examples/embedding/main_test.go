@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,7 +14,10 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/internal/testkit"
+	"go.uber.org/goleak"
 )
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // TestNewAgent runs the README's wiring against a local OpenAI-compatible
 // server, in a project folder with an .mcp.json and a skill.
@@ -69,5 +73,51 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestNewAgentFails (issue 35): each way the wiring can fail returns a
+// clear error and releases what it started (goleak checks the bus is
+// closed); these paths panicked, the named result closeAll being nil when
+// the deferred cleanup called it.
+func TestNewAgentFails(t *testing.T) {
+	tests := []struct {
+		name    string
+		key     string // OPENAI_API_KEY
+		mcpJSON string // "" writes no .mcp.json
+		tmpdir  string // TMPDIR: the embedded bus's store directory is made there
+		want    string
+	}{
+		{name: "no model key", mcpJSON: `{"mcpServers":{}}`, want: "API_KEY"},
+		{name: "bad .mcp.json", key: "sk-test", mcpJSON: `{"mcpServers":`, want: ".mcp.json"},
+		{name: "no .mcp.json", key: "sk-test", want: ".mcp.json"},
+		{name: "bus cannot start", key: "sk-test", mcpJSON: `{"mcpServers":{}}`, tmpdir: "/nonexistent/switchboard", want: "bus"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if tt.mcpJSON != "" {
+				must(t, os.WriteFile(filepath.Join(dir, ".mcp.json"), []byte(tt.mcpJSON), 0o644))
+			}
+			t.Chdir(dir)
+			t.Setenv("HOME", dir)
+			for _, k := range []string{"ANTHROPIC_API_KEY", "SWITCHBOARD_PROVIDER", "OPENAI_MODEL", "OPENAI_BASE_URL"} {
+				t.Setenv(k, "")
+			}
+			t.Setenv("OPENAI_API_KEY", tt.key)
+			t.Setenv("TMPDIR", cmp.Or(tt.tmpdir, dir))
+			a, closeAll, err := newAgent(testkit.Ctx(t, 30*time.Second))
+			if err == nil {
+				_ = closeAll()
+				t.Fatalf("newAgent succeeded; want an error about %s", tt.want)
+			}
+			t.Logf("%v", err)
+			if a != nil || closeAll != nil {
+				t.Errorf("on error newAgent returned an agent (%v) or a closeAll (%v); want neither", a != nil, closeAll != nil)
+			}
+			if !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("error %q; want one line naming %s", err, tt.want)
+			}
+		})
 	}
 }

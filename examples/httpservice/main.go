@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -35,6 +36,10 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 
+	ln, err := net.Listen("tcp", *addr) // first: a taken port is the one line printed
+	if err != nil {
+		log.Fatal(err)
+	}
 	model, err := provider.FromEnv()
 	if err != nil {
 		log.Printf("no provider configured (%v); using the scripted model", err)
@@ -51,8 +56,8 @@ func main() {
 		defer cancel()
 		_ = srv.Shutdown(sctx)
 	}()
-	log.Printf("listening on http://%s (POST /run)", *addr)
-	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	log.Printf("listening on http://%s (POST /run)", ln.Addr())
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Fatal(err)
 	}
 }

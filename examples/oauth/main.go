@@ -9,7 +9,8 @@
 // replica) uses the same login without asking again.
 //
 // Everything is local: an embedded NATS server, and a real authorization
-// server (ory/fosite) in front of an MCP server, on loopback ports.
+// server (ory/fosite, in authserver.go) in front of an MCP server, on
+// loopback ports. The example imports only public packages: copy it.
 package main
 
 import (
@@ -26,7 +27,6 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/bus"
-	"github.com/switchboard-dev/switchboard/internal/testkit/authserver"
 	"github.com/switchboard-dev/switchboard/mcp"
 	"github.com/switchboard-dev/switchboard/mcp/tokenkv"
 )
@@ -69,7 +69,7 @@ func run(ctx context.Context) error {
 		func(context.Context, *gomcp.CallToolRequest, struct{}) (*gomcp.CallToolResult, any, error) {
 			return &gomcp.CallToolResult{Content: []gomcp.Content{&gomcp.TextContent{Text: "buy milk"}}}, nil, nil
 		})
-	as, err := authserver.Start(gomcp.NewStreamableHTTPHandler(func(*http.Request) *gomcp.Server { return srv }, nil), authserver.Options{})
+	as, err := startAuthServer(gomcp.NewStreamableHTTPHandler(func(*http.Request) *gomcp.Server { return srv }, nil))
 	if err != nil {
 		return err
 	}
@@ -103,7 +103,7 @@ func run(ctx context.Context) error {
 			return err
 		}
 		m, err := mcp.New(ctx, mcp.Config{
-			Servers:    []mcp.ServerConfig{{Name: "notes", URL: as.Endpoint(), Auth: &mcp.Auth{ClientID: authserver.PublicClient}}},
+			Servers:    []mcp.ServerConfig{{Name: "notes", URL: as.Endpoint(), Auth: &mcp.Auth{ClientID: clientID}}},
 			Elicitor:   b.Elicitor(),
 			TokenStore: store,
 		})

@@ -2,17 +2,19 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"mime"
 	"net/url"
 	"path"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// maxSkillResource bounds the bytes of one skill file served as a resource
-// (a read returns at most this much; ReadFile pages larger files).
+// maxSkillResource bounds the bytes of one skill file served as a resource:
+// a larger file's read is refused (the skills toolset's file tool pages it).
 const maxSkillResource = 1 << 20
 
 // offerSkills offers every skill as a prompt (its instructions) and its
@@ -45,15 +47,31 @@ func (s *Server) offerSkills(ctx context.Context) {
 	}
 }
 
-// skillFile reads one bundled file of a skill.
+// skillFile reads one bundled file of a skill, whole: the skills toolset
+// reads at most its Config.MaxReadBytes at a time, so the file is read in
+// pages. A file larger than maxSkillResource is refused with an error
+// naming its size and the bound, never cut short silently.
 func (s *Server) skillFile(skill, rel string) gomcp.ResourceHandler {
 	return func(ctx context.Context, req *gomcp.ReadResourceRequest) (*gomcp.ReadResourceResult, error) {
-		data, _, err := s.cfg.Skills.ReadFile(ctx, skill, rel, 0)
-		if err != nil {
-			return nil, gomcp.ResourceNotFoundError(req.Params.URI)
-		}
-		if len(data) > maxSkillResource {
-			data = data[:maxSkillResource]
+		var data []byte
+		for {
+			page, size, err := s.cfg.Skills.ReadFile(ctx, skill, rel, int64(len(data)))
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				return nil, gomcp.ResourceNotFoundError(req.Params.URI)
+			}
+			if size > maxSkillResource {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+					Message: fmt.Sprintf("%s is %d bytes, more than the %d bytes (1 MiB) one resource read returns; "+
+						"read it in pages with the tool read_skill_file", req.Params.URI, size, maxSkillResource),
+					Data: json.RawMessage(fmt.Sprintf(`{"uri":%q,"size":%d,"limit":%d}`, req.Params.URI, size, maxSkillResource))}
+			}
+			data = append(data, page...)
+			if len(page) == 0 || int64(len(data)) >= size {
+				break
+			}
 		}
 		rc := &gomcp.ResourceContents{URI: req.Params.URI, MIMEType: mimeOf(rel)}
 		if isText(rc.MIMEType) {

@@ -1,0 +1,107 @@
+package a2a
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+
+	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/switchboard-dev/switchboard/failure"
+)
+
+// The default bounds of the tasks a server runs at once.
+const (
+	defaultMaxTasks          = 256
+	defaultMaxTasksPerCaller = 16
+)
+
+// taskSlots bounds the tasks a server runs at once, in all and per caller
+// (ServerConfig.MaxTasks and MaxTasksPerCaller). A slot is taken when a
+// message starts an execution and given back when the execution ends,
+// whether or not its client is still connected.
+type taskSlots struct {
+	max, perCaller int // <= 0: no bound
+
+	mu       sync.Mutex
+	n        int
+	byCaller map[string]int
+}
+
+func newTaskSlots(max, perCaller int) *taskSlots {
+	return &taskSlots{max: max, perCaller: perCaller, byCaller: map[string]int{}}
+}
+
+// acquire takes a slot for caller ("" counts only toward the server's
+// bound) and returns its release, or an error naming the bound reached.
+func (t *taskSlots) acquire(caller string) (func(), error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	busy := func(msg string) error {
+		return &failure.Error{Kind: failure.Transient, Source: failure.SourceA2A, Op: "send message", Retryable: true,
+			Message: msg + "; retry when one of the running tasks has ended", Err: a2ago.ErrServerError}
+	}
+	if t.max > 0 && t.n >= t.max {
+		return nil, busy(fmt.Sprintf("the server runs at most %d tasks at once (ServerConfig.MaxTasks)", t.max))
+	}
+	if caller != "" && t.perCaller > 0 && t.byCaller[caller] >= t.perCaller {
+		return nil, busy(fmt.Sprintf("a caller may run at most %d tasks at once on this server (ServerConfig.MaxTasksPerCaller)", t.perCaller))
+	}
+	t.n++
+	if caller != "" {
+		t.byCaller[caller]++
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			t.mu.Lock()
+			defer t.mu.Unlock()
+			t.n--
+			if caller == "" {
+				return
+			}
+			if t.byCaller[caller]--; t.byCaller[caller] <= 0 {
+				delete(t.byCaller, caller)
+			}
+		})
+	}, nil
+}
+
+// running returns how many tasks hold a slot.
+func (t *taskSlots) running() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.n
+}
+
+type peerKey struct{}
+
+// withPeer records the client's IP address in the request's context: the
+// caller of an unauthenticated request, for MaxTasksPerCaller.
+func withPeer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, _, err := net.SplitHostPort(r.RemoteAddr)
+		if err != nil {
+			host = r.RemoteAddr
+		}
+		if host != "" {
+			r = r.WithContext(context.WithValue(r.Context(), peerKey{}, host))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// slotOwner names the caller of a request for MaxTasksPerCaller: the
+// authenticated caller, else the client's IP address, else "" (a request
+// through RequestHandler from another binding: only MaxTasks applies).
+func slotOwner(ctx context.Context) string {
+	if c, ok := Caller(ctx); ok && c != "" {
+		return "caller:" + c
+	}
+	if ip, ok := ctx.Value(peerKey{}).(string); ok {
+		return "ip:" + ip
+	}
+	return ""
+}
