@@ -11,8 +11,8 @@ import (
 
 func init() {
 	runowner.StoreOf = func(runner any) any {
-		if a, ok := runner.(*Agent); ok && a.cfg.Durable.Store != nil {
-			return a.cfg.Durable.Store
+		if a, ok := runner.(*Agent); ok && a.cfg.Durable.Runs != nil {
+			return a.cfg.Durable
 		}
 		return nil
 	}

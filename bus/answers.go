@@ -112,7 +112,7 @@ func (b *Bus) Answer(ctx context.Context, q *agent.Question, answer agent.Elicit
 type answerServer struct {
 	b      *Bus
 	a      *agent.Agent
-	st     agent.Store
+	st     agent.Inbox
 	name   string
 	cc     jetstream.ConsumeContext
 	ctx    context.Context
@@ -123,7 +123,7 @@ type answerServer struct {
 }
 
 // ServeAnswers applies, in this process, the answers sent with Answer to
-// the questions of a's parked runs: each is recorded in st (the store of
+// the questions of a's parked runs: each is recorded in st (the inbox of
 // a's Config.Durable) and its run resumes here (agent.Agent.Answer), up to
 // 8 runs at once. Every process serving the same agent name shares the
 // answers; one that dies while resuming a run hands the answer to another,
@@ -131,9 +131,9 @@ type answerServer struct {
 // Close the returned server before closing the Bus: it stops taking answers
 // and cancels the runs being resumed (their answers stay recorded; a
 // cancelled run is resumable), waiting for them at most 5s.
-func (b *Bus) ServeAnswers(ctx context.Context, a *agent.Agent, st agent.Store) (io.Closer, error) {
+func (b *Bus) ServeAnswers(ctx context.Context, a *agent.Agent, st agent.Inbox) (io.Closer, error) {
 	if a == nil || st == nil || a.Name() == "" {
-		return nil, b.fail(failure.Config, "serve answers", nil, "ServeAnswers needs a named agent and its store")
+		return nil, b.fail(failure.Config, "serve answers", nil, "ServeAnswers needs a named agent and its inbox")
 	}
 	if err := b.ensureAnswers(ctx); err != nil {
 		return nil, err

@@ -33,7 +33,7 @@ func parkingAgent(t *testing.T, ctx context.Context, st agent.Store, paid *atomi
 	})))
 	a, err := agent.New(ctx, agent.Config{Name: "payer", Model: model, Tools: []agent.Tool{pay},
 		Permissions: &agent.Permissions{Rules: []agent.Rule{{Tool: "pay", Permission: agent.Ask}}},
-		Durable:     agent.Durability{Store: st, ParkAfter: -1}})
+		Durable:     agent.Durable(st, -1)})
 	if err != nil {
 		t.Fatal(err)
 	}

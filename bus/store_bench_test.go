@@ -157,7 +157,7 @@ func tenCallAgent(tb testing.TB, st agent.Store) *agent.Agent {
 		return llm.Calls(llm.CallTool(fmt.Sprint("w", turns), "work", map[string]any{}), llm.CallTool(fmt.Sprint("r", turns), "read", map[string]any{}))
 	}))
 	a, err := agent.New(context.Background(), agent.Config{Name: "ten", Model: model, Tools: []agent.Tool{work, read},
-		Permissions: agent.AllowAll(), Durable: agent.Durability{Store: st}})
+		Permissions: agent.AllowAll(), Durable: agent.Durable(st, 0)})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -199,7 +199,7 @@ func parkRuns(tb testing.TB, ctx context.Context, st agent.Store, n int) *agent.
 	model := llm.NewCyclic(llm.Calls(llm.CallTool("c1", "pay", map[string]any{"amount": 5})))
 	a, err := agent.New(ctx, agent.Config{Name: "parker", Model: model, Tools: []agent.Tool{pay},
 		Permissions: &agent.Permissions{Rules: []agent.Rule{{Tool: "pay", Permission: agent.Ask}}},
-		Durable:     agent.Durability{Store: st, ParkAfter: -1}})
+		Durable:     agent.Durable(st, -1)})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func TestStoreConformance(t *testing.T) {
 	}{{"inline", 0}, {"object store", 64}} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := 0
-			agenttest.RunStoreSuite(t, agenttest.Harness{
+			agenttest.RunStoreSuite(t, agenttest.Harness[agent.Store]{
 				New: func(t *testing.T) agent.Store {
 					n++
 					ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

@@ -68,7 +68,7 @@ func durableWorkerProcess() int {
 		return 1
 	}
 	a, err := agent.New(ctx, agent.Config{Name: "durable", Model: durableModel{}, Tools: durableTools(os.Getenv(envChargeLog)),
-		Permissions: agent.AllowAll(), Durable: agent.Durability{Store: st}, Policy: policy, Budget: agent.Budget{MaxTurns: durableTurns + 2}})
+		Permissions: agent.AllowAll(), Durable: agent.Durable(st, 0), Policy: policy, Budget: agent.Budget{MaxTurns: durableTurns + 2}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		return 1

@@ -33,12 +33,16 @@ func durableRunner(r agent.Runner) resumer {
 	return res
 }
 
-// storeOf is the store of a durable *agent.Agent (nil for any other
-// runner). Package agent provides it through an init-time hook typed any
-// (it imports internal/runowner, and an accessor would grow its API).
-func storeOf(r agent.Runner) agent.Store {
-	st, _ := runowner.StoreOf(r).(agent.Store)
-	return st
+// storeOf is the durability of a durable *agent.Agent (one with a run
+// store; nil for any other runner). Package agent provides it through an
+// init-time hook typed any (it imports internal/runowner, and an accessor
+// would grow its API).
+func storeOf(r agent.Runner) *agent.Durability {
+	d, ok := runowner.StoreOf(r).(agent.Durability)
+	if !ok || d.Runs == nil {
+		return nil
+	}
+	return &d
 }
 
 // runEvents is the job's run: the input run anew, or, on a retry after a
@@ -110,7 +114,7 @@ func (s *Server) awaitResumable(j *job) error {
 	defer tick.Stop()
 	for {
 		lctx, cancel := context.WithTimeout(j.ctx, storeOpTimeout)
-		cp, err := st.LoadCheckpoint(lctx, j.resume)
+		cp, err := st.Runs.LoadCheckpoint(lctx, j.resume)
 		cancel()
 		if errors.Is(err, failure.NotFound) {
 			return nil

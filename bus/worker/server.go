@@ -86,7 +86,7 @@ type Server struct {
 	nc     *nats.Conn
 	r      agent.Runner
 	resume resumer     // r, when its runs are durable (resume.go)
-	store  agent.Store // r's store, when it is a durable agent
+	store  *agent.Durability // r's stores, when it is a durable agent
 	// live tracks the pool's runs in the workers' heartbeats, and sweep
 	// resumes orphans (orphans.go, sweep.go); nil for other runners.
 	live   *liveness

@@ -97,7 +97,7 @@ func (w *world) parkedStep(ctx context.Context) error {
 	}))
 	a, err := agent.New(ctx, agent.Config{Name: "publisher", Model: model, Tools: []agent.Tool{publish}, Logger: &w.log,
 		Permissions: &agent.Permissions{Rules: []agent.Rule{{Tool: "publish_report", Permission: agent.Ask}}},
-		Durable:     agent.Durability{Store: st, ParkAfter: -1}})
+		Durable:     agent.Durable(st, -1)})
 	if err != nil {
 		return err
 	}

@@ -93,7 +93,7 @@ func newAgent(ctx context.Context, st agent.Store, bookings string) (*agent.Agen
 		}
 	}))
 	return agent.New(ctx, agent.Config{Name: "planner", Model: model, Tools: []agent.Tool{book, invite},
-		Permissions: agent.AllowAll(), Durable: agent.Durability{Store: st}})
+		Permissions: agent.AllowAll(), Durable: agent.Durable(st, 0)})
 }
 
 func countTools(msgs []llm.Message) int {
