@@ -18,6 +18,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/bus/store"
 	"github.com/switchboard-dev/switchboard/bus/worker"
 	"github.com/switchboard-dev/switchboard/failure"
 )
@@ -62,7 +63,7 @@ func durableWorkerProcess() int {
 	}
 	defer b.Close()
 	bp.Store(b)
-	st, err := bus.OpenStore(ctx, b, bus.StoreConfig{})
+	st, err := store.OpenAgent(ctx, b, store.AgentConfig{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		return 1

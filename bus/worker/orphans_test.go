@@ -13,6 +13,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/bus/store"
 	"github.com/switchboard-dev/switchboard/bus/worker"
 	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/testkit"
@@ -107,7 +108,7 @@ func startNode(t *testing.T, host *bus.Bus, id string, l *ledger, d agent.Durabi
 		t.Fatal(err)
 	}
 	n := &node{b: b}
-	if n.st, err = bus.OpenStore(ctx, b, bus.StoreConfig{}); err != nil {
+	if n.st, err = store.OpenAgent(ctx, b, store.AgentConfig{}); err != nil {
 		t.Fatal(err)
 	}
 	d.Sessions, d.Runs, d.Inbox = n.st, n.st, n.st

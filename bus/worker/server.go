@@ -85,7 +85,7 @@ type Server struct {
 	b      *bus.Bus
 	nc     *nats.Conn
 	r      agent.Runner
-	resume resumer     // r, when its runs are durable (resume.go)
+	resume resumer           // r, when its runs are durable (resume.go)
 	store  *agent.Durability // r's stores, when it is a durable agent
 	// live tracks the pool's runs in the workers' heartbeats, and sweep
 	// resumes orphans (orphans.go, sweep.go); nil for other runners.

@@ -30,6 +30,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/bus/store"
 	"github.com/switchboard-dev/switchboard/bus/worker"
 	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/llm"
@@ -114,7 +115,7 @@ func serve(ctx context.Context, url, token, name, bookings string) error {
 		return err
 	}
 	defer b.Close()
-	st, err := bus.OpenStore(ctx, b, bus.StoreConfig{})
+	st, err := store.OpenAgent(ctx, b, store.AgentConfig{})
 	if err != nil {
 		return err
 	}

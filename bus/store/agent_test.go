@@ -1,4 +1,4 @@
-package bus_test
+package store_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/agenttest"
 	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/bus/store"
 	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/llm"
 )
@@ -32,7 +33,7 @@ func TestStoreConformance(t *testing.T) {
 					n++
 					ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 					defer cancel()
-					s, err := bus.OpenStoreInline(ctx, b, bus.StoreConfig{Name: fmt.Sprintf("conf%d_%d", tc.inline, n),
+					s, err := store.OpenAgentInline(ctx, b, store.AgentConfig{Name: fmt.Sprintf("conf%d_%d", tc.inline, n),
 						// Twelve stores on one server: each bucket's limit is
 						// reserved from the server's storage (a fraction of
 						// the free disk).
@@ -61,7 +62,7 @@ func TestStoreSurvivesServerRestart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := bus.OpenStore(ctx, b, bus.StoreConfig{})
+		s, err := store.OpenAgent(ctx, b, store.AgentConfig{})
 		if err != nil {
 			b.Close()
 			t.Fatal(err)
@@ -121,7 +122,7 @@ func TestStoreSurvivesServerRestart(t *testing.T) {
 func TestStoreLimits(t *testing.T) {
 	b := newBus(t, bus.Config{})
 	ctx := ctxT(t, 30*time.Second)
-	s, err := bus.OpenStore(ctx, b, bus.StoreConfig{Name: "limits", MaxRecordBytes: 1000, MaxBucketBytes: 64 << 10})
+	s, err := store.OpenAgent(ctx, b, store.AgentConfig{Name: "limits", MaxRecordBytes: 1000, MaxBucketBytes: 64 << 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +136,7 @@ func TestStoreLimits(t *testing.T) {
 	if got, err := s.LoadSession(ctx, "s"); err != nil || got.Revision != 1 || len(got.History) != 0 {
 		t.Errorf("the session after a refused append: %+v, %v", got, err)
 	}
-	def, err := bus.OpenStore(ctx, b, bus.StoreConfig{Name: "limits_default"})
+	def, err := store.OpenAgent(ctx, b, store.AgentConfig{Name: "limits_default"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package bus
+package store
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/switchboard-dev/switchboard/bus/internal/wire"
 	"github.com/switchboard-dev/switchboard/failure"
 )
 
@@ -33,7 +34,7 @@ type blobRef struct {
 // replaced by another process) expire with the bucket's MaxAge, or go with
 // their key's deletion.
 type blobStore struct {
-	b      *Bus
+	b      *jsConn
 	obs    jetstream.ObjectStore
 	inline int // values up to this size stay in the bucket
 	key    failure.Key
@@ -43,7 +44,7 @@ type blobStore struct {
 }
 
 // openBlobStore creates or updates the object store of large values.
-func openBlobStore(ctx context.Context, b *Bus, bucket string, maxAge time.Duration, replicas, inline int) (*blobStore, error) {
+func openBlobStore(ctx context.Context, b *jsConn, bucket string, maxAge time.Duration, replicas, inline int) (*blobStore, error) {
 	s := &blobStore{b: b, inline: inline, key: failure.Key{Source: failure.SourceBus, Name: "store:" + bucket}, known: map[string][2]string{}}
 	err := b.jetStreamAdmin(ctx, s.key, "open store", func(ctx context.Context) error {
 		obs, err := b.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
@@ -86,7 +87,7 @@ func (s *blobStore) store(ctx context.Context, id string, value []byte) (stored 
 	if err != nil {
 		return nil, "", err
 	}
-	ref, _ := json.Marshal(blobRef{V: version, Obj: obj, Size: len(value)})
+	ref, _ := json.Marshal(blobRef{V: wire.Version, Obj: obj, Size: len(value)})
 	return append([]byte{blobPrefix}, ref...), obj, nil
 }
 
@@ -100,7 +101,7 @@ func (s *blobStore) resolve(ctx context.Context, id string, stored []byte) ([]by
 	if err := json.Unmarshal(stored[1:], &ref); err != nil || ref.Obj == "" {
 		return nil, protocolError("store get", fmt.Errorf("malformed object pointer: %v", err))
 	}
-	if err := checkVersion("store get", ref.V); err != nil {
+	if err := wire.CheckVersion("store get", ref.V); err != nil {
 		return nil, err
 	}
 	var data []byte

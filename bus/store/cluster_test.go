@@ -1,4 +1,4 @@
-package bus_test
+package store_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/agent"
-	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/bus/store"
 	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/llm"
 )
@@ -48,7 +48,7 @@ func TestClusterStore(t *testing.T) {
 		b := connect(t, ctx, nodes, i)
 		var s agent.Store
 		retryElection(t, ctx, "open the store", func(ctx context.Context) (err error) {
-			s, err = bus.OpenStore(ctx, b, bus.StoreConfig{Replicas: 3})
+			s, err = store.OpenAgent(ctx, b, store.AgentConfig{Replicas: 3})
 			return err
 		})
 		stores = append(stores, s)

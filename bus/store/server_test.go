@@ -1,4 +1,4 @@
-package bus_test
+package store_test
 
 import (
 	"bufio"

@@ -1,4 +1,4 @@
-package bus_test
+package store_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/bus/store"
 	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/llm"
 )
@@ -58,7 +59,7 @@ func BenchmarkCheckpoint(b *testing.B) {
 	bb := newBus(b, bus.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	s, err := bus.OpenStore(ctx, bb, bus.StoreConfig{Name: "bench"})
+	s, err := store.OpenAgent(ctx, bb, store.AgentConfig{Name: "bench"})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -96,7 +97,7 @@ func BenchmarkCheckpoint(b *testing.B) {
 func TestCheckpointIsOneRoundTrip(t *testing.T) {
 	b := newBus(t, bus.Config{})
 	ctx := ctxT(t, 30*time.Second)
-	s, err := bus.OpenStore(ctx, b, bus.StoreConfig{Name: "count"})
+	s, err := store.OpenAgent(ctx, b, store.AgentConfig{Name: "count"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +173,7 @@ func BenchmarkDurableRun(b *testing.B) {
 	bb := newBus(b, bus.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	st, err := bus.OpenStore(ctx, bb, bus.StoreConfig{Name: "benchrun"})
+	st, err := store.OpenAgent(ctx, bb, store.AgentConfig{Name: "benchrun"})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -244,7 +245,7 @@ func BenchmarkParkedRuns(b *testing.B) {
 		b.StopTimer()
 		bb := newBus(b, bus.Config{URLs: []string{url}})
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-		st, err := bus.OpenStore(ctx, bb, bus.StoreConfig{Name: fmt.Sprint("parked", i)})
+		st, err := store.OpenAgent(ctx, bb, store.AgentConfig{Name: fmt.Sprint("parked", i)})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -271,7 +272,7 @@ func TestParkedRunsHoldNothing(t *testing.T) {
 	const warm, n = 200, 400
 	b := newBus(t, bus.Config{URLs: []string{natsServerProcess(t)}})
 	ctx := ctxT(t, 60*time.Second)
-	st, err := bus.OpenStore(ctx, b, bus.StoreConfig{Name: "parkcount"})
+	st, err := store.OpenAgent(ctx, b, store.AgentConfig{Name: "parkcount"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +325,7 @@ func TestParkedRunsHoldNothing(t *testing.T) {
 func TestDurableRunWrites(t *testing.T) {
 	b := newBus(t, bus.Config{})
 	ctx := ctxT(t, 30*time.Second)
-	st, err := bus.OpenStore(ctx, b, bus.StoreConfig{Name: "runcount"})
+	st, err := store.OpenAgent(ctx, b, store.AgentConfig{Name: "runcount"})
 	if err != nil {
 		t.Fatal(err)
 	}

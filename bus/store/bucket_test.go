@@ -1,4 +1,4 @@
-package bus
+package store
 
 import (
 	"bytes"
@@ -10,26 +10,27 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/switchboard-dev/switchboard/bus"
 	"github.com/switchboard-dev/switchboard/failure"
 )
 
 // openTestKV opens a bus on dir (file storage; the same dir after a Close
 // is the server restarted) and a durable bucket on it whose values over
 // inline bytes go to the object store.
-func openTestKV(t *testing.T, dir string, inline int, maxAge time.Duration) (*Bus, *durableKV) {
+func openTestKV(t *testing.T, dir string, inline int, maxAge time.Duration) (*bus.Bus, *durableKV) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	b, err := New(ctx, Config{StoreDir: dir})
+	b, err := bus.New(ctx, bus.Config{StoreDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	blobs, err := openBlobStore(ctx, b, "T_BLOBS", maxAge, 1, inline)
+	blobs, err := openBlobStore(ctx, connOf(b, nil), "T_BLOBS", maxAge, 1, inline)
 	if err != nil {
 		b.Close()
 		t.Fatal(err)
 	}
-	d, err := openDurableKV(ctx, b, "T_REC", "test records", maxAge, 1, 0, blobs)
+	d, err := openDurableKV(ctx, connOf(b, nil), "T_REC", "test records", maxAge, 1, 0, blobs)
 	if err != nil {
 		b.Close()
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package bus
+package store
 
 import (
 	"context"
@@ -11,17 +11,18 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/switchboard-dev/switchboard/bus/internal/wire"
 	"github.com/switchboard-dev/switchboard/failure"
 )
 
-// durableKV is one JetStream KV bucket of the durable store (storejs.go):
+// durableKV is one JetStream KV bucket of the agent store (agent.go):
 // revision-checked writes of opaque values, with values over the server's
 // maximum message size kept in the store's object store and a small pointer
 // in the bucket. The bucket keeps one revision per key (the latest), and
 // its MaxAge, when set, expires a key that has not been written for that
 // long.
 type durableKV struct {
-	b      *Bus
+	b      *jsConn
 	kv     jetstream.KeyValue
 	stream jetstream.Stream // the bucket's stream
 	blobs  *blobStore
@@ -31,13 +32,13 @@ type durableKV struct {
 	key     failure.Key
 	maxAge  time.Duration // the bucket's MaxAge (0: none)
 	// leader, for a replicated bucket, reads through the stream's leader
-	// (storeread.go); nil reads with direct gets.
+	// (leader.go); nil reads with direct gets.
 	leader nats.JetStreamContext
 }
 
 // openDurableKV creates or updates bucket (file storage, one revision per
 // key, maxAge 0 = no expiry).
-func openDurableKV(ctx context.Context, b *Bus, bucket, desc string, maxAge time.Duration, replicas int, maxBytes int64, blobs *blobStore) (*durableKV, error) {
+func openDurableKV(ctx context.Context, b *jsConn, bucket, desc string, maxAge time.Duration, replicas int, maxBytes int64, blobs *blobStore) (*durableKV, error) {
 	d := &durableKV{b: b, blobs: blobs, bucket: bucket, subject: "$KV." + bucket + ".", key: failure.Key{Source: failure.SourceBus, Name: "store:" + bucket}, maxAge: maxAge}
 	if replicas > 1 {
 		var err error
@@ -52,7 +53,7 @@ func openDurableKV(ctx context.Context, b *Bus, bucket, desc string, maxAge time
 		})
 		if api := (*jetstream.APIError)(nil); errors.As(err, &api) && api.ErrorCode == jsErrStorageExceeded {
 			return &failure.Error{Kind: failure.Budget, Source: failure.SourceBus, Name: d.key.Name, Op: "open store", Err: err,
-				Message: fmt.Sprintf("JetStream cannot reserve %d bytes for the store's bucket %s (StoreConfig.MaxBucketBytes, default 1 GiB, is reserved per bucket from the server's storage): lower it or give the server more storage", maxBytes, bucket)}
+				Message: fmt.Sprintf("JetStream cannot reserve %d bytes for the store's bucket %s (AgentConfig.MaxBucketBytes, default 1 GiB, is reserved per bucket from the server's storage): lower it or give the server more storage", maxBytes, bucket)}
 		}
 		if err != nil {
 			return err
@@ -89,7 +90,7 @@ func (d *durableKV) full(err error, op string) error {
 		api.ErrorCode == jsErrStoreFailed && strings.Contains(api.Description, "maximum"),
 		api.ErrorCode == jsErrStorageExceeded:
 		return &failure.Error{Kind: failure.Budget, Source: failure.SourceBus, Name: d.bucket, Op: op, Err: err,
-			Message: "the store's bucket " + d.bucket + " is full (StoreConfig.MaxBucketBytes) or the record is too large"}
+			Message: "the store's bucket " + d.bucket + " is full (AgentConfig.MaxBucketBytes) or the record is too large"}
 	}
 	return err
 }
@@ -373,17 +374,8 @@ func checkKey(key string) error {
 	return nil
 }
 
-// storeKey makes a KV key of an id given from outside: ids made of
-// letters, digits, '-' and '_' are kept (readable keys); any other id is
-// base64url-encoded behind '='.
-func storeKey(id string) string {
-	if id != "" && len(id) <= 200 && strings.IndexFunc(id, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_')
-	}) < 0 {
-		return id
-	}
-	return "=" + base64.RawURLEncoding.EncodeToString([]byte(id))
-}
+// storeKey makes a KV key of an id given from outside (wire.Key).
+func storeKey(id string) string { return wire.Key(id) }
 
 // idOfKey is the inverse of storeKey.
 func idOfKey(key string) (string, error) {

@@ -1,4 +1,4 @@
-package bus
+package store
 
 import (
 	"context"
@@ -8,13 +8,16 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/bus"
 	"github.com/switchboard-dev/switchboard/failure"
 )
 
-// StoreConfig configures the durable store on JetStream (OpenStore). The
-// zero value means the defaults shown; a negative TTL means no expiry.
-type StoreConfig struct {
+// AgentConfig configures the agent's stores on JetStream ([OpenAgent]).
+// The zero value means the defaults shown; a negative TTL means no expiry.
+type AgentConfig struct {
 	// Name prefixes the store's buckets: <Name>_SESSIONS, <Name>_RUNS,
 	// <Name>_QUESTIONS (KV) and <Name>_BLOBS (object store) (default: the
 	// bus's stream name, e.g. SWITCHBOARD).
@@ -42,6 +45,8 @@ type StoreConfig struct {
 	// MaxBucketBytes bounds each bucket's storage (default 1 GiB; a write
 	// beyond it is a Budget failure).
 	MaxBucketBytes int64
+	// Logger receives the store's few logs (nil: none).
+	Logger *zerolog.Logger
 }
 
 // jsStore is agent.Store on JetStream KV buckets: one bucket per kind of
@@ -52,8 +57,8 @@ type StoreConfig struct {
 // optimistic-concurrency check of every write
 // (Nats-Expected-Last-Subject-Sequence).
 type jsStore struct {
-	b         *Bus
-	cfg       StoreConfig
+	b         *jsConn
+	cfg       AgentConfig
 	sessions  *recBucket
 	runs      *recBucket
 	questions *recBucket
@@ -62,24 +67,25 @@ type jsStore struct {
 
 var _ agent.Store = (*jsStore)(nil)
 
-// OpenStore opens (creating them if needed) the durable store's buckets on
-// the bus's JetStream: agent.Config's store, shared by every process and
-// replica connected to the same NATS. Its records survive restarts of the
-// processes and, with file storage (the default), of the servers.
-func OpenStore(ctx context.Context, b *Bus, cfg StoreConfig) (agent.Store, error) {
+// OpenAgent opens (creating them if needed) the buckets of an agent's
+// stores on the bus's JetStream: sessions, runs and the inbox, shared by
+// every process and replica connected to the same NATS (give it to
+// [agent.Durable]). Its records survive restarts of the processes and,
+// with file storage (the default), of the servers.
+func OpenAgent(ctx context.Context, b *bus.Bus, cfg AgentConfig) (agent.Store, error) {
 	if b == nil {
-		return nil, failure.New(failure.Config, failure.SourceBus, "bus.OpenStore needs a bus")
+		return nil, failure.New(failure.Config, failure.SourceBus, "store.OpenAgent needs a bus")
 	}
-	return openStore(ctx, b, cfg, 0)
+	return openAgent(ctx, connOf(b, cfg.Logger), cfg, 0)
 }
 
-// openStore is OpenStore with the inline limit given (0: from the server's
+// openAgent is OpenAgent with the inline limit given (0: from the server's
 // maximum payload), for the tests of large records.
-func openStore(ctx context.Context, b *Bus, cfg StoreConfig, inline int) (*jsStore, error) {
+func openAgent(ctx context.Context, b *jsConn, cfg AgentConfig, inline int) (*jsStore, error) {
 	if cfg.Name == "" {
 		cfg.Name = b.stream
 	}
-	cfg.Name = streamName(cfg.Name)
+	cfg.Name = bucketPrefix(cfg.Name)
 	if cfg.Replicas <= 0 {
 		cfg.Replicas = 1
 	}
@@ -312,7 +318,7 @@ func (s *jsStore) encodeRecord(what string, v any) ([]byte, error) {
 	}
 	if len(data) > s.cfg.MaxRecordBytes {
 		return nil, &failure.Error{Kind: failure.Budget, Source: failure.SourceBus, Op: "store put " + what,
-			Message: fmt.Sprintf("the %s record is %d bytes, over the store's limit of %d (StoreConfig.MaxRecordBytes)", what, len(data), s.cfg.MaxRecordBytes)}
+			Message: fmt.Sprintf("the %s record is %d bytes, over the store's limit of %d (AgentConfig.MaxRecordBytes)", what, len(data), s.cfg.MaxRecordBytes)}
 	}
 	return data, nil
 }
