@@ -1,13 +1,16 @@
 package agent_test
 
 import (
+	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/testkit"
+	"github.com/switchboard-dev/switchboard/llm"
 )
 
 // The stores of Durability are layered: Runs needs Sessions, Inbox needs
@@ -97,4 +100,43 @@ func TestSessionsOnly(t *testing.T) {
 	if rec, _ = st.LoadSession(ctx, "chat"); len(rec.History) != 6 {
 		t.Fatalf("stored history has %d messages, want 6", len(rec.History))
 	}
+
+	// A run of another agent ends while this one runs: this run's end finds
+	// the session changed and gets a Conflict; the other's messages stay.
+	other, err := newAgent("other").OpenSession(ctx, "chat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &hookModel{Model: &planModel{final: "late"}, hook: func() {
+		if _, err := other.Run(ctx, "meanwhile"); err != nil {
+			t.Error(err)
+		}
+	}}
+	a3, err := agent.New(ctx, agent.Config{Name: "a", Model: m, Durable: agent.Durability{Sessions: st}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s3, err := a3.OpenSession(ctx, "chat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s3.Run(ctx, "racing"); !errors.Is(err, failure.Conflict) {
+		t.Fatalf("a run whose session changed meanwhile: %v, want Conflict", err)
+	}
+	rec, _ = st.LoadSession(ctx, "chat")
+	if n := len(rec.History); n != 8 || rec.History[6].Text != "meanwhile" {
+		t.Fatalf("stored history has %d messages (the 7th %q), want 8 ending with the other run's", n, rec.History[min(6, n-1)].Text)
+	}
+}
+
+// hookModel calls hook once, at its first turn, before answering.
+type hookModel struct {
+	llm.Model
+	hook func()
+	once sync.Once
+}
+
+func (m *hookModel) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	m.once.Do(m.hook)
+	return m.Model.Generate(ctx, req)
 }
