@@ -51,7 +51,7 @@ func (s *jsStore) PutSession(ctx context.Context, rec *agent.SessionRecord, expe
 	return s.writeSession(ctx, &c, expect, seq, now)
 }
 
-// AppendSession appends delta to the session delta.ID (see agent.Store).
+// AppendSession appends delta to the session delta.ID (see agent.SessionStore).
 func (s *jsStore) AppendSession(ctx context.Context, delta *agent.SessionRecord, expect uint64) (uint64, error) {
 	if delta == nil {
 		return 0, invalid("append session", "the session record is nil")

@@ -14,7 +14,7 @@ import (
 )
 
 // resumer is a Runner whose runs are durable (an *agent.Agent with
-// Config.Durable.Store): a run started on a worker that died is resumed
+// Config.Durable.Runs): a run started on a worker that died is resumed
 // from its latest checkpoint on another.
 type resumer interface {
 	ResumeStream(ctx context.Context, run string) iter.Seq2[agent.Event, error]

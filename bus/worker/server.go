@@ -43,7 +43,7 @@ type ServeConfig struct {
 	// ElicitTimeout bounds a question to the caller whose ctx has no
 	// deadline (default 10 minutes: a person answers it).
 	ElicitTimeout time.Duration
-	// OrphanAfter is, for a durable runner (an agent with a store), how
+	// OrphanAfter is, for a durable runner (an agent with a run store), how
 	// long no worker's heartbeat may list a run of this pool before this
 	// worker resumes it as an orphan, once two of its scans saw the run's
 	// checkpoint unchanged; parked runs whose questions are all answered or
