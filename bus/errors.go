@@ -6,15 +6,6 @@ import (
 	"github.com/switchboard-dev/switchboard/failure"
 )
 
-// errNotFound is the cause of a typedKV failure of kind NotFound: a key that
-// does not exist (callers test errors.Is(err, failure.NotFound)).
-var errNotFound = jsfail.ErrNotFound
-
-// errConflict is the cause of a typedKV failure of kind Conflict: a create of
-// an existing key or an update with a stale revision (callers test
-// errors.Is(err, failure.Conflict)).
-var errConflict = jsfail.ErrConflict
-
 // classify maps an error of nats.go or jetstream to the failure taxonomy.
 // It returns nil for nil, and *failure.Error values unchanged.
 func classify(err error, op string) error { return jsfail.Classify(err, op) }

@@ -22,17 +22,6 @@ func ProgressPublisher(b *Bus, run string) func(context.Context, ProgressUpdate)
 // NewSubjects is the subject scheme under prefix, for the external tests.
 var NewSubjects = newSubjects
 
-// Names the external tests use.
-type (
-	KVConfig     = kvConfig
-	Entry[T any] = kvEntry[T]
-)
-
-// OpenKV opens a typed bucket, for the external tests.
-func OpenKV[T any](ctx context.Context, b *Bus, cfg KVConfig) (*typedKV[T], error) {
-	return openKV[T](ctx, b, cfg)
-}
-
 // ServiceStats is the micro stats of a responder ServeSampling or
 // ServeElicitation returned, for the external tests.
 func ServiceStats(c io.Closer) micro.Stats { return c.(*busService).Stats() }

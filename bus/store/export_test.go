@@ -35,3 +35,17 @@ var (
 	StoreKey = storeKey
 	IDOfKey  = idOfKey
 )
+
+// Names the external tests use.
+type (
+	KVConfig     = kvConfig
+	Entry[T any] = kvEntry[T]
+)
+
+// OpenKV opens a typed bucket, for the external tests.
+func OpenKV[T any](ctx context.Context, b *bus.Bus, cfg KVConfig) (*typedKV[T], error) {
+	return openKV[T](ctx, connOf(b, nil), cfg)
+}
+
+// DecodeKVValue decodes a typed bucket's value, for the fuzz tests.
+func DecodeKVValue[T any](data []byte) (T, error) { return decodeKVValue[T](data) }

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -178,4 +179,27 @@ func compare(b *testing.B, raw, viaBus func(n int)) {
 	b.ReportMetric(float64(rawD.Nanoseconds())/float64(b.N), "raw-ns/op")
 	b.ReportMetric(float64(busD.Nanoseconds())/float64(b.N), "bus-ns/op")
 	b.ReportMetric(median, "bus/raw")
+}
+
+func wantKind(t *testing.T, err error, kind failure.Kind) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("got no error, want a %s failure", kind)
+	}
+	var fe *failure.Error
+	if !errors.As(err, &fe) {
+		t.Fatalf("error %v (%T) is not a *failure.Error", err, err)
+	}
+	if !errors.Is(err, kind) {
+		t.Fatalf("error kind = %s, want %s (%v)", fe.Kind, kind, err)
+	}
+	if fe.Source != failure.SourceBus {
+		t.Errorf("error source = %q, want bus", fe.Source)
+	}
+}
+
+func errorsIs(err error, kind failure.Kind) bool { return errors.Is(err, kind) }
+
+func contextWithCancel(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithCancel(ctx)
 }

@@ -1,12 +1,15 @@
-package bus_test
+package store_test
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/bus/store"
 	"github.com/switchboard-dev/switchboard/failure"
 )
 
@@ -18,7 +21,7 @@ type kvTask struct {
 func TestKV(t *testing.T) {
 	b := newBus(t, bus.Config{})
 	ctx := ctxT(t, 20*time.Second)
-	kv, err := bus.OpenKV[kvTask](ctx, b, bus.KVConfig{Bucket: "tasks", History: 5})
+	kv, err := store.OpenKV[kvTask](ctx, b, store.KVConfig{Bucket: "tasks", History: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,14 +125,35 @@ func TestKV(t *testing.T) {
 	_, err = kv.Get(ctx, "task.3")
 	wantKind(t, err, failure.Protocol)
 
-	keysNone, err := bus.OpenKV[kvTask](ctx, b, bus.KVConfig{Bucket: "empty", Memory: true})
+	keysNone, err := store.OpenKV[kvTask](ctx, b, store.KVConfig{Bucket: "empty", Memory: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if k, err := keysNone.Keys(ctx); err != nil || len(k) != 0 {
 		t.Errorf("Keys of an empty bucket = %v, %v", k, err)
 	}
-	if _, err := bus.OpenKV[kvTask](ctx, b, bus.KVConfig{}); !errorsIs(err, failure.Config) {
+	if _, err := store.OpenKV[kvTask](ctx, b, store.KVConfig{}); !errorsIs(err, failure.Config) {
 		t.Errorf("no bucket name: %v, want Config", err)
 	}
+}
+
+// A typed KV bucket with revision-checked updates.
+func ExampleOpenKV() {
+	ctx := context.Background()
+	b, _ := bus.New(ctx, bus.Config{})
+	defer b.Close()
+
+	type state struct{ Status string }
+	kv, _ := store.OpenKV[state](ctx, b, store.KVConfig{Bucket: "tasks"})
+	rev, _ := kv.Create(ctx, "task-1", state{"submitted"})
+	_, err := kv.Update(ctx, "task-1", state{"working"}, rev)
+	fmt.Println(err)
+	_, err = kv.Update(ctx, "task-1", state{"lost"}, rev) // stale revision
+	fmt.Println(err != nil)
+	e, _ := kv.Get(ctx, "task-1")
+	fmt.Println(e.Value.Status)
+	// Output:
+	// <nil>
+	// true
+	// working
 }

@@ -1,4 +1,4 @@
-package bus
+package store
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/switchboard-dev/switchboard/bus/internal/wire"
 	"github.com/switchboard-dev/switchboard/failure"
 )
 
@@ -28,6 +29,12 @@ type kvConfig struct {
 	Memory bool
 }
 
+// kvWire is the envelope of a typedKV value.
+type kvWire[T any] struct {
+	V     int `json:"v"`
+	Value T   `json:"value"`
+}
+
 // kvEntry is a typedKV value with its key and revision.
 type kvEntry[T any] struct {
 	Key      string
@@ -43,13 +50,13 @@ type kvEntry[T any] struct {
 // Conflict failure (errors.Is(err, failure.Conflict)). Every operation runs through the
 // failure policy (transient failures are retried).
 type typedKV[T any] struct {
-	b   *Bus
+	b   *jsConn
 	kv  jetstream.KeyValue
 	key failure.Key
 }
 
 // openKV creates the bucket, or updates its configuration, and returns it.
-func openKV[T any](ctx context.Context, b *Bus, cfg kvConfig) (*typedKV[T], error) {
+func openKV[T any](ctx context.Context, b *jsConn, cfg kvConfig) (*typedKV[T], error) {
 	if cfg.Bucket == "" {
 		return nil, b.fail(failure.Config, "open kv", nil, "KVConfig.Bucket is required")
 	}
@@ -113,14 +120,14 @@ func decodeKVValue[T any](data []byte) (T, error) {
 	if err := json.Unmarshal(data, &w); err != nil {
 		return zero, protocolError("decode kv value", err)
 	}
-	if err := checkVersion("decode kv value", w.V); err != nil {
+	if err := wire.CheckVersion("decode kv value", w.V); err != nil {
 		return zero, err
 	}
 	return w.Value, nil
 }
 
 func encodeKV[T any](v T) ([]byte, error) {
-	data, err := json.Marshal(kvWire[T]{V: version, Value: v})
+	data, err := json.Marshal(kvWire[T]{V: wire.Version, Value: v})
 	if err != nil {
 		return nil, &failure.Error{Kind: failure.InvalidArgs, Source: failure.SourceBus, Op: "kv encode", Err: err,
 			Message: "the value could not be encoded"}
