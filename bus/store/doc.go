@@ -1,6 +1,7 @@
 // Package store keeps what must outlive a process on the JetStream of a
-// [bus.Bus]: the sessions, runs and questions of durable agents, shared by
-// every process and replica connected to the same NATS server or cluster.
+// [bus.Bus]: the sessions, runs and questions of durable agents, and the
+// tasks of A2A servers, shared by every process and replica connected to
+// the same NATS server or cluster.
 //
 //	b, _ := bus.New(ctx, bus.Config{URLs: urls}) // or the embedded server
 //	st, _ := store.OpenAgent(ctx, b, store.AgentConfig{Replicas: 3})
@@ -15,10 +16,15 @@
 // kept, a per-key TTL renewed by every write, revision-checked writes
 // (failure.Conflict for a stale one), and records over the server's message
 // size in an object store (<Name>_BLOBS). It passes the agent/agenttest
-// suite. Package bus itself is left with messaging (events, progress,
-// request-reply, task updates); a store lives here, beside it, because it
-// is the same NATS with another purpose: state, not messages.
+// suite. [OpenTasks] returns an A2A server's task store and push config
+// store in one KV bucket (give them to a2a.ServerConfig's Store and
+// PushStore; package a2a itself links no NATS).
 //
-// docs/durability.md has the layout, the limits and the guarantees. Every
+// Package bus itself is left with messaging (events, progress,
+// request-reply, task updates); the stores live here, beside it, because
+// they are the same NATS with another purpose: state, not messages.
+//
+// docs/durability.md and docs/a2a.md have the layouts, the limits and the
+// guarantees. Every
 // failure is a *failure.Error of Source "bus".
 package store

@@ -1,4 +1,4 @@
-package taskstore
+package store
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/switchboard-dev/switchboard/internal/a2atask"
 )
 
 // watchDrain bounds how long a stopped scan waits for its watcher to let
@@ -17,10 +19,10 @@ const watchDrain = 5 * time.Second
 // (0: the start). It returns the live task records among them and the
 // revision the next window starts at (0: the scan reached the end).
 // Expired tasks met on the way are deleted.
-func (s *kvStore) scan(ctx context.Context, from uint64) ([]*record, uint64, error) {
-	var recs []*record
+func (s *kvStore) scan(ctx context.Context, from uint64) ([]*a2atask.Record, uint64, error) {
+	var recs []*a2atask.Record
 	var next uint64
-	var stale []*record
+	var stale []*a2atask.Record
 	err := s.b.exec(ctx, "list tasks", func(ctx context.Context) error {
 		var err error
 		recs, stale, next, err = s.scanWindow(ctx, from)
@@ -30,7 +32,7 @@ func (s *kvStore) scan(ctx context.Context, from uint64) ([]*record, uint64, err
 		return nil, 0, err
 	}
 	for _, r := range stale {
-		s.forget(ctx, string(r.Task.ID), uint64(r.version))
+		s.forget(ctx, string(r.Task.ID), uint64(r.Version))
 	}
 	if from > 0 {
 		if recs, err = s.current(ctx, recs); err != nil {
@@ -42,7 +44,7 @@ func (s *kvStore) scan(ctx context.Context, from uint64) ([]*record, uint64, err
 
 // scanWindow is one attempt of scan: the live records, the expired ones,
 // and where the next window starts.
-func (s *kvStore) scanWindow(ctx context.Context, from uint64) (live, stale []*record, next uint64, err error) {
+func (s *kvStore) scanWindow(ctx context.Context, from uint64) (live, stale []*a2atask.Record, next uint64, err error) {
 	var opts []jetstream.WatchOpt
 	if from > 0 {
 		// From a revision on, every message counts: in a bucket that keeps
@@ -83,7 +85,7 @@ func (s *kvStore) scanWindow(ctx context.Context, from uint64) (live, stale []*r
 
 // take adds a scanned entry to the window: a task record replaces an
 // earlier one of the same key; a delete removes it.
-func (s *kvStore) take(e jetstream.KeyValueEntry, at map[string]int, live, stale *[]*record) {
+func (s *kvStore) take(e jetstream.KeyValueEntry, at map[string]int, live, stale *[]*a2atask.Record) {
 	key := e.Key()
 	if !s.taskKey(key) {
 		return // not a task: the push configs sharing the bucket
@@ -117,7 +119,7 @@ func (s *kvStore) take(e jetstream.KeyValueEntry, at map[string]int, live, stale
 // current keeps the records that are still their key's last revision: a
 // bucket that keeps several revisions per key also delivers superseded
 // ones to a scan that starts at a revision.
-func (s *kvStore) current(ctx context.Context, recs []*record) ([]*record, error) {
+func (s *kvStore) current(ctx context.Context, recs []*a2atask.Record) ([]*a2atask.Record, error) {
 	h, err := s.historyDepth(ctx)
 	if err != nil || h <= 1 {
 		return recs, err
@@ -131,7 +133,7 @@ func (s *kvStore) current(ctx context.Context, recs []*record) ([]*record, error
 		if err != nil {
 			return nil, err
 		}
-		if int64(e.Revision()) == r.version {
+		if int64(e.Revision()) == r.Version {
 			out = append(out, r)
 		}
 	}
@@ -159,7 +161,7 @@ func (s *kvStore) historyDepth(ctx context.Context) (int64, error) {
 }
 
 // compact drops the records a later delete removed.
-func compact(recs []*record) []*record {
+func compact(recs []*a2atask.Record) []*a2atask.Record {
 	out := recs[:0]
 	for _, r := range recs {
 		if r != nil {

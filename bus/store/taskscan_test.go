@@ -1,4 +1,4 @@
-package taskstore
+package store
 
 import (
 	"context"
@@ -89,7 +89,7 @@ func TestKVListBoundedScan(t *testing.T) {
 	raw, _ := newTestBucket(t)
 	kv := &countingKV{KeyValue: raw}
 	const tasks, scanCap = 25, 10
-	s, err := NewKV(KVConfig{KV: kv, Owner: testOwner, ScanCap: scanCap, Skip: PushPrefix})
+	s, err := newTasks(tasksConfig{KV: kv, Owner: testOwner, ScanCap: scanCap, Skip: pushPrefix})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestKVListBoundedScan(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := raw.Put(ctx, PushPrefix+"t00", []byte(`{}`)); err != nil {
+	if _, err := raw.Put(ctx, pushPrefix+"t00", []byte(`{}`)); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -148,7 +148,7 @@ func TestKVListBoundedScan(t *testing.T) {
 	}
 	t.Run("a bucket within the cap is listed exactly", func(t *testing.T) {
 		// Below the cap the whole bucket is one window: sorted across pages.
-		s, _ := NewKV(KVConfig{KV: kv, Owner: testOwner, ScanCap: 1000, Skip: PushPrefix})
+		s, _ := newTasks(tasksConfig{KV: kv, Owner: testOwner, ScanCap: 1000, Skip: pushPrefix})
 		var ids []a2ago.TaskID
 		tok := ""
 		for {
@@ -173,17 +173,18 @@ func TestKVListBoundedScan(t *testing.T) {
 }
 
 // TestTaskTTL: a task not written for longer than the TTL is gone: not
-// found, not listed, not updatable; over a bucket its key is deleted.
+// found, not listed, not updatable, and its key is deleted (the memory
+// store's is TestMemoryTaskTTL in a2a/internal/taskstore).
 func TestTaskTTL(t *testing.T) {
 	const ttl = time.Hour
 	var offset atomic.Int64
 	clock := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
 	raw, _ := newTestBucket(t)
-	kv, err := NewKV(KVConfig{KV: raw, Owner: testOwner, Now: clock, TTL: ttl, Skip: PushPrefix})
+	kv, err := newTasks(tasksConfig{KV: raw, Owner: testOwner, Now: clock, TTL: ttl, Skip: pushPrefix})
 	if err != nil {
 		t.Fatal(err)
 	}
-	forever, err := NewKV(KVConfig{KV: raw, Owner: testOwner, Now: clock, TTL: -1})
+	forever, err := newTasks(tasksConfig{KV: raw, Owner: testOwner, Now: clock, TTL: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,9 +193,8 @@ func TestTaskTTL(t *testing.T) {
 		s     taskstore.Store
 		check func(t *testing.T, id string)
 	}{
-		{"memory", NewMemory(MemoryConfig{Owner: testOwner, Now: clock, TTL: ttl}), nil},
 		{"kv", kv, func(t *testing.T, id string) {
-			for _, k := range []string{id, PushPrefix + id} {
+			for _, k := range []string{id, pushPrefix + id} {
 				if _, err := raw.Get(context.Background(), k); !errors.Is(err, jetstream.ErrKeyNotFound) {
 					t.Fatalf("the expired task's key %s is still in the bucket: %v", k, err)
 				}
@@ -209,7 +209,7 @@ func TestTaskTTL(t *testing.T) {
 				t.Fatal(err)
 			}
 			// The task's push configs, sharing the bucket, go with it.
-			if _, err := raw.Put(ctx, PushPrefix+"old-"+tc.name, []byte(`{}`)); err != nil {
+			if _, err := raw.Put(ctx, pushPrefix+"old-"+tc.name, []byte(`{}`)); err != nil {
 				t.Fatal(err)
 			}
 			offset.Store(int64(ttl / 2))
@@ -282,7 +282,7 @@ func TestPushConfigsUsePolicy(t *testing.T) {
 	pol := &countingPolicy{Policy: testkit.FastPolicy(failure.PolicyConfig{BreakerFailures: 2}), keys: map[failure.Key]int{}}
 	name := raw.Bucket()
 	key := failure.Key{Source: failure.SourceBus, Name: name}
-	ps, err := NewPushConfigs(KVConfig{KV: raw, Name: name, Policy: pol})
+	ps, err := newPushConfigs(tasksConfig{KV: raw, Name: name, Policy: pol})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +339,7 @@ func TestKVListBucketWithHistory(t *testing.T) {
 	}
 	kv := &countingKV{KeyValue: raw}
 	const tasks, scanCap = 12, 5
-	s, err := NewKV(KVConfig{KV: kv, Owner: testOwner, ScanCap: scanCap})
+	s, err := newTasks(tasksConfig{KV: kv, Owner: testOwner, ScanCap: scanCap})
 	if err != nil {
 		t.Fatal(err)
 	}

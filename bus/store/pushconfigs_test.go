@@ -1,4 +1,4 @@
-package taskstore
+package store
 
 import (
 	"context"
@@ -27,11 +27,11 @@ func pushStores(t *testing.T) (push.ConfigStore, push.ConfigStore) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := NewPushConfigs(KVConfig{KV: kv})
+	a, err := newPushConfigs(tasksConfig{KV: kv})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := NewPushConfigs(KVConfig{KV: kv})
+	c, err := newPushConfigs(tasksConfig{KV: kv})
 	if err != nil {
 		t.Fatal(err)
 	}

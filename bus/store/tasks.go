@@ -1,4 +1,4 @@
-package taskstore
+package store
 
 import (
 	"context"
@@ -11,23 +11,102 @@ import (
 	"time"
 
 	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv/push"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
+	"github.com/switchboard-dev/switchboard/bus"
 	"github.com/switchboard-dev/switchboard/failure"
+	"github.com/switchboard-dev/switchboard/internal/a2atask"
 )
 
-// Defaults of KVConfig and MemoryConfig.
+// Defaults of TasksConfig.
 const (
-	// DefaultTTL is how long a task is kept after its last write.
-	DefaultTTL = 24 * time.Hour
-	// DefaultScanCap bounds the bucket entries one List call reads.
-	DefaultScanCap = 1000
+	// defaultTasksTTL is how long a task is kept after its last write.
+	defaultTasksTTL = 24 * time.Hour
+	// defaultScanCap bounds the bucket entries one List call reads.
+	defaultScanCap = 1000
 )
 
-// KVConfig configures NewKV and NewPushConfigs.
-type KVConfig struct {
+// TasksConfig configures [OpenTasks]. The zero value means the defaults
+// shown.
+type TasksConfig struct {
+	// Name is the KV bucket that keeps the tasks and their push
+	// notification configs (default "a2a-tasks"; one bucket per served
+	// agent). An existing bucket is used as it is.
+	Name string
+	// Replicas is the number of copies of a new bucket in a cluster
+	// (default 1).
+	Replicas int
+	// TTL is how long a task is kept after its last write (default 24
+	// hours; negative: forever); then the task is not found, and is
+	// deleted from the bucket when a read or a ListTasks scan meets it.
+	TTL time.Duration
+	// ScanCap bounds the bucket entries one ListTasks call reads (default
+	// 1,000); a bigger bucket is listed in windows of that many entries,
+	// each page token resuming the scan where its window began or ended.
+	ScanCap int
+	// Owner returns the name of the user a request acts for; the store
+	// scopes every task to the owner that created it, and an empty name is
+	// the anonymous user of a server without authentication (nil: the user
+	// the a2a server's authentication put in a2a-go's call context).
+	Owner func(ctx context.Context) string
+	// Logger receives the store's logs (nil: none).
+	Logger *zerolog.Logger
+}
+
+// Tasks are an A2A server's task store and push config store in one
+// JetStream bucket, so that several replicas of the server answer for the
+// same tasks and tasks survive a restart: give them to a2a.ServerConfig's
+// Store and PushStore.
+type Tasks struct {
+	// Store keeps the tasks (a2a-go's taskstore.Store).
+	Store taskstore.Store
+	// PushConfigs keeps the push notification configs, under their own
+	// key prefix in the same bucket (a2a-go's push.ConfigStore).
+	PushConfigs push.ConfigStore
+}
+
+// OpenTasks opens (creating it if needed) the bucket of an A2A server's
+// tasks on the bus's JetStream. Every bucket operation runs through the
+// bus's failure policy (one circuit for the bucket, keyed by its name).
+func OpenTasks(ctx context.Context, b *bus.Bus, cfg TasksConfig) (*Tasks, error) {
+	if b == nil {
+		return nil, failure.New(failure.Config, failure.SourceBus, "store.OpenTasks needs a bus")
+	}
+	c := connOf(b, cfg.Logger)
+	if cfg.Name == "" {
+		cfg.Name = "a2a-tasks"
+	}
+	var kv jetstream.KeyValue
+	err := c.jetStreamAdmin(ctx, failure.Key{Source: failure.SourceBus, Name: "jetstream"}, "open tasks", func(ctx context.Context) error {
+		var err error
+		kv, err = c.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: cfg.Name,
+			Description: "Switchboard A2A tasks and push notification configs", Replicas: max(cfg.Replicas, 1)})
+		if errors.Is(err, jetstream.ErrBucketExists) {
+			kv, err = c.js.KeyValue(ctx, cfg.Name)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, c.wrap(err, "open tasks", "the A2A task bucket "+cfg.Name+" could not be opened")
+	}
+	tc := tasksConfig{KV: kv, Name: cfg.Name, Owner: cfg.Owner, Policy: c.policy, Logger: &c.log, TTL: cfg.TTL, ScanCap: cfg.ScanCap}
+	pc, err := newPushConfigs(tc)
+	if err != nil {
+		return nil, err
+	}
+	tc.Skip = pushPrefix
+	st, err := newTasks(tc)
+	if err != nil {
+		return nil, err
+	}
+	return &Tasks{Store: st, PushConfigs: pc}, nil
+}
+
+// tasksConfig configures newTasks and newPushConfigs.
+type tasksConfig struct {
 	// KV is the JetStream key-value bucket that holds the tasks (required).
 	KV jetstream.KeyValue
 	// Name identifies the bucket in failures (default "a2a-tasks").
@@ -46,26 +125,26 @@ type KVConfig struct {
 	Now func() time.Time
 	// Skip is a key prefix the task store leaves alone (empty: none): List
 	// ignores such keys and no task is stored or read under one, so that
-	// the push configs (PushPrefix) can share the bucket.
+	// the push configs (pushPrefix) can share the bucket.
 	Skip string
-	// TTL is how long a task is kept after its last write (0: DefaultTTL;
+	// TTL is how long a task is kept after its last write (0: 24 hours;
 	// negative: forever). An expired task is not found, and is deleted
 	// from the bucket when a read or a List scan meets it.
 	TTL time.Duration
 	// ScanCap bounds the bucket entries one List call reads (0:
-	// DefaultScanCap); a bigger bucket is listed in windows of that many
+	// 1,000); a bigger bucket is listed in windows of that many
 	// entries, each page token resuming the scan where its window began or
 	// ended.
 	ScanCap int
 }
 
 // withDefaults fills the zero fields of cfg.
-func (cfg KVConfig) withDefaults() KVConfig {
+func (cfg tasksConfig) withDefaults() tasksConfig {
 	if cfg.Name == "" {
 		cfg.Name = "a2a-tasks"
 	}
 	if cfg.Owner == nil {
-		cfg.Owner = callerOwner
+		cfg.Owner = a2atask.CallerOwner
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -78,10 +157,10 @@ func (cfg KVConfig) withDefaults() KVConfig {
 		cfg.Policy = failure.NewPolicy(failure.PolicyConfig{Logger: cfg.Logger})
 	}
 	if cfg.TTL == 0 {
-		cfg.TTL = DefaultTTL
+		cfg.TTL = defaultTasksTTL
 	}
 	if cfg.ScanCap <= 0 {
-		cfg.ScanCap = DefaultScanCap
+		cfg.ScanCap = defaultScanCap
 	}
 	return cfg
 }
@@ -90,33 +169,33 @@ func (cfg KVConfig) withDefaults() KVConfig {
 // JSON record; the key's revision is the task's version, so that
 // concurrent writers on several replicas are detected.
 type kvStore struct {
-	cfg     KVConfig
-	b       *bucket
+	cfg     tasksConfig
+	b       *taskBucket
 	history atomic.Int64 // the bucket's history depth (0: not read yet)
 }
 
 var _ taskstore.Store = (*kvStore)(nil)
 
-// NewKV returns a task store (a2a-go's taskstore.Store) over cfg.KV that
+// newTasks returns a task store (a2a-go's taskstore.Store) over cfg.KV that
 // several replicas can share.
-func NewKV(cfg KVConfig) (taskstore.Store, error) {
+func newTasks(cfg tasksConfig) (taskstore.Store, error) {
 	if cfg.KV == nil {
-		return nil, failure.New(failure.Config, failure.SourceA2A, "taskstore.KVConfig.KV is required")
+		return nil, failure.New(failure.Config, failure.SourceA2A, "the task store needs a bucket")
 	}
 	cfg = cfg.withDefaults()
-	return &kvStore{cfg: cfg, b: newBucket(cfg.KV, cfg.Name, cfg.Policy)}, nil
+	return &kvStore{cfg: cfg, b: newTaskBucket(cfg.KV, cfg.Name, cfg.Policy)}, nil
 }
 
 var validKey = regexp.MustCompile(`^[-_=.a-zA-Z0-9]{1,200}$`)
 
 // decodeRecord parses a stored task record. Records come from a shared
 // bucket that other processes write, so they are treated as outside input.
-func decodeRecord(b []byte) (*record, error) {
-	var r record
+func decodeRecord(b []byte) (*a2atask.Record, error) {
+	var r a2atask.Record
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("malformed task record: %w", err)
 	}
-	if err := validate(r.Task); err != nil {
+	if err := a2atask.Validate(r.Task); err != nil {
 		return nil, fmt.Errorf("malformed task record: %w", err)
 	}
 	return &r, nil
@@ -137,10 +216,10 @@ func (s *kvStore) expired(written time.Time) bool {
 // since, and then the task's push configs when they share the bucket.
 func (s *kvStore) forget(ctx context.Context, key string, rev uint64) {
 	err := s.b.remove(ctx, "delete expired task", key, rev)
-	if err == nil && s.cfg.Skip == PushPrefix {
+	if err == nil && s.cfg.Skip == pushPrefix {
 		var e jetstream.KeyValueEntry
-		if e, err = s.b.get(ctx, "get push configs", PushPrefix+key); err == nil {
-			err = s.b.remove(ctx, "delete expired push configs", PushPrefix+key, e.Revision())
+		if e, err = s.b.get(ctx, "get push configs", pushPrefix+key); err == nil {
+			err = s.b.remove(ctx, "delete expired push configs", pushPrefix+key, e.Revision())
 		}
 	}
 	if err != nil && !errors.Is(err, errRevisionMismatch) && !errors.Is(err, errKeyNotFound) {
@@ -149,19 +228,19 @@ func (s *kvStore) forget(ctx context.Context, key string, rev uint64) {
 }
 
 // entryRecord decodes a bucket entry into a record (an error: malformed).
-func entryRecord(e jetstream.KeyValueEntry) (*record, error) {
+func entryRecord(e jetstream.KeyValueEntry) (*a2atask.Record, error) {
 	r, err := decodeRecord(e.Value())
 	if err != nil {
 		return nil, err
 	}
-	r.version = int64(e.Revision())
+	r.Version = int64(e.Revision())
 	if r.Written.IsZero() {
 		r.Written = e.Created()
 	}
 	return r, nil
 }
 
-func (s *kvStore) get(ctx context.Context, id a2ago.TaskID) (*record, error) {
+func (s *kvStore) get(ctx context.Context, id a2ago.TaskID) (*a2atask.Record, error) {
 	if !s.taskKey(string(id)) {
 		return nil, a2ago.ErrTaskNotFound
 	}
@@ -185,14 +264,14 @@ func (s *kvStore) get(ctx context.Context, id a2ago.TaskID) (*record, error) {
 
 // Create stores a new task.
 func (s *kvStore) Create(ctx context.Context, task *a2ago.Task) (taskstore.TaskVersion, error) {
-	if err := validate(task); err != nil {
+	if err := a2atask.Validate(task); err != nil {
 		return taskstore.TaskVersionMissing, err
 	}
 	if !s.taskKey(string(task.ID)) {
 		return taskstore.TaskVersionMissing, fmt.Errorf("task id %q cannot be stored: %w", task.ID, a2ago.ErrInvalidParams)
 	}
 	now := s.cfg.Now()
-	b, err := json.Marshal(record{Task: task, User: s.cfg.Owner(ctx), Updated: statusTime(task, now), Written: now.UTC()})
+	b, err := json.Marshal(a2atask.Record{Task: task, User: s.cfg.Owner(ctx), Updated: a2atask.StatusTime(task, now), Written: now.UTC()})
 	if err != nil {
 		return taskstore.TaskVersionMissing, err
 	}
@@ -208,7 +287,7 @@ func (s *kvStore) Create(ctx context.Context, task *a2ago.Task) (taskstore.TaskV
 
 // Update replaces a task if req.PrevVersion is still its revision.
 func (s *kvStore) Update(ctx context.Context, req *taskstore.UpdateRequest) (taskstore.TaskVersion, error) {
-	if err := validate(req.Task); err != nil {
+	if err := a2atask.Validate(req.Task); err != nil {
 		return taskstore.TaskVersionMissing, err
 	}
 	old, err := s.get(ctx, req.Task.ID)
@@ -218,15 +297,15 @@ func (s *kvStore) Update(ctx context.Context, req *taskstore.UpdateRequest) (tas
 	if old.User != s.cfg.Owner(ctx) {
 		return taskstore.TaskVersionMissing, a2ago.ErrTaskNotFound
 	}
-	prev := uint64(old.version)
+	prev := uint64(old.Version)
 	if req.PrevVersion != taskstore.TaskVersionMissing {
-		if int64(req.PrevVersion) != old.version {
+		if int64(req.PrevVersion) != old.Version {
 			return taskstore.TaskVersionMissing, taskstore.ErrConcurrentModification
 		}
 		prev = uint64(req.PrevVersion)
 	}
 	now := s.cfg.Now()
-	b, err := json.Marshal(record{Task: req.Task, User: old.User, Updated: statusTime(req.Task, now), Written: now.UTC()})
+	b, err := json.Marshal(a2atask.Record{Task: req.Task, User: old.User, Updated: a2atask.StatusTime(req.Task, now), Written: now.UTC()})
 	if err != nil {
 		return taskstore.TaskVersionMissing, err
 	}
@@ -249,7 +328,7 @@ func (s *kvStore) Get(ctx context.Context, id a2ago.TaskID) (*taskstore.StoredTa
 	if r.User != s.cfg.Owner(ctx) {
 		return nil, a2ago.ErrTaskNotFound
 	}
-	return &taskstore.StoredTask{Task: r.Task, Version: taskstore.TaskVersion(r.version), User: r.User}, nil
+	return &taskstore.StoredTask{Task: r.Task, Version: taskstore.TaskVersion(r.Version), User: r.User}, nil
 }
 
 // List lists the caller's tasks, newest status first. One call reads at
@@ -257,13 +336,13 @@ func (s *kvStore) Get(ctx context.Context, id a2ago.TaskID) (*taskstore.StoredTa
 // more is listed exactly, sorted across pages; a bigger one window by
 // window, each window sorted.
 func (s *kvStore) List(ctx context.Context, req *a2ago.ListTasksRequest) (*a2ago.ListTasksResponse, error) {
-	p, err := parseList(req)
+	p, err := a2atask.ParseList(req)
 	if err != nil {
 		return nil, err
 	}
-	recs, next, err := s.scan(ctx, p.cur.Window)
+	recs, next, err := s.scan(ctx, p.From())
 	if err != nil {
 		return nil, err
 	}
-	return page(recs, s.cfg.Owner(ctx), p, window{start: p.cur.Window, next: next}), nil
+	return a2atask.Page(recs, s.cfg.Owner(ctx), p, a2atask.Window{Start: p.From(), Next: next}), nil
 }

@@ -1,4 +1,4 @@
-package taskstore
+package store
 
 import (
 	"context"
@@ -21,15 +21,15 @@ var (
 // through one failure policy (key {bus, <bucket>}): the task store and the
 // push config store share it, so that one circuit guards the bucket and
 // every failure is a *failure.Error.
-type bucket struct {
+type taskBucket struct {
 	kv     jetstream.KeyValue
 	name   string
 	policy failure.Policy
 	key    failure.Key
 }
 
-func newBucket(kv jetstream.KeyValue, name string, policy failure.Policy) *bucket {
-	return &bucket{kv: kv, name: name, policy: policy, key: failure.Key{Source: failure.SourceBus, Name: name}}
+func newTaskBucket(kv jetstream.KeyValue, name string, policy failure.Policy) *taskBucket {
+	return &taskBucket{kv: kv, name: name, policy: policy, key: failure.Key{Source: failure.SourceBus, Name: name}}
 }
 
 // expected maps jetstream's answers for absent keys, existing keys and
@@ -51,7 +51,7 @@ func expected(err error) error {
 // exec runs fn through the policy. An expected outcome is returned as its
 // sentinel (the operation succeeded as far as the bucket's health goes);
 // any other error is a *failure.Error (Source bus, Name the bucket, Op op).
-func (b *bucket) exec(ctx context.Context, op string, fn func(ctx context.Context) error) error {
+func (b *taskBucket) exec(ctx context.Context, op string, fn func(ctx context.Context) error) error {
 	var sentinel error
 	err := b.policy.Execute(ctx, b.key, func(ctx context.Context) error {
 		e := fn(ctx)
@@ -74,7 +74,7 @@ func (b *bucket) exec(ctx context.Context, op string, fn func(ctx context.Contex
 }
 
 // get reads a key: its entry, errKeyNotFound, or a *failure.Error.
-func (b *bucket) get(ctx context.Context, op, key string) (jetstream.KeyValueEntry, error) {
+func (b *taskBucket) get(ctx context.Context, op, key string) (jetstream.KeyValueEntry, error) {
 	var e jetstream.KeyValueEntry
 	err := b.exec(ctx, op, func(ctx context.Context) error {
 		var err error
@@ -85,7 +85,7 @@ func (b *bucket) get(ctx context.Context, op, key string) (jetstream.KeyValueEnt
 }
 
 // create writes a new key: its revision, errKeyExists, or a *failure.Error.
-func (b *bucket) create(ctx context.Context, op, key string, val []byte) (uint64, error) {
+func (b *taskBucket) create(ctx context.Context, op, key string, val []byte) (uint64, error) {
 	var rev uint64
 	err := b.exec(ctx, op, func(ctx context.Context) error {
 		var err error
@@ -101,7 +101,7 @@ func (b *bucket) create(ctx context.Context, op, key string, val []byte) (uint64
 // update writes a key still at revision prev: its new revision,
 // errRevisionMismatch (errKeyExists from jetstream means the same), or a
 // *failure.Error.
-func (b *bucket) update(ctx context.Context, op, key string, val []byte, prev uint64) (uint64, error) {
+func (b *taskBucket) update(ctx context.Context, op, key string, val []byte, prev uint64) (uint64, error) {
 	var rev uint64
 	err := b.exec(ctx, op, func(ctx context.Context) error {
 		var err error
@@ -116,7 +116,7 @@ func (b *bucket) update(ctx context.Context, op, key string, val []byte, prev ui
 
 // remove deletes a key if it is still at revision rev (a writer that got
 // there first keeps its write).
-func (b *bucket) remove(ctx context.Context, op, key string, rev uint64) error {
+func (b *taskBucket) remove(ctx context.Context, op, key string, rev uint64) error {
 	return b.exec(ctx, op, func(ctx context.Context) error {
 		return b.kv.Delete(ctx, key, jetstream.LastRevision(rev))
 	})

@@ -1,4 +1,4 @@
-package taskstore
+package store
 
 import (
 	"context"
@@ -27,20 +27,20 @@ import (
 // retry on a conflict instead of losing each other's configs. Every bucket
 // operation runs through the failure policy, as the task store's do.
 type pushConfigs struct {
-	b *bucket
+	b *taskBucket
 }
 
 var _ push.ConfigStore = (*pushConfigs)(nil)
 
-// NewPushConfigs returns a push config store (a2a-go's push.ConfigStore)
+// newPushConfigs returns a push config store (a2a-go's push.ConfigStore)
 // over cfg.KV, with cfg's Name, Policy and Logger (the other fields are
 // the task store's).
-func NewPushConfigs(cfg KVConfig) (push.ConfigStore, error) {
+func newPushConfigs(cfg tasksConfig) (push.ConfigStore, error) {
 	if cfg.KV == nil {
-		return nil, failure.New(failure.Config, failure.SourceA2A, "taskstore.KVConfig.KV is required")
+		return nil, failure.New(failure.Config, failure.SourceA2A, "the push config store needs a bucket")
 	}
 	cfg = cfg.withDefaults()
-	return &pushConfigs{b: newBucket(cfg.KV, cfg.Name, cfg.Policy)}, nil
+	return &pushConfigs{b: newTaskBucket(cfg.KV, cfg.Name, cfg.Policy)}, nil
 }
 
 // maxWriteTries bounds the read-modify-write attempts of one change under
@@ -178,10 +178,10 @@ func (p *pushConfigs) change(ctx context.Context, taskID a2ago.TaskID, f func(ma
 		Message: fmt.Sprintf("push configs of task %s: %d concurrent writers kept conflicting", taskID, maxWriteTries), Err: errRevisionMismatch}
 }
 
-func pushKey(taskID a2ago.TaskID) string { return PushPrefix + string(taskID) }
+func pushKey(taskID a2ago.TaskID) string { return pushPrefix + string(taskID) }
 
 // PushPrefix starts the key of every push config record.
-const PushPrefix = "push."
+const pushPrefix = "push."
 
 // decodePushConfigs parses a stored task's push configs (a JSON object of
 // configs by ID), refusing configs without an ID or an endpoint.

@@ -1,4 +1,7 @@
-package taskstore
+// Package a2atask is the task record and the ListTasks paging shared by
+// the A2A task stores: the in-memory one of the a2a server
+// (a2a/internal/taskstore) and the JetStream one (bus/store).
+package a2atask
 
 import (
 	"context"
@@ -14,17 +17,17 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 )
 
-// callerOwner reads the user that the a2a server's authentication put in
+// CallerOwner reads the user that the a2a server's authentication put in
 // a2a-go's call context; outside a call it is the anonymous user.
-func callerOwner(ctx context.Context) string {
+func CallerOwner(ctx context.Context) string {
 	if cc, ok := a2asrv.CallContextFrom(ctx); ok && cc.User != nil {
 		return cc.User.Name
 	}
 	return ""
 }
 
-// record is one stored task with its bookkeeping.
-type record struct {
+// Record is one stored task with its bookkeeping.
+type Record struct {
 	Task    *a2ago.Task `json:"task"`
 	User    string      `json:"user"`
 	Updated time.Time   `json:"updated"`
@@ -32,7 +35,8 @@ type record struct {
 	// TTL runs from it; zero in records of older versions: the bucket's
 	// timestamp of the revision).
 	Written time.Time `json:"written,omitzero"`
-	version int64
+	// Version is the task's version in its store (not encoded).
+	Version int64 `json:"-"`
 }
 
 const (
@@ -51,7 +55,7 @@ type cursor struct {
 	ID      a2ago.TaskID `json:"i,omitempty"`
 }
 
-// EncodePageToken encodes a ListTasks cursor.
+// encodePageToken encodes a ListTasks cursor.
 func encodePageToken(c cursor) string {
 	b, _ := json.Marshal(c) // a time, a number and a string always encode
 	return base64.RawURLEncoding.EncodeToString(b)
@@ -76,24 +80,28 @@ func decodePageToken(tok string) (cursor, error) {
 
 // before reports whether a sorts before b in ListTasks order: status time
 // descending, then id descending.
-func before(a, b *record) int {
+func before(a, b *Record) int {
 	if c := b.Updated.Compare(a.Updated); c != 0 {
 		return c
 	}
 	return strings.Compare(string(b.Task.ID), string(a.Task.ID))
 }
 
-// listParams is a checked ListTasks request.
-type listParams struct {
+// ListParams is a checked ListTasks request.
+type ListParams struct {
 	req      *a2ago.ListTasksRequest
 	pageSize int
 	hist     int
 	cur      cursor // zero: the first page
 }
 
-// parseList checks a ListTasks request and decodes its page token.
-func parseList(req *a2ago.ListTasksRequest) (listParams, error) {
-	p := listParams{req: req, pageSize: req.PageSize, hist: defaultMaxHistory}
+// From is the revision the page's scan window starts at (0: the store's
+// start, and always 0 in memory).
+func (p ListParams) From() uint64 { return p.cur.Window }
+
+// ParseList checks a ListTasks request and decodes its page token.
+func ParseList(req *a2ago.ListTasksRequest) (ListParams, error) {
+	p := ListParams{req: req, pageSize: req.PageSize, hist: defaultMaxHistory}
 	switch {
 	case p.pageSize == 0:
 		p.pageSize = defaultPageSize
@@ -116,16 +124,16 @@ func parseList(req *a2ago.ListTasksRequest) (listParams, error) {
 	return p, nil
 }
 
-// window is where a page's records came from: the revision the scan
+// Window is where a page's records came from: the revision the scan
 // window starts at, and the one the next window starts at (0: none).
-type window struct{ start, next uint64 }
+type Window struct{ Start, Next uint64 }
 
-// page filters, sorts and pages the records of one window for one owner.
+// Page filters, sorts and pages the records of one window for one owner.
 // TotalSize counts the window's matching tasks (all of them when the
 // window is the whole store).
-func page(recs []*record, owner string, p listParams, win window) *a2ago.ListTasksResponse {
+func Page(recs []*Record, owner string, p ListParams, win Window) *a2ago.ListTasksResponse {
 	req := p.req
-	var kept []*record
+	var kept []*Record
 	for _, r := range recs {
 		t := r.Task
 		if r.User != owner ||
@@ -139,7 +147,7 @@ func page(recs []*record, owner string, p listParams, win window) *a2ago.ListTas
 	slices.SortFunc(kept, before)
 	total := len(kept)
 	if p.cur.ID != "" {
-		pivot := &record{Task: &a2ago.Task{ID: p.cur.ID}, Updated: p.cur.Updated}
+		pivot := &Record{Task: &a2ago.Task{ID: p.cur.ID}, Updated: p.cur.Updated}
 		i, _ := slices.BinarySearchFunc(kept, pivot, before)
 		for i < len(kept) && before(kept[i], pivot) <= 0 {
 			i++
@@ -150,14 +158,14 @@ func page(recs []*record, owner string, p listParams, win window) *a2ago.ListTas
 	switch {
 	case len(kept) > p.pageSize:
 		last := kept[p.pageSize-1]
-		next = encodePageToken(cursor{Window: win.start, Updated: last.Updated, ID: last.Task.ID})
+		next = encodePageToken(cursor{Window: win.Start, Updated: last.Updated, ID: last.Task.ID})
 		kept = kept[:p.pageSize]
-	case win.next > 0:
-		next = encodePageToken(cursor{Window: win.next})
+	case win.Next > 0:
+		next = encodePageToken(cursor{Window: win.Next})
 	}
 	out := make([]*a2ago.Task, 0, len(kept))
 	for _, r := range kept {
-		t := cloneTask(r.Task)
+		t := CloneTask(r.Task)
 		t.History = trimHistory(t.History, p.hist)
 		if !req.IncludeArtifacts {
 			t.Artifacts = nil
@@ -177,11 +185,11 @@ func trimHistory(h []*a2ago.Message, n int) []*a2ago.Message {
 	return h
 }
 
-// cloneTask copies what a2a-go's task manager mutates in place: the task
+// CloneTask copies what a2a-go's task manager mutates in place: the task
 // struct, its slices and metadata, and each artifact's struct and parts
 // slice. Messages and parts are immutable once stored and are shared; this
 // is what replaces the per-event gob deep copy.
-func cloneTask(t *a2ago.Task) *a2ago.Task {
+func CloneTask(t *a2ago.Task) *a2ago.Task {
 	if t == nil {
 		return nil
 	}
@@ -203,15 +211,16 @@ func cloneTask(t *a2ago.Task) *a2ago.Task {
 	return &c
 }
 
-// statusTime is the time a task's status was recorded, or now.
-func statusTime(t *a2ago.Task, now time.Time) time.Time {
+// StatusTime is the time a task's status was recorded, or now.
+func StatusTime(t *a2ago.Task, now time.Time) time.Time {
 	if t.Status.Timestamp != nil && !t.Status.Timestamp.IsZero() {
 		return t.Status.Timestamp.UTC()
 	}
 	return now.UTC()
 }
 
-func validate(t *a2ago.Task) error {
+// Validate refuses a task without an id or a context id.
+func Validate(t *a2ago.Task) error {
 	if t == nil || t.ID == "" {
 		return fmt.Errorf("task id is required: %w", a2ago.ErrInvalidParams)
 	}
@@ -220,3 +229,6 @@ func validate(t *a2ago.Task) error {
 	}
 	return nil
 }
+
+// DefaultTTL is how long a task is kept after its last write, by default.
+const DefaultTTL = 24 * time.Hour
