@@ -1,4 +1,4 @@
-package tokenkv_test
+package mcp_test
 
 import (
 	"bytes"
@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -14,30 +13,15 @@ import (
 
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/nats-io/nats.go/jetstream"
-	"go.uber.org/goleak"
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/bus/store"
 	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/internal/testkit/authserver"
 	"github.com/switchboard-dev/switchboard/mcp"
-	"github.com/switchboard-dev/switchboard/mcp/tokenkv"
 )
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if code == 0 {
-		http.DefaultClient.CloseIdleConnections()
-		if err := goleak.Find(goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"),
-			goleak.IgnoreTopFunction("net/http.(*persistConn).readLoop"),
-			goleak.IgnoreTopFunction("internal/poll.runtime_pollWait")); err != nil {
-			os.Stderr.WriteString("goleak: " + err.Error() + "\n")
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
 
 // visitor follows the authorization URL as a logged-in person would.
 type visitor struct{ asked atomic.Int32 }
@@ -53,7 +37,12 @@ func (v *visitor) Elicit(ctx context.Context, e agent.Elicitation) (agent.Elicit
 	return agent.ElicitationResult{Action: agent.ElicitAccept}, nil
 }
 
-func bucket(t *testing.T) jetstream.KeyValue {
+// The JetStream token store is an mcp.TokenStore.
+var _ mcp.TokenStore = (*store.Tokens)(nil)
+
+// loginBus is a bus (file storage) for a test's shared logins; kv is its
+// login bucket, read raw to see what the store keeps.
+func loginBus(t *testing.T) (*bus.Bus, jetstream.KeyValue) {
 	t.Helper()
 	ctx := testkit.Ctx(t, 20*time.Second)
 	b, err := bus.New(ctx, bus.Config{StoreDir: t.TempDir()})
@@ -61,11 +50,34 @@ func bucket(t *testing.T) jetstream.KeyValue {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b.Close() })
-	kv, err := b.JetStream().CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "mcp-logins"})
+	if _, err := store.OpenTokens(ctx, b, store.TokensConfig{Sealer: sealer(t, 0)}); err != nil {
+		t.Fatal(err)
+	}
+	kv, err := b.JetStream().KeyValue(ctx, "mcp-logins")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return kv
+	return b, kv
+}
+
+// sealer is a TokenSealer under a key of 32 bytes of k.
+func sealer(t *testing.T, k byte) *mcp.TokenSealer {
+	t.Helper()
+	s, err := mcp.NewTokenSealer(bytes.Repeat([]byte{k}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// tokens opens the shared logins of b, sealed under 32 bytes of k.
+func tokens(t *testing.T, b *bus.Bus, k byte) *store.Tokens {
+	t.Helper()
+	st, err := store.OpenTokens(testkit.Ctx(t, 20*time.Second), b, store.TokensConfig{Sealer: sealer(t, k)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
 
 // TestSharedLogin: two Managers (two replicas of a service) share one
@@ -77,16 +89,11 @@ func TestSharedLogin(t *testing.T) {
 		return &gomcp.CallToolResult{Content: []gomcp.Content{&gomcp.TextContent{Text: "pong"}}}, nil, nil
 	})
 	as := authserver.New(t, gomcp.NewStreamableHTTPHandler(func(*http.Request) *gomcp.Server { return srv }, nil), authserver.Options{})
-	kv := bucket(t)
-	key := bytes.Repeat([]byte{7}, 32)
+	b, kv := loginBus(t)
 	ctx := testkit.Ctx(t, 30*time.Second)
 	replica := func(v *visitor) *mcp.Manager {
-		store, err := tokenkv.New(kv, key)
-		if err != nil {
-			t.Fatal(err)
-		}
 		m, err := mcp.New(mcp.WithUser(ctx, "alice"), mcp.Config{Servers: []mcp.ServerConfig{{Name: "api", URL: as.Endpoint(),
-			Auth: &mcp.Auth{ClientID: authserver.PublicClient}}}, Elicitor: v, TokenStore: store, KeepAlive: -1})
+			Auth: &mcp.Auth{ClientID: authserver.PublicClient}}}, Elicitor: v, TokenStore: tokens(t, b, 7), KeepAlive: -1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,8 +123,7 @@ func TestSharedLogin(t *testing.T) {
 		}
 	}
 	// The wrong key does not open it: the login is not used.
-	wrong, _ := tokenkv.New(kv, bytes.Repeat([]byte{8}, 32))
-	if _, err := wrong.Load(ctx, keys[0]); err == nil {
+	if _, err := tokens(t, b, 8).Load(ctx, keys[0]); err == nil {
 		t.Error("a record opened with the wrong key")
 	}
 }
@@ -133,14 +139,12 @@ func TestSharedLoginRefresh(t *testing.T) {
 	})
 	as := authserver.New(t, gomcp.NewStreamableHTTPHandler(func(*http.Request) *gomcp.Server { return srv }, nil),
 		authserver.Options{AccessTokenLifespan: 2 * time.Second})
-	kv := bucket(t)
-	key := bytes.Repeat([]byte{9}, 32)
+	lb, _ := loginBus(t)
 	ctx := testkit.Ctx(t, 30*time.Second)
 	v := &visitor{}
 	newReplica := func() *mcp.Manager {
-		store, _ := tokenkv.New(kv, key)
 		m, err := mcp.New(ctx, mcp.Config{Servers: []mcp.ServerConfig{{Name: "api", URL: as.Endpoint(),
-			Auth: &mcp.Auth{ClientID: authserver.PublicClient}}}, Elicitor: v, TokenStore: store, KeepAlive: -1})
+			Auth: &mcp.Auth{ClientID: authserver.PublicClient}}}, Elicitor: v, TokenStore: tokens(t, lb, 9), KeepAlive: -1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,13 +168,16 @@ func TestSharedLoginRefresh(t *testing.T) {
 	}
 }
 
-func TestNewRefusesBadKeys(t *testing.T) {
-	kv := bucket(t)
+// A sealer takes only a 32-byte key, and the shared token store only a
+// sealer.
+func TestTokenSealerRefusesBadKeys(t *testing.T) {
 	for _, k := range [][]byte{nil, make([]byte, 16), make([]byte, 33)} {
-		if _, err := tokenkv.New(kv, k); !errorsIs(err, failure.Config) {
+		if _, err := mcp.NewTokenSealer(k); err == nil || failure.From(err).Kind != failure.Config {
 			t.Errorf("key of %d bytes: %v, want a Config failure", len(k), err)
 		}
 	}
+	b, _ := loginBus(t)
+	if _, err := store.OpenTokens(testkit.Ctx(t, 10*time.Second), b, store.TokensConfig{}); err == nil || failure.From(err).Kind != failure.Config {
+		t.Errorf("OpenTokens without a sealer: %v, want a Config failure", err)
+	}
 }
-
-func errorsIs(err error, k failure.Kind) bool { return err != nil && failure.From(err).Kind == k }
