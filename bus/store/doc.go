@@ -1,7 +1,7 @@
 // Package store keeps what must outlive a process on the JetStream of a
 // [bus.Bus]: the sessions, runs and questions of durable agents, and the
 // tasks of A2A servers, shared by every process and replica connected to
-// the same NATS server or cluster.
+// the same NATS server or cluster, and the OAuth logins of MCP clients.
 //
 //	b, _ := bus.New(ctx, bus.Config{URLs: urls}) // or the embedded server
 //	st, _ := store.OpenAgent(ctx, b, store.AgentConfig{Replicas: 3})
@@ -18,7 +18,9 @@
 // size in an object store (<Name>_BLOBS). It passes the agent/agenttest
 // suite. [OpenTasks] returns an A2A server's task store and push config
 // store in one KV bucket (give them to a2a.ServerConfig's Store and
-// PushStore; package a2a itself links no NATS).
+// PushStore; package a2a itself links no NATS). [OpenTokens] returns an
+// MCP client's OAuth logins, sealed by a [Sealer] (mcp.NewTokenSealer),
+// for mcp.Config.TokenStore (this package links no MCP).
 //
 // Package bus itself is left with messaging (events, progress,
 // request-reply, task updates); the stores live here, beside it, because

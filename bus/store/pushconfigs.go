@@ -20,8 +20,8 @@ import (
 // one key per task holding that task's configs as JSON, so that every
 // replica of a server sees the configs a client set on any of them (and
 // they survive a restart). It implements a2a-go's push.ConfigStore. Its
-// keys start with PushPrefix, so it can share the task store's bucket when
-// that store skips the prefix (KVConfig.Skip), as a2a.ServerConfig.Bucket does.
+// keys start with pushPrefix, so it can share the task store's bucket when
+// that store skips the prefix (tasksConfig.Skip), as OpenTasks does.
 //
 // Writes are revision-checked: concurrent writers of one task's configs
 // retry on a conflict instead of losing each other's configs. Every bucket
