@@ -180,7 +180,7 @@ func (p *pushConfigs) change(ctx context.Context, taskID a2ago.TaskID, f func(ma
 
 func pushKey(taskID a2ago.TaskID) string { return pushPrefix + string(taskID) }
 
-// PushPrefix starts the key of every push config record.
+// pushPrefix starts the key of every push config record.
 const pushPrefix = "push."
 
 // decodePushConfigs parses a stored task's push configs (a JSON object of
