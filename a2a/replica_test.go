@@ -7,19 +7,21 @@ import (
 	"testing"
 
 	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/bus/store"
 )
 
-// bucket opens the shared task bucket on b.
-func bucket(t *testing.T, b *bus.Bus) jetstream.KeyValue {
+// shared is the configuration of a replica whose tasks (and push configs)
+// are in the shared task bucket on b: each call opens its own stores over
+// it, as another process would.
+func shared(t *testing.T, b *bus.Bus) ServerConfig {
 	t.Helper()
-	kv, err := b.JetStream().CreateKeyValue(context.Background(), jetstream.KeyValueConfig{Bucket: "a2a_tasks"})
+	ts, err := store.OpenTasks(context.Background(), b, store.TasksConfig{Name: "a2a_tasks"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return kv
+	return ServerConfig{Store: ts.Store, PushStore: ts.PushConfigs}
 }
 
 // TestReplicasShareTasks: two replicas over one JetStream KV store answer
@@ -32,9 +34,8 @@ func TestReplicasShareTasks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	shared := bucket(t, b1)
-	_, r1 := newWorker(t, ServerConfig{Bucket: shared})
-	_, r2 := newWorker(t, ServerConfig{Bucket: shared})
+	_, r1 := newWorker(t, shared(t, b1))
+	_, r2 := newWorker(t, shared(t, b1))
 
 	c1 := clientFor(t, r1.URL, a2ago.TransportProtocolJSONRPC, nil)
 	c2 := clientFor(t, r2.URL, a2ago.TransportProtocolHTTPJSON, nil)
@@ -74,7 +75,7 @@ func TestReplicasShareTasks(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b2.Close() })
-	_, r3 := newWorker(t, ServerConfig{Bucket: bucket(t, b2)})
+	_, r3 := newWorker(t, shared(t, b2))
 	c3 := clientFor(t, r3.URL, a2ago.TransportProtocolJSONRPC, nil)
 	for _, id := range ids {
 		got, err := c3.GetTask(ctx, &a2ago.GetTaskRequest{ID: id})
@@ -95,7 +96,7 @@ func TestReplicasShareTasks(t *testing.T) {
 	}
 }
 
-// TestReplicasSharePushConfigs: with one ServerConfig.Bucket shared (tasks
+// TestReplicasSharePushConfigs: with one task bucket shared (tasks
 // and push configs in one bucket), a config a client sets through one
 // replica is listed by another, and the task list skips the configs.
 func TestReplicasSharePushConfigs(t *testing.T) {
@@ -105,9 +106,8 @@ func TestReplicasSharePushConfigs(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b.Close() })
-	shared := bucket(t, b)
-	_, r1 := newWorker(t, ServerConfig{Bucket: shared, PushNotifications: true})
-	_, r2 := newWorker(t, ServerConfig{Bucket: shared, PushNotifications: true})
+	_, r1 := newWorker(t, withPush(shared(t, b)))
+	_, r2 := newWorker(t, withPush(shared(t, b)))
 	c1 := clientFor(t, r1.URL, a2ago.TransportProtocolJSONRPC, nil)
 	c2 := clientFor(t, r2.URL, a2ago.TransportProtocolHTTPJSON, nil)
 	res, err := c1.SendMessage(ctx, textMsg("research push"))
@@ -132,3 +132,5 @@ func TestReplicasSharePushConfigs(t *testing.T) {
 		t.Fatalf("a push record read as a task: %v", err)
 	}
 }
+
+func withPush(cfg ServerConfig) ServerConfig { cfg.PushNotifications = true; return cfg }

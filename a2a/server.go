@@ -13,7 +13,6 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/push"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
 	"github.com/switchboard-dev/switchboard/agent"
@@ -50,25 +49,21 @@ type ServerConfig struct {
 	// ExtendedCard, if set, is served to authenticated callers
 	// (GetExtendedAgentCard); nil answers "not configured".
 	ExtendedCard *a2ago.AgentCard
-	// Bucket is a JetStream key-value bucket that keeps the tasks and the
-	// push notification configs, so that several replicas of the server
-	// answer for the same tasks and tasks survive a restart (for example
-	// bus.Bus.JetStream().CreateKeyValue; one bucket per served agent).
-	// Nil: in memory, per replica.
-	Bucket jetstream.KeyValue
-	// Store keeps the tasks instead of Bucket or memory: any a2a-go task
-	// store (nil: Bucket's, or in memory).
+	// Store keeps the tasks instead of memory: any a2a-go task store (nil:
+	// in memory, per replica). For tasks shared by replicas and kept across
+	// restarts, bus/store's OpenTasks gives one on JetStream (its Store,
+	// and PushConfigs for PushStore).
 	Store taskstore.Store
-	// TaskTTL is how long the Bucket's or the in-memory store keeps a task
-	// after its last update (default 24 hours; negative: forever); then
-	// the task is not found and is deleted. It does not apply to Store.
+	// TaskTTL is how long the in-memory store keeps a task after its last
+	// update (default 24 hours; negative: forever); then the task is not
+	// found and is deleted. It does not apply to Store.
 	TaskTTL time.Duration
 	// Auth, if set, guards every operation (not the public card).
 	Auth *Auth
 	// PushNotifications enables push notification configs.
 	PushNotifications bool
-	// PushStore keeps the push notification configs instead of Bucket or
-	// memory: any a2a-go push config store (nil: Bucket's, or in memory).
+	// PushStore keeps the push notification configs instead of memory: any
+	// a2a-go push config store (nil: in memory).
 	PushStore push.ConfigStore
 	// AllowPrivatePush lets push deliveries reach loopback and private
 	// addresses (refused by default: SSRF).

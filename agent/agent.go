@@ -85,7 +85,7 @@ type Config struct {
 	MaxResultBytes int
 	// MaxTokens caps each model answer (0: provider default).
 	MaxTokens int
-	// Durable keeps sessions, runs and parked questions in a Store, so that
+	// Durable keeps sessions, runs and parked questions in stores, so that
 	// any process with the same configuration continues them (zero: in
 	// memory, as before). See docs/durability.md.
 	Durable Durability
@@ -283,7 +283,7 @@ type Session struct {
 	busy    bool
 	history []llm.Message
 	grants  grants
-	// id names the session in Config.Durable.Store ("" without one).
+	// id names the session in Config.Durable.Sessions ("" without one).
 	id string
 	cx ctxState
 }

@@ -36,134 +36,47 @@ type callJob struct {
 	perm Permission
 }
 
+// batch is one turn's tool calls while they run: exactly one result per
+// call, in call order, and the first failure that aborts the run.
+type batch struct {
+	r       *run
+	turn    int
+	calls   []llm.ToolCall
+	results []llm.ToolResult
+	infos   []*CallInfo
+	journal callJournal
+	abort   error
+	// ctx is the batch's context (the run's for one call) and cancel
+	// cancels it; msgs carries the calls' reports when several run.
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	msgs   chan callMsg
+}
+
 // runCalls runs one turn's tool calls, at most MaxParallel at once, and
 // returns exactly one result per call, in call order. If pre is non-nil no
 // call runs: each gets a result saying why, and pre is returned.
 func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolResult, error) {
-	results := make([]llm.ToolResult, len(calls))
-	infos := make([]*CallInfo, len(calls))
-	var abort error
-
+	b := &batch{r: r, turn: turn, calls: calls, results: make([]llm.ToolResult, len(calls)),
+		infos: make([]*CallInfo, len(calls)), journal: r.journal()}
 	var jobs []callJob
-
 	for i, c := range calls {
-		tool := r.lookupTool(c.Name)
-		info := &CallInfo{ID: c.ID, Tool: c.Name, Args: c.Args}
-		var spec ToolSpec
-		if tool != nil {
-			spec = tool.Spec()
-			info.Source = spec.Source
+		if j, ok := b.admit(i, c, pre); ok {
+			jobs = append(jobs, j)
 		}
-		infos[i] = info
-		r.emit(Event{Type: EventToolStarted, Turn: turn, Call: info})
-		if r.d != nil && r.resumeCall(turn, c, info, results, i) {
-			continue
-		}
-
-		var early error
-		var perm Permission
-		switch {
-		case pre != nil:
-			early = &failure.Error{Kind: failure.Budget, Source: failure.SourceAgent, Tool: c.Name,
-				Message: "not run: " + failure.From(pre).Message}
-		case r.a.cfg.Budget.MaxToolCalls > 0 && r.ans.ToolCalls >= r.a.cfg.Budget.MaxToolCalls:
-			early = &failure.Error{Kind: failure.Budget, Source: failure.SourceAgent, Tool: c.Name,
-				Message: fmt.Sprintf("not run: the run's budget of %d tool calls is exhausted", r.a.cfg.Budget.MaxToolCalls)}
-			if abort == nil {
-				abort = early
-			}
-		case tool == nil:
-			early = &failure.Error{Kind: failure.UnknownTool, Source: failure.SourceAgent, Tool: c.Name,
-				Message: fmt.Sprintf("there is no tool named %q; use only the tools listed", c.Name)}
-		}
-		if early == nil {
-			r.ans.ToolCalls++
-			perm = r.a.perms.decide(spec, r.s.grants.snapshot(), r.a.classes.classify)
-			if args, err := r.checkArgs(c.Args, spec, perm); err != nil {
-				early = err
-			} else {
-				info.Args = args
-			}
-		}
-		if early != nil {
-			fe := failure.From(early)
-			if fe.Tool == "" {
-				fe.Tool = c.Name
-			}
-			o := r.handle(fe, info)
-			r.traceRefused(c, spec, fe)
-			if fe.Kind == failure.Budget {
-				o.Abort = false // the run ends after the batch, with every call answered
-			}
-			results[i] = r.toolResult(c, info, nil, &o)
-			r.emit(Event{Type: EventToolFinished, Turn: turn, Call: info, Result: ErrorResult("%s", o.ModelText)})
-			continue
-		}
-		jobs = append(jobs, callJob{i: i, c: c, tool: tool, spec: spec, info: info, perm: perm})
 	}
 
 	// A turn with one call runs it on this (the run's) goroutine: no
 	// hand-off, no batch to cancel. Several run on goroutines, at most
 	// MaxParallel at once, cancelled together when one aborts the run.
-	bctx, cancelBatch := r.ctx, context.CancelCauseFunc(func(error) {})
-	var msgs chan callMsg
-	if len(jobs) > 1 {
-		bctx, cancelBatch = context.WithCancelCause(r.ctx)
-		defer cancelBatch(nil)
-		msgs = make(chan callMsg, 2*len(calls)+16)
-	}
-
-	// do runs one call and returns its outcome. inline means on the run's
-	// goroutine, where its progress is emitted live from the wait for the
-	// tool (or, in a detached run, published as it comes).
-	do := func(j callJob, inline bool) callMsg {
-		start := time.Now()
-		cs := newCallState(r, turn, j, msgs, inline)
-		res, o := r.tracedExecCall(bctx, j.c, j.tool, j.spec, j.info, j.perm, cs)
-		cs.done()
-		return callMsg{i: j.i, done: true, result: res, outcome: o, elapsed: time.Since(start)}
-	}
-
-	// finish handles a call's outcome and records its one result.
-	finish := func(m callMsg) {
-		info := infos[m.i]
-		info.Elapsed = m.elapsed
-		if r.d != nil && r.parkedCall(turn, info, m) {
-			return // no result yet: the run parks after the batch
-		}
-		shown := m.result
-		if m.outcome != nil {
-			o := r.a.pol().Handle(r.ctx, m.outcome.Err)
-			r.ans.Failures++
-			r.emit(Event{Type: EventFailure, Turn: turn, Call: info, Failure: NewFailureInfo(o)})
-			m.outcome = &o
-			if o.Abort && abort == nil {
-				abort = o.Err
-				cancelBatch(o.Err)
-			}
-			if shown == nil {
-				shown = ErrorResult("%s", o.ModelText)
-			}
-		}
-		if m.outcome == nil && m.result != nil && m.result.Handoff != nil && (r.handoff == nil || m.i < r.handoffIdx) {
-			r.handoff, r.handoffIdx = m.result.Handoff, m.i
-		}
-		// The event goes out as soon as the result is known; the model's
-		// copy of it is rendered after.
-		r.emit(Event{Type: EventToolFinished, Turn: turn, Call: info, Result: shown})
-		results[m.i] = r.toolResult(calls[m.i], info, m.result, m.outcome)
-		if r.d != nil {
-			if err := r.saveResult(calls[m.i], results[m.i]); err != nil {
-				cancelBatch(err)
-			}
-		}
-	}
-
-	if len(jobs) == 1 {
-		finish(do(jobs[0], true))
-		return results, abort
-	}
-	if len(jobs) > 1 {
+	b.ctx, b.cancel = r.ctx, context.CancelCauseFunc(func(error) {})
+	switch {
+	case len(jobs) == 1:
+		b.finish(b.do(jobs[0], true))
+	case len(jobs) > 1:
+		b.ctx, b.cancel = context.WithCancelCause(r.ctx)
+		defer b.cancel(nil)
+		b.msgs = make(chan callMsg, 2*len(calls)+16)
 		sem := make(chan struct{}, r.a.cfg.MaxParallel)
 		var wg sync.WaitGroup
 		for _, j := range jobs {
@@ -173,23 +86,137 @@ func (r *run) runCalls(turn int, calls []llm.ToolCall, pre error) ([]llm.ToolRes
 				select {
 				case sem <- struct{}{}:
 					defer func() { <-sem }()
-				case <-bctx.Done():
-					msgs <- callMsg{i: j.i, done: true, outcome: r.outcomeOf(bctx, j.c.Name, context.Cause(bctx))}
+				case <-b.ctx.Done():
+					b.msgs <- callMsg{i: j.i, done: true, outcome: r.outcomeOf(b.ctx, j.c.Name, context.Cause(b.ctx))}
 					return
 				}
-				msgs <- do(j, false)
+				b.msgs <- b.do(j, false)
 			}()
 		}
-		go func() { wg.Wait(); close(msgs) }()
-		for m := range msgs {
+		go func() { wg.Wait(); close(b.msgs) }()
+		for m := range b.msgs {
 			if !m.done {
-				r.emitCallMsg(turn, infos[m.i], m)
+				r.emitCallMsg(turn, b.infos[m.i], m)
 				continue
 			}
-			finish(m)
+			b.finish(m)
 		}
 	}
-	return results, abort
+	return b.results, b.abort
+}
+
+// admit starts call i: a call the journal settles (a resumed run knows its
+// outcome) or that fails the early checks (the run's budget, an unknown
+// tool, its arguments) gets its result now; any other is returned as a job
+// to run.
+func (b *batch) admit(i int, c llm.ToolCall, pre error) (callJob, bool) {
+	r := b.r
+	tool := r.lookupTool(c.Name)
+	info := &CallInfo{ID: c.ID, Tool: c.Name, Args: c.Args}
+	var spec ToolSpec
+	if tool != nil {
+		spec = tool.Spec()
+		info.Source = spec.Source
+	}
+	b.infos[i] = info
+	r.emit(Event{Type: EventToolStarted, Turn: b.turn, Call: info})
+	if b.journal.resume(b.turn, c, info, b.results, i) {
+		return callJob{}, false
+	}
+	var perm Permission
+	early := b.early(c, tool, pre)
+	if early == nil {
+		r.ans.ToolCalls++
+		perm = r.a.perms.decide(spec, r.s.grants.snapshot(), r.a.classes.classify)
+		if args, err := r.checkArgs(c.Args, spec, perm); err != nil {
+			early = err
+		} else {
+			info.Args = args
+		}
+	}
+	if early == nil {
+		return callJob{i: i, c: c, tool: tool, spec: spec, info: info, perm: perm}, true
+	}
+	fe := failure.From(early)
+	if fe.Tool == "" {
+		fe.Tool = c.Name
+	}
+	o := r.handle(fe, info)
+	r.traceRefused(c, spec, fe)
+	if fe.Kind == failure.Budget {
+		o.Abort = false // the run ends after the batch, with every call answered
+	}
+	b.results[i] = r.toolResult(c, info, nil, &o)
+	r.emit(Event{Type: EventToolFinished, Turn: b.turn, Call: info, Result: ErrorResult("%s", o.ModelText)})
+	return callJob{}, false
+}
+
+// early is why a call may not run before its arguments are looked at (nil:
+// it may): the batch is refused (pre), the run's tool-call budget is
+// exhausted (which aborts the run after the batch), or there is no such
+// tool.
+func (b *batch) early(c llm.ToolCall, tool Tool, pre error) error {
+	max := b.r.a.cfg.Budget.MaxToolCalls
+	switch {
+	case pre != nil:
+		return &failure.Error{Kind: failure.Budget, Source: failure.SourceAgent, Tool: c.Name,
+			Message: "not run: " + failure.From(pre).Message}
+	case max > 0 && b.r.ans.ToolCalls >= max:
+		err := &failure.Error{Kind: failure.Budget, Source: failure.SourceAgent, Tool: c.Name,
+			Message: fmt.Sprintf("not run: the run's budget of %d tool calls is exhausted", max)}
+		if b.abort == nil {
+			b.abort = err
+		}
+		return err
+	case tool == nil:
+		return &failure.Error{Kind: failure.UnknownTool, Source: failure.SourceAgent, Tool: c.Name,
+			Message: fmt.Sprintf("there is no tool named %q; use only the tools listed", c.Name)}
+	}
+	return nil
+}
+
+// do runs one call and returns its outcome. inline means on the run's
+// goroutine, where its progress is emitted live from the wait for the tool
+// (or, in a detached run, published as it comes).
+func (b *batch) do(j callJob, inline bool) callMsg {
+	start := time.Now()
+	cs := newCallState(b.r, b.turn, j, b.msgs, inline)
+	res, o := b.r.tracedExecCall(b.ctx, j.c, j.tool, j.spec, j.info, j.perm, cs)
+	cs.done()
+	return callMsg{i: j.i, done: true, result: res, outcome: o, elapsed: time.Since(start)}
+}
+
+// finish handles a call's outcome and records its one result.
+func (b *batch) finish(m callMsg) {
+	r, info := b.r, b.infos[m.i]
+	info.Elapsed = m.elapsed
+	if b.journal.parked(b.turn, info, m) {
+		return // no result yet: the run parks after the batch
+	}
+	shown := m.result
+	if m.outcome != nil {
+		o := r.a.pol().Handle(r.ctx, m.outcome.Err)
+		r.ans.Failures++
+		r.emit(Event{Type: EventFailure, Turn: b.turn, Call: info, Failure: NewFailureInfo(o)})
+		m.outcome = &o
+		if o.Abort && b.abort == nil {
+			b.abort = o.Err
+			b.cancel(o.Err)
+		}
+		if shown == nil {
+			shown = ErrorResult("%s", o.ModelText)
+		}
+	}
+	if m.outcome == nil && m.result != nil && m.result.Handoff != nil && (r.handoff == nil || m.i < r.handoffIdx) {
+		r.handoff, r.handoffIdx = m.result.Handoff, m.i
+	}
+	// The event goes out as soon as the result is known; the model's copy
+	// of it is rendered after.
+	r.emit(Event{Type: EventToolFinished, Turn: b.turn, Call: info, Result: shown})
+	b.results[m.i] = r.toolResult(b.calls[m.i], info, m.result, m.outcome)
+	if err := b.journal.save(b.calls[m.i], b.results[m.i]); err != nil {
+		b.cancel(err)
+	}
 }
 
 // callEvent is the event of a call's progress report or forwarded nested
@@ -258,7 +285,7 @@ func (r *run) execCall(bctx context.Context, c llm.ToolCall, tool Tool, spec Too
 	if o := r.permit(bctx, call, spec, info.Args, perm); o != nil {
 		return nil, o
 	}
-	if o := r.recordIntent(bctx, c, spec, info.Args); o != nil {
+	if o := r.journal().intend(bctx, c, spec, info.Args); o != nil {
 		return nil, o
 	}
 	timeout, timeoutErr := r.a.cfg.ToolTimeout, r.a.timeoutErr

@@ -37,7 +37,7 @@ func (a *Agent) ResumeStream(ctx context.Context, id string) iter.Seq2[Event, er
 
 func (a *Agent) resume(ctx context.Context, id string, done func(*Answer)) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
-		st, err := a.store()
+		st, err := a.runs()
 		if err != nil {
 			yield(Event{}, err)
 			return
@@ -96,7 +96,7 @@ func (r *run) resumeRun(cp *Checkpoint) ([]llm.Message, int, error) {
 		r.d = &durableRun{}
 	}
 	d := r.d
-	d.st, d.owner, d.cp, d.cpRev, d.intended = r.a.cfg.Durable.Store, owner, *cp, cp.Revision, map[string]bool{}
+	d.runs, d.owner, d.cp, d.cpRev, d.intended = r.a.cfg.Durable.Runs, owner, *cp, cp.Revision, map[string]bool{}
 	d.cp.Owner, d.cp.State, d.cp.Question, d.cp.Questions = d.owner, RunRunning, "", nil
 	if err := r.saveCheckpoint(); err != nil { // take the run over
 		r.d = nil
@@ -134,7 +134,7 @@ func (r *run) resumeRun(cp *Checkpoint) ([]llm.Message, int, error) {
 func (r *run) resumeHistory(cp *Checkpoint) ([]llm.Message, error) {
 	ctx, cancel := r.storeCtx()
 	defer cancel()
-	rec, err := r.d.st.LoadSession(ctx, cp.Session)
+	rec, err := r.a.cfg.Durable.Sessions.LoadSession(ctx, cp.Session)
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +150,7 @@ func (r *run) resumeHistory(cp *Checkpoint) ([]llm.Message, error) {
 func (r *run) resumeBatch(hist []llm.Message, cp *Checkpoint, calls []llm.ToolCall) ([]llm.Message, error) {
 	d := r.d
 	ctx, cancel := r.storeCtx()
-	recs, err := d.st.LoadCalls(ctx, cp.Run)
+	recs, err := d.runs.LoadCalls(ctx, cp.Run)
 	cancel()
 	if err != nil {
 		return hist, d.stop(err)
@@ -214,8 +214,13 @@ func (r *run) questions(cp *Checkpoint) (*durableRun, []string, error) {
 	d := &durableRun{answers: map[string]*Question{}, replay: map[string][]*Question{}}
 	var pending []string
 	var asked []*Question
+	inbox := r.a.cfg.Durable.Inbox
+	if len(ids) > 0 && inbox == nil {
+		return nil, nil, &failure.Error{Kind: failure.Config, Source: failure.SourceAgent, Op: "resume",
+			Message: fmt.Sprintf("run %q is parked on questions and the agent has no agent.Config.Durable.Inbox", cp.Run)}
+	}
 	for _, id := range ids {
-		q, err := r.a.cfg.Durable.Store.LoadQuestion(ctx, id)
+		q, err := inbox.LoadQuestion(ctx, id)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -265,7 +270,7 @@ func (r *run) replayEnd(cp *Checkpoint) error {
 func (r *run) finishStored(cp *Checkpoint) error {
 	ctx, cancel := r.storeCtx()
 	defer cancel()
-	rec, err := r.a.cfg.Durable.Store.LoadSession(ctx, cp.Session)
+	rec, err := r.a.cfg.Durable.Sessions.LoadSession(ctx, cp.Session)
 	if err != nil || rec.Run != cp.Run {
 		return nil // gone, or its end is recorded
 	}

@@ -16,21 +16,38 @@ import (
 )
 
 // Durability makes an agent's sessions, runs and questions for people
-// durable: they live in Store, and any process whose agent has the same
-// configuration (its name, model and tools) continues them. See
-// docs/durability.md for what is stored when, and the guarantees.
+// durable: each concern lives in its own store, and any process whose
+// agent has the same configuration (its name, model and tools) continues
+// them. Each store is optional, in layers: Sessions alone keeps the
+// conversations (each run appends its messages at its end; a run is not
+// resumable); Runs adds checkpoints and at-most-once calls (Resume), and
+// needs Sessions; Inbox adds parking (ParkAfter) and needs Runs. One
+// [Store] (such as [NewMemoryStore]'s) serves all three: see [Durable].
+// See docs/durability.md for what is stored when, and the guarantees.
 type Durability struct {
-	// Store keeps the records (nil: nothing is durable).
-	Store Store
-	// ParkAfter enables parking: a permission ask without an answer from
-	// the Elicitor within ParkAfter parks the run (its question goes to the
-	// inbox, the run returns a Parked failure and holds no goroutine). Zero
-	// never parks (the ask waits as without a store); a negative value
-	// parks at once, without asking the Elicitor.
+	// Sessions keeps the conversations (nil: nothing is durable).
+	Sessions SessionStore
+	// Runs keeps the checkpoints of runs and the records of their calls
+	// (nil: runs are not resumable).
+	Runs RunStore
+	// Inbox keeps the questions parked runs wait on (nil: runs never
+	// park).
+	Inbox Inbox
+	// ParkAfter enables parking (it needs Inbox): a permission ask without
+	// an answer from the Elicitor within ParkAfter parks the run (its
+	// question goes to the inbox, the run returns a Parked failure and
+	// holds no goroutine). Zero never parks (the ask waits as without a
+	// store); a negative value parks at once, without asking the Elicitor.
 	ParkAfter time.Duration
 	// QuestionTTL is how long a parked question waits for its answer
 	// (default 24 hours); after it, the run resumes with a Timeout.
 	QuestionTTL time.Duration
+}
+
+// Durable is the Durability that keeps sessions, runs and questions in st,
+// with parking after parkAfter (see [Durability].ParkAfter).
+func Durable(st Store, parkAfter time.Duration) Durability {
+	return Durability{Sessions: st, Runs: st, Inbox: st, ParkAfter: parkAfter}
 }
 
 // storeTimeout bounds every store operation of a run.
@@ -38,7 +55,7 @@ const storeTimeout = 30 * time.Second
 
 // durableRun is the durable state of one run attempt.
 type durableRun struct {
-	st    Store
+	runs  RunStore
 	owner string
 	// cp is the checkpoint as last written, at revision cpRev.
 	cp    Checkpoint
@@ -92,7 +109,7 @@ func randomID(prefix string) string { return prefix + strings.ToLower(rand.Text(
 
 // newSessionID names a new session of a durable agent.
 func (a *Agent) newSessionID() string {
-	if a.cfg.Durable.Store == nil {
+	if a.cfg.Durable.Sessions == nil {
 		return ""
 	}
 	return randomID("ses_")
@@ -100,8 +117,14 @@ func (a *Agent) newSessionID() string {
 
 // checkDurability validates and completes cfg.Durable (in New).
 func checkDurability(d *Durability) error {
-	if d.Store == nil && d.ParkAfter != 0 {
-		return failure.New(failure.Config, failure.SourceAgent, "agent.Config.Durable.ParkAfter needs a Store")
+	bad := func(msg string) error { return failure.New(failure.Config, failure.SourceAgent, msg) }
+	switch {
+	case d.Runs != nil && d.Sessions == nil:
+		return bad("agent.Config.Durable.Runs needs Sessions (a run belongs to a stored session)")
+	case d.Inbox != nil && d.Runs == nil:
+		return bad("agent.Config.Durable.Inbox needs Runs (a parked run resumes from its checkpoint)")
+	case d.ParkAfter != 0 && d.Inbox == nil:
+		return bad("agent.Config.Durable.ParkAfter needs an Inbox")
 	}
 	if d.QuestionTTL <= 0 {
 		d.QuestionTTL = 24 * time.Hour
@@ -109,11 +132,28 @@ func checkDurability(d *Durability) error {
 	return nil
 }
 
-func (a *Agent) store() (Store, error) {
-	if a.cfg.Durable.Store == nil {
-		return nil, failure.New(failure.Config, failure.SourceAgent, "the agent has no agent.Config.Durable.Store")
+// sessions is the agent's session store (Config error without one).
+func (a *Agent) sessions() (SessionStore, error) {
+	if a.cfg.Durable.Sessions == nil {
+		return nil, failure.New(failure.Config, failure.SourceAgent, "the agent has no agent.Config.Durable.Sessions")
 	}
-	return a.cfg.Durable.Store, nil
+	return a.cfg.Durable.Sessions, nil
+}
+
+// runs is the agent's run store (Config error without one).
+func (a *Agent) runs() (RunStore, error) {
+	if a.cfg.Durable.Runs == nil {
+		return nil, failure.New(failure.Config, failure.SourceAgent, "the agent has no agent.Config.Durable.Runs")
+	}
+	return a.cfg.Durable.Runs, nil
+}
+
+// inbox is the agent's question store (Config error without one).
+func (a *Agent) inbox() (Inbox, error) {
+	if a.cfg.Durable.Inbox == nil {
+		return nil, failure.New(failure.Config, failure.SourceAgent, "the agent has no agent.Config.Durable.Inbox")
+	}
+	return a.cfg.Durable.Inbox, nil
 }
 
 // ID is the session's id in the agent's store ("" for an agent without
@@ -124,7 +164,7 @@ func (s *Session) ID() string { return s.id }
 // id (it is stored at its first run). Any process whose agent shares the
 // store opens the same conversation.
 func (a *Agent) OpenSession(ctx context.Context, id string) (*Session, error) {
-	st, err := a.store()
+	st, err := a.sessions()
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +249,7 @@ func (r *run) durableEnd(stored, hist []llm.Message, base int, err error) ([]llm
 // takes it first) and writes the run's first checkpoint. It returns the
 // session's stored history.
 func (r *run) claim(input string) ([]llm.Message, error) {
-	st, s := r.a.cfg.Durable.Store, r.s
+	st, s := r.a.cfg.Durable.Sessions, r.s
 	ctx, cancel := r.storeCtx()
 	defer cancel()
 	rec, err := st.LoadSession(ctx, s.id)
@@ -243,12 +283,12 @@ func (r *run) claim(input string) ([]llm.Message, error) {
 	}
 	s.grants.set(rec.Grants)
 	owner, _ := r.takeOwner()
-	r.d = &durableRun{st: st, owner: owner, intended: map[string]bool{}}
+	r.d = &durableRun{runs: r.a.cfg.Durable.Runs, owner: owner, intended: map[string]bool{}}
 	r.d.cp = Checkpoint{V: recordVersion, Run: r.id, Session: s.id, SessionRevision: rev, Agent: r.a.cfg.Name,
 		Owner: r.d.owner, State: RunRunning, Input: input, Base: len(rec.History),
 		Messages: []llm.Message{{Role: llm.RoleUser, Text: input}}, Grants: rec.Grants, Started: r.start,
 		Trace: telemetry.TraceParent(r.ctx)}
-	if rev, err = st.SaveCheckpoint(ctx, &r.d.cp, 0); err != nil {
+	if rev, err = r.d.runs.SaveCheckpoint(ctx, &r.d.cp, 0); err != nil {
 		// Give the session back; if that fails too, the run id's missing
 		// checkpoint frees it for the next run. A checkpoint that exists
 		// already was written by a run that took the session meanwhile.
@@ -273,8 +313,8 @@ func sessionTaken(id string, err error) error {
 // recorded in the session, a run whose checkpoint is gone lets go of it,
 // and a live (running or parked) one keeps it: Conflict.
 func (r *run) freeSession(ctx context.Context, rec *SessionRecord) (*SessionRecord, error) {
-	st := r.a.cfg.Durable.Store
-	cp, err := st.LoadCheckpoint(ctx, rec.Run)
+	st, runs := r.a.cfg.Durable.Sessions, r.a.cfg.Durable.Runs
+	cp, err := runs.LoadCheckpoint(ctx, rec.Run)
 	if errors.Is(err, failure.NotFound) {
 		// The run is gone, or between its claim and its first checkpoint:
 		// creating that checkpoint settles which. If it wins, the run's own
@@ -283,7 +323,7 @@ func (r *run) freeSession(ctx context.Context, rec *SessionRecord) (*SessionReco
 			return rec, nil
 		}
 		if errors.Is(err, failure.Conflict) {
-			cp, err = st.LoadCheckpoint(ctx, rec.Run)
+			cp, err = runs.LoadCheckpoint(ctx, rec.Run)
 		}
 	}
 	switch {
@@ -304,7 +344,7 @@ func (r *run) freeSession(ctx context.Context, rec *SessionRecord) (*SessionReco
 func (r *run) abandon(ctx context.Context, rec *SessionRecord) error {
 	cp := Checkpoint{V: recordVersion, Run: rec.Run, Session: rec.ID, SessionRevision: rec.Revision,
 		Agent: r.a.cfg.Name, State: RunFailed, Error: failure.Conflict.String(), Started: r.start}
-	_, err := r.a.cfg.Durable.Store.SaveCheckpoint(ctx, &cp, 0)
+	_, err := r.a.cfg.Durable.Runs.SaveCheckpoint(ctx, &cp, 0)
 	return err
 }
 
@@ -312,7 +352,7 @@ func (r *run) abandon(ctx context.Context, rec *SessionRecord) error {
 // go of it. A session that no longer holds the run (another process
 // recorded its end first) is left as it is.
 func (r *run) finishSession(cp *Checkpoint) error {
-	st := r.a.cfg.Durable.Store
+	st := r.a.cfg.Durable.Sessions
 	ctx, cancel := r.storeCtx()
 	defer cancel()
 	_, err := st.AppendSession(ctx, &SessionRecord{ID: cp.Session, History: cp.Messages, Grants: cp.Grants}, cp.SessionRevision)
@@ -341,7 +381,7 @@ func (r *run) saveCheckpoint() error {
 	}
 	ctx, cancel := r.storeCtx()
 	defer cancel()
-	rev, err := d.st.SaveCheckpoint(ctx, &d.cp, d.cpRev)
+	rev, err := d.runs.SaveCheckpoint(ctx, &d.cp, d.cpRev)
 	if err != nil {
 		if errors.Is(err, failure.Conflict) {
 			err = &failure.Error{Kind: failure.Conflict, Source: failure.SourceAgent, Op: "checkpoint", Err: err,
@@ -357,7 +397,7 @@ func (r *run) saveCheckpoint() error {
 // says done (with the answer), then the session gets the run's messages.
 func (r *run) commit(hist []llm.Message, base int) error {
 	if r.d == nil {
-		return nil
+		return r.storeSession(hist, base)
 	}
 	d := r.d
 	r.fillCheckpoint()
@@ -415,4 +455,68 @@ func (r *run) halted() error {
 func parkedErr(ids []string) *failure.Error {
 	return &failure.Error{Kind: failure.Parked, Source: failure.SourceAgent,
 		Message: fmt.Sprintf("the run is parked until a person answers (questions: %s)", strings.Join(ids, ", "))}
+}
+
+// sessionRun is the state of a run of a session kept in a SessionStore
+// without a RunStore: the revision it read the session at (0: not stored
+// yet), and whether its messages are stored.
+type sessionRun struct {
+	rev    uint64
+	stored bool
+}
+
+// sessionLoop is a run of a session kept without a RunStore: the run is not
+// checkpointed; its messages are appended to the stored session when it
+// ends (before its final event), at the revision it read the session at,
+// so a session another run changed meanwhile gets a Conflict.
+func (r *run) sessionLoop(hist []llm.Message, input string) ([]llm.Message, error) {
+	st, s := r.a.cfg.Durable.Sessions, r.s
+	ctx, cancel := r.storeCtx()
+	rec, err := st.LoadSession(ctx, s.id)
+	cancel()
+	r.ss = &sessionRun{}
+	switch {
+	case errors.Is(err, failure.NotFound):
+	case err != nil:
+		return hist, err
+	default:
+		if err := checkVersion("session", s.id, rec.V); err != nil {
+			return hist, err
+		}
+		hist, r.ss.rev = rec.History, rec.Revision
+		s.grants.set(rec.Grants)
+	}
+	newHist, err := r.loop(hist, input)
+	if err != nil && !r.ss.stored {
+		if werr := r.storeSession(newHist, len(hist)); werr != nil {
+			r.a.log.Warn().Err(werr).Str("run", r.id).Msg("the failed run's messages could not be stored in its session")
+			return hist, err
+		}
+	}
+	return newHist, err
+}
+
+// storeSession appends the run's messages (hist[base:]) to its stored
+// session, for a run without a RunStore (a no-op otherwise).
+func (r *run) storeSession(hist []llm.Message, base int) error {
+	if r.ss == nil || r.ss.stored {
+		return nil
+	}
+	st, s := r.a.cfg.Durable.Sessions, r.s
+	ctx, cancel := r.storeCtx()
+	defer cancel()
+	var err error
+	if r.ss.rev == 0 {
+		_, err = st.PutSession(ctx, &SessionRecord{V: recordVersion, ID: s.id, History: hist, Grants: s.grants.snapshot()}, 0)
+	} else {
+		_, err = st.AppendSession(ctx, &SessionRecord{ID: s.id, History: hist[base:], Grants: s.grants.snapshot()}, r.ss.rev)
+	}
+	if errors.Is(err, failure.Conflict) {
+		return &failure.Error{Kind: failure.Conflict, Source: failure.SourceAgent, Op: "store session", Err: err,
+			Message: fmt.Sprintf("session %q changed while this run ran (another run ended first); this run's messages are not stored", s.id)}
+	}
+	if err == nil {
+		r.ss.stored = true
+	}
+	return err
 }

@@ -241,7 +241,7 @@ func inDoubt(r llm.ToolResult) bool {
 
 func durableAgent(t *testing.T, st agent.Store, m llm.Model, l *ledger, sink agent.EventSink, d agent.Durability) *agent.Agent {
 	t.Helper()
-	d.Store = st
+	d.Sessions, d.Runs, d.Inbox = st, st, st
 	a, err := agent.New(context.Background(), agent.Config{Name: "durable", Model: m, Tools: durableTools(l),
 		Permissions: agent.AllowAll(), Policy: testkit.FastPolicy(failure.PolicyConfig{}), Events: sink, Durable: d})
 	if err != nil {

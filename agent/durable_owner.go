@@ -32,10 +32,10 @@ func WithOwner(ctx context.Context, owner func(run string) (name string, expect 
 	return context.WithValue(ctx, ownerKey{}, owner)
 }
 
-// Store returns the store of a durable agent ([Durability.Store]), or nil
-// for an agent whose runs are not durable: a worker that resumes runs reads
-// their checkpoints there.
-func (a *Agent) Store() Store { return a.cfg.Durable.Store }
+// Durability returns what keeps the agent's runs ([Config].Durable; a zero
+// [Durability.Runs] for an agent whose runs are not durable): a worker that
+// resumes runs reads their checkpoints there.
+func (a *Agent) Durability() Durability { return a.cfg.Durable }
 
 // takeOwner names this attempt of the run in its checkpoints: the name the
 // context's owner function (WithOwner) gives it, else a random one. expect

@@ -244,7 +244,7 @@ func TestDurableSessionHeld(t *testing.T) {
 			return agent.TextResult("slow done"), nil
 		})
 	a1, err := agent.New(ctx, agent.Config{Name: "durable", Tools: []agent.Tool{slow}, Permissions: agent.AllowAll(),
-		Model: &planModel{final: "first", steps: [][]llm.ToolCall{{call("s1", "slow", 1)}}}, Durable: agent.Durability{Store: st}})
+		Model: &planModel{final: "first", steps: [][]llm.ToolCall{{call("s1", "slow", 1)}}}, Durable: agent.Durable(st, 0)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ func (r *run) recordIntent(ctx context.Context, c llm.ToolCall, spec ToolSpec, a
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 	defer cancel()
-	err := d.st.PutIntent(sctx, &CallRecord{V: recordVersion, Run: r.id, Call: c.ID, Tool: c.Name, Args: args, Idempotent: spec.Idempotent})
+	err := d.runs.PutIntent(sctx, &CallRecord{V: recordVersion, Run: r.id, Call: c.ID, Tool: c.Name, Args: args, Idempotent: spec.Idempotent})
 	if errors.Is(err, failure.Conflict) && !spec.Idempotent {
 		// Another attempt at this run (one this process took the run from,
 		// or one taking it now) started the call: its outcome is not ours
@@ -68,7 +68,7 @@ func (r *run) saveResult(c llm.ToolCall, res llm.ToolResult) error {
 	}
 	ctx, cancel := r.storeCtx()
 	defer cancel()
-	err := d.st.PutCallResult(ctx, &CallRecord{Run: r.id, Call: c.ID, Result: &res})
+	err := d.runs.PutCallResult(ctx, &CallRecord{Run: r.id, Call: c.ID, Result: &res})
 	if err != nil && !errors.Is(err, failure.Conflict) {
 		return d.stop(err)
 	}

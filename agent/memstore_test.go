@@ -35,7 +35,7 @@ func (c *fakeClock) Advance(_ *testing.T, d time.Duration) {
 
 func TestMemoryStoreConformance(t *testing.T) {
 	clk := newClock()
-	agenttest.RunStoreSuite(t, agenttest.Harness{
+	agenttest.RunStoreSuite(t, agenttest.Harness[agent.Store]{
 		New:     func(*testing.T) agent.Store { return agent.NewMemoryStore(agent.MemoryStoreOptions{Now: clk.Now}) },
 		Now:     clk.Now,
 		Advance: clk.Advance,

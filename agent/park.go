@@ -64,7 +64,7 @@ func (r *run) park(ctx context.Context, call *Call, e Elicitation) error {
 		Elicitation: e, Created: now, Deadline: now.Add(r.a.cfg.Durable.QuestionTTL)}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 	defer cancel()
-	if err := d.st.PutQuestion(sctx, q); err != nil {
+	if err := r.a.cfg.Durable.Inbox.PutQuestion(sctx, q); err != nil {
 		return d.stop(err)
 	}
 	d.mu.Lock()
@@ -109,7 +109,7 @@ func (r *run) parkedCall(turn int, info *CallInfo, m callMsg) bool {
 // Inbox lists the questions this agent's parked runs wait on, oldest
 // first (questions of other agents sharing the store are left out).
 func (a *Agent) Inbox(ctx context.Context) ([]Question, error) {
-	st, err := a.store()
+	st, err := a.inbox()
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +134,7 @@ func (a *Agent) Inbox(ctx context.Context) ([]Question, error) {
 // deadline a Timeout (the run then resumes with a Timeout for that call
 // when it is next resumed).
 func (a *Agent) Answer(ctx context.Context, id string, answer ElicitationResult) (*Answer, error) {
-	st, err := a.store()
+	st, err := a.inbox()
 	if err != nil {
 		return nil, err
 	}

@@ -21,7 +21,7 @@ import (
 // parking configured by d and the elicitor el.
 func parkAgent(t *testing.T, st agent.Store, l *ledger, el agent.Elicitor, sink agent.EventSink, d agent.Durability) *agent.Agent {
 	t.Helper()
-	d.Store = st
+	d.Sessions, d.Runs, d.Inbox = st, st, st
 	a, err := agent.New(context.Background(), agent.Config{Name: "parker", Tools: durableTools(l), Elicitor: el, Events: sink,
 		Model:       &planModel{final: "finished", steps: [][]llm.ToolCall{{call("p1", "pay", 1), call("l1", "look", 1)}}},
 		Permissions: &agent.Permissions{Rules: []agent.Rule{{Tool: "pay", Permission: agent.Ask}, {Tool: "*", Permission: agent.Allow}}},
@@ -256,7 +256,7 @@ func TestParkedToolQuestion(t *testing.T) {
 	mk := func() *agent.Agent {
 		a, err := agent.New(ctx, agent.Config{Name: "forms", Tools: []agent.Tool{form, pay}, Permissions: agent.AllowAll(),
 			Model:   &planModel{final: "filled", steps: [][]llm.ToolCall{{call("f1", "form", 1), call("p1", "pay", 1)}}},
-			Durable: agent.Durability{Store: st, ParkAfter: -1}})
+			Durable: agent.Durable(st, -1)})
 		if err != nil {
 			t.Fatal(err)
 		}

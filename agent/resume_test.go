@@ -100,7 +100,7 @@ func TestResumeTakesOver(t *testing.T) {
 	mk := func() *agent.Agent {
 		a, err := agent.New(ctx, agent.Config{Name: "takeover", Tools: []agent.Tool{slow}, Permissions: agent.AllowAll(),
 			Model:   &planModel{final: "over", steps: [][]llm.ToolCall{{call("w1", "slow", 1)}, {call("w2", "slow", 2)}}},
-			Durable: agent.Durability{Store: st}})
+			Durable: agent.Durable(st, 0)})
 		if err != nil {
 			t.Fatal(err)
 		}

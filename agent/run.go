@@ -52,8 +52,10 @@ type run struct {
 	// handoff is the first handoff a turn's calls asked for, by call order.
 	handoff    *Handoff
 	handoffIdx int
-	// d is the run's durable state (nil without Config.Durable.Store).
-	d *durableRun
+	// d is the run's durable state (nil without Config.Durable.Runs); ss
+	// that of a run of a session stored without Runs.
+	d  *durableRun
+	ss *sessionRun
 	// cx is the run's context economy (context.go); skills is the
 	// Instructions part of the system prompt.
 	cx     *ctxRun
@@ -68,8 +70,11 @@ var errConsumerStopped = errors.New("agent: the caller stopped reading the run's
 
 func (s *Session) stream(ctx context.Context, input string, done func(*Answer)) iter.Seq2[Event, error] {
 	body := func(r *run, hist []llm.Message) ([]llm.Message, error) { return r.loop(hist, input) }
-	if s.a.cfg.Durable.Store != nil {
+	switch d := s.a.cfg.Durable; {
+	case d.Runs != nil:
 		body = func(r *run, hist []llm.Message) ([]llm.Message, error) { return r.durableLoop(hist, input) }
+	case d.Sessions != nil:
+		body = func(r *run, hist []llm.Message) ([]llm.Message, error) { return r.sessionLoop(hist, input) }
 	}
 	return s.streamRun(ctx, "", input, "", done, body)
 }

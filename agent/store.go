@@ -33,19 +33,17 @@ const (
 	RunFailed RunState = "failed"
 )
 
-// Store keeps what a durable agent must not lose: its sessions, the latest
-// checkpoint of each run, the intents and results of its side-effecting tool
-// calls, and the questions its parked runs wait on. Every method is safe for
-// concurrent use, by goroutines and by processes sharing the store.
+// SessionStore keeps an agent's sessions: the conversations any process
+// whose agent shares the store continues ([Durability].Sessions). Every
+// method is safe for concurrent use, by goroutines and by processes sharing
+// the store.
 //
 // Errors are *failure.Error: NotFound for a missing (or expired) record,
 // Conflict for a stale revision or a record that exists already, Budget for
 // a record over the store's limits, InvalidArgs for a malformed one.
 // Revisions start at 1; an expected revision of 0 means "must not exist".
-//
-// NewMemoryStore is an implementation for one process (and for tests); the
-// bus package provides one on JetStream, shared by replicas.
-type Store interface {
+// The agent/agenttest package's RunSessionSuite is the conformance suite.
+type SessionStore interface {
 	// LoadSession returns the session id.
 	LoadSession(ctx context.Context, id string) (*SessionRecord, error)
 	// PutSession replaces (or, with expect 0, creates) the session rec.ID if
@@ -60,7 +58,14 @@ type Store interface {
 	ListSessions(ctx context.Context) ([]string, error)
 	// DeleteSession removes a session; deleting a missing one is no error.
 	DeleteSession(ctx context.Context, id string) error
+}
 
+// RunStore keeps an agent's runs: the latest checkpoint of each, and the
+// intents and results of its side-effecting tool calls, so that a run
+// continues in another process ([Durability].Runs). Concurrency, errors
+// and revisions are as for [SessionStore]; the agent/agenttest package's
+// RunRunSuite is the conformance suite.
+type RunStore interface {
 	// LoadCheckpoint returns the latest checkpoint of run.
 	LoadCheckpoint(ctx context.Context, run string) (*Checkpoint, error)
 	// SaveCheckpoint replaces (or, with expect 0, creates) the checkpoint of
@@ -82,7 +87,12 @@ type Store interface {
 	// LoadCalls returns the call records of run, in the order of their
 	// intents.
 	LoadCalls(ctx context.Context, run string) ([]CallRecord, error)
+}
 
+// Inbox keeps the questions for people that parked runs wait on
+// ([Durability].Inbox). Concurrency and errors are as for [SessionStore];
+// the agent/agenttest package's RunInboxSuite is the conformance suite.
+type Inbox interface {
 	// PutQuestion records a new question (Conflict if q.ID exists).
 	PutQuestion(ctx context.Context, q *Question) error
 	// LoadQuestion returns the question id, answered or not.
@@ -96,6 +106,16 @@ type Store interface {
 	PendingQuestions(ctx context.Context) ([]Question, error)
 	// DeleteQuestion removes a question; deleting a missing one is no error.
 	DeleteQuestion(ctx context.Context, id string) error
+}
+
+// Store is a store of all three concerns: sessions, runs and questions.
+// [NewMemoryStore] is one for one process (and for tests); the bus/store
+// package provides one on JetStream, shared by replicas. [Durable] makes
+// the [Durability] that keeps everything in one.
+type Store interface {
+	SessionStore
+	RunStore
+	Inbox
 }
 
 // SessionRecord is a stored conversation.

@@ -309,7 +309,7 @@ func TestTelemetryResumeLinksToPause(t *testing.T) {
 			Model:       &planModel{final: "finished", steps: [][]llm.ToolCall{{call("p1", "pay", 1)}}},
 			Permissions: &agent.Permissions{Rules: []agent.Rule{{Tool: "pay", Permission: agent.Ask}}},
 			Policy:      testkit.FastPolicy(failure.PolicyConfig{}),
-			Durable:     agent.Durability{Store: st, ParkAfter: -1, QuestionTTL: time.Hour},
+			Durable:     agent.Durability{Sessions: st, Runs: st, Inbox: st, ParkAfter: -1, QuestionTTL: time.Hour},
 			Telemetry:   agent.Telemetry{TracerProvider: tp}})
 		if err != nil {
 			t.Fatal(err)

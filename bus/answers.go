@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/bus/internal/wire"
 	"github.com/switchboard-dev/switchboard/failure"
 )
 
@@ -52,7 +53,7 @@ const (
 
 func (b *Bus) answersStream() string      { return b.stream + "_ANSWERS" }
 func (b *Bus) answersSubject() string     { return b.subj.prefix + ".answers." }
-func answersConsumer(agent string) string { return "answers_" + storeKey(agent) }
+func answersConsumer(agent string) string { return "answers_" + wire.Key(agent) }
 
 // ensureAnswers creates the answers stream.
 func (b *Bus) ensureAnswers(ctx context.Context) error {
@@ -92,7 +93,7 @@ func (b *Bus) Answer(ctx context.Context, q *agent.Question, answer agent.Elicit
 	if err != nil {
 		return b.fail(failure.InvalidArgs, "answer", err, "the answer could not be encoded")
 	}
-	subject := b.answersSubject() + storeKey(q.Agent) + "." + storeKey(q.ID)
+	subject := b.answersSubject() + wire.Key(q.Agent) + "." + wire.Key(q.ID)
 	var ack *jetstream.PubAck
 	err = b.pol().Execute(ctx, failure.Key{Source: failure.SourceBus, Name: "answers"}, func(ctx context.Context) (err error) {
 		ack, err = b.js.Publish(ctx, subject, data, jetstream.WithMsgID(q.ID))
@@ -112,7 +113,7 @@ func (b *Bus) Answer(ctx context.Context, q *agent.Question, answer agent.Elicit
 type answerServer struct {
 	b      *Bus
 	a      *agent.Agent
-	st     agent.Store
+	st     agent.Inbox
 	name   string
 	cc     jetstream.ConsumeContext
 	ctx    context.Context
@@ -123,7 +124,7 @@ type answerServer struct {
 }
 
 // ServeAnswers applies, in this process, the answers sent with Answer to
-// the questions of a's parked runs: each is recorded in st (the store of
+// the questions of a's parked runs: each is recorded in st (the inbox of
 // a's Config.Durable) and its run resumes here (agent.Agent.Answer), up to
 // 8 runs at once. Every process serving the same agent name shares the
 // answers; one that dies while resuming a run hands the answer to another,
@@ -131,9 +132,9 @@ type answerServer struct {
 // Close the returned server before closing the Bus: it stops taking answers
 // and cancels the runs being resumed (their answers stay recorded; a
 // cancelled run is resumable), waiting for them at most 5s.
-func (b *Bus) ServeAnswers(ctx context.Context, a *agent.Agent, st agent.Store) (io.Closer, error) {
+func (b *Bus) ServeAnswers(ctx context.Context, a *agent.Agent, st agent.Inbox) (io.Closer, error) {
 	if a == nil || st == nil || a.Name() == "" {
-		return nil, b.fail(failure.Config, "serve answers", nil, "ServeAnswers needs a named agent and its store")
+		return nil, b.fail(failure.Config, "serve answers", nil, "ServeAnswers needs a named agent and its inbox")
 	}
 	if err := b.ensureAnswers(ctx); err != nil {
 		return nil, err
@@ -143,7 +144,7 @@ func (b *Bus) ServeAnswers(ctx context.Context, a *agent.Agent, st agent.Store) 
 	var cons jetstream.Consumer
 	err := b.jetStreamAdmin(ctx, failure.Key{Source: failure.SourceBus, Name: "answers"}, "create answers consumer", func(ctx context.Context) (err error) {
 		cons, err = b.js.CreateOrUpdateConsumer(ctx, b.answersStream(), jetstream.ConsumerConfig{
-			Durable: answersConsumer(s.name), FilterSubject: b.answersSubject() + storeKey(s.name) + ".>",
+			Durable: answersConsumer(s.name), FilterSubject: b.answersSubject() + wire.Key(s.name) + ".>",
 			AckPolicy: jetstream.AckExplicitPolicy, AckWait: answerAckWait, MaxDeliver: answersMaxDeliver,
 			MaxAckPending: 1000, BackOff: nil,
 		})

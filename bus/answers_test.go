@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/bus/store"
 	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/llm"
@@ -33,7 +34,7 @@ func parkingAgent(t *testing.T, ctx context.Context, st agent.Store, paid *atomi
 	})))
 	a, err := agent.New(ctx, agent.Config{Name: "payer", Model: model, Tools: []agent.Tool{pay},
 		Permissions: &agent.Permissions{Rules: []agent.Rule{{Tool: "pay", Permission: agent.Ask}}},
-		Durable:     agent.Durability{Store: st, ParkAfter: -1}})
+		Durable:     agent.Durable(st, -1)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +54,7 @@ func TestAnswerAfterRestarts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := bus.OpenStore(ctx, b, bus.StoreConfig{})
+		s, err := store.OpenAgent(ctx, b, store.AgentConfig{})
 		if err != nil {
 			b.Close()
 			t.Fatal(err)

@@ -16,8 +16,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
-	"github.com/sony/gobreaker/v2"
 
+	"github.com/switchboard-dev/switchboard/bus/internal/jsfail"
 	"github.com/switchboard-dev/switchboard/failure"
 )
 
@@ -350,38 +350,10 @@ func (b *Bus) ensureStream(ctx context.Context) error {
 }
 
 // jetStreamAdmin runs an administrative JetStream operation (create a
-// stream or bucket). A cluster that is still electing its JetStream leader
-// does not answer: each attempt is short, a timeout then is a transient
-// failure, and attempts go on (through the policy) until ctx is done.
+// stream or bucket) through the bus's policy, waiting out a cluster that is
+// still electing its leader.
 func (b *Bus) jetStreamAdmin(ctx context.Context, key failure.Key, op string, f func(context.Context) error) error {
-	attempt := func(ctx context.Context) error {
-		actx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		defer cancel()
-		err := f(actx)
-		if err != nil && ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout)) {
-			return &failure.Error{Kind: failure.Transient, Source: failure.SourceBus, Op: op, Err: err,
-				Message: "JetStream did not answer (a cluster may still be electing its leader)"}
-		}
-		return classify(err, op)
-	}
-	for {
-		err := b.pol().Execute(ctx, key, attempt)
-		if errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests) {
-			// The circuit opened on slow answers (a loaded or electing
-			// server): an administrative call waits it out, to its context.
-			t := time.NewTimer(250 * time.Millisecond)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return err
-			case <-t.C:
-			}
-			continue
-		}
-		if err == nil || ctx.Err() != nil || !failure.From(err).Retryable {
-			return err
-		}
-	}
+	return jsfail.Admin(ctx, b.pol(), key, op, f)
 }
 
 // Prefix returns the bus's sanitized subject prefix (Config.Prefix, default

@@ -17,10 +17,6 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(envNATSDir) != "" {
-		// Re-executed by natsServerProcess: be a NATS server.
-		os.Exit(natsProcess())
-	}
 	// nats.go v1.55's object store Put makes a JetStream context per call
 	// whose reconnect watcher reads its status channel after Put's
 	// deferred cleanup may have set it to nil: under load the watcher then

@@ -82,24 +82,3 @@ func ExampleBus_Subscribe() {
 	// 1 run_started hi <nil>
 	// 2 final hello <nil>
 }
-
-// A typed KV bucket with revision-checked updates.
-func ExampleOpenKV() {
-	ctx := context.Background()
-	b, _ := bus.New(ctx, bus.Config{})
-	defer b.Close()
-
-	type state struct{ Status string }
-	kv, _ := bus.OpenKV[state](ctx, b, bus.KVConfig{Bucket: "tasks"})
-	rev, _ := kv.Create(ctx, "task-1", state{"submitted"})
-	_, err := kv.Update(ctx, "task-1", state{"working"}, rev)
-	fmt.Println(err)
-	_, err = kv.Update(ctx, "task-1", state{"lost"}, rev) // stale revision
-	fmt.Println(err != nil)
-	e, _ := kv.Get(ctx, "task-1")
-	fmt.Println(e.Value.Status)
-	// Output:
-	// <nil>
-	// true
-	// working
-}

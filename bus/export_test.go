@@ -2,10 +2,8 @@ package bus
 
 import (
 	"context"
-	"errors"
 	"io"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nats.go/micro"
 
 	"github.com/switchboard-dev/switchboard/agent"
@@ -24,17 +22,6 @@ func ProgressPublisher(b *Bus, run string) func(context.Context, ProgressUpdate)
 // NewSubjects is the subject scheme under prefix, for the external tests.
 var NewSubjects = newSubjects
 
-// Names the external tests use.
-type (
-	KVConfig     = kvConfig
-	Entry[T any] = kvEntry[T]
-)
-
-// OpenKV opens a typed bucket, for the external tests.
-func OpenKV[T any](ctx context.Context, b *Bus, cfg KVConfig) (*typedKV[T], error) {
-	return openKV[T](ctx, b, cfg)
-}
-
 // ServiceStats is the micro stats of a responder ServeSampling or
 // ServeElicitation returned, for the external tests.
 func ServiceStats(c io.Closer) micro.Stats { return c.(*busService).Stats() }
@@ -46,27 +33,6 @@ func SamplerUsed(s agent.Sampler) int { return s.(*modelSampler).spent() }
 // SubjectsOf is b's subject scheme, for the external tests.
 func SubjectsOf(b *Bus) subjects { return b.subj }
 
-// OpenStoreInline is OpenStore with values over inline bytes kept in the
-// object store, for the tests of large records.
-func OpenStoreInline(ctx context.Context, b *Bus, cfg StoreConfig, inline int) (*jsStore, error) {
-	return openStore(ctx, b, cfg, inline)
-}
-
-// StoreObjects counts the objects of a store's object store.
-func StoreObjects(ctx context.Context, s *jsStore) (int, error) {
-	l, err := s.blobs.obs.List(ctx)
-	if errors.Is(err, jetstream.ErrNoObjectsFound) {
-		return 0, nil
-	}
-	return len(l), err
-}
-
-// DecodeAnswer, BlobName, StoreKey and IDOfKey are the store's and the
-// answers' parsers of outside input, for the fuzz tests.
+// DecodeAnswer is the answers' parser of outside input, for the fuzz
+// tests.
 func DecodeAnswer(data []byte) error { _, err := decodeAnswer(data); return err }
-
-var (
-	BlobName = blobName
-	StoreKey = storeKey
-	IDOfKey  = idOfKey
-)

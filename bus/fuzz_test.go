@@ -116,14 +116,6 @@ func FuzzDecodeReplies(f *testing.F) {
 	})
 }
 
-func FuzzDecodeKVValue(f *testing.F) {
-	seeds(f)
-	f.Fuzz(func(t *testing.T, data []byte) {
-		_, err := decodeKVValue[kvTask](data)
-		checkErr(t, err, false)
-	})
-}
-
 // TestDecodeSeeds pins what each seed payload decodes to, so that the
 // documented examples (docs/bus.md) stay valid.
 func TestDecodeSeeds(t *testing.T) {
@@ -166,10 +158,6 @@ func TestDecodeSeeds(t *testing.T) {
 	if err != nil || u.State != "input-required" {
 		t.Errorf("task: %+v, %v", u, err)
 	}
-	v, err := decodeKVValue[kvTask](read("kv.json"))
-	if err != nil || v.State != "working" {
-		t.Errorf("kv: %+v, %v", v, err)
-	}
 	// Wrong version: a typed Protocol failure wrapping ErrVersion.
 	_, err = decodeProgress([]byte(`{"v":2,"run":"r"}`))
 	if !errors.Is(err, failure.Protocol) || !errors.Is(err, wire.ErrVersion) {
@@ -201,10 +189,4 @@ func TestDecodeRefusals(t *testing.T) {
 	if _, err := decodeFailure([]byte(`{"v":2,"kind":"timeout"}`)); !errors.Is(err, failure.Protocol) {
 		t.Fatalf("failure of the wrong version: %v", err)
 	}
-}
-
-// kvTask is the value type of the typedKV fixtures.
-type kvTask struct {
-	State   string   `json:"state"`
-	History []string `json:"history,omitempty"`
 }

@@ -50,11 +50,6 @@ type (
 	replyWire[T any]   = wire.Reply[T]
 )
 
-type kvWire[T any] struct {
-	V     int `json:"v"`
-	Value T   `json:"value"`
-}
-
 // version is the payload version every payload carries.
 const version = wire.Version
 

@@ -100,7 +100,7 @@ func (a *Auth) UnmarshalJSON(b []byte) error {
 // TokenStore keeps logins (tokens and what refreshing them needs) by key,
 // one key per server and user. The records are opaque bytes; Load returns
 // nil and no error for a key it does not hold. NewFileTokenStore (a file
-// of mode 0600) and mcp/tokenkv (a JetStream bucket, encrypted) are two;
+// of mode 0600) and bus/store.OpenTokens (a JetStream bucket, encrypted) are two;
 // the default keeps logins in memory for the Manager's life.
 type TokenStore interface {
 	Load(ctx context.Context, key string) ([]byte, error)

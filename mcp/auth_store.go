@@ -20,7 +20,7 @@ const maxTokenFile = 4 << 20
 // NewFileTokenStore returns a TokenStore in one JSON file (created with
 // mode 0600, its directory 0700; rewritten atomically), for a CLI or a
 // desktop host. The file holds tokens in clear: keep it in the user's
-// own directory. Processes sharing a file should use mcp/tokenkv instead.
+// own directory. Processes sharing a file should use a bus/store Tokens store instead.
 func NewFileTokenStore(path string) (TokenStore, error) {
 	if path == "" {
 		return nil, failure.New(failure.Config, failure.SourceMCP, "NewFileTokenStore: the path is empty")

@@ -1,14 +1,18 @@
-// Package agenttest is the conformance suite of [agent.Store]: a store
-// written outside this module (Postgres, Redis, …) proves itself with the
-// same tests the memory store and the JetStream store run:
+// Package agenttest is the conformance suite of the stores of
+// [agent.Durability]: a store written outside this module (Postgres,
+// Redis, …) proves itself with the same tests the memory store and the
+// JetStream store run, one entry point per concern, so a store of one
+// concern needs nothing else:
 //
-//	func TestStore(t *testing.T) {
-//		agenttest.RunStoreSuite(t, agenttest.Harness{
-//			New: func(t *testing.T) agent.Store { return newMyStore(t) },
+//	func TestSessions(t *testing.T) {
+//		agenttest.RunSessionSuite(t, agenttest.Harness[agent.SessionStore]{
+//			New: func(t *testing.T) agent.SessionStore { return newMySessions(t) },
 //		})
 //	}
 //
-// Only tests import it.
+// [RunRunSuite] tests an [agent.RunStore], [RunInboxSuite] an
+// [agent.Inbox], and [RunStoreSuite] all three of an [agent.Store]. Only
+// tests import it.
 package agenttest
 
 import (
@@ -26,10 +30,11 @@ import (
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
-// Harness gives the suite stores to test.
-type Harness struct {
+// Harness gives the suite stores of type S to test: an [agent.SessionStore],
+// [agent.RunStore], [agent.Inbox] or [agent.Store].
+type Harness[S any] struct {
 	// New returns a fresh, empty store for one test.
-	New func(t *testing.T) agent.Store
+	New func(t *testing.T) S
 	// Now is the stores' clock (nil: time.Now).
 	Now func() time.Time
 	// Advance moves the stores' clock by d (nil: time.Sleep(d)).
@@ -39,14 +44,14 @@ type Harness struct {
 	TTLStep time.Duration
 }
 
-func (h Harness) now() time.Time {
+func (h Harness[S]) now() time.Time {
 	if h.Now != nil {
 		return h.Now()
 	}
 	return time.Now()
 }
 
-func (h Harness) advance(t *testing.T, d time.Duration) {
+func (h Harness[S]) advance(t *testing.T, d time.Duration) {
 	if h.Advance != nil {
 		h.Advance(t, d)
 		return
@@ -54,21 +59,43 @@ func (h Harness) advance(t *testing.T, d time.Duration) {
 	time.Sleep(d)
 }
 
-func (h Harness) step() time.Duration {
+func (h Harness[S]) step() time.Duration {
 	if h.TTLStep > 0 {
 		return h.TTLStep
 	}
 	return 300 * time.Millisecond
 }
 
-// RunStoreSuite runs every test of the suite.
-func RunStoreSuite(t *testing.T, h Harness) {
+// narrow is h for a concern of its stores.
+func narrow[T any, S agent.Store](h Harness[S]) Harness[T] {
+	return Harness[T]{New: func(t *testing.T) T { return any(h.New(t)).(T) }, Now: h.Now, Advance: h.Advance, TTLStep: h.TTLStep}
+}
+
+// RunStoreSuite runs every test of the suite on a store of all three
+// concerns.
+func RunStoreSuite(t *testing.T, h Harness[agent.Store]) {
+	RunSessionSuite(t, narrow[agent.SessionStore](h))
+	RunRunSuite(t, narrow[agent.RunStore](h))
+	RunInboxSuite(t, narrow[agent.Inbox](h))
+}
+
+// RunSessionSuite runs the tests of a session store: Sessions, SessionRace
+// and Expiry.
+func RunSessionSuite(t *testing.T, h Harness[agent.SessionStore]) {
 	t.Run("Sessions", func(t *testing.T) { Sessions(t, h) })
 	t.Run("SessionRace", func(t *testing.T) { SessionRace(t, h) })
+	t.Run("Expiry", func(t *testing.T) { Expiry(t, h) })
+}
+
+// RunRunSuite runs the tests of a run store: Checkpoints and Calls.
+func RunRunSuite(t *testing.T, h Harness[agent.RunStore]) {
 	t.Run("Checkpoints", func(t *testing.T) { Checkpoints(t, h) })
 	t.Run("Calls", func(t *testing.T) { Calls(t, h) })
+}
+
+// RunInboxSuite runs the tests of an inbox: Questions.
+func RunInboxSuite(t *testing.T, h Harness[agent.Inbox]) {
 	t.Run("Questions", func(t *testing.T) { Questions(t, h) })
-	t.Run("Expiry", func(t *testing.T) { Expiry(t, h) })
 }
 
 func ctx(t *testing.T) context.Context {
@@ -123,7 +150,7 @@ func texts(h []llm.Message) []string {
 
 // Sessions checks create, load, append, replace, list and delete, and the
 // revision rules.
-func Sessions(t *testing.T, h Harness) {
+func Sessions(t *testing.T, h Harness[agent.SessionStore]) {
 	s, c := h.New(t), ctx(t)
 	_, err := s.LoadSession(c, "s1")
 	wantKind(t, "load of a missing session", err, failure.NotFound)
@@ -191,7 +218,7 @@ func Sessions(t *testing.T, h Harness) {
 
 // SessionRace checks that writers racing at one revision have exactly one
 // winner, and that writers retrying on Conflict lose nothing.
-func SessionRace(t *testing.T, h Harness) {
+func SessionRace(t *testing.T, h Harness[agent.SessionStore]) {
 	s, c := h.New(t), ctx(t)
 	must(s.PutSession(c, &agent.SessionRecord{ID: "s"}, 0))(t, "create")
 	const n = 8
@@ -266,7 +293,7 @@ func SessionRace(t *testing.T, h Harness) {
 
 // Checkpoints checks that only the latest checkpoint is kept, under the
 // revision rules.
-func Checkpoints(t *testing.T, h Harness) {
+func Checkpoints(t *testing.T, h Harness[agent.RunStore]) {
 	s, c := h.New(t), ctx(t)
 	_, err := s.LoadCheckpoint(c, "r1")
 	wantKind(t, "load of a missing checkpoint", err, failure.NotFound)
@@ -334,7 +361,7 @@ func Checkpoints(t *testing.T, h Harness) {
 
 // Calls checks that a call's intent is written at most once, and its result
 // at most once after it.
-func Calls(t *testing.T, h Harness) {
+func Calls(t *testing.T, h Harness[agent.RunStore]) {
 	s, c := h.New(t), ctx(t)
 	_, err := s.LoadCalls(c, "r")
 	if err != nil {
@@ -387,7 +414,7 @@ func Calls(t *testing.T, h Harness) {
 
 // Questions checks the inbox: pending questions, answered once, before
 // their deadline.
-func Questions(t *testing.T, h Harness) {
+func Questions(t *testing.T, h Harness[agent.Inbox]) {
 	s, c := h.New(t), ctx(t)
 	now := h.now()
 	_, err := s.LoadQuestion(c, "q1")
@@ -456,7 +483,7 @@ func Questions(t *testing.T, h Harness) {
 
 // Expiry checks that a session with a TTL disappears after it, and that a
 // write renews it.
-func Expiry(t *testing.T, h Harness) {
+func Expiry(t *testing.T, h Harness[agent.SessionStore]) {
 	s, c := h.New(t), ctx(t)
 	ttl := 2 * h.step()
 	must(s.PutSession(c, &agent.SessionRecord{ID: "short", TTL: ttl}, 0))(t, "create short")

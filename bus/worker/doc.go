@@ -36,7 +36,7 @@
 // errors.Is(err, failure.Budget) works across processes. Failures of the
 // transport (no worker, worker lost, malformed payloads) are Source "bus".
 //
-// Workers serving a durable agent (one with a store) also list their runs
+// Workers serving a durable agent (one with a run store) also list their runs
 // in heartbeats of their own and resume the runs no worker lists any more
 // (a worker that died with its caller) and parked runs whose questions
 // expired: no run is left behind (ServeConfig.OrphanAfter;

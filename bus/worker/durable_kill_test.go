@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/bus/store"
 	"github.com/switchboard-dev/switchboard/bus/worker"
 	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/llm"
@@ -136,7 +137,7 @@ func TestDurableWorkersKilled(t *testing.T) {
 	host := newBus(t, bus.Config{Listen: "127.0.0.1:0", Token: token, StoreDir: t.TempDir()})
 	ctx := ctxT(t, 180*time.Second)
 	chargeLog := t.TempDir() + "/charges.log"
-	st, err := bus.OpenStore(ctx, host, bus.StoreConfig{})
+	st, err := store.OpenAgent(ctx, host, store.AgentConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}

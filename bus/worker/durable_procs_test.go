@@ -18,6 +18,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/bus/store"
 	"github.com/switchboard-dev/switchboard/bus/worker"
 	"github.com/switchboard-dev/switchboard/failure"
 )
@@ -62,13 +63,13 @@ func durableWorkerProcess() int {
 	}
 	defer b.Close()
 	bp.Store(b)
-	st, err := bus.OpenStore(ctx, b, bus.StoreConfig{})
+	st, err := store.OpenAgent(ctx, b, store.AgentConfig{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		return 1
 	}
 	a, err := agent.New(ctx, agent.Config{Name: "durable", Model: durableModel{}, Tools: durableTools(os.Getenv(envChargeLog)),
-		Permissions: agent.AllowAll(), Durable: agent.Durability{Store: st}, Policy: policy, Budget: agent.Budget{MaxTurns: durableTurns + 2}})
+		Permissions: agent.AllowAll(), Durable: agent.Durable(st, 0), Policy: policy, Budget: agent.Budget{MaxTurns: durableTurns + 2}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		return 1

@@ -13,6 +13,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/bus/store"
 	"github.com/switchboard-dev/switchboard/bus/worker"
 	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/testkit"
@@ -107,10 +108,10 @@ func startNode(t *testing.T, host *bus.Bus, id string, l *ledger, d agent.Durabi
 		t.Fatal(err)
 	}
 	n := &node{b: b}
-	if n.st, err = bus.OpenStore(ctx, b, bus.StoreConfig{}); err != nil {
+	if n.st, err = store.OpenAgent(ctx, b, store.AgentConfig{}); err != nil {
 		t.Fatal(err)
 	}
-	d.Store = n.st
+	d.Sessions, d.Runs, d.Inbox = n.st, n.st, n.st
 	perms := agent.AllowAll()
 	if d.ParkAfter != 0 {
 		perms = &agent.Permissions{Rules: []agent.Rule{{Tool: "charge", Permission: agent.Ask}}}
@@ -413,7 +414,7 @@ func TestSweepReadsFinishedRunsOnce(t *testing.T) {
 	st := &countingStore{Store: agent.NewMemoryStore(agent.MemoryStoreOptions{})}
 	l := newLedger(false)
 	a, err := agent.New(context.Background(), agent.Config{Name: "billing", Model: l.model(), Tools: []agent.Tool{l.tool("a")},
-		Permissions: agent.AllowAll(), Durable: agent.Durability{Store: st}, Policy: fastPolicy()})
+		Permissions: agent.AllowAll(), Durable: agent.Durable(st, 0), Policy: fastPolicy()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -455,7 +456,7 @@ func TestOrphanThatCannotResume(t *testing.T) {
 	st := agent.NewMemoryStore(agent.MemoryStoreOptions{})
 	l := newLedger(false)
 	a, err := agent.New(context.Background(), agent.Config{Name: "billing", Model: l.model(), Tools: []agent.Tool{l.tool("a")},
-		Permissions: agent.AllowAll(), Durable: agent.Durability{Store: st}, Policy: fastPolicy()})
+		Permissions: agent.AllowAll(), Durable: agent.Durable(st, 0), Policy: fastPolicy()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -493,7 +494,7 @@ func TestFinishedRunEndRecorded(t *testing.T) {
 	st := agent.NewMemoryStore(agent.MemoryStoreOptions{})
 	l := newLedger(false)
 	a, err := agent.New(context.Background(), agent.Config{Name: "billing", Model: l.model(), Tools: []agent.Tool{l.tool("a")},
-		Permissions: agent.AllowAll(), Durable: agent.Durability{Store: st}, Policy: fastPolicy()})
+		Permissions: agent.AllowAll(), Durable: agent.Durable(st, 0), Policy: fastPolicy()})
 	if err != nil {
 		t.Fatal(err)
 	}

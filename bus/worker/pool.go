@@ -115,7 +115,7 @@ func (p *Pool) Description() string { return p.cfg.Description }
 // no answer to the start request, stopping) is a Transient failure: it is
 // handled (an EventFailure is yielded, with the pool's own run id) and the
 // input runs again on another worker, under the policy; when the workers
-// serve a durable agent (one with a store), the retry resumes the remote
+// serve a durable agent (one with a run store), the retry resumes the remote
 // run from its checkpoint instead (and, finding no worker, waits for one
 // up to CapacityWait). Cancelling ctx or
 // stopping the iteration cancels the remote run; after a cancellation the

@@ -13,32 +13,37 @@ import (
 )
 
 // resumer is a Runner whose runs are durable (an *agent.Agent with
-// Config.Durable.Store): a run started on a worker that died is resumed
+// Config.Durable.Runs): a run started on a worker that died is resumed
 // from its latest checkpoint on another.
 type resumer interface {
 	ResumeStream(ctx context.Context, run string) iter.Seq2[agent.Event, error]
 }
 
 // durableRunner is r as a resumer if its runs are durable: an agent's are
-// when it has a store.
+// when it has a run store.
 func durableRunner(r agent.Runner) resumer {
 	res, ok := r.(resumer)
 	if !ok {
 		return nil
 	}
-	if a, ok := r.(*agent.Agent); ok && a.Store() == nil {
+	if a, ok := r.(*agent.Agent); ok && a.Durability().Runs == nil {
 		return nil
 	}
 	return res
 }
 
-// storeOf is the store of a durable runner: an *agent.Agent's (nil for
-// any other runner, and for an agent that is not durable).
-func storeOf(r agent.Runner) agent.Store {
-	if a, ok := r.(*agent.Agent); ok {
-		return a.Store()
+// storeOf is the durability of a durable *agent.Agent (one with a run
+// store; nil for any other runner).
+func storeOf(r agent.Runner) *agent.Durability {
+	a, ok := r.(*agent.Agent)
+	if !ok {
+		return nil
 	}
-	return nil
+	d := a.Durability()
+	if d.Runs == nil {
+		return nil
+	}
+	return &d
 }
 
 // runEvents is the job's run: the input run anew, or, on a retry after a
@@ -110,7 +115,7 @@ func (s *Server) awaitResumable(j *job) error {
 	defer tick.Stop()
 	for {
 		lctx, cancel := context.WithTimeout(j.ctx, storeOpTimeout)
-		cp, err := st.LoadCheckpoint(lctx, j.resume)
+		cp, err := st.Runs.LoadCheckpoint(lctx, j.resume)
 		cancel()
 		if errors.Is(err, failure.NotFound) {
 			return nil

@@ -42,7 +42,7 @@ type ServeConfig struct {
 	// ElicitTimeout bounds a question to the caller whose ctx has no
 	// deadline (default 10 minutes: a person answers it).
 	ElicitTimeout time.Duration
-	// OrphanAfter is, for a durable runner (an agent with a store), how
+	// OrphanAfter is, for a durable runner (an agent with a run store), how
 	// long no worker's heartbeat may list a run of this pool before this
 	// worker resumes it as an orphan, once two of its scans saw the run's
 	// checkpoint unchanged; parked runs whose questions are all answered or
@@ -85,8 +85,8 @@ type Server struct {
 	b      *bus.Bus
 	nc     *nats.Conn
 	r      agent.Runner
-	resume resumer     // r, when its runs are durable (resume.go)
-	store  agent.Store // r's store, when it is a durable agent
+	resume resumer           // r, when its runs are durable (resume.go)
+	store  *agent.Durability // r's stores, when it is a durable agent
 	// live tracks the pool's runs in the workers' heartbeats, and sweep
 	// resumes orphans (orphans.go, sweep.go); nil for other runners.
 	live   *liveness

@@ -33,7 +33,7 @@ const (
 // the runs the store lists.
 type sweeper struct {
 	s     *Server
-	st    agent.Store
+	st    *agent.Durability
 	after time.Duration
 	scan  time.Duration
 	max   int
@@ -160,7 +160,7 @@ func (w *sweeper) sweep(ctx context.Context) {
 			continue
 		}
 		lctx, lcancel := context.WithTimeout(sctx, storeOpTimeout)
-		cp, err := w.st.LoadCheckpoint(lctx, id)
+		cp, err := w.st.Runs.LoadCheckpoint(lctx, id)
 		switch {
 		case err != nil:
 		case cp.State == agent.RunParked:
@@ -180,7 +180,7 @@ func (w *sweeper) sweep(ctx context.Context) {
 
 // list returns the store's runs, and prunes the caches to them.
 func (w *sweeper) list(ctx context.Context) ([]string, error) {
-	ids, err := w.st.ListRuns(ctx)
+	ids, err := w.st.Runs.ListRuns(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +230,10 @@ func (w *sweeper) parkedDue(ctx context.Context, cp *agent.Checkpoint, now time.
 	next := now.Add(parkedRecheck)
 	pending := false
 	for _, id := range ids {
-		q, err := w.st.LoadQuestion(ctx, id)
+		if w.st.Inbox == nil {
+			break // not this agent's: it cannot resume it (the resume says so)
+		}
+		q, err := w.st.Inbox.LoadQuestion(ctx, id)
 		switch {
 		case errors.Is(err, failure.NotFound):
 			continue // expired long ago: the resume reports it
@@ -258,7 +261,7 @@ var errRecorded = errors.New("worker: the finished run's end is recorded")
 // does: the run's process died between its last two writes, and a resume
 // (which replays the end) records it.
 func (w *sweeper) endRecorded(ctx context.Context, cp *agent.Checkpoint) error {
-	rec, err := w.st.LoadSession(ctx, cp.Session)
+	rec, err := w.st.Sessions.LoadSession(ctx, cp.Session)
 	switch {
 	case errors.Is(err, failure.NotFound) || err == nil && rec.Run != cp.Run:
 		w.finished[cp.Run] = true

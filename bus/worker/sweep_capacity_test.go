@@ -87,7 +87,7 @@ func capacityAgent(t *testing.T, st agent.Store, charged *atomic.Int32, answer, 
 		})
 	a, err := agent.New(context.Background(), agent.Config{Name: "billing", Model: model, Tools: []agent.Tool{charge, hold},
 		Permissions: &agent.Permissions{Rules: []agent.Rule{{Tool: "charge", Permission: agent.Ask}, {Tool: "hold", Permission: agent.Allow}}},
-		Durable:     agent.Durability{Store: st, ParkAfter: -1, QuestionTTL: 300 * time.Millisecond}, Policy: fastPolicy()})
+		Durable:     agent.Durability{Sessions: st, Runs: st, Inbox: st, ParkAfter: -1, QuestionTTL: 300 * time.Millisecond}, Policy: fastPolicy()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/bus/store"
 	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/llm"
 )
@@ -45,7 +46,7 @@ func answerInbox(url, token string) error {
 		return err
 	}
 	defer b.Close()
-	st, err := bus.OpenStore(ctx, b, bus.StoreConfig{})
+	st, err := store.OpenAgent(ctx, b, store.AgentConfig{})
 	if err != nil {
 		return err
 	}
@@ -81,7 +82,7 @@ func (w *world) parkedStep(ctx context.Context) error {
 		return err
 	}
 	defer b.Close()
-	st, err := bus.OpenStore(ctx, b, bus.StoreConfig{})
+	st, err := store.OpenAgent(ctx, b, store.AgentConfig{})
 	if err != nil {
 		return err
 	}
@@ -97,7 +98,7 @@ func (w *world) parkedStep(ctx context.Context) error {
 	}))
 	a, err := agent.New(ctx, agent.Config{Name: "publisher", Model: model, Tools: []agent.Tool{publish}, Logger: &w.log,
 		Permissions: &agent.Permissions{Rules: []agent.Rule{{Tool: "publish_report", Permission: agent.Ask}}},
-		Durable:     agent.Durability{Store: st, ParkAfter: -1}})
+		Durable:     agent.Durable(st, -1)})
 	if err != nil {
 		return err
 	}

@@ -30,6 +30,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/bus/store"
 	"github.com/switchboard-dev/switchboard/bus/worker"
 	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/llm"
@@ -93,7 +94,7 @@ func newAgent(ctx context.Context, st agent.Store, bookings string) (*agent.Agen
 		}
 	}))
 	return agent.New(ctx, agent.Config{Name: "planner", Model: model, Tools: []agent.Tool{book, invite},
-		Permissions: agent.AllowAll(), Durable: agent.Durability{Store: st}})
+		Permissions: agent.AllowAll(), Durable: agent.Durable(st, 0)})
 }
 
 func countTools(msgs []llm.Message) int {
@@ -114,7 +115,7 @@ func serve(ctx context.Context, url, token, name, bookings string) error {
 		return err
 	}
 	defer b.Close()
-	st, err := bus.OpenStore(ctx, b, bus.StoreConfig{})
+	st, err := store.OpenAgent(ctx, b, store.AgentConfig{})
 	if err != nil {
 		return err
 	}

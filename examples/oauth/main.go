@@ -23,12 +23,11 @@ import (
 	"time"
 
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/bus/store"
 	"github.com/switchboard-dev/switchboard/mcp"
-	"github.com/switchboard-dev/switchboard/mcp/tokenkv"
 )
 
 func main() {
@@ -91,21 +90,20 @@ func run(ctx context.Context) error {
 		return err
 	}
 	defer svc.Close()
-	bucket, err := b.JetStream().CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "mcp-logins"})
+	sealer, err := mcp.NewTokenSealer(bytes.Repeat([]byte{42}, 32)) // in a real host: a secret from its key store
 	if err != nil {
 		return err
 	}
-	key := bytes.Repeat([]byte{42}, 32) // in a real host: a secret from its key store
 
 	replica := func(name string) error {
-		store, err := tokenkv.New(bucket, key)
+		logins, err := store.OpenTokens(ctx, b, store.TokensConfig{Name: "mcp-logins", Sealer: sealer})
 		if err != nil {
 			return err
 		}
 		m, err := mcp.New(ctx, mcp.Config{
 			Servers:    []mcp.ServerConfig{{Name: "notes", URL: as.Endpoint(), Auth: &mcp.Auth{ClientID: clientID}}},
 			Elicitor:   b.Elicitor(),
-			TokenStore: store,
+			TokenStore: logins,
 		})
 		if err != nil {
 			return err

@@ -7,6 +7,8 @@ import (
 
 	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
+
+	"github.com/switchboard-dev/switchboard/internal/a2atask"
 )
 
 // MemoryConfig configures a Memory store; the zero value means defaults.
@@ -18,7 +20,7 @@ type MemoryConfig struct {
 	Owner func(ctx context.Context) string
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
-	// TTL is how long a task is kept after its last write (0: DefaultTTL;
+	// TTL is how long a task is kept after its last write (0: 24 hours;
 	// negative: forever). An expired task is not found; expired tasks are
 	// swept out as new ones are created.
 	TTL time.Duration
@@ -30,7 +32,7 @@ type MemoryConfig struct {
 type memoryStore struct {
 	cfg   MemoryConfig
 	mu    sync.RWMutex
-	tasks map[a2ago.TaskID]*record
+	tasks map[a2ago.TaskID]*a2atask.Record
 	swept time.Time // the last sweep of expired tasks
 }
 
@@ -39,19 +41,19 @@ var _ taskstore.Store = (*memoryStore)(nil)
 // NewMemory returns an empty in-memory task store (a2a-go's taskstore.Store).
 func NewMemory(cfg MemoryConfig) taskstore.Store {
 	if cfg.Owner == nil {
-		cfg.Owner = callerOwner
+		cfg.Owner = a2atask.CallerOwner
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
 	if cfg.TTL == 0 {
-		cfg.TTL = DefaultTTL
+		cfg.TTL = a2atask.DefaultTTL
 	}
-	return &memoryStore{cfg: cfg, tasks: map[a2ago.TaskID]*record{}, swept: cfg.Now()}
+	return &memoryStore{cfg: cfg, tasks: map[a2ago.TaskID]*a2atask.Record{}, swept: cfg.Now()}
 }
 
 // expired reports whether r has outlived the TTL at now.
-func (m *memoryStore) expired(r *record, now time.Time) bool {
+func (m *memoryStore) expired(r *a2atask.Record, now time.Time) bool {
 	return m.cfg.TTL > 0 && now.Sub(r.Written) > m.cfg.TTL
 }
 
@@ -71,11 +73,11 @@ func (m *memoryStore) sweep(now time.Time) {
 
 // Create stores a new task.
 func (m *memoryStore) Create(ctx context.Context, task *a2ago.Task) (taskstore.TaskVersion, error) {
-	if err := validate(task); err != nil {
+	if err := a2atask.Validate(task); err != nil {
 		return taskstore.TaskVersionMissing, err
 	}
 	now := m.cfg.Now()
-	r := &record{Task: cloneTask(task), User: m.cfg.Owner(ctx), Updated: statusTime(task, now), version: 1, Written: now}
+	r := &a2atask.Record{Task: a2atask.CloneTask(task), User: m.cfg.Owner(ctx), Updated: a2atask.StatusTime(task, now), Version: 1, Written: now}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.sweep(now)
@@ -88,11 +90,11 @@ func (m *memoryStore) Create(ctx context.Context, task *a2ago.Task) (taskstore.T
 
 // Update replaces a task if req.PrevVersion is still the latest.
 func (m *memoryStore) Update(ctx context.Context, req *taskstore.UpdateRequest) (taskstore.TaskVersion, error) {
-	if err := validate(req.Task); err != nil {
+	if err := a2atask.Validate(req.Task); err != nil {
 		return taskstore.TaskVersionMissing, err
 	}
 	owner := m.cfg.Owner(ctx)
-	t := cloneTask(req.Task)
+	t := a2atask.CloneTask(req.Task)
 	now := m.cfg.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -100,12 +102,12 @@ func (m *memoryStore) Update(ctx context.Context, req *taskstore.UpdateRequest) 
 	if !ok || old.User != owner || m.expired(old, now) {
 		return taskstore.TaskVersionMissing, a2ago.ErrTaskNotFound
 	}
-	if req.PrevVersion != taskstore.TaskVersionMissing && taskstore.TaskVersion(old.version) != req.PrevVersion {
+	if req.PrevVersion != taskstore.TaskVersionMissing && taskstore.TaskVersion(old.Version) != req.PrevVersion {
 		return taskstore.TaskVersionMissing, taskstore.ErrConcurrentModification
 	}
-	r := &record{Task: t, User: old.User, Updated: statusTime(t, now), version: old.version + 1, Written: now}
+	r := &a2atask.Record{Task: t, User: old.User, Updated: a2atask.StatusTime(t, now), Version: old.Version + 1, Written: now}
 	m.tasks[t.ID] = r
-	return taskstore.TaskVersion(r.version), nil
+	return taskstore.TaskVersion(r.Version), nil
 }
 
 // Get returns a task owned by the caller, or a2a.ErrTaskNotFound (also
@@ -117,23 +119,23 @@ func (m *memoryStore) Get(ctx context.Context, id a2ago.TaskID) (*taskstore.Stor
 	if !ok || r.User != m.cfg.Owner(ctx) || m.expired(r, m.cfg.Now()) {
 		return nil, a2ago.ErrTaskNotFound
 	}
-	return &taskstore.StoredTask{Task: cloneTask(r.Task), Version: taskstore.TaskVersion(r.version), User: r.User}, nil
+	return &taskstore.StoredTask{Task: a2atask.CloneTask(r.Task), Version: taskstore.TaskVersion(r.Version), User: r.User}, nil
 }
 
 // List lists the caller's tasks, newest status first.
 func (m *memoryStore) List(ctx context.Context, req *a2ago.ListTasksRequest) (*a2ago.ListTasksResponse, error) {
-	p, err := parseList(req)
+	p, err := a2atask.ParseList(req)
 	if err != nil {
 		return nil, err
 	}
 	now := m.cfg.Now()
 	m.mu.RLock()
-	recs := make([]*record, 0, len(m.tasks))
+	recs := make([]*a2atask.Record, 0, len(m.tasks))
 	for _, r := range m.tasks {
 		if !m.expired(r, now) {
 			recs = append(recs, r)
 		}
 	}
 	m.mu.RUnlock()
-	return page(recs, m.cfg.Owner(ctx), p, window{}), nil
+	return a2atask.Page(recs, m.cfg.Owner(ctx), p, a2atask.Window{}), nil
 }

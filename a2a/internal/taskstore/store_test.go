@@ -2,7 +2,6 @@ package taskstore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
@@ -10,10 +9,10 @@ import (
 
 	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
-	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/goleak"
 
 	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/bus/store"
 )
 
 // TestMain checks for leaked goroutines, but for the one Go's fuzzing
@@ -40,29 +39,19 @@ func task(id string, at time.Time) *a2ago.Task {
 		History:   []*a2ago.Message{a2ago.NewMessage(a2ago.MessageRoleUser, a2ago.NewTextPart("q"))}}
 }
 
-// newBucket makes a fresh JetStream key-value bucket on an embedded bus.
-func newTestBucket(t *testing.T) (jetstream.KeyValue, jetstream.JetStream) {
+// stores returns each store implementation, fresh: in memory, and the
+// JetStream one of bus/store over a real bucket.
+func stores(t *testing.T) map[string]taskstore.Store {
 	b, err := bus.New(context.Background(), bus.Config{StoreDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b.Close() })
-	kv, err := b.JetStream().CreateKeyValue(context.Background(), jetstream.KeyValueConfig{Bucket: "tasks_" + fmt.Sprint(time.Now().UnixNano())})
+	ks, err := store.OpenTasks(context.Background(), b, store.TasksConfig{Name: "tasks_" + fmt.Sprint(time.Now().UnixNano()), Owner: testOwner})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return kv, b.JetStream()
-}
-
-// stores returns each store implementation, fresh: in memory, and over a
-// real JetStream bucket.
-func stores(t *testing.T) map[string]taskstore.Store {
-	kv, _ := newTestBucket(t)
-	ks, err := NewKV(KVConfig{KV: kv, Owner: testOwner})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return map[string]taskstore.Store{"memory": NewMemory(MemoryConfig{Owner: testOwner}), "kv": ks}
+	return map[string]taskstore.Store{"memory": NewMemory(MemoryConfig{Owner: testOwner}), "kv": ks.Store}
 }
 
 func TestStores(t *testing.T) {
@@ -168,33 +157,4 @@ func TestKVRejectsUnstorableIDs(t *testing.T) {
 	if _, err := s.Create(as("a"), task("a b", time.Now())); !errors.Is(err, a2ago.ErrInvalidParams) {
 		t.Fatal(err)
 	}
-}
-
-func FuzzDecodePageToken(f *testing.F) {
-	f.Add(encodePageToken(cursor{Updated: time.Unix(1, 0), ID: "t1"}))
-	f.Add(encodePageToken(cursor{Window: 42}))
-	f.Add(encodePageToken(cursor{Window: 7, Updated: time.Unix(1, 0), ID: "t1"}))
-	f.Add("")
-	f.Add("e30")
-	f.Add("!!!")
-	f.Fuzz(func(t *testing.T, tok string) {
-		c, err := decodePageToken(tok)
-		if err == nil && c.ID == "" && c.Window == 0 {
-			t.Fatal("accepted a token that names neither a task nor a window")
-		}
-	})
-}
-
-func FuzzDecodeRecord(f *testing.F) {
-	b, _ := json.Marshal(record{Task: task("t1", time.Unix(5, 0)), User: "u"})
-	f.Add(b)
-	f.Add([]byte(`{"task":null}`))
-	f.Add([]byte(`{"task":{"id":"x","contextId":"c","status":{"state":"bogus"}}}`))
-	f.Add([]byte(`[]`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		r, err := decodeRecord(data)
-		if err == nil && (r == nil || r.Task == nil || r.Task.ID == "" || r.Task.ContextID == "") {
-			t.Fatal("accepted an incomplete record")
-		}
-	})
 }

@@ -1,5 +1,10 @@
 package wire
 
+import (
+	"encoding/base64"
+	"strings"
+)
+
 // maxToken bounds a subject token's length.
 const maxToken = 128
 
@@ -41,3 +46,15 @@ func tokenByte(c byte) bool {
 
 // QueueGroup is the queue group responders and workers join by default.
 const QueueGroup = "switchboard"
+
+// Key makes a KV key or subject token of an id given from outside: ids made of
+// letters, digits, '-' and '_' are kept (readable keys); any other id is
+// base64url-encoded behind '='.
+func Key(id string) string {
+	if id != "" && len(id) <= 200 && strings.IndexFunc(id, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_')
+	}) < 0 {
+		return id
+	}
+	return "=" + base64.RawURLEncoding.EncodeToString([]byte(id))
+}
