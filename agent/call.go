@@ -40,10 +40,10 @@ func CallFromContext(ctx context.Context) (*Call, bool) {
 
 // Forward passes an event of a run this call started (an agent run inside
 // the tool, a remote worker's run) into the calling run, where it is yielded
-// as an EventNested (see Nest). Start the nested run with the call's context
-// so its events carry Parent. Forward blocks while the calling run's
+// as an [EventNested]. Start the nested run with the call's context so its
+// events carry [Event.Parent]. Forward blocks while the calling run's
 // consumer is busy and reports false, dropping the event, once the call has
-// returned. AsTool forwards for you.
+// returned. [AsTool] forwards for you.
 func (c *Call) Forward(ev Event) bool {
 	if c == nil || c.state == nil {
 		return false
