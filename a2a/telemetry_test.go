@@ -4,6 +4,8 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/llm"
@@ -48,9 +50,19 @@ func TestTraceContinuesAtPeer(t *testing.T) {
 			}
 			spans := testkit.SpansFromStubs(exp.GetSpans(), "")
 			chat := "chat " + llm.NewScripted().Name()
-			want := "invoke_agent caller\n  " + chat + "\n  execute_tool a2a__remote\n    invoke_agent remote\n      " + chat + "\n  " + chat + "\n"
+			// The call is a CLIENT span, the request it makes a SERVER span
+			// (a2a jsonrpc, a2a rest), the remote run its child.
+			want := "invoke_agent caller\n  " + chat + "\n  execute_tool a2a__remote\n    a2a " + binding + "\n      invoke_agent remote\n        " +
+				chat + "\n  " + chat + "\n"
 			if got := testkit.Tree(spans); got != want {
 				t.Fatalf("span tree:\n%s\nwant:\n%s", got, want)
+			}
+			kinds := map[string]trace.SpanKind{}
+			for _, s := range exp.GetSpans() {
+				kinds[s.Name] = s.SpanKind
+			}
+			if kinds["execute_tool a2a__remote"] != trace.SpanKindClient || kinds["a2a "+binding] != trace.SpanKindServer {
+				t.Errorf("span kinds %v: want the call CLIENT and the request SERVER", kinds)
 			}
 		})
 	}

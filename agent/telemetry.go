@@ -56,8 +56,8 @@ func (r *run) traceStart(input, pausedAt string) {
 	r.trace.t = t
 	r.ctx, r.trace.op = t.StartAgent(telemetry.With(r.ctx, t), r.a.cfg.Name, r.id, parent,
 		r.a.cfg.Model.Name(), input, telemetry.ParseTraceParent(pausedAt))
-	if r.s != nil {
-		r.trace.op.Conversation(r.s.ID())
+	if r.s != nil && r.trace.op.Recording() {
+		r.trace.op.Conversation(r.s.conversationID())
 	}
 	if !r.trace.op.Recording() {
 		// An unsampled run (its span does not record): its turns and calls
@@ -165,4 +165,15 @@ func (r *run) traceRefused(c llm.ToolCall, spec ToolSpec, fe *failure.Error) {
 // circuit changes are counted in the switchboard.circuit.state_changes metric.
 func circuitHook(src *telemetry.Source) func(failure.Key, string, string) {
 	return func(k failure.Key, _, to string) { src.Get().CircuitChange(k.String(), to) }
+}
+
+// conversationID is the session's gen_ai.conversation.id: its id, else
+// one made for the traces at its first recorded run, so that the runs of
+// one conversation share it.
+func (s *Session) conversationID() string {
+	if s.id != "" {
+		return s.id
+	}
+	s.conv.Do(func() { s.cid = randomID("conv_") })
+	return s.cid
 }
