@@ -28,11 +28,14 @@ import (
 // in-memory exporter or from OTLP.
 type Span struct {
 	Name, TraceID, SpanID, ParentID string
-	Start                           time.Time
-	Attrs                           map[string]string
-	Events                          []string
-	Links                           []string // span ids
-	Service                         string
+	// Kind is the span kind's name: internal, server, client, producer,
+	// consumer.
+	Kind    string
+	Start   time.Time
+	Attrs   map[string]string
+	Events  []string
+	Links   []string // span ids
+	Service string
 }
 
 // Tracing is a tracer provider that exports synchronously to an in-memory
@@ -50,7 +53,7 @@ func SpansFromStubs(stubs tracetest.SpanStubs, service string) []Span {
 	out := make([]Span, 0, len(stubs))
 	for _, s := range stubs {
 		sp := Span{Name: s.Name, TraceID: s.SpanContext.TraceID().String(), SpanID: s.SpanContext.SpanID().String(),
-			Start: s.StartTime, Attrs: map[string]string{}, Service: service}
+			Kind: s.SpanKind.String(), Start: s.StartTime, Attrs: map[string]string{}, Service: service}
 		if s.Parent.IsValid() {
 			sp.ParentID = s.Parent.SpanID().String()
 		}
@@ -81,6 +84,7 @@ func SpansFromOTLP(req *coltracepb.ExportTraceServiceRequest) []Span {
 		for _, ss := range rs.GetScopeSpans() {
 			for _, s := range ss.GetSpans() {
 				sp := Span{Name: s.GetName(), TraceID: hex.EncodeToString(s.GetTraceId()), SpanID: hex.EncodeToString(s.GetSpanId()),
+					Kind:  strings.ToLower(strings.TrimPrefix(s.GetKind().String(), "SPAN_KIND_")),
 					Start: time.Unix(0, int64(s.GetStartTimeUnixNano())), Attrs: map[string]string{}, Service: service}
 				if len(s.GetParentSpanId()) > 0 {
 					sp.ParentID = hex.EncodeToString(s.GetParentSpanId())
