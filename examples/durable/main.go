@@ -32,6 +32,7 @@ import (
 	"github.com/switchboard-dev/switchboard/bus"
 	"github.com/switchboard-dev/switchboard/bus/worker"
 	"github.com/switchboard-dev/switchboard/failure"
+	"github.com/switchboard-dev/switchboard/internal/telemetry/otelenv"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -46,6 +47,7 @@ const (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	defer otelenv.Main(ctx, "example-durable", os.Stderr)() // the OTEL_* environment's traces and metrics (none when unset)
 	var err error
 	if os.Getenv(envURL) != "" {
 		err = serve(ctx, os.Getenv(envURL), os.Getenv(envToken), os.Getenv(envName), os.Getenv(envLog))

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/internal/telemetry/otelenv"
 	"github.com/switchboard-dev/switchboard/llm"
 	"github.com/switchboard-dev/switchboard/llm/provider"
 )
@@ -34,6 +35,7 @@ func main() {
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	defer otelenv.Main(ctx, "example-httpservice", os.Stderr)() // the OTEL_* environment's traces and metrics (none when unset)
 
 	model, err := provider.FromEnv()
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -250,4 +251,19 @@ func (l *errorLog) err() error {
 		return fmt.Errorf("an export failed: %w", l.first)
 	}
 	return fmt.Errorf("%d exports failed, the first: %w", l.n, l.first)
+}
+
+// Main is Start for a program's main (the examples'): an error starting,
+// or a failed export when the returned function runs, is one line on w.
+// Defer the function it returns.
+func Main(ctx context.Context, service string, w io.Writer) (stop func()) {
+	s, err := Start(ctx, Config{Service: service})
+	if err != nil {
+		fmt.Fprintln(w, "telemetry is off:", err)
+	}
+	return func() {
+		if err := s.Close(); err != nil {
+			fmt.Fprintln(w, err)
+		}
+	}
 }
