@@ -1,7 +1,10 @@
 package a2a
 
 import (
+	"encoding/json"
 	"net/http/httptest"
+	"slices"
+	"strings"
 	"testing"
 
 	"go.opentelemetry.io/otel/trace"
@@ -63,6 +66,50 @@ func TestTraceContinuesAtPeer(t *testing.T) {
 			}
 			if kinds["execute_tool a2a__remote"] != trace.SpanKindClient || kinds["a2a "+binding] != trace.SpanKindServer {
 				t.Errorf("span kinds %v: want the call CLIENT and the request SERVER", kinds)
+			}
+		})
+	}
+}
+
+// TestToolsetRetryIsASpanEvent: a send the peer refused before acting on
+// it (503) is sent again by the toolset's policy, and the retry is a
+// switchboard.retry event, with the attempt and the failure kind, on the
+// caller's span.
+func TestToolsetRetryIsASpanEvent(t *testing.T) {
+	for _, p := range []Peer{{NoStreaming: true}, {PreferREST: true}} {
+		t.Run(map[bool]string{true: "jsonrpc blocking", false: "rest streaming"}[p.NoStreaming], func(t *testing.T) {
+			srv, _ := newWorker(t, ServerConfig{})
+			f := &firstDeliveryFails{srv: srv, seen: map[string]bool{}}
+			hs := httptest.NewServer(f)
+			defer hs.Close()
+			ctx := ctxT(t)
+			p.Name, p.URL = "w", hs.URL
+			ts, err := NewToolset(ctx, ToolsetConfig{Peers: []Peer{p}, Policy: fastPolicy()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ts.Close()
+			tools, _ := ts.Tools(ctx)
+			tp, exp := testkit.Tracing(t)
+			cctx, span := tp.Tracer("test").Start(ctx, "execute_tool a2a__w")
+			res, err := tools[0].Call(cctx, json.RawMessage(`{"message":"hello once"}`))
+			span.End()
+			if err != nil || !strings.Contains(res.Text(), "echo: hello once") {
+				t.Fatalf("res = %v, err = %v", res, err)
+			}
+			var events []string
+			for _, s := range exp.GetSpans() {
+				for _, e := range s.Events {
+					ev := e.Name
+					for _, kv := range e.Attributes {
+						ev += " " + string(kv.Key) + "=" + kv.Value.Emit()
+					}
+					events = append(events, ev)
+				}
+			}
+			want := "switchboard.retry switchboard.attempt=2 error.type=transient"
+			if !slices.Contains(events, want) {
+				t.Fatalf("the caller's span has events %q, want %q", events, want)
 			}
 		})
 	}

@@ -21,7 +21,7 @@ import (
 func (s *server) traceSending(next gomcp.MethodHandler) gomcp.MethodHandler {
 	return func(ctx context.Context, method string, req gomcp.Request) (gomcp.Result, error) {
 		p := req.GetParams()
-		if p == nil || method == "initialize" || len(method) > 14 && method[:14] == "notifications/" {
+		if telemetry.Absent(p) || method == "initialize" || len(method) > 14 && method[:14] == "notifications/" {
 			return next(ctx, method, req)
 		}
 		var op *telemetry.Op

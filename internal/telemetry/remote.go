@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"context"
+	"reflect"
 	"strconv"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -227,4 +228,11 @@ func RequestID(id any) string {
 		return strconv.Itoa(v)
 	}
 	return ""
+}
+
+// Absent reports whether a request's params are missing: go-sdk hands
+// a request without params as a typed nil pointer, whose methods panic.
+func Absent(params any) bool {
+	v := reflect.ValueOf(params)
+	return !v.IsValid() || (v.Kind() == reflect.Pointer && v.IsNil())
 }

@@ -37,7 +37,7 @@ func (s *Server) traced(next gomcp.MethodHandler) gomcp.MethodHandler {
 
 // continueTrace is ctx continuing the trace context req carries.
 func continueTrace(ctx context.Context, req gomcp.Request) context.Context {
-	if p := req.GetParams(); p != nil {
+	if p := req.GetParams(); !telemetry.Absent(p) {
 		if meta := p.GetMeta(); len(meta) > 0 {
 			if _, ok := meta["traceparent"]; ok {
 				return telemetry.ExtractMeta(ctx, meta)
@@ -61,6 +61,9 @@ func (s *Server) describe(method string, req gomcp.Request) telemetry.MCPRequest
 		if ip := ss.InitializeParams(); ip != nil {
 			r.Protocol = ip.ProtocolVersion
 		}
+	}
+	if telemetry.Absent(req.GetParams()) {
+		return r
 	}
 	switch p := req.GetParams().(type) {
 	case *gomcp.CallToolParamsRaw:
