@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel/trace"
 
@@ -51,13 +52,19 @@ func TestTraceContinuesAtPeer(t *testing.T) {
 			if _, err := caller.Run(ctx, "go"); err != nil {
 				t.Fatal(err)
 			}
-			spans := testkit.SpansFromStubs(exp.GetSpans(), "")
 			chat := "chat " + llm.NewScripted().Name()
 			// The call is a CLIENT span, the request it makes a SERVER span
 			// (a2a jsonrpc, a2a rest), the remote run its child.
 			want := "invoke_agent caller\n  " + chat + "\n  execute_tool a2a__remote\n    a2a " + binding + "\n      invoke_agent remote\n        " +
 				chat + "\n  " + chat + "\n"
-			if got := testkit.Tree(spans); got != want {
+			// The SERVER span ends when the handler returns, which may be
+			// after the caller read the answer: wait for the tree.
+			got := ""
+			testkit.WaitFor(t, 5*time.Second, "the span tree", func() bool {
+				got = testkit.Tree(testkit.SpansFromStubs(exp.GetSpans(), ""))
+				return got == want
+			})
+			if got != want {
 				t.Fatalf("span tree:\n%s\nwant:\n%s", got, want)
 			}
 			kinds := map[string]trace.SpanKind{}

@@ -109,11 +109,13 @@ func TestOneTraceAcrossProcesses(t *testing.T) {
 			}
 		}
 		for _, sp := range s {
-			if sp.Name == "process step" {
-				n++ // the worker's CONSUMER span, exported when the job ends
+			// The worker's CONSUMER span, exported when the job ends, and
+			// the peer's SERVER span, when its handler returns.
+			if sp.Name == "process step" || sp.Name == "a2a jsonrpc" {
+				n++
 			}
 		}
-		return n >= 3 && len(s) >= 6
+		return n >= 4 && len(s) >= 7
 	})
 	all := append(local, remote...)
 	chat := "chat " + llm.NewScripted().Name()
