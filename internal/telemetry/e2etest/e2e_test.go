@@ -115,7 +115,7 @@ func TestOneTraceAcrossProcesses(t *testing.T) {
 				n++
 			}
 		}
-		return n >= 4 && len(s) >= 7
+		return n >= 4 && len(s) >= 6
 	})
 	all := append(local, remote...)
 	chat := "chat " + llm.NewScripted().Name()
