@@ -109,7 +109,10 @@ func StartMCPClient(ctx context.Context, r MCPRequest) (context.Context, *Op) {
 	if o, _ := ctx.Value(opKey{}).(*Op); o != nil && o.op == OpExecuteTool && r.Method == "tools/call" &&
 		o.span != nil && trace.SpanFromContext(ctx).SpanContext().Equal(o.span.SpanContext()) {
 		if o.rec {
-			o.set(r.callAttrs(o.buf))
+			// On the span itself, not through the Op's buffer: the call may
+			// outlive the run's wait for it (a tool that ignores its
+			// cancellation), and the span is safe for concurrent use.
+			o.span.SetAttributes(r.callAttrs(nil)...)
 		}
 		return ctx, nil
 	}
