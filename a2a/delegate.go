@@ -162,7 +162,7 @@ func (d *delegation) send(ctx context.Context, msg *a2ago.Message) error {
 	req := &a2ago.SendMessageRequest{Message: msg}
 	d.stale = d.st.id != "" && !d.st.state.Terminal() && d.st.settled() && d.st.reply == nil
 	if !d.r.streaming {
-		return d.r.ts.pol().Execute(ctx, d.r.key, func(ctx context.Context) error {
+		return d.r.execute(ctx, func(ctx context.Context) error {
 			ctx, dl := withDelivery(ctx)
 			res, err := d.r.client.SendMessage(ctx, req)
 			if err != nil {
@@ -172,7 +172,7 @@ func (d *delegation) send(ctx context.Context, msg *a2ago.Message) error {
 		})
 	}
 	d.st.dropped = false
-	return d.r.ts.pol().Execute(ctx, d.r.key, func(ctx context.Context) error {
+	return d.r.execute(ctx, func(ctx context.Context) error {
 		ctx, dl := withDelivery(ctx)
 		before := d.st.events
 		for ev, err := range d.r.client.SendStreamingMessage(ctx, req) {
@@ -244,7 +244,7 @@ func (d *delegation) settle(ctx context.Context) error {
 		return d.fail(failure.Protocol, "send", "the peer answered with neither a task nor a message", nil)
 	}
 	if d.r.streaming {
-		err := d.r.ts.pol().Execute(ctx, d.r.key, func(ctx context.Context) error {
+		err := d.r.execute(ctx, func(ctx context.Context) error {
 			d.st.dropped = false
 			for ev, err := range d.r.client.SubscribeToTask(ctx, &a2ago.SubscribeToTaskRequest{ID: d.st.id}) {
 				if err != nil {
@@ -274,7 +274,7 @@ func (d *delegation) poll(ctx context.Context) error {
 	tick := time.NewTicker(d.r.ts.cfg.PollInterval)
 	defer tick.Stop()
 	for {
-		err := d.r.ts.pol().Execute(ctx, d.r.key, func(ctx context.Context) error {
+		err := d.r.execute(ctx, func(ctx context.Context) error {
 			t, err := d.r.client.GetTask(ctx, &a2ago.GetTaskRequest{ID: d.st.id})
 			if err != nil {
 				return classifyErr(err, d.r.peer.Name, d.tool, "get task")

@@ -44,9 +44,17 @@ func (s *Server) serveTraced(w http.ResponseWriter, r *http.Request) {
 	endpoint := endpointOf(r.URL.Path)
 	o := &outcome{}
 	ow := &outcomeWriter{ResponseWriter: w, status: http.StatusOK, sniff: endpoint == "jsonrpc"}
-	r = r.WithContext(context.WithValue(r.Context(), outcomeKey{}, o))
+	// The request is a SERVER span (the peer of the caller's CLIENT
+	// execute_tool span); the run it starts is its child.
+	ctx, op := r.Context(), (*telemetry.Op)(nil)
+	if endpoint != "card" { // discovery, not a call: no span of its own
+		ctx, op = t.StartA2AServer(ctx, endpoint)
+	}
+	r = r.WithContext(context.WithValue(ctx, outcomeKey{}, o))
 	s.mux.ServeHTTP(ow, r)
-	t.A2ARequest(r.Context(), endpoint, o.kind(ow))
+	kind := o.kind(ow)
+	op.End(r.Context(), kind)
+	t.A2ARequest(r.Context(), endpoint, kind)
 }
 
 // endpointOf names the endpoint a request is for.
@@ -159,3 +167,22 @@ func (w *outcomeWriter) Flush() {
 
 // Unwrap gives http.ResponseController the underlying writer.
 func (w *outcomeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// execute runs fn under the toolset's failure policy for the peer; each
+// retry the policy makes leaves a switchboard.retry event (the attempt and
+// the failure kind that caused it) on the caller's span, the run's
+// execute_tool span.
+func (r *remote) execute(ctx context.Context, fn func(context.Context) error) error {
+	attempt, last := 0, ""
+	return r.ts.pol().Execute(ctx, r.key, func(ctx context.Context) error {
+		attempt++
+		if attempt > 1 {
+			telemetry.Retry(ctx, attempt, last)
+		}
+		err := fn(ctx)
+		if err != nil {
+			last = failure.From(err).Kind.String()
+		}
+		return err
+	})
+}

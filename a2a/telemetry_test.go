@@ -1,8 +1,14 @@
 package a2a
 
 import (
+	"encoding/json"
 	"net/http/httptest"
+	"slices"
+	"strings"
 	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/internal/testkit"
@@ -46,11 +52,71 @@ func TestTraceContinuesAtPeer(t *testing.T) {
 			if _, err := caller.Run(ctx, "go"); err != nil {
 				t.Fatal(err)
 			}
-			spans := testkit.SpansFromStubs(exp.GetSpans(), "")
 			chat := "chat " + llm.NewScripted().Name()
-			want := "invoke_agent caller\n  " + chat + "\n  execute_tool a2a__remote\n    invoke_agent remote\n      " + chat + "\n  " + chat + "\n"
-			if got := testkit.Tree(spans); got != want {
+			// The call is a CLIENT span, the request it makes a SERVER span
+			// (a2a jsonrpc, a2a rest), the remote run its child.
+			want := "invoke_agent caller\n  " + chat + "\n  execute_tool a2a__remote\n    a2a " + binding + "\n      invoke_agent remote\n        " +
+				chat + "\n  " + chat + "\n"
+			// The SERVER span ends when the handler returns, which may be
+			// after the caller read the answer: wait for the tree.
+			got := ""
+			testkit.WaitFor(t, 5*time.Second, "the span tree", func() bool {
+				got = testkit.Tree(testkit.SpansFromStubs(exp.GetSpans(), ""))
+				return got == want
+			})
+			if got != want {
 				t.Fatalf("span tree:\n%s\nwant:\n%s", got, want)
+			}
+			kinds := map[string]trace.SpanKind{}
+			for _, s := range exp.GetSpans() {
+				kinds[s.Name] = s.SpanKind
+			}
+			if kinds["execute_tool a2a__remote"] != trace.SpanKindClient || kinds["a2a "+binding] != trace.SpanKindServer {
+				t.Errorf("span kinds %v: want the call CLIENT and the request SERVER", kinds)
+			}
+		})
+	}
+}
+
+// TestToolsetRetryIsASpanEvent: a send the peer refused before acting on
+// it (503) is sent again by the toolset's policy, and the retry is a
+// switchboard.retry event, with the attempt and the failure kind, on the
+// caller's span.
+func TestToolsetRetryIsASpanEvent(t *testing.T) {
+	for _, p := range []Peer{{NoStreaming: true}, {PreferREST: true}} {
+		t.Run(map[bool]string{true: "jsonrpc blocking", false: "rest streaming"}[p.NoStreaming], func(t *testing.T) {
+			srv, _ := newWorker(t, ServerConfig{})
+			f := &firstDeliveryFails{srv: srv, seen: map[string]bool{}}
+			hs := httptest.NewServer(f)
+			defer hs.Close()
+			ctx := ctxT(t)
+			p.Name, p.URL = "w", hs.URL
+			ts, err := NewToolset(ctx, ToolsetConfig{Peers: []Peer{p}, Policy: fastPolicy()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ts.Close()
+			tools, _ := ts.Tools(ctx)
+			tp, exp := testkit.Tracing(t)
+			cctx, span := tp.Tracer("test").Start(ctx, "execute_tool a2a__w")
+			res, err := tools[0].Call(cctx, json.RawMessage(`{"message":"hello once"}`))
+			span.End()
+			if err != nil || !strings.Contains(res.Text(), "echo: hello once") {
+				t.Fatalf("res = %v, err = %v", res, err)
+			}
+			var events []string
+			for _, s := range exp.GetSpans() {
+				for _, e := range s.Events {
+					ev := e.Name
+					for _, kv := range e.Attributes {
+						ev += " " + string(kv.Key) + "=" + kv.Value.Emit()
+					}
+					events = append(events, ev)
+				}
+			}
+			want := "switchboard.retry switchboard.attempt=2 error.type=transient"
+			if !slices.Contains(events, want) {
+				t.Fatalf("the caller's span has events %q, want %q", events, want)
 			}
 		})
 	}

@@ -285,7 +285,11 @@ type Session struct {
 	grants  grants
 	// id names the session in Config.Durable.Sessions ("" without one).
 	id string
-	cx ctxState
+	// conv is the session's gen_ai.conversation.id when it has no id (no
+	// Durable.Store): made at its first traced run.
+	conv sync.Once
+	cid  string
+	cx   ctxState
 }
 
 // NewSession starts an empty conversation.

@@ -56,6 +56,9 @@ func (r *run) traceStart(input, pausedAt string) {
 	r.trace.t = t
 	r.ctx, r.trace.op = t.StartAgent(telemetry.With(r.ctx, t), r.a.cfg.Name, r.id, parent,
 		r.a.cfg.Model.Name(), input, telemetry.ParseTraceParent(pausedAt))
+	if r.s != nil && r.trace.op.Recording() {
+		r.trace.op.Conversation(r.s.conversationID())
+	}
 	if !r.trace.op.Recording() {
 		// An unsampled run (its span does not record): its turns and calls
 		// make no spans of their own, only metrics, and its context
@@ -89,9 +92,11 @@ func (r *run) traceChat(ctx context.Context, hist []llm.Message, defs []llm.Tool
 		return r.modelTurn(ctx, hist, defs, onText)
 	}
 	ctx, op := r.trace.t.StartChat(ctx, r.a.cfg.Model.Name())
+	op.Request(r.a.cfg.MaxTokens, nil)
 	resp, err := r.modelTurn(ctx, hist, defs, onText)
 	if resp != nil {
 		op.Usage(ctx, resp.Usage.InputTokens, resp.Usage.OutputTokens)
+		op.Response(resp.Model, resp.ID, resp.StopReason)
 	}
 	op.End(ctx, kindOf(r.modelFailure(err)))
 	return resp, err
@@ -145,7 +150,24 @@ func (r *run) tracedExecCall(bctx context.Context, c llm.ToolCall, tool Tool, sp
 // arguments, budget) as an execute_tool span with its error.type.
 func (r *run) traceRefused(c llm.ToolCall, spec ToolSpec, fe *failure.Error) {
 	if t := r.trace.t; t != nil {
+		if fe.Kind == failure.UnknownTool {
+			// A name the model made up is an attribute, not a span name.
+			ctx, op := t.StartUnknownTool(r.ctx, c.Name, c.ID)
+			op.End(ctx, fe.Kind.String())
+			return
+		}
 		ctx, op := t.StartTool(r.ctx, c.Name, c.ID, string(spec.Source.Kind), spec.Source.Name)
 		op.End(ctx, fe.Kind.String())
 	}
+}
+
+// conversationID is the session's gen_ai.conversation.id: its id, else
+// one made for the traces at its first recorded run, so that the runs of
+// one conversation share it.
+func (s *Session) conversationID() string {
+	if s.id != "" {
+		return s.id
+	}
+	s.conv.Do(func() { s.cid = randomID("conv_") })
+	return s.cid
 }

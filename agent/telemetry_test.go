@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/codes"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/trace"
@@ -92,12 +94,13 @@ func TestTelemetrySpans(t *testing.T) {
 			steps: []llm.Step{llm.Calls(llm.CallTool("c1", "flaky", nil)), llm.Calls(llm.CallTool("c2", "broken", nil)),
 				llm.Calls(llm.CallTool("c3", "forbidden", nil)), llm.Calls(llm.CallTool("c4", "missing", nil)), llm.Say("done")},
 			tree: "invoke_agent tracer\n  " + chat + "\n  execute_tool flaky\n  " + chat + "\n  execute_tool broken\n  " +
-				chat + "\n  execute_tool forbidden\n  " + chat + "\n  execute_tool missing\n  " + chat + "\n",
+				chat + "\n  execute_tool forbidden\n  " + chat + "\n  execute_tool unknown_tool\n  " + chat + "\n",
 			want: map[string]map[string]string{
 				"execute_tool flaky":     {"error.type": "-"},
 				"execute_tool broken":    {"error.type": "protocol"},
 				"execute_tool forbidden": {"error.type": "permission_denied"},
-				"execute_tool missing":   {"error.type": "unknown_tool", "gen_ai.tool.call.id": "c4"},
+				// a made-up name is an attribute, not a span name
+				"execute_tool unknown_tool": {"error.type": "unknown_tool", "gen_ai.tool.call.id": "c4", "gen_ai.tool.name": "missing"},
 			},
 			events: map[string][]string{
 				"execute_tool flaky":     {"switchboard.retry"},
@@ -341,5 +344,20 @@ func TestTelemetryResumeLinksToPause(t *testing.T) {
 	}
 	if len(first.Links) != 0 {
 		t.Fatalf("the first attempt links %v, want none", first.Links)
+	}
+	// Parking is a wait, not an error: the paused attempt's status stays
+	// unset, with the switchboard.parked event and attribute; both attempts
+	// name the session as their conversation.
+	if _, ok := first.Attrs["error.type"]; ok || first.Attrs["switchboard.run.parked"] != "true" ||
+		!slices.Contains(first.Events, "switchboard.parked") {
+		t.Errorf("the parked attempt: attributes %v, events %v; want switchboard.run.parked, its event, no error.type", first.Attrs, first.Events)
+	}
+	for _, stub := range exp.GetSpans() {
+		if stub.Name == "invoke_agent parker" && stub.Status.Code == codes.Error {
+			t.Errorf("an invoke_agent span ended with status %v %q", stub.Status.Code, stub.Status.Description)
+		}
+	}
+	if c := first.Attrs["gen_ai.conversation.id"]; c == "" || c != second.Attrs["gen_ai.conversation.id"] {
+		t.Errorf("conversation ids %q and %q, want the session's in both", c, second.Attrs["gen_ai.conversation.id"])
 	}
 }

@@ -113,6 +113,11 @@ type Response struct {
 	Usage Usage
 	// StopReason is the provider's reason for stopping, as reported.
 	StopReason string
+	// Model is the model that answered, as the provider named it ("" when
+	// not reported); it may be more precise than the one asked for.
+	Model string
+	// ID is the provider's id of the answer ("" when not reported).
+	ID string
 }
 
 // Model generates one assistant turn.

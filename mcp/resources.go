@@ -11,7 +11,6 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/failure"
-	"github.com/switchboard-dev/switchboard/internal/telemetry"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -102,7 +101,7 @@ func paged[T any](ctx context.Context, m *Manager, serverName, op string, list f
 func (m *Manager) ReadResource(ctx context.Context, serverName, uri string) ([]agent.Part, error) {
 	var parts []agent.Part
 	err := m.do(ctx, serverName, "read resource", func(ctx context.Context, sess *gomcp.ClientSession) error {
-		res, err := sess.ReadResource(ctx, &gomcp.ReadResourceParams{URI: uri, Meta: telemetry.InjectMeta(ctx, nil)})
+		res, err := sess.ReadResource(ctx, &gomcp.ReadResourceParams{URI: uri})
 		if err != nil {
 			return err
 		}
@@ -147,7 +146,7 @@ type RenderedPrompt struct {
 func (m *Manager) GetPrompt(ctx context.Context, serverName, name string, args map[string]string) (*RenderedPrompt, error) {
 	var out *RenderedPrompt
 	err := m.do(ctx, serverName, "get prompt", func(ctx context.Context, sess *gomcp.ClientSession) error {
-		res, err := sess.GetPrompt(ctx, &gomcp.GetPromptParams{Name: name, Arguments: args, Meta: telemetry.InjectMeta(ctx, nil)})
+		res, err := sess.GetPrompt(ctx, &gomcp.GetPromptParams{Name: name, Arguments: args})
 		if err != nil {
 			return err
 		}

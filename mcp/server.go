@@ -77,6 +77,7 @@ func newServer(m *Manager, cfg ServerConfig) *server {
 		s.protocol = legacyProtocol // the legacy SSE transport predates server/discover
 	}
 	s.client = gomcp.NewClient(&gomcp.Implementation{Name: m.cfg.ClientName, Version: m.cfg.ClientVersion}, s.clientOptions())
+	s.client.AddSendingMiddleware(s.traceSending) // W3C trace context in _meta, MCP client spans
 	var roots []*gomcp.Root
 	for _, r := range cfg.Roots {
 		roots = append(roots, rootOf(r))

@@ -18,7 +18,6 @@ import (
 	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/redact"
 	"github.com/switchboard-dev/switchboard/internal/schema"
-	"github.com/switchboard-dev/switchboard/internal/telemetry"
 )
 
 // Toolset returns the agent.Toolset of every server's tools (named
@@ -227,7 +226,7 @@ func (s *server) callTool(ctx context.Context, modelName, orig string, output []
 		}
 		params.Meta[idempotencyMetaKey] = key
 	}
-	params.Meta = telemetry.InjectMeta(cctx, params.Meta) // W3C trace context, the MCP convention
+	// The W3C trace context of cctx goes in _meta (traceSending).
 	res, err := sess.CallTool(cctx, params)
 	if err != nil && sessionMissing(err) && cctx.Err() == nil {
 		// The HTTP session expired or the server restarted: the request was

@@ -14,6 +14,7 @@ import (
 	"github.com/switchboard-dev/switchboard/bus/internal/wire"
 	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/redact"
+	"github.com/switchboard-dev/switchboard/internal/telemetry"
 )
 
 // Heartbeat bounds: a request's interval is clamped to them.
@@ -31,6 +32,7 @@ type jobKey struct{}
 // job is one run a worker took.
 type job struct {
 	s        *Server
+	op       *telemetry.Op // the CONSUMER span of the start request (nil: off)
 	id       string
 	input    string
 	resume   string

@@ -318,6 +318,7 @@ func (s *Server) onStart(msg *nats.Msg) {
 	}
 	j := s.newJob(req)
 	j.ctx, j.hdr = telemetry.ExtractHeader(j.ctx, msg.Header), msg.Header // the run continues the caller's trace
+	j.ctx, j.op = s.consume(j.ctx)
 	s.jobs[j.id] = j
 	s.mu.Unlock()
 
@@ -337,6 +338,7 @@ func (s *Server) onStart(msg *nats.Msg) {
 
 // end forgets a job that ended.
 func (s *Server) end(j *job) {
+	j.op.End(j.ctx, "")
 	if j.ctl != nil {
 		_ = j.ctl.Unsubscribe()
 	}

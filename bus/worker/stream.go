@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/bus/internal/wire"
 	"github.com/switchboard-dev/switchboard/failure"
+	"github.com/switchboard-dev/switchboard/internal/telemetry"
 )
 
 // stream is one Pool.Stream call: attempts under the policy until a remote
@@ -225,7 +226,7 @@ func (a *attempt) onElicit(msg *nats.Msg) {
 // start sends the start request until a worker takes it. Refusals (busy,
 // stopping) are offered to other workers, pausing after a few, for at most
 // CapacityWait.
-func (a *attempt) start(ctx context.Context) error {
+func (a *attempt) start(ctx context.Context) (err error) {
 	st, p := a.st, a.st.p
 	req := startRequest{Job: a.job, Input: st.input, Resume: st.remoteRun, Lost: st.lost, HeartbeatMS: p.cfg.Heartbeat.Milliseconds(),
 		Missed: p.cfg.MissedHeartbeats, Parent: st.parent}
@@ -234,7 +235,9 @@ func (a *attempt) start(ctx context.Context) error {
 	}
 	data := mustJSON(startWire{V: wire.Version, startRequest: req})
 	capacity := time.Now().Add(p.cfg.CapacityWait)
-	a.hdr = traceHeader(ctx)
+	pctx, op := telemetry.StartProducer(ctx, telemetry.Messaging{Destination: p.name})
+	defer func() { op.End(ctx, kindOf(err)) }()
+	a.hdr = traceHeader(pctx)
 	for refusals := 0; ; {
 		rctx, cancel := context.WithTimeout(ctx, p.cfg.AckTimeout)
 		a.started = true

@@ -5,6 +5,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/telemetry"
 )
 
@@ -32,4 +34,25 @@ func request(ctx context.Context, nc *nats.Conn, subject string, data []byte, h 
 		return nc.RequestWithContext(ctx, subject, data)
 	}
 	return nc.RequestMsgWithContext(ctx, &nats.Msg{Subject: subject, Data: data, Header: h})
+}
+
+// consume opens the CONSUMER span of a start request (process {pool}), a
+// child of the pool's PRODUCER span that ctx continues, with the served
+// runner's telemetry configuration (else the global providers). The job's
+// run is its child; it ends with the job.
+func (s *Server) consume(ctx context.Context) (context.Context, *telemetry.Op) {
+	src := telemetry.NewSource(nil, nil, false)
+	if ht, ok := s.r.(interface{ Telemetry() agent.Telemetry }); ok {
+		c := ht.Telemetry()
+		src = telemetry.NewSource(c.TracerProvider, c.MeterProvider, c.RecordContent)
+	}
+	return src.Get().StartConsumer(ctx, telemetry.Messaging{Destination: s.cfg.Name, Group: s.cfg.Name})
+}
+
+// kindOf is the error.type of err ("" for nil).
+func kindOf(err error) string {
+	if err == nil {
+		return ""
+	}
+	return failure.From(err).Kind.String()
 }

@@ -2,8 +2,12 @@ package worker_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/bus"
@@ -35,7 +39,10 @@ func TestTraceCrossesThePool(t *testing.T) {
 		t.Fatal(err)
 	}
 	chat := "chat " + llm.NewScripted().Name()
-	want := "invoke_agent caller\n  " + chat + "\n  execute_tool step\n    invoke_agent step\n      " + chat + "\n  " + chat + "\n"
+	// The start request is a PRODUCER span (send step), its handling on
+	// the worker a CONSUMER span (process step), the worker's run its child.
+	want := "invoke_agent caller\n  " + chat + "\n  execute_tool step\n    send step\n      process step\n        invoke_agent step\n          " +
+		chat + "\n  " + chat + "\n"
 	// The worker answers before its run's span ends: wait (at most 5 s)
 	// for the tree to be whole.
 	var got string
@@ -46,5 +53,13 @@ func TestTraceCrossesThePool(t *testing.T) {
 	}
 	if got != want {
 		t.Fatalf("span tree:\n%s\nwant:\n%s", got, want)
+	}
+	for _, s := range exp.GetSpans() {
+		wantKind := map[string]trace.SpanKind{"send step": trace.SpanKindProducer, "process step": trace.SpanKindConsumer}[s.Name]
+		if wantKind != trace.SpanKindUnspecified && (s.SpanKind != wantKind || !slices.ContainsFunc(s.Attributes, func(kv attribute.KeyValue) bool {
+			return kv.Key == "messaging.destination.name" && kv.Value.AsString() == "step"
+		})) {
+			t.Errorf("span %q: kind %v, attributes %v; want %v with messaging.destination.name=step", s.Name, s.SpanKind, s.Attributes, wantKind)
+		}
 	}
 }

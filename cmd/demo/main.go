@@ -57,7 +57,7 @@ func main() {
 	flag.BoolVar(&o.json, "json", false, "print the run's events as JSON lines instead of the trace")
 	flag.BoolVar(&o.inject, "inject", true, "inject one transient failure (the peer answers 503 once)")
 	flag.BoolVar(&o.verbose, "v", false, "print the library's structured logs to stderr")
-	flag.BoolVar(&o.trace, "trace", false, "trace the run with OpenTelemetry: print its span tree, or export it to OTEL_EXPORTER_OTLP_ENDPOINT when set")
+	flag.BoolVar(&o.trace, "trace", false, "trace the run with OpenTelemetry: print its span tree (the OTEL_* variables, when set, export traces and metrics instead)")
 	flag.DurationVar(&o.step, "step", 150*time.Millisecond, "pace of the demo's long-running tools")
 	flag.Parse()
 	o.interactive = isatty.IsTerminal(os.Stdin.Fd()) && isatty.IsTerminal(os.Stdout.Fd())
@@ -82,18 +82,20 @@ func (e exitError) Error() string { return fmt.Sprintf("exit status %d", int(e))
 
 // run is the demo; main only parses flags. stdin answers permission asks
 // when o.interactive.
-func run(ctx context.Context, o options, stdout io.Writer, stdin io.Reader, stderr io.Writer) error {
-	if o.trace {
-		out := stdout
-		if o.json {
-			out = stderr // stdout is JSON lines
-		}
-		end, err := startTracing(ctx, out)
-		if err != nil {
-			return err
-		}
-		defer end()
+func run(ctx context.Context, o options, stdout io.Writer, stdin io.Reader, stderr io.Writer) (err error) {
+	out := stdout
+	if o.json {
+		out = stderr // stdout is JSON lines
 	}
+	end, err := startTelemetry(ctx, out, o.trace)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if eerr := end(); eerr != nil && err == nil {
+			err = eerr
+		}
+	}()
 	w, err := newWorld(ctx, o, stdout, stdin, stderr)
 	if err != nil {
 		return err

@@ -4,57 +4,59 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/switchboard-dev/switchboard/internal/telemetry/otelenv"
 )
 
 // shownAttrs are the attributes the span tree prints, in this order.
 var shownAttrs = []string{"gen_ai.tool.call.id", "switchboard.tool.source", "gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens", "error.type"}
 
-// startTracing installs a global tracer provider for -trace: it exports
-// over OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT is set, else keeps the
-// spans in memory. The returned function ends tracing: it flushes the
-// exporter, or prints the span tree to out.
-func startTracing(ctx context.Context, out io.Writer) (func(), error) {
-	res := resource.NewSchemaless(attributeServiceName("switchboard-demo"))
-	if os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" {
-		exp, err := otlptracehttp.New(ctx)
+// startTelemetry sets OpenTelemetry up for the demo. When the OTEL_*
+// environment turns traces or metrics on (OTEL_EXPORTER_OTLP_ENDPOINT, a
+// per-signal endpoint, OTEL_TRACES_EXPORTER, …) they are exported as any
+// service's are (internal/telemetry/otelenv); otherwise -trace keeps the
+// spans in memory and prints their tree. The returned function ends
+// telemetry: it flushes the exporters and reports a failed export as an
+// error, or prints the span tree to out.
+func startTelemetry(ctx context.Context, out io.Writer, tree bool) (func() error, error) {
+	if tr, me := otelenv.Enabled(); tr || me {
+		setup, err := otelenv.Start(ctx, otelenv.Config{Service: "switchboard-demo"})
 		if err != nil {
-			return nil, fmt.Errorf("the OTLP exporter: %w", err)
+			return nil, err
 		}
-		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
-		prev := otel.GetTracerProvider()
-		otel.SetTracerProvider(tp)
-		return func() {
-			sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			if err := tp.Shutdown(sctx); err != nil {
-				fmt.Fprintln(out, "trace: exporting failed:", err)
-			} else {
-				fmt.Fprintln(out, "trace: exported to", os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT"))
+		return func() error {
+			if err := setup.Close(); err != nil {
+				fmt.Fprintln(out, "telemetry: exporting failed:", err)
+				return err
 			}
-			otel.SetTracerProvider(prev)
+			fmt.Fprintf(out, "telemetry: exported (traces %v, metrics %v)\n", setup.Traces(), setup.Metrics())
+			return nil
 		}, nil
 	}
+	if !tree {
+		return func() error { return nil }, nil
+	}
+	res := resource.NewSchemaless(attribute.String("service.name", "switchboard-demo"))
 	mem := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(mem), sdktrace.WithResource(res))
 	prev := otel.GetTracerProvider()
 	otel.SetTracerProvider(tp)
-	return func() {
+	return func() error {
 		spans := mem.GetSpans() // before Shutdown, which resets the exporter
 		_ = tp.Shutdown(context.Background())
 		otel.SetTracerProvider(prev)
 		printSpanTree(out, spans)
+		return nil
 	}, nil
 }
 
@@ -104,9 +106,4 @@ func printSpanTree(out io.Writer, spans tracetest.SpanStubs) {
 		fmt.Fprintf(out, "trace %s\n", r.SpanContext.TraceID())
 		walk(r, 1)
 	}
-}
-
-// attributeServiceName is the resource's service.name.
-func attributeServiceName(name string) attribute.KeyValue {
-	return attribute.String("service.name", name)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/bus"
 	"github.com/switchboard-dev/switchboard/failure"
+	"github.com/switchboard-dev/switchboard/internal/telemetry/otelenv"
 	"github.com/switchboard-dev/switchboard/mcp"
 	"github.com/switchboard-dev/switchboard/mcp/gateway"
 	"github.com/switchboard-dev/switchboard/mcp/server"
@@ -147,6 +148,18 @@ func serve(ctx context.Context, o *serveOptions, stdin io.Reader, stdout, stderr
 		return fmt.Errorf("-log-level: %w", err)
 	}
 	log := zerolog.New(stderr).Level(lvl).With().Timestamp().Logger()
+	// OpenTelemetry from the OTEL_* environment, as any service's (off when
+	// nothing is set): the gateway continues each caller's trace and
+	// passes it on to the servers behind it.
+	tel, err := otelenv.Start(ctx, otelenv.Config{Service: "switchboard", Version: version(), Logger: &log})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := tel.Close(); err != nil {
+			log.Error().Err(err).Msg("telemetry was not exported")
+		}
+	}()
 	policy := failure.NewPolicy(failure.PolicyConfig{Logger: &log})
 	// The sources are built before the server; client hands them the
 	// server's person and model.

@@ -25,6 +25,30 @@ const (
 	KeyToolType       = attribute.Key("gen_ai.tool.type")
 	KeyTokenType      = attribute.Key("gen_ai.token.type")
 	KeyErrorType      = attribute.Key("error.type")
+	KeyResponseID     = attribute.Key("gen_ai.response.id")
+	KeyFinishReasons  = attribute.Key("gen_ai.response.finish_reasons")
+	KeyMaxTokens      = attribute.Key("gen_ai.request.max_tokens")
+	KeyTemperature    = attribute.Key("gen_ai.request.temperature")
+	KeyServerAddress  = attribute.Key("server.address")
+	KeyServerPort     = attribute.Key("server.port")
+
+	// MCP conventions (semconv 1.37 and later), on the spans of MCP calls
+	// made and served.
+	KeyMCPMethod          = attribute.Key("mcp.method.name")
+	KeyMCPSession         = attribute.Key("mcp.session.id")
+	KeyMCPProtocolVersion = attribute.Key("mcp.protocol.version")
+	KeyMCPResourceURI     = attribute.Key("mcp.resource.uri")
+	KeyJSONRPCRequestID   = attribute.Key("jsonrpc.request.id")
+	KeyNetworkTransport   = attribute.Key("network.transport")
+	KeyGenAIPromptName    = attribute.Key("gen_ai.prompt.name")
+
+	// Messaging conventions, on the bus worker's PRODUCER and CONSUMER
+	// spans.
+	KeyMessagingSystem      = attribute.Key("messaging.system")
+	KeyMessagingOperation   = attribute.Key("messaging.operation.name")
+	KeyMessagingOpType      = attribute.Key("messaging.operation.type")
+	KeyMessagingDestination = attribute.Key("messaging.destination.name")
+	KeyMessagingConsumerGrp = attribute.Key("messaging.consumer.group.name")
 
 	// KeySystem is 1.36's provider attribute; KeyProviderName replaces it in
 	// the latest experimental set.
@@ -50,6 +74,8 @@ const (
 	KeyA2AMethod      = attribute.Key("switchboard.a2a.method")
 	KeyContentPrompt  = attribute.Key("switchboard.input")
 	KeyContentAnswer  = attribute.Key("switchboard.output")
+	KeyParked         = attribute.Key("switchboard.run.parked")
+	KeyA2APeer        = attribute.Key("switchboard.a2a.peer")
 )
 
 // Operation names (gen_ai.operation.name) and span-name prefixes.
@@ -66,6 +92,9 @@ const (
 	EventCircuit    = "switchboard.circuit_open"
 	EventPermission = "switchboard.permission"
 	EventFailure    = "switchboard.failure"
+	// EventParked marks a run that stopped to wait for a person (its
+	// status stays unset: a wait is not an error).
+	EventParked = "switchboard.parked"
 	// EventUserMessage and EventAssistantMessage carry content in the 1.36
 	// set (as span events; the latest set uses attributes).
 	EventUserMessage      = "gen_ai.user.message"
@@ -85,6 +114,21 @@ const (
 
 // ScopeName is the instrumentation scope of every tracer and meter.
 const ScopeName = "github.com/switchboard-dev/switchboard"
+
+// The schema URLs of the two sets of conventions: the scope's schema is the
+// set whose names the spans carry.
+const (
+	SchemaURL136    = "https://opentelemetry.io/schemas/1.36.0"
+	SchemaURLLatest = "https://opentelemetry.io/schemas/1.41.0"
+)
+
+// KindParked is the failure kind of a run that parked for a person
+// (failure.Parked's text): not an error on a span.
+const KindParked = "parked"
+
+// UnknownToolSpan is the span name of a call to a tool the model made up:
+// one name whatever the model sent, so span names stay few.
+const UnknownToolSpan = OpExecuteTool + " unknown_tool"
 
 // EnvOptIn is the environment variable that selects the conventions, and
 // OptInLatest its value for the latest experimental GenAI set.

@@ -20,10 +20,9 @@ type Op struct {
 	span     trace.Span
 	rec      bool // span records: attributes and events are built only then
 	op       string
-	start    time.Time            // for the metrics (zero without them)
-	ms       *metricSets          // the metrics' attributes (nil without metrics)
-	late     []attribute.KeyValue // made-once attributes that go on the span at End (a chat's)
-	usage    bool                 // in and out are set: they go on the span at End
+	start    time.Time   // for the metrics (zero without them)
+	ms       *metricSets // the metrics' attributes (nil without metrics)
+	usage    bool        // in and out are set: they go on the span at End
 	in, out  int
 	attempts atomic.Int32
 	buf      []attribute.KeyValue // a recording span's attributes, handed over one call at a time
@@ -223,17 +222,63 @@ func (t *Telemetry) StartChat(ctx context.Context, model string) (context.Contex
 	if c == nil || c.model != model {
 		prov, m := ProviderModel(model)
 		attrs := []attribute.KeyValue{KeyOperation.String(OpChat), t.provider(prov), KeyRequestModel.String(m)}
-		c = &chatNames{model: model, name: spanName(OpChat, m), attrs: attrs}
+		c = &chatNames{model: model, name: spanName(OpChat, m), attrs: attrs,
+			opts: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...)}}
 		if t.m != nil {
 			c.ms = newMetricSets(attrs, true)
 		}
 		t.chat.Store(c)
 	}
-	ctx, o := t.start(ctx, OpChat, func() string { return c.name }, startClient, c.ms, true)
-	// All of a chat's attributes go on the span at End, in one call: each
-	// call grows the span's attribute slice.
-	o.late = c.attrs
+	// The required attributes are start options (made once per model), so
+	// that a head sampler sees them; the rest go on at End in one call.
+	ctx, o := t.start(ctx, OpChat, func() string { return c.name }, c.opts, c.ms, true)
 	return ctx, o
+}
+
+// Request records a chat's request parameters (gen_ai.request.max_tokens
+// when positive, gen_ai.request.temperature when set).
+func (o *Op) Request(maxTokens int, temperature *float64) {
+	if o == nil || !o.rec || (maxTokens <= 0 && temperature == nil) {
+		return
+	}
+	kv := o.buf
+	if maxTokens > 0 {
+		kv = append(kv, KeyMaxTokens.Int(maxTokens))
+	}
+	if temperature != nil {
+		kv = append(kv, KeyTemperature.Float64(*temperature))
+	}
+	o.set(kv)
+}
+
+// Response records what a chat's answer says of itself: the model that
+// answered, the answer's id and why it stopped (each when known).
+func (o *Op) Response(model, id, finishReason string) {
+	if o == nil || !o.rec {
+		return
+	}
+	kv := o.buf
+	if model != "" {
+		kv = append(kv, KeyResponseModel.String(model))
+	}
+	if id != "" {
+		kv = append(kv, KeyResponseID.String(id))
+	}
+	if finishReason != "" {
+		kv = append(kv, KeyFinishReasons.StringSlice([]string{finishReason}))
+	}
+	if len(kv) > 0 {
+		o.set(kv)
+	}
+}
+
+// Conversation records the session a run belongs to
+// (gen_ai.conversation.id).
+func (o *Op) Conversation(id string) {
+	if o == nil || !o.rec || id == "" {
+		return
+	}
+	o.set(append(o.buf, KeyConversationID.String(id)))
 }
 
 // chatNames are the span name and attributes of one model's chat spans,
@@ -241,7 +286,8 @@ func (t *Telemetry) StartChat(ctx context.Context, model string) (context.Contex
 type chatNames struct {
 	model, name string
 	attrs       []attribute.KeyValue
-	ms          *metricSets // nil without metrics
+	opts        []trace.SpanStartOption // the span kind and attrs
+	ms          *metricSets             // nil without metrics
 }
 
 // StartTool opens an execute_tool span; sourceKind is the tool's
@@ -261,10 +307,37 @@ func (t *Telemetry) StartTool(ctx context.Context, tool, callID, sourceKind, sou
 	if t.m != nil {
 		ms = toolMetricSets(sourceKind, sourceName)
 	}
-	ctx, o := t.start(ctx, OpExecuteTool, func() string { return cachedName(OpExecuteTool, tool) }, startInternal, ms, true)
+	// A call to another process (an MCP server, an A2A peer) is a CLIENT
+	// span, so that a service graph pairs it with the peer's SERVER span.
+	opts := startInternal
+	if sourceKind == "mcp" || sourceKind == "a2a" {
+		opts = startClient
+	}
+	ctx, o := t.start(ctx, OpExecuteTool, func() string { return cachedName(OpExecuteTool, tool) }, opts, ms, true)
 	if o.rec {
 		o.set(append(o.buf, KeyOperation.String(OpExecuteTool), KeyToolName.String(tool), KeyToolCallID.String(callID),
 			KeyToolType.String(toolType), KeyToolSource.String(sourceKind), KeyToolSourceName.String(sourceName)))
+	}
+	return ctx, o
+}
+
+// StartUnknownTool opens the execute_tool span of a call to a tool that
+// does not exist: its span name is [UnknownToolSpan] whatever the model
+// sent (the name is the gen_ai.tool.name attribute, cut to 128 bytes).
+func (t *Telemetry) StartUnknownTool(ctx context.Context, tool, callID string) (context.Context, *Op) {
+	if t == nil {
+		return ctx, nil
+	}
+	var ms *metricSets
+	if t.m != nil {
+		ms = toolMetricSets("unknown", "")
+	}
+	ctx, o := t.start(ctx, OpExecuteTool, func() string { return UnknownToolSpan }, startInternal, ms, true)
+	if o.rec {
+		if len(tool) > nameCacheLen {
+			tool = tool[:nameCacheLen]
+		}
+		o.set(append(o.buf, KeyOperation.String(OpExecuteTool), KeyToolName.String(tool), KeyToolCallID.String(callID)))
 	}
 	return ctx, o
 }
@@ -352,11 +425,18 @@ func (o *Op) End(ctx context.Context, kind string) {
 		return
 	}
 	if o.rec {
-		kv := append(o.buf, o.late...)
+		kv := o.buf
 		if o.usage {
 			kv = append(kv, KeyInputTokens.Int(o.in), KeyOutputTokens.Int(o.out))
 		}
-		if kind != "" {
+		switch kind {
+		case "":
+		case KindParked:
+			// A run waiting for a person is not an error: its status stays
+			// unset, the wait an event and an attribute.
+			kv = append(kv, KeyParked.Bool(true))
+			o.span.AddEvent(EventParked)
+		default:
 			kv = append(kv, KeyErrorType.String(kind))
 			o.span.SetStatus(codes.Error, kind)
 		}

@@ -16,6 +16,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
+var temperature = 0.5
+
 // spanOps runs one operation of each kind, as the agent and the workflow
 // do: a run with a parent run, a chat with usage that fails, a tool call
 // with a permission event, and a workflow.
@@ -30,8 +32,58 @@ var spanOps = map[string]func(*Telemetry){
 		ctx, op := t.StartChat(context.Background(), "openai/gpt-4o")
 		Attempt(ctx)
 		Attempt(ctx)
+		op.Request(256, &temperature)
 		op.Usage(ctx, 5, 6)
+		op.Response("gpt-4o-2024-08-06", "chatcmpl-1", "stop")
 		op.End(ctx, "transient")
+	},
+	"parked": func(t *Telemetry) {
+		ctx, op := t.StartAgent(context.Background(), "helper", "r1", "", "openai/gpt-4o", "hi", trace.SpanContext{})
+		op.Conversation("s1")
+		op.End(ctx, KindParked)
+	},
+	"unknown_tool": func(t *Telemetry) {
+		ctx, op := t.StartUnknownTool(context.Background(), "made_up_"+strings.Repeat("x", 200), "c9")
+		op.End(ctx, "unknown_tool")
+	},
+	"local_tool": func(t *Telemetry) {
+		ctx, op := t.StartTool(context.Background(), "add", "c1", "", "")
+		op.End(ctx, "")
+	},
+	"mcp_served": func(t *Telemetry) {
+		ctx, op := t.StartMCPServer(context.Background(), MCPRequest{Method: "tools/call", Target: "read_file",
+			Session: "sess1", Protocol: "2025-06-18", Transport: "tcp"})
+		op.End(ctx, "tool_error")
+	},
+	"mcp_served_unknown": func(t *Telemetry) {
+		ctx, op := t.StartMCPServer(context.Background(), MCPRequest{Method: "tools/call", Target: "nope", Unknown: true, Transport: "pipe"})
+		op.End(ctx, "")
+	},
+	"mcp_call": func(t *Telemetry) {
+		ctx, op := StartMCPClient(With(context.Background(), t), MCPRequest{Method: "resources/read", Target: "file:///a",
+			Address: "127.0.0.1", Port: 8080, Transport: "tcp"})
+		op.End(ctx, "")
+	},
+	"mcp_tool_call": func(t *Telemetry) { // an agent's MCP tool call: its execute_tool span gets the MCP attributes
+		ctx, op := t.StartTool(context.Background(), "mcp__files__read", "c1", "mcp", "files")
+		cctx, none := StartMCPClient(ctx, MCPRequest{Method: "tools/call", Target: "read", Session: "s2", Protocol: "2025-06-18", Transport: "pipe"})
+		if none != nil || cctx != ctx {
+			panic("a span was made inside the execute_tool span")
+		}
+		op.End(ctx, "")
+	},
+	"a2a_served": func(t *Telemetry) {
+		ctx, op := t.StartA2AServer(context.Background(), "jsonrpc")
+		op.End(ctx, "")
+	},
+	"bus_send": func(t *Telemetry) {
+		ctx, op := StartProducer(With(context.Background(), t), Messaging{Destination: "step"})
+		op.End(ctx, "")
+	},
+	"bus_process": func(t *Telemetry) {
+		ctx, op := t.StartConsumer(context.Background(), Messaging{Destination: "step", Group: "step"})
+		Retry(ctx, 2, "transient")
+		op.End(ctx, "")
 	},
 	"execute_tool": func(t *Telemetry) {
 		ctx, op := t.StartTool(context.Background(), "add", "c1", "mcp", "files")
@@ -55,19 +107,29 @@ func TestRecordedSpanAttributes(t *testing.T) {
 		want            map[string]string
 	}{
 		{false, false, map[string]string{
-			"invoke_agent":    "invoke_agent helper internal Error:budget [error.type=budget gen_ai.agent.name=helper gen_ai.operation.name=invoke_agent gen_ai.request.model=gpt-4o gen_ai.system=openai gen_ai.usage.input_tokens=3 gen_ai.usage.output_tokens=4 switchboard.run.id=r1 switchboard.run.parent=r0] []",
-			"chat":            "chat gpt-4o client Error:transient [error.type=transient gen_ai.operation.name=chat gen_ai.request.model=gpt-4o gen_ai.system=openai gen_ai.usage.input_tokens=5 gen_ai.usage.output_tokens=6] [switchboard.retry{switchboard.attempt=2}]",
-			"execute_tool":    "execute_tool add internal Unset: [gen_ai.operation.name=execute_tool gen_ai.tool.call.id=c1 gen_ai.tool.name=add gen_ai.tool.type=extension switchboard.tool.source=mcp switchboard.tool.source_name=files] [switchboard.permission{switchboard.permission=ask}]",
-			"invoke_workflow": "invoke_workflow pipeline internal Unset: [gen_ai.agent.name=pipeline gen_ai.operation.name=invoke_workflow switchboard.run.id=w1] []",
+			"invoke_agent":       "invoke_agent helper internal Error:budget [error.type=budget gen_ai.agent.name=helper gen_ai.operation.name=invoke_agent gen_ai.request.model=gpt-4o gen_ai.system=openai gen_ai.usage.input_tokens=3 gen_ai.usage.output_tokens=4 switchboard.run.id=r1 switchboard.run.parent=r0] []",
+			"chat":               `chat gpt-4o client Error:transient [error.type=transient gen_ai.operation.name=chat gen_ai.request.max_tokens=256 gen_ai.request.model=gpt-4o gen_ai.request.temperature=0.5 gen_ai.response.finish_reasons=["stop"] gen_ai.response.id=chatcmpl-1 gen_ai.response.model=gpt-4o-2024-08-06 gen_ai.system=openai gen_ai.usage.input_tokens=5 gen_ai.usage.output_tokens=6] [switchboard.retry{switchboard.attempt=2}]`,
+			"execute_tool":       "execute_tool add client Unset: [gen_ai.operation.name=execute_tool gen_ai.tool.call.id=c1 gen_ai.tool.name=add gen_ai.tool.type=extension switchboard.tool.source=mcp switchboard.tool.source_name=files] [switchboard.permission{switchboard.permission=ask}]",
+			"invoke_workflow":    "invoke_workflow pipeline internal Unset: [gen_ai.agent.name=pipeline gen_ai.operation.name=invoke_workflow switchboard.run.id=w1] []",
+			"parked":             "invoke_agent helper internal Unset: [gen_ai.agent.name=helper gen_ai.conversation.id=s1 gen_ai.operation.name=invoke_agent gen_ai.request.model=gpt-4o gen_ai.system=openai switchboard.run.id=r1 switchboard.run.parked=true] [switchboard.parked{}]",
+			"unknown_tool":       "execute_tool unknown_tool internal Error:unknown_tool [error.type=unknown_tool gen_ai.operation.name=execute_tool gen_ai.tool.call.id=c9 gen_ai.tool.name=made_up_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx] []",
+			"local_tool":         "execute_tool add internal Unset: [gen_ai.operation.name=execute_tool gen_ai.tool.call.id=c1 gen_ai.tool.name=add gen_ai.tool.type=function switchboard.tool.source=local switchboard.tool.source_name=] []",
+			"mcp_served":         "tools/call read_file server Error:tool_error [error.type=tool_error gen_ai.operation.name=execute_tool gen_ai.tool.name=read_file mcp.method.name=tools/call mcp.protocol.version=2025-06-18 mcp.session.id=sess1 network.transport=tcp] []",
+			"mcp_served_unknown": "tools/call server Unset: [gen_ai.operation.name=execute_tool gen_ai.tool.name=nope mcp.method.name=tools/call network.transport=pipe] []",
+			"mcp_call":           "resources/read client Unset: [mcp.method.name=resources/read mcp.resource.uri=file:///a network.transport=tcp server.address=127.0.0.1 server.port=8080] []",
+			"mcp_tool_call":      "execute_tool mcp__files__read client Unset: [gen_ai.operation.name=execute_tool gen_ai.tool.call.id=c1 gen_ai.tool.name=read gen_ai.tool.type=extension mcp.method.name=tools/call mcp.protocol.version=2025-06-18 mcp.session.id=s2 network.transport=pipe switchboard.tool.source=mcp switchboard.tool.source_name=files] []",
+			"a2a_served":         "a2a jsonrpc server Unset: [switchboard.a2a.method=jsonrpc] []",
+			"bus_send":           "send step producer Unset: [messaging.destination.name=step messaging.operation.name=send messaging.operation.type=send messaging.system=nats] []",
+			"bus_process":        "process step consumer Unset: [messaging.consumer.group.name=step messaging.destination.name=step messaging.operation.name=process messaging.operation.type=process messaging.system=nats] [switchboard.retry{error.type=transient switchboard.attempt=2}]",
 		}},
 		{false, true, map[string]string{
 			"invoke_agent": "invoke_agent helper internal Error:budget [error.type=budget gen_ai.agent.name=helper gen_ai.operation.name=invoke_agent gen_ai.request.model=gpt-4o gen_ai.system=openai gen_ai.usage.input_tokens=3 gen_ai.usage.output_tokens=4 switchboard.run.id=r1 switchboard.run.parent=r0] [gen_ai.user.message{content=hi} gen_ai.assistant.message{content=bye}]",
-			"execute_tool": "execute_tool add internal Unset: [gen_ai.operation.name=execute_tool gen_ai.tool.call.id=c1 gen_ai.tool.name=add gen_ai.tool.type=extension switchboard.tool.source=mcp switchboard.tool.source_name=files] [switchboard.permission{switchboard.permission=ask}]",
+			"execute_tool": "execute_tool add client Unset: [gen_ai.operation.name=execute_tool gen_ai.tool.call.id=c1 gen_ai.tool.name=add gen_ai.tool.type=extension switchboard.tool.source=mcp switchboard.tool.source_name=files] [switchboard.permission{switchboard.permission=ask}]",
 		}},
 		{true, true, map[string]string{
 			"invoke_agent":    `invoke_agent helper internal Error:budget [error.type=budget gen_ai.agent.name=helper gen_ai.input.messages=[{"parts":[{"content":"hi","type":"text"}],"role":"user"}] gen_ai.operation.name=invoke_agent gen_ai.output.messages=[{"parts":[{"content":"bye","type":"text"}],"role":"assistant"}] gen_ai.provider.name=openai gen_ai.request.model=gpt-4o gen_ai.usage.input_tokens=3 gen_ai.usage.output_tokens=4 switchboard.run.id=r1 switchboard.run.parent=r0] []`,
-			"chat":            "chat gpt-4o client Error:transient [error.type=transient gen_ai.operation.name=chat gen_ai.provider.name=openai gen_ai.request.model=gpt-4o gen_ai.usage.input_tokens=5 gen_ai.usage.output_tokens=6] [switchboard.retry{switchboard.attempt=2}]",
-			"execute_tool":    `execute_tool add internal Unset: [gen_ai.operation.name=execute_tool gen_ai.tool.call.arguments={"a":1} gen_ai.tool.call.id=c1 gen_ai.tool.call.result=2 gen_ai.tool.name=add gen_ai.tool.type=extension switchboard.tool.source=mcp switchboard.tool.source_name=files] [switchboard.permission{switchboard.permission=ask}]`,
+			"chat":            `chat gpt-4o client Error:transient [error.type=transient gen_ai.operation.name=chat gen_ai.provider.name=openai gen_ai.request.max_tokens=256 gen_ai.request.model=gpt-4o gen_ai.request.temperature=0.5 gen_ai.response.finish_reasons=["stop"] gen_ai.response.id=chatcmpl-1 gen_ai.response.model=gpt-4o-2024-08-06 gen_ai.usage.input_tokens=5 gen_ai.usage.output_tokens=6] [switchboard.retry{switchboard.attempt=2}]`,
+			"execute_tool":    `execute_tool add client Unset: [gen_ai.operation.name=execute_tool gen_ai.tool.call.arguments={"a":1} gen_ai.tool.call.id=c1 gen_ai.tool.call.result=2 gen_ai.tool.name=add gen_ai.tool.type=extension switchboard.tool.source=mcp switchboard.tool.source_name=files] [switchboard.permission{switchboard.permission=ask}]`,
 			"invoke_workflow": "invoke_workflow pipeline internal Unset: [gen_ai.operation.name=invoke_workflow gen_ai.workflow.name=pipeline switchboard.run.id=w1] []",
 		}},
 	} {
@@ -86,6 +148,13 @@ func TestRecordedSpanAttributes(t *testing.T) {
 				}
 				if got := describe(ended[0]); got != tc.want[op] {
 					t.Errorf("span\n got %s\nwant %s", got, tc.want[op])
+				}
+				schema := SchemaURL136
+				if tc.latest {
+					schema = SchemaURLLatest
+				}
+				if sc := ended[0].InstrumentationScope(); sc.Name != ScopeName || sc.Version != Version() || sc.Version == "" || sc.SchemaURL != schema {
+					t.Errorf("scope %+v, want %s at version %q with schema %s", sc, ScopeName, Version(), schema)
 				}
 			})
 		}

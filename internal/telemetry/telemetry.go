@@ -80,11 +80,15 @@ func meterOff(mp metric.MeterProvider) bool {
 // build makes the Telemetry of a pair of providers (nil when both are off).
 func build(tp trace.TracerProvider, mp metric.MeterProvider, content bool) *Telemetry {
 	t := &Telemetry{latest: latestFromEnv(), content: content}
+	schema := SchemaURL136
+	if t.latest {
+		schema = SchemaURLLatest
+	}
 	if !tracerOff(tp) {
-		t.tracer = tp.Tracer(ScopeName)
+		t.tracer = tp.Tracer(ScopeName, trace.WithInstrumentationVersion(Version()), trace.WithSchemaURL(schema))
 	}
 	if !meterOff(mp) {
-		t.m = newInstruments(mp.Meter(ScopeName))
+		t.m = newInstruments(mp.Meter(ScopeName, metric.WithInstrumentationVersion(Version()), metric.WithSchemaURL(schema)))
 	}
 	if t.tracer == nil && t.m == nil {
 		return nil

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -16,8 +17,10 @@ import (
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	colmetricpb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -25,11 +28,14 @@ import (
 // in-memory exporter or from OTLP.
 type Span struct {
 	Name, TraceID, SpanID, ParentID string
-	Start                           time.Time
-	Attrs                           map[string]string
-	Events                          []string
-	Links                           []string // span ids
-	Service                         string
+	// Kind is the span kind's name: internal, server, client, producer,
+	// consumer.
+	Kind    string
+	Start   time.Time
+	Attrs   map[string]string
+	Events  []string
+	Links   []string // span ids
+	Service string
 }
 
 // Tracing is a tracer provider that exports synchronously to an in-memory
@@ -47,7 +53,7 @@ func SpansFromStubs(stubs tracetest.SpanStubs, service string) []Span {
 	out := make([]Span, 0, len(stubs))
 	for _, s := range stubs {
 		sp := Span{Name: s.Name, TraceID: s.SpanContext.TraceID().String(), SpanID: s.SpanContext.SpanID().String(),
-			Start: s.StartTime, Attrs: map[string]string{}, Service: service}
+			Kind: s.SpanKind.String(), Start: s.StartTime, Attrs: map[string]string{}, Service: service}
 		if s.Parent.IsValid() {
 			sp.ParentID = s.Parent.SpanID().String()
 		}
@@ -78,6 +84,7 @@ func SpansFromOTLP(req *coltracepb.ExportTraceServiceRequest) []Span {
 		for _, ss := range rs.GetScopeSpans() {
 			for _, s := range ss.GetSpans() {
 				sp := Span{Name: s.GetName(), TraceID: hex.EncodeToString(s.GetTraceId()), SpanID: hex.EncodeToString(s.GetSpanId()),
+					Kind:  strings.ToLower(strings.TrimPrefix(s.GetKind().String(), "SPAN_KIND_")),
 					Start: time.Unix(0, int64(s.GetStartTimeUnixNano())), Attrs: map[string]string{}, Service: service}
 				if len(s.GetParentSpanId()) > 0 {
 					sp.ParentID = hex.EncodeToString(s.GetParentSpanId())
@@ -153,15 +160,27 @@ func Tree(spans []Span) string {
 	return b.String()
 }
 
-// OTLPReceiver is a real OTLP/HTTP trace receiver: it decodes each export
-// with the official OTLP protobuf package and keeps the spans.
+// OTLPReceiver is a real OTLP trace and metric receiver, over HTTP
+// (NewOTLPReceiver: /v1/traces, /v1/metrics, protobuf) or gRPC
+// (NewOTLPGRPCReceiver: the collector's TraceService and MetricsService):
+// it decodes each export with the official OTLP protobuf package and keeps
+// the spans and the metrics' names with the service that sent them.
 type OTLPReceiver struct {
 	// URL is the receiver's base URL (the exporters' endpoint).
 	URL     string
 	mu      sync.Mutex
 	spans   []Span
+	metrics []Metric
+	paths   []string
 	exports int
 	changed chan struct{}
+}
+
+// Metric is one metric an OTLP export carried.
+type Metric struct {
+	Name, Service string
+	// Points is the number of data points (histogram or sum or gauge).
+	Points int
 }
 
 // maxOTLPBody bounds one export's body.
@@ -178,7 +197,7 @@ func NewOTLPReceiver(t testing.TB) *OTLPReceiver {
 }
 
 func (r *OTLPReceiver) serve(w http.ResponseWriter, req *http.Request) {
-	if req.Method != http.MethodPost || req.URL.Path != "/v1/traces" {
+	if req.Method != http.MethodPost || (req.URL.Path != "/v1/traces" && req.URL.Path != "/v1/metrics") {
 		http.Error(w, "not found", http.StatusNotFound)
 		return
 	}
@@ -197,22 +216,124 @@ func (r *OTLPReceiver) serve(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	var msg coltracepb.ExportTraceServiceRequest
-	if err := proto.Unmarshal(data, &msg); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
+	var out []byte
+	if req.URL.Path == "/v1/metrics" {
+		var msg colmetricpb.ExportMetricsServiceRequest
+		if err := proto.Unmarshal(data, &msg); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.addMetrics(req.URL.Path, &msg)
+		out, _ = proto.Marshal(&colmetricpb.ExportMetricsServiceResponse{})
+	} else {
+		var msg coltracepb.ExportTraceServiceRequest
+		if err := proto.Unmarshal(data, &msg); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.addSpans(req.URL.Path, &msg)
+		out, _ = proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
 	}
+	w.Header().Set("Content-Type", "application/x-protobuf")
+	_, _ = w.Write(out)
+}
+
+func (r *OTLPReceiver) addSpans(path string, msg *coltracepb.ExportTraceServiceRequest) {
 	r.mu.Lock()
-	r.spans = append(r.spans, SpansFromOTLP(&msg)...)
+	r.spans = append(r.spans, SpansFromOTLP(msg)...)
+	r.paths = append(r.paths, path)
 	r.exports++
 	r.mu.Unlock()
+	r.signal()
+}
+
+func (r *OTLPReceiver) addMetrics(path string, msg *colmetricpb.ExportMetricsServiceRequest) {
+	r.mu.Lock()
+	for _, rm := range msg.GetResourceMetrics() {
+		service := ""
+		for _, kv := range rm.GetResource().GetAttributes() {
+			if kv.GetKey() == "service.name" {
+				service = anyString(kv.GetValue())
+			}
+		}
+		for _, sm := range rm.GetScopeMetrics() {
+			for _, m := range sm.GetMetrics() {
+				n := len(m.GetHistogram().GetDataPoints()) + len(m.GetSum().GetDataPoints()) + len(m.GetGauge().GetDataPoints())
+				r.metrics = append(r.metrics, Metric{Name: m.GetName(), Service: service, Points: n})
+			}
+		}
+	}
+	r.paths = append(r.paths, path)
+	r.exports++
+	r.mu.Unlock()
+	r.signal()
+}
+
+func (r *OTLPReceiver) signal() {
 	select {
 	case r.changed <- struct{}{}:
 	default:
 	}
-	out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
-	w.Header().Set("Content-Type", "application/x-protobuf")
-	_, _ = w.Write(out)
+}
+
+// NewOTLPGRPCReceiver starts a receiver serving OTLP over gRPC (plaintext)
+// on a loopback port, stopped when the test ends; its URL is
+// http://127.0.0.1:port, the form an OTLP gRPC exporter takes as insecure.
+func NewOTLPGRPCReceiver(t testing.TB) *OTLPReceiver {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &OTLPReceiver{changed: make(chan struct{}, 1), URL: "http://" + ln.Addr().String()}
+	gs := grpc.NewServer()
+	coltracepb.RegisterTraceServiceServer(gs, grpcTraces{r: r})
+	colmetricpb.RegisterMetricsServiceServer(gs, grpcMetrics{r: r})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = gs.Serve(ln)
+	}()
+	t.Cleanup(func() {
+		gs.Stop()
+		<-done
+	})
+	return r
+}
+
+type grpcTraces struct {
+	coltracepb.UnimplementedTraceServiceServer
+	r *OTLPReceiver
+}
+
+func (g grpcTraces) Export(_ context.Context, req *coltracepb.ExportTraceServiceRequest) (*coltracepb.ExportTraceServiceResponse, error) {
+	g.r.addSpans("grpc:"+coltracepb.TraceService_Export_FullMethodName, req)
+	return &coltracepb.ExportTraceServiceResponse{}, nil
+}
+
+type grpcMetrics struct {
+	colmetricpb.UnimplementedMetricsServiceServer
+	r *OTLPReceiver
+}
+
+func (g grpcMetrics) Export(_ context.Context, req *colmetricpb.ExportMetricsServiceRequest) (*colmetricpb.ExportMetricsServiceResponse, error) {
+	g.r.addMetrics("grpc:"+colmetricpb.MetricsService_Export_FullMethodName, req)
+	return &colmetricpb.ExportMetricsServiceResponse{}, nil
+}
+
+// Metrics returns the metrics received so far.
+func (r *OTLPReceiver) Metrics() []Metric {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.metrics)
+}
+
+// Paths returns the HTTP paths (or "grpc:" and the gRPC method) of the
+// exports received so far, in order.
+func (r *OTLPReceiver) Paths() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.paths)
 }
 
 // Spans returns the spans received so far.

@@ -167,6 +167,8 @@ func (u anthropicUsage) usage() llm.Usage {
 }
 
 type anthropicResponse struct {
+	ID         string            `json:"id"`
+	Model      string            `json:"model"`
 	Type       string            `json:"type"`
 	Content    []json.RawMessage `json:"content"`
 	StopReason string            `json:"stop_reason"`
@@ -310,6 +312,7 @@ func (a *anthropicModel) readJSON(ctx context.Context, r io.Reader) (*llm.Respon
 	}
 	out := responseFromBlocks(blocks, res.StopReason, res.Usage.usage())
 	out.Message.Provider = joinBlocks(native)
+	out.ID, out.Model = res.ID, res.Model
 	return out, nil
 }
 

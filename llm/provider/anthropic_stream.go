@@ -18,6 +18,8 @@ type anthropicEvent struct {
 	Type    string `json:"type"`
 	Index   int    `json:"index"`
 	Message *struct {
+		ID    string         `json:"id"`
+		Model string         `json:"model"`
 		Usage anthropicUsage `json:"usage"`
 	} `json:"message"`
 	ContentBlock json.RawMessage `json:"content_block"`
@@ -42,6 +44,8 @@ type anthropicStream struct {
 	blocks  []*anthropicStreamBlock
 	byIndex map[int]*anthropicStreamBlock
 	stop    string
+	id      string // the message's id and model (message_start)
+	model   string
 	usage   anthropicUsage
 	started bool
 	stopped bool
@@ -75,6 +79,7 @@ func (s *anthropicStream) event(ev sseEvent) {
 	case "message_start":
 		s.started = true
 		if e.Message != nil {
+			s.id, s.model = e.Message.ID, e.Message.Model
 			s.usage = e.Message.Usage
 		}
 	case "content_block_start":
@@ -158,6 +163,7 @@ func (s *anthropicStream) response() *llm.Response {
 	}
 	out := responseFromBlocks(blocks, s.stop, s.usage.usage())
 	out.Message.Provider = joinBlocks(native)
+	out.ID, out.Model = s.id, s.model
 	return out
 }
 

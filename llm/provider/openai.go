@@ -108,6 +108,8 @@ func (o *openAIModel) Generate(ctx context.Context, req *llm.Request) (*llm.Resp
 
 // openAIChunk is one chunk of an OpenAI chat completions stream.
 type openAIChunk struct {
+	ID      string `json:"id"`
+	Model   string `json:"model"`
 	Choices []struct {
 		Index int `json:"index"`
 		Delta struct {
@@ -153,6 +155,8 @@ type openAIStream struct {
 	calls   []*streamCall
 	byIndex map[int]*streamCall
 	stop    string
+	id      string // the completion's id and model, from the chunks
+	model   string
 	usage   llm.Usage
 	gotUse  bool
 	seen    bool
@@ -209,6 +213,12 @@ func (s *openAIStream) event(ev sseEvent) {
 
 func (s *openAIStream) chunk(c *openAIChunk) {
 	s.seen = true
+	if c.ID != "" {
+		s.id = c.ID
+	}
+	if c.Model != "" {
+		s.model = c.Model
+	}
 	if c.Error != nil {
 		s.errMsg, s.errType = c.Error.Message, c.Error.Type
 		if s.errMsg == "" && s.errType == "" {
@@ -275,6 +285,12 @@ func (s *openAIStream) apply(out *llm.Response) bool {
 	}
 	out.Message.Text = s.text.String()
 	out.Message.ToolCalls = s.toolCalls()
+	if s.id != "" {
+		out.ID = s.id
+	}
+	if s.model != "" {
+		out.Model = s.model
+	}
 	if s.stop != "" {
 		out.StopReason = s.stop
 	}

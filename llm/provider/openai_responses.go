@@ -68,6 +68,8 @@ type responsesItem struct {
 }
 
 type responsesResponse struct {
+	ID      string            `json:"id"`
+	Model   string            `json:"model"`
 	Status  string            `json:"status"`
 	Output  []json.RawMessage `json:"output"`
 	Usage   llm.Usage         `json:"usage"`
@@ -199,7 +201,8 @@ func fromResponses(name string, res *responsesResponse) (*llm.Response, error) {
 		}
 		return nil, &failure.Error{Kind: failure.Model, Source: failure.SourceModel, Name: name, Op: "generate", Message: msg}
 	}
-	out := &llm.Response{Message: llm.Message{Role: llm.RoleAssistant}, StopReason: res.Status, Usage: res.Usage}
+	out := &llm.Response{Message: llm.Message{Role: llm.RoleAssistant}, StopReason: res.Status, Usage: res.Usage,
+		ID: res.ID, Model: res.Model}
 	if res.Details != nil && res.Details.Reason != "" {
 		out.StopReason = res.Details.Reason
 	}

@@ -174,7 +174,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		s.cancel()
 		return nil, err
 	}
-	s.mcp.AddReceivingMiddleware(s.middleware)
+	s.mcp.AddReceivingMiddleware(s.traced, s.middleware)
 	s.tools.sync(ctx)
 	s.watch()
 	if cfg.Skills != nil {

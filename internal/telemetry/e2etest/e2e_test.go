@@ -20,13 +20,20 @@ import (
 	"github.com/switchboard-dev/switchboard/mcp"
 )
 
-// conventionKeys are the GenAI 1.36 attributes (and error.type) a span may
-// carry; Switchboard's own are under switchboard.*.
+// conventionKeys are the attributes of the conventions a span may carry
+// (GenAI 1.36, error.type, server, messaging and MCP); Switchboard's own
+// are under switchboard.*.
 var conventionKeys = map[attribute.Key]bool{
 	semconv.GenAIOperationNameKey: true, semconv.GenAISystemKey: true, semconv.GenAIAgentNameKey: true,
 	semconv.GenAIRequestModelKey: true, semconv.GenAIUsageInputTokensKey: true, semconv.GenAIUsageOutputTokensKey: true,
 	semconv.GenAIToolNameKey: true, semconv.GenAIToolCallIDKey: true, semconv.GenAIToolTypeKey: true,
-	semconv.ErrorTypeKey: true, semconv.GenAIConversationIDKey: true,
+	semconv.ErrorTypeKey: true, semconv.GenAIConversationIDKey: true, semconv.GenAIRequestMaxTokensKey: true,
+	semconv.GenAIResponseFinishReasonsKey: true, semconv.GenAIResponseIDKey: true, semconv.GenAIResponseModelKey: true,
+	semconv.ServerAddressKey: true, semconv.ServerPortKey: true, semconv.NetworkTransportKey: true,
+	semconv.MessagingSystemKey: true, semconv.MessagingOperationNameKey: true, semconv.MessagingOperationTypeKey: true,
+	semconv.MessagingDestinationNameKey: true, semconv.MessagingConsumerGroupNameKey: true,
+	// The MCP conventions (semconv 1.37 and later; not in otel-go's v1.36.0).
+	"mcp.method.name": true, "mcp.session.id": true, "mcp.protocol.version": true, "jsonrpc.request.id": true,
 }
 
 // TestOneTraceAcrossProcesses: one run calls a stdio MCP server, an A2A
@@ -101,7 +108,14 @@ func TestOneTraceAcrossProcesses(t *testing.T) {
 				n++
 			}
 		}
-		return n >= 2 && len(s) >= 4
+		for _, sp := range s {
+			// The worker's CONSUMER span, exported when the job ends, and
+			// the peer's SERVER span, when its handler returns.
+			if sp.Name == "process step" || sp.Name == "a2a jsonrpc" {
+				n++
+			}
+		}
+		return n >= 4 && len(s) >= 6
 	})
 	all := append(local, remote...)
 	chat := "chat " + llm.NewScripted().Name()
@@ -111,12 +125,15 @@ func TestOneTraceAcrossProcesses(t *testing.T) {
 		"  execute_tool mcp__probe__traceparent",
 		"  " + chat,
 		"  execute_tool a2a__researcher",
-		"    invoke_agent researcher",
-		"      " + chat,
+		"    a2a jsonrpc",
+		"      invoke_agent researcher",
+		"        " + chat,
 		"  " + chat,
 		"  execute_tool step",
-		"    invoke_agent step",
-		"      " + chat,
+		"    send step",
+		"      process step",
+		"        invoke_agent step",
+		"          " + chat,
 		"  " + chat,
 	}, "\n") + "\n"
 	if got := testkit.Tree(all); got != want {
@@ -142,6 +159,16 @@ func TestOneTraceAcrossProcesses(t *testing.T) {
 	for _, s := range local {
 		if s.Name == "execute_tool mcp__probe__traceparent" {
 			mcpSpan = s
+		}
+	}
+	if mcpSpan.Kind != "client" || mcpSpan.Attrs["mcp.method.name"] != "tools/call" || mcpSpan.Attrs["gen_ai.tool.name"] != "traceparent" {
+		t.Errorf("the MCP call's span: kind %s, attributes %v; want client, with the MCP conventions and the server's own tool name", mcpSpan.Kind, mcpSpan.Attrs)
+	}
+	// The hops between processes pair up for a service graph.
+	kinds := map[string]string{"execute_tool a2a__researcher": "client", "a2a jsonrpc": "server", "send step": "producer", "process step": "consumer"}
+	for _, s := range all {
+		if k, ok := kinds[s.Name]; ok && s.Kind != k {
+			t.Errorf("span %q is %s, want %s", s.Name, s.Kind, k)
 		}
 	}
 	if wantTP := "traceparent=00-" + trace + "-" + mcpSpan.SpanID + "-01"; !strings.Contains(mcpSaw, wantTP) {

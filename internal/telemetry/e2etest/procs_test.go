@@ -39,6 +39,8 @@ func TestMain(m *testing.M) {
 	switch os.Getenv(envMode) {
 	case "mcp":
 		os.Exit(mcpServer())
+	case "mcpsb":
+		os.Exit(sbMCPServer())
 	case "a2a":
 		os.Exit(a2aPeer())
 	case "worker":
