@@ -15,7 +15,7 @@
 //
 // # Guarantees
 //
-//   - Every [agent.Toolset] (an [mcp.Manager]'s servers, skills, A2A peers,
+//   - Every [agent.Toolset] (a [github.com/switchboard-dev/switchboard/mcp.Manager]'s servers, skills, A2A peers,
 //     Go tools) and every [agent.Runner] (offered as a tool the way
 //     [agent.AsTool] offers it) becomes an MCP tool.
 //   - A tool gets the call context a run gives it: its progress reports
