@@ -15,7 +15,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/switchboard-dev/switchboard/internal/telemetry/otelenv"
+	"github.com/switchboard-dev/switchboard/agent/otelenv"
 )
 
 // shownAttrs are the attributes the span tree prints, in this order.
@@ -24,7 +24,7 @@ var shownAttrs = []string{"gen_ai.tool.call.id", "switchboard.tool.source", "gen
 // startTelemetry sets OpenTelemetry up for the demo. When the OTEL_*
 // environment turns traces or metrics on (OTEL_EXPORTER_OTLP_ENDPOINT, a
 // per-signal endpoint, OTEL_TRACES_EXPORTER, …) they are exported as any
-// service's are (internal/telemetry/otelenv); otherwise -trace keeps the
+// service's are (agent/otelenv); otherwise -trace keeps the
 // spans in memory and prints their tree. The returned function ends
 // telemetry: it flushes the exporters and reports a failed export as an
 // error, or prints the span tree to out.

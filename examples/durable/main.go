@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/agent/otelenv"
 	"github.com/switchboard-dev/switchboard/bus"
 	"github.com/switchboard-dev/switchboard/bus/store"
 	"github.com/switchboard-dev/switchboard/bus/worker"
@@ -47,6 +48,7 @@ const (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	defer otelenv.Main(ctx, "example-durable", os.Stderr)() // the OTEL_* environment's traces and metrics (none when unset)
 	var err error
 	if os.Getenv(envURL) != "" {
 		err = serve(ctx, os.Getenv(envURL), os.Getenv(envToken), os.Getenv(envName), os.Getenv(envLog))

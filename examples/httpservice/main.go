@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/agent/otelenv"
 	"github.com/switchboard-dev/switchboard/llm"
 	"github.com/switchboard-dev/switchboard/llm/provider"
 )
@@ -35,6 +36,7 @@ func main() {
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	defer otelenv.Main(ctx, "example-httpservice", os.Stderr)() // the OTEL_* environment's traces and metrics (none when unset)
 
 	ln, err := net.Listen("tcp", *addr) // first: a taken port is the one line printed
 	if err != nil {

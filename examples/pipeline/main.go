@@ -21,6 +21,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/switchboard-dev/switchboard/agent/otelenv"
 )
 
 func main() {
@@ -28,6 +30,7 @@ func main() {
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	defer otelenv.Main(ctx, "example-pipeline", os.Stderr)() // the OTEL_* environment's traces and metrics (none when unset)
 	if *workerURL != "" {
 		if err := RunWorker(ctx, *workerURL, os.Getenv(TokenEnv), os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "worker:", err)

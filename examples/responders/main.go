@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/agent/otelenv"
 	"github.com/switchboard-dev/switchboard/bus"
 	"github.com/switchboard-dev/switchboard/llm"
 )
@@ -37,6 +38,7 @@ func main() {
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	defer otelenv.Main(ctx, "example-responders", os.Stderr)() // the OTEL_* environment's traces and metrics (none when unset)
 	var err error
 	if *serve {
 		err = serveResponders(ctx, *url, *token, os.Stdout)

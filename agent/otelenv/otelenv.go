@@ -1,7 +1,17 @@
-// Package otelenv is the one OpenTelemetry setup of Switchboard's
-// programs (cmd/demo, cmd/switchboard, the examples): traces and metrics
-// configured by OpenTelemetry's own environment variables, through the
-// contrib autoexport package and the SDK's resource detection.
+// Package otelenv installs OpenTelemetry for a program that embeds
+// Switchboard: traces and metrics configured by OpenTelemetry's own
+// environment variables, through the contrib autoexport package and the
+// SDK's resource detection. It is the setup cmd/demo, cmd/switchboard and
+// the examples share:
+//
+//	func main() {
+//		ctx := context.Background()
+//		defer otelenv.Main(ctx, "my-service", os.Stderr)()
+//		// agents, MCP managers, A2A peers and the bus now export their
+//		// spans and metrics where OTEL_EXPORTER_OTLP_ENDPOINT points
+//	}
+//
+// or, to handle errors yourself, [Start] and [Setup.Close].
 //
 // A signal is on when its exporter is named (OTEL_TRACES_EXPORTER,
 // OTEL_METRICS_EXPORTER, other than "none") or an OTLP endpoint is set for
@@ -253,7 +263,7 @@ func (l *errorLog) err() error {
 	return fmt.Errorf("%d exports failed, the first: %w", l.n, l.first)
 }
 
-// Main is Start for a program's main (the examples'): an error starting,
+// Main is [Start] for a program's main: an error starting,
 // or a failed export when the returned function runs, is one line on w.
 // Defer the function it returns.
 func Main(ctx context.Context, service string, w io.Writer) (stop func()) {

@@ -12,7 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/switchboard-dev/switchboard/agent"
-	"github.com/switchboard-dev/switchboard/internal/telemetry/otelenv"
+	"github.com/switchboard-dev/switchboard/agent/otelenv"
 	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/llm"
 )
