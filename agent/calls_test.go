@@ -13,6 +13,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/failure"
+	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -255,11 +256,7 @@ func TestCooperativeToolIgnoringCancellation(t *testing.T) {
 			}
 			close(release)
 			<-returned
-			for wait := time.Now(); agent.StrayCalls(a) != 0; time.Sleep(time.Millisecond) {
-				if time.Since(wait) > 5*time.Second {
-					t.Fatalf("%d stray calls after the tool returned", agent.StrayCalls(a))
-				}
-			}
+			testkit.WaitFor(t, 10*time.Second, "no stray calls after the tool returned", func() bool { return agent.StrayCalls(a) == 0 })
 			goleak.VerifyNone(t)
 			if r := lastResults(s.History()); strings.Contains(r[0].Content, "too late") {
 				t.Errorf("the late result reached the history: %q", r[0].Content)
