@@ -295,7 +295,7 @@ func TestUpdateFlood(t *testing.T) {
 		mu.Lock()
 		seen[uri]++
 		mu.Unlock()
-		time.Sleep(time.Millisecond)
+		time.Sleep(time.Millisecond) // a slow consumer
 	}
 	m, err := New(context.Background(), cfg)
 	if err != nil {
