@@ -140,8 +140,11 @@ func TestParkedQuestion(t *testing.T) {
 
 // With a grace time the Elicitor is asked first: an answer within it runs
 // the call without parking; an Elicitor that does not answer in time is
-// cancelled and the run parks.
-func TestParkAfterGrace(t *testing.T) {
+// cancelled and the run parks. It runs on synctest's clock: the quick
+// answer is within the 50 ms grace however slow the machine.
+func TestParkAfterGrace(t *testing.T) { synctest.Test(t, testParkAfterGrace) }
+
+func testParkAfterGrace(t *testing.T) {
 	ctx := testkit.Ctx(t, 20*time.Second)
 	quick := agent.ElicitorFunc(func(context.Context, agent.Elicitation) (agent.ElicitationResult, error) {
 		return agent.ElicitationResult{Action: agent.ElicitAccept}, nil
@@ -155,14 +158,16 @@ func TestParkAfterGrace(t *testing.T) {
 	d := agent.Durability{ParkAfter: 50 * time.Millisecond}
 
 	l := newLedger()
-	ans, err := parkAgent(t, agent.NewMemoryStore(agent.MemoryStoreOptions{}), l, quick, nil, d).Run(ctx, "pay")
+	a1 := parkAgent(t, agent.NewMemoryStore(agent.MemoryStoreOptions{}), l, quick, nil, d)
+	ans, err := a1.Run(ctx, "pay")
 	if err != nil || ans.Question != "" || l.count(ans.Run+"/p1") != 1 {
 		t.Fatalf("an answer within the grace time: %v %+v", err, ans)
 	}
 
 	st := agent.NewMemoryStore(agent.MemoryStoreOptions{})
 	t0 := time.Now()
-	ans, err = parkAgent(t, st, l, silent, nil, d).Run(ctx, "pay")
+	a2 := parkAgent(t, st, l, silent, nil, d)
+	ans, err = a2.Run(ctx, "pay")
 	if !errors.Is(err, failure.Parked) || time.Since(t0) < 50*time.Millisecond {
 		t.Fatalf("no answer within the grace time: %v after %s", err, time.Since(t0))
 	}
@@ -171,10 +176,14 @@ func TestParkAfterGrace(t *testing.T) {
 	case <-time.After(time.Second):
 		t.Fatal("the elicitor's wait was not cancelled when the run parked")
 	}
-	final, err := parkAgent(t, st, l, silent, nil, d).Answer(ctx, ans.Question, agent.ElicitationResult{Action: agent.ElicitAccept})
+	a3 := parkAgent(t, st, l, silent, nil, d)
+	final, err := a3.Answer(ctx, ans.Question, agent.ElicitationResult{Action: agent.ElicitAccept})
 	if err != nil || final.Text != "finished" || l.count(ans.Run+"/p1") != 1 {
 		t.Fatalf("after the answer: %v %+v", err, final)
 	}
+	testkit.WaitFor(t, 2*time.Second, "the guard pools' workers to exit", func() bool {
+		return agent.GuardWorkers(a1) == 0 && agent.GuardWorkers(a2) == 0 && agent.GuardWorkers(a3) == 0
+	})
 }
 
 // Resuming and answering check what they are given.
