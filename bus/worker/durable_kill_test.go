@@ -328,28 +328,30 @@ func waitLong(t *testing.T, what string, cond func() bool) {
 // returns their ids.
 func waitStoredRunsDone(t *testing.T, ctx context.Context, st agent.Store, wait time.Duration) []string {
 	t.Helper()
-	deadline := time.Now().Add(wait)
 	ids, err := st.ListRuns(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	open := ids
-	for {
-		var still, why []string
+	var why []string
+	t.Cleanup(func() {
+		if len(open) > 0 {
+			t.Logf("%d of %d stored runs not done: %s", len(open), len(ids), strings.Join(why[:min(5, len(why))], "; "))
+		}
+	})
+	testkit.WaitFor(t, wait, "every stored run to be done", func() bool {
+		var still []string
+		why = why[:0]
 		for _, id := range open {
 			if cp, err := st.LoadCheckpoint(ctx, id); err != nil || cp.State != "done" {
 				still = append(still, id)
 				why = append(why, fmt.Sprintf("%s (%v, %v)", id, stateOf(cp), err))
 			}
 		}
-		if open = still; len(open) == 0 {
-			return ids
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d stored runs not done after %s: %s", len(open), len(ids), wait, strings.Join(why[:min(5, len(why))], "; "))
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		open = still
+		return len(open) == 0
+	})
+	return ids
 }
 
 func stateOf(cp *agent.Checkpoint) string {

@@ -96,6 +96,7 @@ func (l *ledger) model() llm.Model {
 type node struct {
 	b   *bus.Bus
 	st  agent.Store
+	cs  *countingStore // st as the worker sees it: its scans are counted
 	srv *worker.Server
 }
 
@@ -110,7 +111,8 @@ func startNode(t *testing.T, host *bus.Bus, id string, l *ledger, d agent.Durabi
 	if n.st, err = bus.OpenStore(ctx, b, bus.StoreConfig{}); err != nil {
 		t.Fatal(err)
 	}
-	d.Store = n.st
+	n.cs = &countingStore{Store: n.st}
+	d.Store = n.cs
 	perms := agent.AllowAll()
 	if d.ParkAfter != 0 {
 		perms = &agent.Permissions{Rules: []agent.Rule{{Tool: "charge", Permission: agent.Ask}}}
@@ -220,11 +222,15 @@ func TestOrphanedRuns(t *testing.T) {
 			if tc.killCaller {
 				caller.Conn().Close()
 			}
-			// Long enough for any worker to judge the run an orphan
-			// several times over, were it one.
-			time.Sleep(4 * testOrphanAfter)
-			close(l.gate)
+			// Long enough for the other worker to judge the run an orphan
+			// several times over, were it one: four orphan timeouts, and
+			// its scans counted (a loaded machine's scans come late).
 			other := nodes[map[string]string{"a": "b", "b": "a"}[where]]
+			scans, t0 := other.cs.lists.Load(), time.Now()
+			testkit.WaitFor(t, 30*time.Second, "the other worker's scans over four orphan timeouts", func() bool {
+				return time.Since(t0) >= 4*testOrphanAfter && other.cs.lists.Load() >= scans+4
+			})
+			close(l.gate)
 			cp := waitCheckpoint(t, other.st, run, agent.RunDone)
 			if got := orphans(nodes["a"], nodes["b"]); got != tc.wantOrphans {
 				t.Errorf("%d orphans resumed, want %d", got, tc.wantOrphans)

@@ -209,7 +209,9 @@ func TestDeadline(t *testing.T) {
 	serve(t, c.client("worker"), step, worker.ServeConfig{})
 	pool := newPool(t, c.host, "step", worker.PoolConfig{})
 
-	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
+	// Long enough for a loaded machine to start the remote run before it,
+	// so that the remote tool is what the deadline ends.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	evs, err := events(pool.Stream(ctx, "block until the deadline"))
 	wantKind(t, err, failure.Timeout, "")
