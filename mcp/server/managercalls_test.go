@@ -84,8 +84,8 @@ func managedServer(hanging, cancelled chan<- struct{}) *gomcp.Server {
 // Manager, and the audit records of its calls.
 type managed struct {
 	peer      *stdioPeer
-	lines     chan string // the server's output, line by line
-	meta      string      // the _meta member each request carries (2026-07-28 on)
+	lines     chan string   // the server's output, line by line
+	meta      string        // the _meta member each request carries (2026-07-28 on)
 	hanging   chan struct{} // a hang call started at the server
 	cancelled chan struct{}
 	mu        sync.Mutex
