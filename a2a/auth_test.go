@@ -18,6 +18,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv/push"
 
 	"github.com/switchboard-dev/switchboard/failure"
+	"github.com/switchboard-dev/switchboard/internal/testkit"
 )
 
 func authServer(t *testing.T, extra ServerConfig) string {
@@ -212,24 +213,16 @@ func TestPushConfigs_PUSH_CREATE_GET_LIST_DEL_DELIVER(t *testing.T) {
 			if _, err := c.CancelTask(ctx, &a2ago.CancelTaskRequest{ID: id}); err != nil {
 				t.Fatal(err)
 			}
-			deadline := time.Now().Add(20 * time.Second)
-			for {
+			testkit.WaitFor(t, 20*time.Second, "PUSH-DELIVER-002: a delivery of the cancellation", func() bool {
 				mu.Lock()
-				n := 0
+				defer mu.Unlock()
 				for _, body := range got {
 					if strings.Contains(body, string(id)) && strings.Contains(body, "TASK_STATE_CANCELED") {
-						n++
+						return true
 					}
 				}
-				mu.Unlock()
-				if n > 0 {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatal("PUSH-DELIVER-002: no delivery of the cancellation")
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
+				return false
+			})
 			mu.Lock()
 			for _, tok := range tokens {
 				if tok != "secret-token" {

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/switchboard-dev/switchboard/internal/testkit"
 )
 
 // TestStreamsFanOut covers STREAM-ORDER-002/003/004: every subscriber of a
@@ -27,16 +29,13 @@ func TestStreamsFanOut_STREAM_ORDER_002_003_004(t *testing.T) {
 	id := res.(*a2ago.Task).ID
 	// Subscribe once the task is quiet (its tool has started), so that
 	// every subscriber starts from the same point.
-	for {
+	testkit.WaitFor(t, 20*time.Second, "the task's tool to start", func() bool {
 		tk, err := c.GetTask(ctx, &a2ago.GetTaskRequest{ID: id})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.Contains(messageText(tk.Status.Message), "slow: started") {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return strings.Contains(messageText(tk.Status.Message), "slow: started")
+	})
 	type sub struct {
 		states []string
 		ready  chan struct{}

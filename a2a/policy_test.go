@@ -2,11 +2,13 @@ package a2a
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/failure"
+	"github.com/switchboard-dev/switchboard/internal/testkit"
 )
 
 // TestToolsetPolicy: a toolset given no policy reports its background
@@ -36,9 +38,7 @@ func TestToolsetPolicy(t *testing.T) {
 		if own {
 			want = &mine
 		}
-		for deadline := time.Now().Add(5 * time.Second); want.Load() == 0 && time.Now().Before(deadline); {
-			time.Sleep(10 * time.Millisecond)
-		}
+		testkit.WaitFor(t, 20*time.Second, fmt.Sprintf("a failure seen by the policy (own %v)", own), func() bool { return want.Load() > 0 })
 		if err := ts.Close(); err != nil {
 			t.Fatal(err)
 		}

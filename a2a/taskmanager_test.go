@@ -10,6 +10,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
 	"github.com/switchboard-dev/switchboard/a2a/internal/taskstore"
+	"github.com/switchboard-dev/switchboard/internal/testkit"
 )
 
 // gatedExec creates its task, then waits for gate before working on until
@@ -82,7 +83,19 @@ func TestCancelBeforeTheRunStarts(t *testing.T) {
 		}
 		done <- task
 	}()
-	time.Sleep(50 * time.Millisecond) // the cancellation is processed first
+	// The cancellation's event is processed first (the execution is
+	// final), then the executor's next event comes and is refused.
+	testkit.WaitFor(t, 5*time.Second, "the cancellation to be processed", func() bool {
+		h.mu.Lock()
+		ex := h.live[id]
+		h.mu.Unlock()
+		if ex == nil {
+			return false
+		}
+		ex.mu.Lock()
+		defer ex.mu.Unlock()
+		return ex.final
+	})
 	close(g.gate)
 	select {
 	case task := <-done:

@@ -7,12 +7,14 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"go.uber.org/goleak"
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/failure"
+	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -161,7 +163,9 @@ func TestDetachedSingleCall(t *testing.T) {
 // deadlines, in Session.Run as in Stream: the call ends at ToolTimeout
 // (plus the grace a cancelled tool gets) with a timeout the model sees, the
 // run at MaxDuration with a budget failure; the abandoned call's goroutine
-// is counted, and ends when the tool finally returns.
+// is counted, and ends when the tool finally returns. Each case runs on
+// synctest's clock: the timeouts and the grace pass exactly, so the bounds
+// on the run's duration hold however busy the machine.
 func TestCooperativeToolIgnoringCancellation(t *testing.T) {
 	const grace = 100 * time.Millisecond
 	cases := []struct {
@@ -183,87 +187,87 @@ func TestCooperativeToolIgnoringCancellation(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			release := make(chan struct{})
-			returned := make(chan struct{})
-			liar := &coopTool{spec: agent.ToolSpec{Name: "liar", Description: "d", ReadOnly: true},
-				fn: func(context.Context) (*agent.Result, error) {
-					defer close(returned)
-					<-release // ignores its context
-					return agent.TextResult("too late"), nil
-				}}
-			var mu sync.Mutex
-			var fails []failure.Kind
-			cfg := tc.cfg
-			cfg.Tools = []agent.Tool{liar}
-			cfg.Events = agent.EventSinkFunc(func(_ context.Context, ev agent.Event) {
-				if ev.Type == agent.EventFailure && ev.Call != nil {
-					mu.Lock()
-					fails = append(fails, ev.Failure.Kind)
-					mu.Unlock()
-				}
-			})
-			cfg.Model = llm.NewScripted(llm.Calls(llm.CallTool("1", "liar", nil)), llm.SummarizeResults("done"))
-			a := newAgent(t, cfg)
-			agent.SetStopGrace(a, grace)
-			s := a.NewSession()
+			synctest.Test(t, func(t *testing.T) {
+				release := make(chan struct{})
+				returned := make(chan struct{})
+				liar := &coopTool{spec: agent.ToolSpec{Name: "liar", Description: "d", ReadOnly: true},
+					fn: func(context.Context) (*agent.Result, error) {
+						defer close(returned)
+						<-release // ignores its context
+						return agent.TextResult("too late"), nil
+					}}
+				var mu sync.Mutex
+				var fails []failure.Kind
+				cfg := tc.cfg
+				cfg.Tools = []agent.Tool{liar}
+				cfg.Events = agent.EventSinkFunc(func(_ context.Context, ev agent.Event) {
+					if ev.Type == agent.EventFailure && ev.Call != nil {
+						mu.Lock()
+						fails = append(fails, ev.Failure.Kind)
+						mu.Unlock()
+					}
+				})
+				cfg.Model = llm.NewScripted(llm.Calls(llm.CallTool("1", "liar", nil)), llm.SummarizeResults("done"))
+				a := newAgent(t, cfg)
+				agent.SetStopGrace(a, grace)
+				s := a.NewSession()
 
-			type result struct {
-				err     error
-				elapsed time.Duration
-			}
-			done := make(chan result, 1)
-			start := time.Now()
-			go func() {
-				var err error
-				if tc.stream {
-					_, err = collect(t, s.Stream(context.Background(), "go"))
-				} else {
-					_, err = s.Run(context.Background(), "go")
+				type result struct {
+					err     error
+					elapsed time.Duration
 				}
-				done <- result{err, time.Since(start)}
-			}()
-			var res result
-			select {
-			case res = <-done:
-			case <-time.After(tc.deadline + grace + 5*time.Second):
+				done := make(chan result, 1)
+				start := time.Now()
+				go func() {
+					var err error
+					if tc.stream {
+						_, err = collect(t, s.Stream(context.Background(), "go"))
+					} else {
+						_, err = s.Run(context.Background(), "go")
+					}
+					done <- result{err, time.Since(start)}
+				}()
+				var res result
+				select {
+				case res = <-done:
+				case <-time.After(tc.deadline + grace + 5*time.Second):
+					close(release)
+					<-done
+					t.Fatal("the run waited for a tool that ignored its cancellation")
+				}
+				if lo, hi := tc.deadline+grace, tc.deadline+grace+2*time.Second; res.elapsed < lo || res.elapsed > hi {
+					t.Errorf("the run took %s, want between %s and %s", res.elapsed, lo, hi)
+				}
+				if tc.runErr == failure.Unknown && res.err != nil {
+					t.Fatalf("run failed: %v", res.err)
+				}
+				if tc.runErr != failure.Unknown && kindOf(t, res.err) != tc.runErr {
+					t.Fatalf("run error %v, want kind %s", res.err, tc.runErr)
+				}
+				mu.Lock()
+				if len(fails) != 1 || fails[0] != tc.wantKind {
+					t.Errorf("call failures %v, want [%s]", fails, tc.wantKind)
+				}
+				mu.Unlock()
+				checkOneResultPerCall(t, s.History())
+				if r := lastResults(s.History()); len(r) != 1 || !r[0].IsError || strings.Contains(r[0].Content, "too late") {
+					t.Errorf("results %+v", r)
+				}
+
+				// The abandoned call is accounted for until the tool returns.
+				if n := agent.StrayCalls(a); n != 1 {
+					t.Fatalf("%d stray calls, want 1", n)
+				}
 				close(release)
-				<-done
-				t.Fatal("the run waited for a tool that ignored its cancellation")
-			}
-			if lo, hi := tc.deadline+grace, tc.deadline+grace+2*time.Second; res.elapsed < lo || res.elapsed > hi {
-				t.Errorf("the run took %s, want between %s and %s", res.elapsed, lo, hi)
-			}
-			if tc.runErr == failure.Unknown && res.err != nil {
-				t.Fatalf("run failed: %v", res.err)
-			}
-			if tc.runErr != failure.Unknown && kindOf(t, res.err) != tc.runErr {
-				t.Fatalf("run error %v, want kind %s", res.err, tc.runErr)
-			}
-			mu.Lock()
-			if len(fails) != 1 || fails[0] != tc.wantKind {
-				t.Errorf("call failures %v, want [%s]", fails, tc.wantKind)
-			}
-			mu.Unlock()
-			checkOneResultPerCall(t, s.History())
-			if r := lastResults(s.History()); len(r) != 1 || !r[0].IsError || strings.Contains(r[0].Content, "too late") {
-				t.Errorf("results %+v", r)
-			}
-
-			// The abandoned call is accounted for until the tool returns.
-			if n := agent.StrayCalls(a); n != 1 {
-				t.Fatalf("%d stray calls, want 1", n)
-			}
-			close(release)
-			<-returned
-			for wait := time.Now(); agent.StrayCalls(a) != 0; time.Sleep(time.Millisecond) {
-				if time.Since(wait) > 5*time.Second {
-					t.Fatalf("%d stray calls after the tool returned", agent.StrayCalls(a))
+				<-returned
+				testkit.WaitFor(t, 10*time.Second, "no stray calls after the tool returned", func() bool { return agent.StrayCalls(a) == 0 })
+				if r := lastResults(s.History()); strings.Contains(r[0].Content, "too late") {
+					t.Errorf("the late result reached the history: %q", r[0].Content)
 				}
-			}
+				// The bubble ends once its goroutines have.
+				testkit.WaitFor(t, 10*time.Second, "the guard pool's workers to exit", func() bool { return agent.GuardWorkers(a) == 0 })
+			})
 			goleak.VerifyNone(t)
-			if r := lastResults(s.History()); strings.Contains(r[0].Content, "too late") {
-				t.Errorf("the late result reached the history: %q", r[0].Content)
-			}
 		})
 	}
 }

@@ -14,3 +14,7 @@ type EventSinkFunc = eventSinkFunc
 
 // DefaultClassifier is the default permission classifier.
 var DefaultClassifier = defaultClassifier
+
+// GuardWorkers is the number of a's guard pool workers, all idle once its
+// runs ended; they exit after their idle timeout.
+func GuardWorkers(a *Agent) int { return a.guards.idleWorkers() }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/agent"
@@ -150,7 +151,11 @@ func TestFailureHandling(t *testing.T) {
 // TestCircuitOpensAndRecovers: after repeated source failures the circuit
 // opens, calls fail at once as Unavailable without reaching the tool, the
 // tool is advertised as unavailable, and after the cooldown it recovers.
-func TestCircuitOpensAndRecovers(t *testing.T) {
+// It runs on synctest's clock: the cooldown cannot pass between the runs
+// that expect the circuit open, however slow the machine.
+func TestCircuitOpensAndRecovers(t *testing.T) { synctest.Test(t, testCircuitOpensAndRecovers) }
+
+func testCircuitOpensAndRecovers(t *testing.T) {
 	var healthy atomic.Bool
 	var reached atomic.Int32
 	flaky := tool("remote", func(context.Context, json.RawMessage) (*agent.Result, error) {
@@ -196,7 +201,7 @@ func TestCircuitOpensAndRecovers(t *testing.T) {
 		t.Error("tool of an open circuit was not advertised as unavailable")
 	}
 	healthy.Store(true)
-	time.Sleep(2 * cooldown)
+	time.Sleep(2 * cooldown) // the fake clock: the cooldown passes
 	s = a.NewSession()
 	if _, err := s.Run(ctx, "third"); err != nil {
 		t.Fatal(err)
@@ -204,6 +209,9 @@ func TestCircuitOpensAndRecovers(t *testing.T) {
 	if r := lastResults(s.History()); !strings.Contains(r[0].Content, "back") {
 		t.Fatalf("after cooldown the model saw %q, want recovery", r[0].Content)
 	}
+	// The bubble ends once its goroutines have: the guard pool's idle
+	// worker exits after its idle timeout.
+	testkit.WaitFor(t, 10*time.Second, "the guard pool's workers to exit", func() bool { return agent.GuardWorkers(a) == 0 })
 }
 
 // TestCancellationReachesTools cancels the run while tools are running: the

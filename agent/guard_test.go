@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"go.uber.org/goleak"
@@ -40,31 +41,40 @@ func (p *guardPool) idleWorkers() int {
 }
 
 // TestGuardPoolReusesWorkers: calls one after another run on one worker,
-// which survives a panicking tool and exits once idle for idleFor.
+// which survives a panicking tool and exits once idle for idleFor, not
+// before. It runs on synctest's clock: the idle timer is in the bubble, and
+// synctest.Test returns only once the worker has exited.
 func TestGuardPoolReusesWorkers(t *testing.T) {
-	pool := &guardPool{idleFor: 50 * time.Millisecond}
-	a := &Agent{}
-	tl := &poolTool{}
-	for i, args := range []string{`1`, `"panic"`, `2`, `3`} {
-		o := runOn(pool, a, tl, args)
-		if args == `"panic"` {
-			if !errors.Is(o.err, failure.Panic) {
-				t.Fatalf("call %d: err %v, want a panic failure", i, o.err)
+	synctest.Test(t, func(t *testing.T) {
+		const idleFor = 50 * time.Millisecond
+		pool := &guardPool{idleFor: idleFor}
+		a := &Agent{}
+		tl := &poolTool{}
+		for i, args := range []string{`1`, `"panic"`, `2`, `3`} {
+			o := runOn(pool, a, tl, args)
+			if args == `"panic"` {
+				if !errors.Is(o.err, failure.Panic) {
+					t.Fatalf("call %d: err %v, want a panic failure", i, o.err)
+				}
+			} else if o.err != nil || o.res.Text() != args {
+				t.Fatalf("call %d: %+v", i, o)
 			}
-		} else if o.err != nil || o.res.Text() != args {
-			t.Fatalf("call %d: %+v", i, o)
-		}
-		for wait := time.Now(); pool.idleWorkers() != 1; time.Sleep(100 * time.Microsecond) {
-			if time.Since(wait) > time.Second {
-				t.Fatalf("after call %d: %d idle workers, want the one", i, pool.idleWorkers())
+			synctest.Wait()
+			if n := pool.idleWorkers(); n != 1 {
+				t.Fatalf("after call %d: %d idle workers, want the one", i, n)
 			}
 		}
-	}
-	for wait := time.Now(); pool.idleWorkers() != 0; time.Sleep(time.Millisecond) {
-		if time.Since(wait) > 2*time.Second {
-			t.Fatal("the idle worker did not exit")
+		time.Sleep(idleFor - time.Millisecond)
+		synctest.Wait()
+		if n := pool.idleWorkers(); n != 1 {
+			t.Fatalf("%d idle workers just before idleFor, want the one", n)
 		}
-	}
+		time.Sleep(time.Millisecond)
+		synctest.Wait()
+		if n := pool.idleWorkers(); n != 0 {
+			t.Fatalf("%d idle workers after idleFor, want none", n)
+		}
+	})
 	goleak.VerifyNone(t)
 }
 
@@ -87,6 +97,9 @@ func TestGuardPoolUnderRace(t *testing.T) {
 					return
 				}
 				if j%16 == 0 {
+					// Jitter of 0-2 µs around the 1 µs idle timeout, on the
+					// real clock: the subject is the race between a worker's
+					// expiry and a new call, which synctest would serialise.
 					time.Sleep(time.Duration(j%3) * time.Microsecond)
 				}
 			}

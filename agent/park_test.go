@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/agent"
@@ -35,7 +36,9 @@ func parkAgent(t *testing.T, st agent.Store, l *ledger, el agent.Elicitor, sink 
 // A permission ask parks the run: the question is stored with its
 // deadline, the run returns Parked, and an answer given to a recreated
 // agent resumes the run where it stopped: accept runs the call, decline
-// gives the model Declined, an expired question gives it a Timeout.
+// gives the model Declined, an expired question gives it a Timeout. Each
+// case runs on synctest's clock (the store, model and tools are in memory):
+// the question's TTL and the guard pool's idle timeout pass exactly.
 func TestParkedQuestion(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -49,94 +52,99 @@ func TestParkedQuestion(t *testing.T) {
 		{name: "expired", expire: true, paid: 0, inModel: "timeout"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := testkit.Ctx(t, 20*time.Second)
-			st := agent.NewMemoryStore(agent.MemoryStoreOptions{})
-			l := newLedger()
-			d := agent.Durability{ParkAfter: -1, QuestionTTL: time.Hour}
-			if tc.expire {
-				d.QuestionTTL = time.Second
-			}
-			a1 := parkAgent(t, st, l, nil, nil, d)
-			s1 := a1.NewSession()
-			before := runtime.NumGoroutine()
-			ans, err := s1.Run(ctx, "pay it")
-			if !errors.Is(err, failure.Parked) || ans == nil || ans.Question == "" {
-				t.Fatalf("run: %v, %+v; want Parked with a question", err, ans)
-			}
-			// Nothing waits for the answer: the run's goroutines end (the
-			// guard pool's idle workers within guardIdle).
-			for deadline := time.Now().Add(2 * time.Second); runtime.NumGoroutine() > before; {
-				if time.Now().After(deadline) {
-					t.Fatalf("%d goroutines after parking, %d before", runtime.NumGoroutine(), before)
+			synctest.Test(t, func(t *testing.T) {
+				ctx := testkit.Ctx(t, 20*time.Second)
+				st := agent.NewMemoryStore(agent.MemoryStoreOptions{})
+				l := newLedger()
+				d := agent.Durability{ParkAfter: -1, QuestionTTL: time.Hour}
+				if tc.expire {
+					d.QuestionTTL = time.Second
 				}
-				time.Sleep(10 * time.Millisecond)
-			}
-			if l.count(ans.Run+"/l1") != 1 || l.count(ans.Run+"/p1") != 0 {
-				t.Fatalf("before the answer: look ran %d times, pay %d", l.count(ans.Run+"/l1"), l.count(ans.Run+"/p1"))
-			}
-			cp, err := st.LoadCheckpoint(ctx, ans.Run)
-			if err != nil || cp.State != "parked" || cp.Question != ans.Question || len(cp.Results) != 1 {
-				t.Fatalf("checkpoint %+v, %v", cp, err)
-			}
+				a1 := parkAgent(t, st, l, nil, nil, d)
+				s1 := a1.NewSession()
+				before := runtime.NumGoroutine()
+				ans, err := s1.Run(ctx, "pay it")
+				if !errors.Is(err, failure.Parked) || ans == nil || ans.Question == "" {
+					t.Fatalf("run: %v, %+v; want Parked with a question", err, ans)
+				}
+				// Nothing waits for the answer: the run's goroutines end (the
+				// guard pool's idle workers within guardIdle).
+				testkit.WaitFor(t, 2*time.Second, "the run's goroutines to end after parking", func() bool { return runtime.NumGoroutine() <= before })
+				if l.count(ans.Run+"/l1") != 1 || l.count(ans.Run+"/p1") != 0 {
+					t.Fatalf("before the answer: look ran %d times, pay %d", l.count(ans.Run+"/l1"), l.count(ans.Run+"/p1"))
+				}
+				cp, err := st.LoadCheckpoint(ctx, ans.Run)
+				if err != nil || cp.State != "parked" || cp.Question != ans.Question || len(cp.Results) != 1 {
+					t.Fatalf("checkpoint %+v, %v", cp, err)
+				}
 
-			// The agent is recreated (another process): the inbox shows the
-			// question, and an answer resumes the run.
-			sink := &events{}
-			a2 := parkAgent(t, st, l, nil, sink, d)
-			inbox, err := a2.Inbox(ctx)
-			if err != nil || len(inbox) != 1 || inbox[0].ID != ans.Question || inbox[0].Elicitation.Tool != "pay" ||
-				inbox[0].Elicitation.Kind != agent.ElicitPermission || inbox[0].Run != ans.Run || inbox[0].Session != s1.ID() {
-				t.Fatalf("inbox: %+v, %v", inbox, err)
-			}
-			// Resuming before an answer parks again at once.
-			if _, err := a2.Resume(ctx, ans.Run); !errors.Is(err, failure.Parked) {
-				t.Fatalf("resume before the answer: %v", err)
-			}
-			var final *agent.Answer
-			if tc.expire {
-				time.Sleep(time.Until(inbox[0].Deadline) + 10*time.Millisecond)
-				_, err := a2.Answer(ctx, ans.Question, agent.ElicitationResult{Action: agent.ElicitAccept})
-				if !errors.Is(err, failure.Timeout) {
-					t.Fatalf("an answer after the deadline: %v", err)
+				// The agent is recreated (another process): the inbox shows the
+				// question, and an answer resumes the run.
+				sink := &events{}
+				a2 := parkAgent(t, st, l, nil, sink, d)
+				inbox, err := a2.Inbox(ctx)
+				if err != nil || len(inbox) != 1 || inbox[0].ID != ans.Question || inbox[0].Elicitation.Tool != "pay" ||
+					inbox[0].Elicitation.Kind != agent.ElicitPermission || inbox[0].Run != ans.Run || inbox[0].Session != s1.ID() {
+					t.Fatalf("inbox: %+v, %v", inbox, err)
 				}
-				final, err = a2.Resume(ctx, ans.Run)
-				if err != nil {
-					t.Fatal(err)
+				// Resuming before an answer parks again at once.
+				if _, err := a2.Resume(ctx, ans.Run); !errors.Is(err, failure.Parked) {
+					t.Fatalf("resume before the answer: %v", err)
 				}
-			} else {
-				final, err = a2.Answer(ctx, ans.Question, agent.ElicitationResult{Action: tc.answer})
-				if err != nil {
-					t.Fatal(err)
+				var final *agent.Answer
+				if tc.expire {
+					time.Sleep(time.Until(inbox[0].Deadline) + time.Millisecond) // the fake clock
+					_, err := a2.Answer(ctx, ans.Question, agent.ElicitationResult{Action: agent.ElicitAccept})
+					if !errors.Is(err, failure.Timeout) {
+						t.Fatalf("an answer after the deadline: %v", err)
+					}
+					final, err = a2.Resume(ctx, ans.Run)
+					if err != nil {
+						t.Fatal(err)
+					}
+				} else {
+					final, err = a2.Answer(ctx, ans.Question, agent.ElicitationResult{Action: tc.answer})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if _, err := a2.Answer(ctx, ans.Question, agent.ElicitationResult{Action: tc.answer}); !errors.Is(err, failure.Conflict) {
+						t.Fatalf("a second answer: %v", err)
+					}
 				}
-				if _, err := a2.Answer(ctx, ans.Question, agent.ElicitationResult{Action: tc.answer}); !errors.Is(err, failure.Conflict) {
-					t.Fatalf("a second answer: %v", err)
+				if final.Text != "finished" || final.Run != ans.Run {
+					t.Fatalf("final %+v", final)
 				}
-			}
-			if final.Text != "finished" || final.Run != ans.Run {
-				t.Fatalf("final %+v", final)
-			}
-			if got := l.count(ans.Run + "/p1"); got != tc.paid {
-				t.Fatalf("pay ran %d times, want %d", got, tc.paid)
-			}
-			if got := l.count(ans.Run + "/l1"); got != 1 {
-				t.Fatalf("look ran %d times across the park", got)
-			}
-			rec, _ := st.LoadSession(ctx, s1.ID())
-			checkHistory(t, rec.History)
-			if r := results(rec.History)["p1"]; !strings.Contains(strings.ToLower(r.Content), tc.inModel) {
-				t.Fatalf("the model saw %q, want %q", r.Content, tc.inModel)
-			}
-			if inbox, _ := a2.Inbox(ctx); len(inbox) != 0 {
-				t.Fatalf("inbox after: %+v", inbox)
-			}
+				if got := l.count(ans.Run + "/p1"); got != tc.paid {
+					t.Fatalf("pay ran %d times, want %d", got, tc.paid)
+				}
+				if got := l.count(ans.Run + "/l1"); got != 1 {
+					t.Fatalf("look ran %d times across the park", got)
+				}
+				rec, _ := st.LoadSession(ctx, s1.ID())
+				checkHistory(t, rec.History)
+				if r := results(rec.History)["p1"]; !strings.Contains(strings.ToLower(r.Content), tc.inModel) {
+					t.Fatalf("the model saw %q, want %q", r.Content, tc.inModel)
+				}
+				if inbox, _ := a2.Inbox(ctx); len(inbox) != 0 {
+					t.Fatalf("inbox after: %+v", inbox)
+				}
+				// The bubble ends once its goroutines have: the guard pool's idle
+				// workers exit after their idle timeout.
+				testkit.WaitFor(t, 2*time.Second, "the guard pools' workers to exit", func() bool {
+					return agent.GuardWorkers(a1) == 0 && agent.GuardWorkers(a2) == 0
+				})
+			})
 		})
 	}
 }
 
 // With a grace time the Elicitor is asked first: an answer within it runs
 // the call without parking; an Elicitor that does not answer in time is
-// cancelled and the run parks.
-func TestParkAfterGrace(t *testing.T) {
+// cancelled and the run parks. It runs on synctest's clock: the quick
+// answer is within the 50 ms grace however slow the machine.
+func TestParkAfterGrace(t *testing.T) { synctest.Test(t, testParkAfterGrace) }
+
+func testParkAfterGrace(t *testing.T) {
 	ctx := testkit.Ctx(t, 20*time.Second)
 	quick := agent.ElicitorFunc(func(context.Context, agent.Elicitation) (agent.ElicitationResult, error) {
 		return agent.ElicitationResult{Action: agent.ElicitAccept}, nil
@@ -150,14 +158,16 @@ func TestParkAfterGrace(t *testing.T) {
 	d := agent.Durability{ParkAfter: 50 * time.Millisecond}
 
 	l := newLedger()
-	ans, err := parkAgent(t, agent.NewMemoryStore(agent.MemoryStoreOptions{}), l, quick, nil, d).Run(ctx, "pay")
+	a1 := parkAgent(t, agent.NewMemoryStore(agent.MemoryStoreOptions{}), l, quick, nil, d)
+	ans, err := a1.Run(ctx, "pay")
 	if err != nil || ans.Question != "" || l.count(ans.Run+"/p1") != 1 {
 		t.Fatalf("an answer within the grace time: %v %+v", err, ans)
 	}
 
 	st := agent.NewMemoryStore(agent.MemoryStoreOptions{})
 	t0 := time.Now()
-	ans, err = parkAgent(t, st, l, silent, nil, d).Run(ctx, "pay")
+	a2 := parkAgent(t, st, l, silent, nil, d)
+	ans, err = a2.Run(ctx, "pay")
 	if !errors.Is(err, failure.Parked) || time.Since(t0) < 50*time.Millisecond {
 		t.Fatalf("no answer within the grace time: %v after %s", err, time.Since(t0))
 	}
@@ -166,10 +176,14 @@ func TestParkAfterGrace(t *testing.T) {
 	case <-time.After(time.Second):
 		t.Fatal("the elicitor's wait was not cancelled when the run parked")
 	}
-	final, err := parkAgent(t, st, l, silent, nil, d).Answer(ctx, ans.Question, agent.ElicitationResult{Action: agent.ElicitAccept})
+	a3 := parkAgent(t, st, l, silent, nil, d)
+	final, err := a3.Answer(ctx, ans.Question, agent.ElicitationResult{Action: agent.ElicitAccept})
 	if err != nil || final.Text != "finished" || l.count(ans.Run+"/p1") != 1 {
 		t.Fatalf("after the answer: %v %+v", err, final)
 	}
+	testkit.WaitFor(t, 2*time.Second, "the guard pools' workers to exit", func() bool {
+		return agent.GuardWorkers(a1) == 0 && agent.GuardWorkers(a2) == 0 && agent.GuardWorkers(a3) == 0
+	})
 }
 
 // Resuming and answering check what they are given.

@@ -68,18 +68,15 @@ func startCluster(t *testing.T) []*server.Server {
 		}
 	}
 	// Wait for the JetStream meta group to elect a leader.
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	testkit.WaitFor(t, 30*time.Second, "a JetStream meta leader", func() bool {
 		for _, s := range nodes {
 			if s.JetStreamIsLeader() {
-				return nodes
+				return true
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("no JetStream meta leader after 20s")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return false
+	})
+	return nodes
 }
 
 // connect opens a bus on the cluster, first through node i, retrying while
@@ -92,19 +89,19 @@ func connect(t *testing.T, ctx context.Context, nodes []*server.Server, i int) *
 			urls = append(urls, n.ClientURL())
 		}
 	}
-	for {
-		b, err := bus.New(ctx, bus.Config{URLs: urls, InOrder: true, ReconnectWait: 100 * time.Millisecond,
+	var b *bus.Bus
+	var err error
+	testkit.WaitFor(t, 30*time.Second, fmt.Sprintf("a bus through node %d", i), func() bool {
+		b, err = bus.New(ctx, bus.Config{URLs: urls, InOrder: true, ReconnectWait: 100 * time.Millisecond,
 			Stream: bus.StreamConfig{Replicas: 3, MaxAge: time.Hour},
 			Policy: failure.NewPolicy(failure.PolicyConfig{InitialBackoff: 50 * time.Millisecond, BreakerFailures: 1000})})
-		if err == nil {
-			t.Cleanup(func() { b.Close() })
-			return b
-		}
-		if ctx.Err() != nil {
+		if err != nil && ctx.Err() != nil {
 			t.Fatalf("connecting through node %d: %v", i, err)
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return err == nil
+	})
+	t.Cleanup(func() { b.Close() })
+	return b
 }
 
 func TestClusterSurvivesNodeLoss(t *testing.T) {
@@ -137,19 +134,20 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 	// A replicated KV bucket (JetStream's own, as the stores of bus/store
 	// use it) written before the loss.
 	kvConfig := jetstream.KeyValueConfig{Bucket: "cluster_tasks", Replicas: 3}
-	kv, err := client.JetStream().CreateOrUpdateKeyValue(ctx, kvConfig)
-	for err != nil && ctx.Err() == nil { // the stream leader may still be electing
-		time.Sleep(200 * time.Millisecond)
+	var kv jetstream.KeyValue
+	testkit.WaitFor(t, 30*time.Second, "the KV bucket (its stream leader may still be electing)", func() bool {
+		var err error
 		kv, err = client.JetStream().CreateOrUpdateKeyValue(ctx, kvConfig)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = kv.Put(ctx, "task.before", []byte("working"))
-	for err != nil && ctx.Err() == nil {
-		time.Sleep(200 * time.Millisecond)
+		if err != nil && ctx.Err() != nil {
+			t.Fatal(err)
+		}
+		return err == nil
+	})
+	var err error
+	testkit.WaitFor(t, 30*time.Second, "the first write", func() bool {
 		_, err = kv.Put(ctx, "task.before", []byte("working"))
-	}
+		return err == nil || ctx.Err() != nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,12 +191,7 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 	// Requests in flight while a node goes away can be lost (their callers
 	// time out and retry); the guarantee is about the cluster once the
 	// surviving nodes dropped the lost one's routes (and its interest).
-	for nodes[0].NumRemotes() >= remotes {
-		if ctx.Err() != nil {
-			t.Fatal("node-0 never noticed that node-2 was gone")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.WaitFor(t, 30*time.Second, "node-0 to notice that node-2 is gone", func() bool { return nodes[0].NumRemotes() < remotes })
 	beforeA, beforeB := byA.Load(), byB.Load()
 	step("node 2 shut down")
 	ask(40)
@@ -222,21 +215,21 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 	// node, once the stream has a leader again (a read in the election
 	// finds no responder).
 	var e jetstream.KeyValueEntry
-	for {
+	testkit.WaitFor(t, 30*time.Second, "a read after the loss", func() bool {
 		gctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		var err error
 		e, err = kvA.Get(gctx, "task.before")
 		cancel()
 		if err == nil {
-			break
+			return true
 		}
 		err = respA.Classify(err, "kv get")
 		if ctx.Err() != nil || !(errorsIs(err, failure.Unavailable) || errorsIs(err, failure.Transient) || errorsIs(err, failure.Timeout)) {
 			t.Fatalf("after the loss: Get: %v", err)
 		}
 		t.Logf("read after the loss, retrying: %v", err)
-		time.Sleep(50 * time.Millisecond)
-	}
+		return false
+	})
 	if string(e.Value()) != "working" {
 		t.Fatalf("after the loss: Get = %q", e.Value())
 	}

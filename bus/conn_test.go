@@ -8,6 +8,7 @@ import (
 	"github.com/switchboard-dev/switchboard/bus"
 	"github.com/switchboard-dev/switchboard/bus/task"
 	"github.com/switchboard-dev/switchboard/failure"
+	"github.com/switchboard-dev/switchboard/internal/testkit"
 )
 
 // TestLostConnection: when the server goes away, requests and publishes
@@ -17,22 +18,17 @@ func TestLostConnection(t *testing.T) {
 	host := newBus(t, bus.Config{Listen: "127.0.0.1:0"})
 	pol := &countingPolicy{Policy: failure.NewPolicy(failure.PolicyConfig{InitialBackoff: 10 * time.Millisecond})}
 	client := newBus(t, bus.Config{URLs: []string{host.ClientURL()}, ReconnectWait: 50 * time.Millisecond, Policy: pol})
-	ctx := ctxT(t, 20*time.Second)
 	if err := host.Close(); err != nil {
 		t.Fatal(err)
 	}
-	// Wait for the client to notice.
-	for client.Conn().IsConnected() {
-		if ctx.Err() != nil {
-			t.Fatal("client never noticed the server was gone")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	rctx := ctxT(t, 500*time.Millisecond)
+	testkit.WaitFor(t, 20*time.Second, "the client to notice the server is gone", func() bool { return !client.Conn().IsConnected() })
+	// Generous deadlines: a request while disconnected fails at once as
+	// transient; one that waited would end with kind timeout instead.
+	rctx := ctxT(t, 5*time.Second)
 	_, err := client.Sampler().Sample(rctx, samplingRequest("x"))
 	t.Logf("sample while disconnected: %v", err)
 	wantKind(t, err, failure.Transient)
-	pctx := ctxT(t, 500*time.Millisecond)
+	pctx := ctxT(t, 5*time.Second)
 	err = client.PublishTask(pctx, task.Update{Task: "t1", State: "working"})
 	t.Logf("publish task while disconnected: %v", err)
 	wantKind(t, err, failure.Transient)

@@ -12,6 +12,7 @@ import (
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/bus"
 	"github.com/switchboard-dev/switchboard/failure"
+	"github.com/switchboard-dev/switchboard/internal/testkit"
 )
 
 func TestEventsReplayForLateSubscriber(t *testing.T) {
@@ -178,7 +179,7 @@ func TestEmitNeverBlocksAndReportsDrops(t *testing.T) {
 	// The one buffered event was published. Flush means the server has
 	// received it; the stream stores it a moment later.
 	var seqs []int
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	testkit.WaitFor(t, 10*time.Second, "the buffered event in the stream", func() bool {
 		seqs = seqs[:0]
 		for ev, err := range b.Replay(ctx, "run_flood") {
 			if err != nil {
@@ -186,10 +187,8 @@ func TestEmitNeverBlocksAndReportsDrops(t *testing.T) {
 			}
 			seqs = append(seqs, ev.Seq)
 		}
-		if len(seqs) > 0 || time.Now().After(deadline) {
-			break
-		}
-	}
+		return len(seqs) > 0
+	})
 	if fmt.Sprint(seqs) != "[2]" {
 		t.Errorf("published seqs %v, want [2]", seqs)
 	}

@@ -90,10 +90,10 @@ func TestSamplingRoundTrip(t *testing.T) {
 			// micro counts a request after its handler returns, which is
 			// after the reply went out.
 			st := bus.ServiceStats(svc).Endpoints[0]
-			for st.NumRequests == 0 && ctx.Err() == nil {
-				time.Sleep(time.Millisecond)
+			testkit.WaitFor(t, 10*time.Second, "micro's count of the request", func() bool {
 				st = bus.ServiceStats(svc).Endpoints[0]
-			}
+				return st.NumRequests > 0
+			})
 			if tt.wantKind != failure.Unknown {
 				wantKind(t, err, tt.wantKind)
 				if st.NumRequests != 1 || st.NumErrors != 1 {
@@ -203,9 +203,10 @@ func TestElicitationRoundTrip(t *testing.T) {
 	// The service counts a request after its reply is sent: the last one
 	// may be counted a moment after its requester has the answer.
 	st := bus.ServiceStats(svc)
-	for deadline := time.Now().Add(5 * time.Second); len(st.Endpoints) == 1 && st.Endpoints[0].NumRequests < 4 && time.Now().Before(deadline); st = bus.ServiceStats(svc) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	testkit.WaitFor(t, 10*time.Second, "micro's count of the four requests", func() bool {
+		st = bus.ServiceStats(svc)
+		return len(st.Endpoints) != 1 || st.Endpoints[0].NumRequests >= 4
+	})
 	if len(st.Endpoints) != 1 || st.Endpoints[0].NumRequests != 4 || st.Endpoints[0].QueueGroup != wire.QueueGroup {
 		t.Errorf("micro stats = %+v", st.Endpoints[0])
 	}

@@ -94,7 +94,11 @@ func TestDefaultActions(t *testing.T) {
 	}
 }
 
-func TestPolicyRetryAndBreaker(t *testing.T) {
+// TestPolicyRetryAndBreaker runs on synctest's clock: the 20 ms cooldown
+// cannot pass while the circuit is expected open, however busy the machine.
+func TestPolicyRetryAndBreaker(t *testing.T) { synctest.Test(t, testPolicyRetryAndBreaker) }
+
+func testPolicyRetryAndBreaker(t *testing.T) {
 	var reported, retries atomic.Int32
 	var transitions []string
 	p := failure.NewPolicy(failure.PolicyConfig{InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond,
@@ -129,7 +133,7 @@ func TestPolicyRetryAndBreaker(t *testing.T) {
 	if n != 0 || !errors.Is(err, failure.Unavailable) {
 		t.Fatalf("open circuit: %d attempts, %v", n, err)
 	}
-	time.Sleep(40 * time.Millisecond)
+	time.Sleep(40 * time.Millisecond) // the cooldown, on synctest's clock
 	if err := p.Execute(ctx, key, func(context.Context) error { return nil }); err != nil {
 		t.Fatalf("after cooldown: %v", err)
 	}

@@ -8,19 +8,26 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
 // TestAgentRun drives the manager's toolset through a real agent: progress
 // events, a list change seen by the agent, and a tool that appeared
 // mid-run called in the next turn.
+//
+// The manager refreshes its list in the background after the server's
+// list_changed notification, so the consumer holds the run (events are
+// yielded on the run's goroutine) after the flood call until the refresh is
+// visible and its change signal is pending: the next turn then sees exactly
+// one change and lists the new tool, however slowly the machine runs.
 func TestAgentRun(t *testing.T) {
 	m := newManager(t, quickConfig(testServer("s", "", nil)))
 	ctx := context.Background()
 	hasExtra := func() bool {
 		tools, _ := m.Toolset().Tools(ctx)
 		for _, tl := range tools {
-			if tl.Spec().Name == "mcp__s__extra-001" {
+			if tl.Spec().Name == "mcp__s__extra-000" {
 				return true
 			}
 		}
@@ -29,15 +36,9 @@ func TestAgentRun(t *testing.T) {
 	model := llm.NewScripted(
 		llm.Calls(
 			llm.CallTool("c1", "mcp__s__slow", map[string]any{"steps": 3, "step_ms": 20}),
-			llm.CallTool("c2", "mcp__s__flood", map[string]any{"n": 2}),
+			llm.CallTool("c2", "mcp__s__flood", map[string]any{"n": 1}),
 		),
-		llm.React(func(req *llm.Request) llm.Step {
-			deadline := time.Now().Add(10 * time.Second)
-			for !hasExtra() && time.Now().Before(deadline) {
-				time.Sleep(10 * time.Millisecond)
-			}
-			return llm.Calls(llm.CallTool("c3", "mcp__s__extra-001", nil))
-		}),
+		llm.Calls(llm.CallTool("c3", "mcp__s__extra-000", nil)),
 		llm.SummarizeResults("done"),
 	)
 	var mu sync.Mutex
@@ -59,6 +60,10 @@ func TestAgentRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		counts[ev.Type]++
+		if ev.Type == agent.EventToolFinished && ev.Call.Tool == "mcp__s__flood" {
+			testkit.WaitFor(t, 30*time.Second, "the refreshed list and its change signal",
+				func() bool { return hasExtra() && len(m.changed) == 1 })
+		}
 		if ev.Type == agent.EventToolFinished && ev.Result.IsError {
 			t.Errorf("%s failed: %s", ev.Call.Tool, ev.Result.Text())
 		}
@@ -89,7 +94,7 @@ func TestAgentRun(t *testing.T) {
 	if len(asked) != 3 {
 		t.Errorf("permission asks for %v, want 3", asked)
 	}
-	if !strings.Contains(final, "mcp__s__extra-001: extra") {
+	if !strings.Contains(final, "mcp__s__extra-000: extra") {
 		t.Errorf("final %q", final)
 	}
 }

@@ -167,6 +167,8 @@ func TestAuthRevokedRefresh(t *testing.T) {
 	ctx := testkit.Ctx(t, 30*time.Second)
 	echo(t, ctx, m)
 	as.Revoke(t, store.refreshToken(t, "api.u"), authserver.PublicClient)
+	// The access token expires (1.5 s lifespan). Its age on the wall clock
+	// is the subject, across a real HTTP authorization server: no bubble.
 	time.Sleep(1600 * time.Millisecond)
 	echo(t, ctx, m)
 	if n := b.asked.Load(); n != 2 {

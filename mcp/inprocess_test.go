@@ -11,6 +11,7 @@ import (
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-dev/switchboard/failure"
+	"github.com/switchboard-dev/switchboard/internal/testkit"
 )
 
 // TestInProcessReconnect: an in-process server given NewTransport is
@@ -69,20 +70,18 @@ func TestInProcessReconnect(t *testing.T) {
 				mu.Unlock()
 			}
 			var err error
-			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-				if _, err = m.CallTool(ctx, tc.sc.Name, "echo", args); err == nil && made.Load() >= 2 {
-					break
-				}
-				if !tc.reconnect && err != nil {
-					break
-				}
-			}
 			if tc.reconnect {
-				if err != nil || made.Load() < 2 {
-					t.Fatalf("not reconnected: %v (%d transports made)", err, made.Load())
-				}
+				testkit.WaitFor(t, 20*time.Second, "a call on a new transport", func() bool {
+					_, err = m.CallTool(ctx, tc.sc.Name, "echo", args)
+					return err == nil && made.Load() >= 2
+				})
 				return
 			}
+			// A single-use transport: the calls fail from the end on.
+			testkit.WaitFor(t, 20*time.Second, "a call to fail on the ended session", func() bool {
+				_, err = m.CallTool(ctx, tc.sc.Name, "echo", args)
+				return err != nil
+			})
 			if !errors.Is(err, failure.Unavailable) {
 				t.Fatalf("a single-use transport: err = %v, want Unavailable", err)
 			}

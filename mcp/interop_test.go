@@ -42,18 +42,13 @@ func everythingHTTP(t *testing.T, nodeModules string) string {
 		_ = cmd.Wait()
 	})
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+	testkit.WaitFor(t, 30*time.Second, "server-everything to listen on "+addr, func() bool {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
 		if err == nil {
 			_ = c.Close()
-			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("server-everything did not listen on %s", addr)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return err == nil
+	})
 	return "http://" + addr + "/mcp"
 }
 

@@ -7,6 +7,7 @@ import (
 	"net"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -59,8 +60,11 @@ func reply(id any) string {
 
 // TestNudgeUnsticksServer: a server that answers only once more input
 // arrives (a Go 1.26 server caught in the stop-the-world race) is pinged,
-// answers, and the ping's answer never reaches the client.
-func TestNudgeUnsticksServer(t *testing.T) {
+// answers, and the ping's answer never reaches the client. It runs on
+// synctest's clock: the nudger's timers and the pipe are in the bubble.
+func TestNudgeUnsticksServer(t *testing.T) { synctest.Test(t, testNudgeUnsticksServer) }
+
+func testNudgeUnsticksServer(t *testing.T) {
 	c, peer := newNudgedConn(t, 30*time.Millisecond, time.Second)
 	var pings atomic.Int32
 	var held []string
@@ -91,62 +95,70 @@ func TestNudgeUnsticksServer(t *testing.T) {
 
 // TestNudgeQuiet: a server that answers promptly is never pinged; one
 // that is slow but alive is pinged with backoff, and no more once the
-// request is cancelled.
+// request is cancelled. Each case runs on synctest's clock, so the counts
+// hold exactly however busy the machine is.
 func TestNudgeQuiet(t *testing.T) {
 	ctx := context.Background()
 	t.Run("prompt", func(t *testing.T) {
-		// Answered calls leave nothing outstanding: a bug that kept one
-		// would ping 200 ms after the first call.
-		c, peer := newNudgedConn(t, 200*time.Millisecond, time.Second)
-		var pings atomic.Int32
-		fakeStdioServer(t, peer, &pings, func(req map[string]any) []string { return []string{reply(req["id"])} })
-		for i := range 10 {
-			if err := c.Write(ctx, &jsonrpc.Request{ID: intID(int64(i)), Method: "tools/call"}); err != nil {
-				t.Fatal(err)
+		synctest.Test(t, func(t *testing.T) {
+			// Answered calls leave nothing outstanding: a bug that kept one
+			// would ping 200 ms after the first call.
+			c, peer := newNudgedConn(t, 200*time.Millisecond, time.Second)
+			var pings atomic.Int32
+			fakeStdioServer(t, peer, &pings, func(req map[string]any) []string { return []string{reply(req["id"])} })
+			for i := range 10 {
+				if err := c.Write(ctx, &jsonrpc.Request{ID: intID(int64(i)), Method: "tools/call"}); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := readTimeout(t, c); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(10 * time.Millisecond) // the fake clock: calls 10 ms apart
 			}
-			if _, err := readTimeout(t, c); err != nil {
-				t.Fatal(err)
+			time.Sleep(300 * time.Millisecond) // past the first nudge, had a call stayed outstanding
+			synctest.Wait()
+			if n := pings.Load(); n != 0 {
+				t.Fatalf("%d pings to a prompt server", n)
 			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		time.Sleep(300 * time.Millisecond)
-		if n := pings.Load(); n != 0 {
-			t.Fatalf("%d pings to a prompt server", n)
-		}
+		})
 	})
 	t.Run("slow", func(t *testing.T) {
-		c, peer := newNudgedConn(t, 20*time.Millisecond, 80*time.Millisecond)
-		var pings atomic.Int32
-		fakeStdioServer(t, peer, &pings, func(req map[string]any) []string {
-			if req["method"] == "ping" {
-				return []string{reply(req["id"])}
-			}
-			return nil // the call itself never ends
-		})
-		go func() { // go-sdk's reader: every message read (none but dropped pongs)
-			for {
-				if _, err := c.Read(context.Background()); err != nil {
-					return
+		synctest.Test(t, func(t *testing.T) {
+			c, peer := newNudgedConn(t, 20*time.Millisecond, 80*time.Millisecond)
+			var pings atomic.Int32
+			fakeStdioServer(t, peer, &pings, func(req map[string]any) []string {
+				if req["method"] == "ping" {
+					return []string{reply(req["id"])}
 				}
+				return nil // the call itself never ends
+			})
+			go func() { // go-sdk's reader: every message read (none but dropped pongs)
+				for {
+					if _, err := c.Read(context.Background()); err != nil {
+						return
+					}
+				}
+			}()
+			if err := c.Write(ctx, &jsonrpc.Request{ID: intID(7), Method: "tools/call"}); err != nil {
+				t.Fatal(err)
 			}
-		}()
-		if err := c.Write(ctx, &jsonrpc.Request{ID: intID(7), Method: "tools/call"}); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(400 * time.Millisecond)
-		// Pings at about 20, 60, 140, 220, 300, 380 ms: backoff to 80 ms.
-		if n := pings.Load(); n < 3 || n > 7 {
-			t.Fatalf("%d pings in 400ms with backoff from 20ms to 80ms", n)
-		}
-		if err := c.Write(ctx, &jsonrpc.Request{Method: "notifications/cancelled", Params: json.RawMessage(`{"requestId":7}`)}); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(100 * time.Millisecond) // a ping in flight may still land
-		n := pings.Load()
-		time.Sleep(250 * time.Millisecond)
-		if m := pings.Load(); m != n {
-			t.Fatalf("%d pings after the only request was cancelled", m-n)
-		}
+			time.Sleep(400 * time.Millisecond) // the fake clock
+			synctest.Wait()
+			// Pings at about 20, 60, 140, 220, 300, 380 ms: backoff to 80 ms.
+			if n := pings.Load(); n < 3 || n > 7 {
+				t.Fatalf("%d pings in 400ms with backoff from 20ms to 80ms", n)
+			}
+			if err := c.Write(ctx, &jsonrpc.Request{Method: "notifications/cancelled", Params: json.RawMessage(`{"requestId":7}`)}); err != nil {
+				t.Fatal(err)
+			}
+			synctest.Wait() // a ping in flight lands
+			n := pings.Load()
+			time.Sleep(time.Second) // the fake clock: many backoffs
+			synctest.Wait()
+			if m := pings.Load(); m != n {
+				t.Fatalf("%d pings after the only request was cancelled", m-n)
+			}
+		})
 	})
 }
 

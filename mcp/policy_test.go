@@ -202,7 +202,6 @@ func TestOnePolicyForAgentAndManager(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The background reconnects of "down" fail under the default.
-	deadline := time.Now().Add(10 * time.Second)
 	downSeen := func() int {
 		mu.Lock()
 		defer mu.Unlock()
@@ -214,9 +213,7 @@ func TestOnePolicyForAgentAndManager(t *testing.T) {
 		}
 		return n
 	}
-	for downSeen() == 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.WaitFor(t, 20*time.Second, "a failed background reconnect of down", func() bool { return downSeen() > 0 })
 	_ = m.Close()
 
 	requests := []struct {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -36,8 +37,11 @@ func TestLastProgressReachesCall(t *testing.T) {
 }
 
 // TestFlushGivesUp: a flush that times out behind a stuck handler returns
-// at its bound and leaves no wait behind (one per call would pile up).
-func TestFlushGivesUp(t *testing.T) {
+// at its bound and leaves no wait behind (one per call would pile up). It
+// runs on synctest's clock: ten flushes of 10 ms take 100 ms exactly.
+func TestFlushGivesUp(t *testing.T) { synctest.Test(t, testFlushGivesUp) }
+
+func testFlushGivesUp(t *testing.T) {
 	release := make(chan struct{})
 	q := newNoteQueue(zerolog.Nop(), func(string, json.RawMessage) { <-release })
 	defer q.stop()
@@ -49,7 +53,7 @@ func TestFlushGivesUp(t *testing.T) {
 	for range 10 {
 		q.flush(10 * time.Millisecond)
 	}
-	if d := time.Since(start); d > 2*time.Second {
+	if d := time.Since(start); d > 100*time.Millisecond {
 		t.Fatalf("ten flushes took %s", d)
 	}
 	q.mu.Lock()

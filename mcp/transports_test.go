@@ -128,7 +128,13 @@ func TestHTTPSessionExpiry(t *testing.T) {
 	if _, err := m.CallTool(context.Background(), "h", "echo", json.RawMessage(`{"text":"a"}`)); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(800 * time.Millisecond) // the server forgets the idle session
+	waitFor(t, "the server to forget the idle session", func() bool {
+		n := 0
+		for range srv.Sessions() {
+			n++
+		}
+		return n == 0
+	})
 	res, err := m.CallTool(context.Background(), "h", "echo", json.RawMessage(`{"text":"b"}`))
 	if err != nil || res.Text() != "b" {
 		t.Fatalf("after expiry: %v %v", res, err)

@@ -31,13 +31,21 @@ type binder struct {
 	opened  map[string][]string // subject -> session ids, in order
 	deleted map[string]bool     // session ids the client closed (DELETE)
 	expired map[string]bool
+	waiting chan struct{} // a wait call started
+	release chan struct{} // closed: wait calls end now
 }
 
 func bindingServer(t *testing.T) *binder {
 	srv := goServer()
-	gomcp.AddTool(srv, &gomcp.Tool{Name: "wait", Description: "Wait ms milliseconds."},
+	waiting, release := make(chan struct{}, 8), make(chan struct{})
+	gomcp.AddTool(srv, &gomcp.Tool{Name: "wait", Description: "Wait ms milliseconds, or until released."},
 		func(ctx context.Context, _ *gomcp.CallToolRequest, in struct{ Ms int }) (*gomcp.CallToolResult, any, error) {
 			select {
+			case waiting <- struct{}{}:
+			default:
+			}
+			select {
+			case <-release:
 			case <-time.After(time.Duration(in.Ms) * time.Millisecond):
 			case <-ctx.Done():
 				return nil, nil, ctx.Err()
@@ -54,7 +62,8 @@ func bindingServer(t *testing.T) *binder {
 			return &gomcp.CallToolResult{Content: []gomcp.Content{&gomcp.TextContent{Text: res.Action}}}, nil, nil
 		})
 	b := &binder{next: gomcp.NewStreamableHTTPHandler(func(*http.Request) *gomcp.Server { return srv }, nil),
-		owner: map[string]string{}, opened: map[string][]string{}, deleted: map[string]bool{}, expired: map[string]bool{}}
+		owner: map[string]string{}, opened: map[string][]string{}, deleted: map[string]bool{}, expired: map[string]bool{},
+		waiting: waiting, release: release}
 	b.as = authserver.New(t, b, authserver.Options{})
 	return b
 }
@@ -322,16 +331,19 @@ func TestUserSessionBusy(t *testing.T) {
 			echo(t, alice, m) // connects alice's session
 			done := make(chan error, 1)
 			go func() {
-				res, err := m.CallTool(alice, "api", "wait", []byte(`{"Ms":1000}`))
+				res, err := m.CallTool(alice, "api", "wait", []byte(`{"Ms":20000}`))
 				if err == nil && res.IsError {
 					err = fmt.Errorf("tool error %+v", res)
 				}
 				done <- err
 			}()
+			select {
+			case <-b.waiting: // alice's call is in flight
+			case <-time.After(20 * time.Second):
+				t.Fatal("alice's call did not reach the server")
+			}
 			if tt.idle > 0 {
 				waitFor(t, "alice's session's idle close", func() bool { return openUsers(m) == 0 })
-			} else {
-				time.Sleep(300 * time.Millisecond) // alice's call is in flight
 			}
 			echo(t, WithUser(ctx, "bob"), m) // evicts alice's session when max is 1
 			select {
@@ -339,6 +351,7 @@ func TestUserSessionBusy(t *testing.T) {
 				t.Fatal("alice's call ended before her session was closed")
 			default:
 			}
+			close(b.release) // the call finishes now
 			if err := <-done; err != nil {
 				t.Fatalf("alice's call in flight when her session closed: %v", err)
 			}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/failure"
+	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -218,18 +219,14 @@ func TestScripts(t *testing.T) {
 	for _, c := range strings.TrimSpace(string(pidData)) {
 		pid = pid*10 + int(c-'0')
 	}
-	gone := false
-	for range 100 { // the kill is asynchronous; wait for the kernel to reap it
-		if syscall.Kill(pid, 0) != nil {
-			gone = true
-			break
+	// The kill is asynchronous: wait for the kernel to reap the child.
+	gone := func() bool { return syscall.Kill(pid, 0) != nil }
+	t.Cleanup(func() {
+		if !gone() {
+			syscall.Kill(pid, syscall.SIGKILL)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if !gone {
-		syscall.Kill(pid, syscall.SIGKILL)
-		t.Errorf("background child %d survived the timeout", pid)
-	}
+	})
+	testkit.WaitFor(t, 20*time.Second, "the background child to be gone after the timeout (it survived)", gone)
 }
 
 // runWith runs one agent turn of calls over ts and returns the results.

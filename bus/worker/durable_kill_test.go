@@ -19,6 +19,7 @@ import (
 	"github.com/switchboard-dev/switchboard/bus/store"
 	"github.com/switchboard-dev/switchboard/bus/worker"
 	"github.com/switchboard-dev/switchboard/failure"
+	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -213,10 +214,6 @@ func TestDurableWorkersKilled(t *testing.T) {
 	for _, p := range k.all {
 		orphaned += p.logLines(orphanLogLine)
 	}
-	time.Sleep(100 * time.Millisecond) // the last reports in flight
-	stopReports()
-	<-reportsDone
-	reports.Close()
 	t.Logf("phase 1: %d runs, %d kills, %d cut attempts, %s; phase 2: %d callers and %d workers killed; %d runs stored, %d orphans resumed; %d waits for a worker; %s in all",
 		len(results), kills1, cuts.Load(), phase1.Round(time.Millisecond), killCallers, k.kills-kills1, len(runs), orphaned,
 		k.waits, time.Since(start).Round(time.Millisecond))
@@ -227,7 +224,10 @@ func TestDurableWorkersKilled(t *testing.T) {
 		t.Errorf("no worker resumed an orphan after its callers died")
 	}
 	checkDurableRuns(t, results, runs)
-	checkStoredRuns(t, ctx, st, runs, chargeLog, int(inDoubtReports.Load()))
+	checkStoredRuns(t, ctx, st, runs, chargeLog, inDoubtReports.Load)
+	stopReports()
+	<-reportsDone
+	reports.Close()
 }
 
 // killer keeps killAlive worker processes serving and kills them.
@@ -290,20 +290,18 @@ func (k *killer) kill(id string) {
 // other worker tests CapacityWait, not resuming); it waits at most 60s for
 // that.
 func (k *killer) killOne(ctx context.Context) {
-	waited := false
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if ids := k.ready(); len(ids) >= 2 {
-			k.kill(ids[mrand.IntN(len(ids))])
-			return
-		}
-		if !waited {
-			waited = true
-			k.waits++
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			k.t.Fatalf("fewer than 2 workers serving for 60s (%d kills)", k.kills)
-		}
+	var ids []string
+	if ids = k.ready(); len(ids) < 2 {
+		k.waits++
+		waitLong(k.t, fmt.Sprintf("2 workers serving (%d kills)", k.kills), func() bool {
+			ids = k.ready()
+			return len(ids) >= 2 || ctx.Err() != nil
+		})
 	}
+	if ctx.Err() != nil {
+		k.t.Fatalf("fewer than 2 workers serving when the test's time ran out (%d kills)", k.kills)
+	}
+	k.kill(ids[mrand.IntN(len(ids))])
 }
 
 // killCaller starts a caller process, and once its runs are going kills it
@@ -324,39 +322,37 @@ func (k *killer) killCaller(ctx context.Context, n int) {
 // a loaded machine.
 func waitLong(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(60 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
+	testkit.WaitFor(t, 60*time.Second, what, cond)
 }
 
 // waitStoredRunsDone waits until every run in the store is done and
 // returns their ids.
 func waitStoredRunsDone(t *testing.T, ctx context.Context, st agent.Store, wait time.Duration) []string {
 	t.Helper()
-	deadline := time.Now().Add(wait)
 	ids, err := st.ListRuns(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	open := ids
-	for {
-		var still, why []string
+	var why []string
+	t.Cleanup(func() {
+		if len(open) > 0 {
+			t.Logf("%d of %d stored runs not done: %s", len(open), len(ids), strings.Join(why[:min(5, len(why))], "; "))
+		}
+	})
+	testkit.WaitFor(t, wait, "every stored run to be done", func() bool {
+		var still []string
+		why = why[:0]
 		for _, id := range open {
 			if cp, err := st.LoadCheckpoint(ctx, id); err != nil || cp.State != "done" {
 				still = append(still, id)
 				why = append(why, fmt.Sprintf("%s (%v, %v)", id, stateOf(cp), err))
 			}
 		}
-		if open = still; len(open) == 0 {
-			return ids
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d stored runs not done after %s: %s", len(open), len(ids), wait, strings.Join(why[:min(5, len(why))], "; "))
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		open = still
+		return len(open) == 0
+	})
+	return ids
 }
 
 func stateOf(cp *agent.Checkpoint) string {
@@ -450,7 +446,7 @@ func checkHistory(t *testing.T, h []llm.Message) {
 // checkStoredRuns checks every stored run (the callers' that died too):
 // its session's history is valid, a charge with a result ran once, and
 // every charge in doubt was reported.
-func checkStoredRuns(t *testing.T, ctx context.Context, st agent.Store, runs []string, chargeLog string, reported int) {
+func checkStoredRuns(t *testing.T, ctx context.Context, st agent.Store, runs []string, chargeLog string, reported func() int64) {
 	t.Helper()
 	out, err := os.ReadFile(chargeLog)
 	if err != nil {
@@ -471,11 +467,11 @@ func checkStoredRuns(t *testing.T, ctx context.Context, st agent.Store, runs []s
 		}
 		// The session gets the run's messages just after its done
 		// checkpoint.
-		sess, err := st.LoadSession(ctx, cp.Session)
-		for deadline := time.Now().Add(10 * time.Second); err == nil && sess.Run != "" && time.Now().Before(deadline); {
-			time.Sleep(20 * time.Millisecond)
+		var sess *agent.SessionRecord
+		testkit.WaitFor(t, 20*time.Second, "run "+id+"'s end in its session", func() bool {
 			sess, err = st.LoadSession(ctx, cp.Session)
-		}
+			return err != nil || sess.Run == ""
+		})
 		if err != nil || sess.Run != "" || len(sess.History) == 0 {
 			t.Errorf("run %s: session %+v: %v", id, sess, err)
 			continue
@@ -493,8 +489,8 @@ func checkStoredRuns(t *testing.T, ctx context.Context, st agent.Store, runs []s
 			}
 		}
 	}
-	t.Logf("%d stored runs: %d charges ran, %d in doubt, %d reported", len(runs), len(charged), inDoubt, reported)
-	if reported < inDoubt {
-		t.Errorf("%d in-doubt calls stored, %d reported", inDoubt, reported)
-	}
+	// The reports are events on the bus: the last may still be in flight.
+	testkit.WaitFor(t, 20*time.Second, fmt.Sprintf("a report of each of the %d in-doubt calls stored", inDoubt),
+		func() bool { return reported() >= int64(inDoubt) })
+	t.Logf("%d stored runs: %d charges ran, %d in doubt, %d reported", len(runs), len(charged), inDoubt, reported())
 }

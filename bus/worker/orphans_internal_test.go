@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -14,8 +15,11 @@ import (
 // step: nothing is an orphan before it has heard itself and listened for
 // the timeout; a listed run is alive until the timeout after its last
 // listing; a gap in its own heartbeats (a reconnect) makes it wait again;
-// a full table makes it judge nothing.
-func TestLiveness(t *testing.T) {
+// a full table makes it judge nothing. It runs on synctest's clock: the
+// listener reads time.Now, so the steps are exact however busy the machine.
+func TestLiveness(t *testing.T) { synctest.Test(t, testLiveness) }
+
+func testLiveness(t *testing.T) {
 	const after = 200 * time.Millisecond
 	s := &Server{cfg: ServeConfig{ID: "me"}, log: zerolog.Nop()}
 	l := &liveness{s: s, after: after, interval: 30 * time.Millisecond, since: time.Now(), until: map[string]time.Time{}}

@@ -97,6 +97,7 @@ func (l *ledger) model() llm.Model {
 type node struct {
 	b   *bus.Bus
 	st  agent.Store
+	cs  *countingStore // st as the worker sees it: its scans are counted
 	srv *worker.Server
 }
 
@@ -111,7 +112,8 @@ func startNode(t *testing.T, host *bus.Bus, id string, l *ledger, d agent.Durabi
 	if n.st, err = store.OpenAgent(ctx, b, store.AgentConfig{}); err != nil {
 		t.Fatal(err)
 	}
-	d.Sessions, d.Runs, d.Inbox = n.st, n.st, n.st
+	n.cs = &countingStore{Store: n.st}
+	d.Sessions, d.Runs, d.Inbox = n.cs, n.cs, n.cs
 	perms := agent.AllowAll()
 	if d.ParkAfter != 0 {
 		perms = &agent.Permissions{Rules: []agent.Rule{{Tool: "charge", Permission: agent.Ask}}}
@@ -150,17 +152,18 @@ func orphans(nodes ...*node) int64 {
 func waitCheckpoint(t *testing.T, st agent.Store, run string, state agent.RunState) *agent.Checkpoint {
 	t.Helper()
 	ctx := ctxT(t, 30*time.Second)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		cp, err := st.LoadCheckpoint(ctx, run)
-		if err == nil && cp.State == state {
-			return cp
+	var cp *agent.Checkpoint
+	var err error
+	t.Cleanup(func() {
+		if t.Failed() && (err != nil || cp == nil || cp.State != state) {
+			t.Logf("run %s: last checkpoint read %+v, %v", run, cp, err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("run %s: checkpoint %+v, %v; want state %s", run, cp, err, state)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	})
+	testkit.WaitFor(t, 20*time.Second, fmt.Sprintf("run %s's checkpoint in state %s", run, state), func() bool {
+		cp, err = st.LoadCheckpoint(ctx, run)
+		return err == nil && cp.State == state
+	})
+	return cp
 }
 
 // storedResult is the stored result of the run's call c1, and the
@@ -220,11 +223,15 @@ func TestOrphanedRuns(t *testing.T) {
 			if tc.killCaller {
 				caller.Conn().Close()
 			}
-			// Long enough for any worker to judge the run an orphan
-			// several times over, were it one.
-			time.Sleep(4 * testOrphanAfter)
-			close(l.gate)
+			// Long enough for the other worker to judge the run an orphan
+			// several times over, were it one: four orphan timeouts, and
+			// its scans counted (a loaded machine's scans come late).
 			other := nodes[map[string]string{"a": "b", "b": "a"}[where]]
+			scans, t0 := other.cs.lists.Load(), time.Now()
+			testkit.WaitFor(t, 30*time.Second, "the other worker's scans over four orphan timeouts", func() bool {
+				return time.Since(t0) >= 4*testOrphanAfter && other.cs.lists.Load() >= scans+4
+			})
+			close(l.gate)
 			cp := waitCheckpoint(t, other.st, run, agent.RunDone)
 			if got := orphans(nodes["a"], nodes["b"]); got != tc.wantOrphans {
 				t.Errorf("%d orphans resumed, want %d", got, tc.wantOrphans)
@@ -432,16 +439,19 @@ func TestSweepReadsFinishedRunsOnce(t *testing.T) {
 	// are read later) and two scans without a read; then for ten more
 	// scans.
 	waitFor(t, "a scan of the finished runs", func() bool { return st.loads.Load() >= runs })
-	waitFor(t, "a quiet spell without checkpoint reads", func() bool {
-		loads, lists, from := st.loads.Load(), st.lists.Load(), time.Now()
-		// At lists+2 the scan that started at lists+1 has ended.
-		for deadline := from.Add(10 * time.Second); (st.lists.Load() < lists+2 || time.Since(from) < 2*orphanAfter) &&
-			time.Now().Before(deadline); {
-			time.Sleep(5 * time.Millisecond)
+	var loads, lists int64
+	var from time.Time
+	mark := func() { loads, lists, from = st.loads.Load(), st.lists.Load(), time.Now() }
+	mark()
+	testkit.WaitFor(t, 20*time.Second, "a quiet spell without checkpoint reads", func() bool {
+		if st.loads.Load() != loads { // a read: the spell starts over
+			mark()
+			return false
 		}
-		return st.lists.Load() >= lists+2 && st.loads.Load() == loads
+		// At lists+2 the scan that started at lists+1 has ended.
+		return st.lists.Load() >= lists+2 && time.Since(from) >= 2*orphanAfter
 	})
-	loads, lists := st.loads.Load(), st.lists.Load()
+	loads, lists = st.loads.Load(), st.lists.Load()
 	waitFor(t, "ten more scans", func() bool { return st.lists.Load() >= lists+10 })
 	if more := st.loads.Load() - loads; more != 0 {
 		t.Errorf("%d checkpoint reads in ten scans of %d finished runs, want 0", more, runs)
@@ -453,7 +463,7 @@ func TestSweepReadsFinishedRunsOnce(t *testing.T) {
 // supervisor: the scans do not take it over forever.
 func TestOrphanThatCannotResume(t *testing.T) {
 	host := newBus(t, bus.Config{})
-	st := agent.NewMemoryStore(agent.MemoryStoreOptions{})
+	st := &countingStore{Store: agent.NewMemoryStore(agent.MemoryStoreOptions{})}
 	l := newLedger(false)
 	a, err := agent.New(context.Background(), agent.Config{Name: "billing", Model: l.model(), Tools: []agent.Tool{l.tool("a")},
 		Permissions: agent.AllowAll(), Durable: agent.Durable(st, 0), Policy: fastPolicy()})
@@ -476,7 +486,11 @@ func TestOrphanThatCannotResume(t *testing.T) {
 		return c.Revision
 	}
 	waitFor(t, "three takeovers", func() bool { return rev() >= 4 })
-	time.Sleep(1500 * time.Millisecond) // ten orphan timeouts
+	// Thirty scans, 50 ms apart: ten orphan timeouts in which no scan may
+	// take the run over again (counted, not slept: a loaded machine's
+	// scans come later).
+	lists := st.lists.Load()
+	testkit.WaitFor(t, 30*time.Second, "thirty more scans", func() bool { return st.lists.Load() >= lists+30 })
 	if got := rev(); got != 4 {
 		t.Errorf("checkpoint revision %d, want 4 (the first write and three takeovers)", got)
 	}

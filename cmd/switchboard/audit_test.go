@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/mcp/gateway"
 	"github.com/switchboard-dev/switchboard/mcp/server"
 )
@@ -46,13 +48,11 @@ func TestAuditStream(t *testing.T) {
 
 	js := b.JetStream()
 	var got []server.AuditRecord
-	deadline := time.Now().Add(10 * time.Second)
-	for len(got) < len(want) && time.Now().Before(deadline) {
+	testkit.WaitFor(t, 20*time.Second, fmt.Sprintf("%d audit records", len(want)), func() bool {
 		got = got[:0]
 		cons, err := js.OrderedConsumer(ctx(t, 5*time.Second), gateway.AuditStream, jetstream.OrderedConsumerConfig{})
 		if err != nil {
-			time.Sleep(100 * time.Millisecond)
-			continue
+			return false
 		}
 		batch, err := cons.FetchNoWait(100)
 		if err != nil {
@@ -68,10 +68,8 @@ func TestAuditStream(t *testing.T) {
 			}
 			got = append(got, r)
 		}
-		if len(got) < len(want) {
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
+		return len(got) >= len(want)
+	})
 	if len(got) != len(want) {
 		t.Fatalf("%d audit records, want %d: %+v", len(got), len(want), got)
 	}

@@ -217,9 +217,7 @@ func elicitAndProgress(t *testing.T, cs *gomcp.ClientSession, progress *atomic.I
 	// The gateway loses server-everything's last notification now and
 	// then, on one replica too (it races the call's result through
 	// mcp/server); the others must all arrive.
-	for deadline := time.Now().Add(2 * time.Second); progress.Load()-before < 3 && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.WaitFor(t, 20*time.Second, "two progress notifications", func() bool { return progress.Load()-before >= 2 })
 	if got := progress.Load() - before; got < 2 || got > 3 {
 		t.Errorf("%d progress notifications, want 2 or 3", got)
 	}
@@ -332,13 +330,10 @@ func TestReplicaSessions(t *testing.T) {
 	}
 	crossed := rr.crossed.Load()
 	var fwd, served int64
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		// the log lines come through pipes: wait for them
+	testkit.WaitFor(t, 20*time.Second, "the forwarding log lines (they come through pipes)", func() bool {
 		fwd, served = logCount(gws, "forwarding a request to its session's owner"), logCount(gws, "serving a request forwarded to this session's owner")
-		if fwd >= crossed && served >= crossed {
-			break
-		}
-	}
+		return fwd >= crossed && served >= crossed
+	})
 	t.Logf("phase 1: %d HTTP requests balanced over 3 replicas; %d for a session reached a replica not its owner; the replicas forwarded %d and served %d forwarded", rr.n.Load(), crossed, fwd, served)
 	// Each client sends 6 requests with its session id (initialized, the
 	// GET stream, list, 2 calls, the elicitation's answer); in a rotation

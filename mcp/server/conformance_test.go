@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"fmt"
 	"net"
 	"os/exec"
 	"path/filepath"
@@ -122,13 +121,11 @@ func freeAddr(t testing.TB) string {
 
 func waitListening(t testing.TB, addr string) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
-		if c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
+	testkit.WaitFor(t, 30*time.Second, "a listener on "+addr, func() bool {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
 			c.Close()
-			return
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatal(fmt.Sprintf("nothing listens on %s", addr))
+		return err == nil
+	})
 }

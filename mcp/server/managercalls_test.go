@@ -23,7 +23,7 @@ import (
 // managedServer is the in-process server behind the tests of calls to a
 // Manager's tools on stdio. Its echo answers the progress token it was
 // sent (the Manager's "sb-" tokens).
-func managedServer(cancelled chan<- struct{}) *gomcp.Server {
+func managedServer(hanging, cancelled chan<- struct{}) *gomcp.Server {
 	s := gomcp.NewServer(&gomcp.Implementation{Name: "fwd", Version: "1"}, nil)
 	type text struct {
 		Text string `json:"text"`
@@ -72,6 +72,7 @@ func managedServer(cancelled chan<- struct{}) *gomcp.Server {
 		})
 	gomcp.AddTool(s, &gomcp.Tool{Name: "hang"},
 		func(ctx context.Context, _ *gomcp.CallToolRequest, _ any) (*gomcp.CallToolResult, any, error) {
+			hanging <- struct{}{}
 			<-ctx.Done()
 			cancelled <- struct{}{}
 			return nil, nil, ctx.Err()
@@ -83,8 +84,9 @@ func managedServer(cancelled chan<- struct{}) *gomcp.Server {
 // Manager, and the audit records of its calls.
 type managed struct {
 	peer      *stdioPeer
-	lines     chan string // the server's output, line by line
-	meta      string      // the _meta member each request carries (2026-07-28 on)
+	lines     chan string   // the server's output, line by line
+	meta      string        // the _meta member each request carries (2026-07-28 on)
+	hanging   chan struct{} // a hang call started at the server
 	cancelled chan struct{}
 	mu        sync.Mutex
 	audit     []server.AuditRecord
@@ -105,12 +107,12 @@ func newManagedAt(t *testing.T, callTimeout time.Duration, protocol, caps, down 
 // policy (nil: the default).
 func newManagedWith(t *testing.T, callTimeout time.Duration, protocol, caps, down string, policy failure.Policy) *managed {
 	ctx := testkit.Ctx(t, 60*time.Second)
-	f := &managed{cancelled: make(chan struct{}, 4)}
+	f := &managed{hanging: make(chan struct{}, 4), cancelled: make(chan struct{}, 4)}
 	var late atomic.Pointer[server.Server] // the server's Elicitor, for the Manager made before it (as the gateway does)
 	elicitor := agent.ElicitorFunc(func(ctx context.Context, e agent.Elicitation) (agent.ElicitationResult, error) {
 		return late.Load().Elicitor().Elicit(ctx, e)
 	})
-	m, err := mcp.New(ctx, mcp.Config{Servers: []mcp.ServerConfig{{Name: "fwd", Server: managedServer(f.cancelled), ProtocolVersion: down}},
+	m, err := mcp.New(ctx, mcp.Config{Servers: []mcp.ServerConfig{{Name: "fwd", Server: managedServer(f.hanging, f.cancelled), ProtocolVersion: down}},
 		Policy: testkit.FastPolicy(failure.PolicyConfig{}), Elicitor: elicitor})
 	if err != nil {
 		t.Fatal(err)
@@ -183,19 +185,17 @@ func (f *managed) recv(t *testing.T) string {
 // lastAudit waits for the audit record of the n-th call.
 func (f *managed) lastAudit(t *testing.T, n int) server.AuditRecord {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
+	var rec server.AuditRecord
+	testkit.WaitFor(t, 20*time.Second, fmt.Sprintf("the audit record of call %d", n), func() bool {
 		f.mu.Lock()
+		defer f.mu.Unlock()
 		if len(f.audit) >= n {
-			rec := f.audit[n-1]
-			f.mu.Unlock()
-			return rec
+			rec = f.audit[n-1]
+			return true
 		}
-		f.mu.Unlock()
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("no audit record for call %d", n)
-	return server.AuditRecord{}
+		return false
+	})
+	return rec
 }
 
 // TestStdioManagerCalls: on stdio, a call to a Manager's tool answers
@@ -279,7 +279,11 @@ func inOrder(s string, parts []string) bool {
 func TestStdioManagerCallEnds(t *testing.T) {
 	f := newManaged(t, 300*time.Millisecond)
 	f.peer.send(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcp__fwd__hang","arguments":{}}}`)
-	time.Sleep(50 * time.Millisecond)
+	select {
+	case <-f.hanging: // the call reached the server's tool: cancel it there
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server's tool was not called")
+	}
 	f.peer.send(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"bored"}}`)
 	select {
 	case <-f.cancelled:
@@ -454,17 +458,12 @@ func TestStdioManagerCallFaults(t *testing.T) {
 			if d := time.Since(start); d > 5*time.Second {
 				t.Fatalf("the failure took %s", d)
 			}
-			for i := 2; ; i++ {
+			i := 1
+			testkit.WaitFor(t, 30*time.Second, "the server to come back", func() bool {
+				i++
 				f.peer.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"mcp__t__echo","arguments":{"text":"back"}}}`, i))
-				line := f.recv(t)
-				if strings.Contains(line, `"text":"back"`) {
-					break
-				}
-				if time.Since(start) > 20*time.Second {
-					t.Fatalf("the server did not come back: %q", line)
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
+				return strings.Contains(f.recv(t), `"text":"back"`)
+			})
 		})
 	}
 }

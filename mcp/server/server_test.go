@@ -122,18 +122,12 @@ func TestRunnerAsTool(t *testing.T) {
 			}
 			// Notifications are handled on the client's goroutines: they may
 			// be seen shortly after the result.
-			var joined string
-			for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			testkit.WaitFor(t, 20*time.Second, "progress notifications of the run's steps", func() bool {
 				mu.Lock()
-				joined = strings.Join(progress, "|")
+				joined := strings.Join(progress, "|")
 				mu.Unlock()
-				if strings.Contains(joined, "calling write_note") && strings.Contains(joined, "scribe: answered") {
-					break
-				}
-			}
-			if !strings.Contains(joined, "calling write_note") || !strings.Contains(joined, "scribe: answered") {
-				t.Errorf("progress notifications %q lack the run's steps", joined)
-			}
+				return strings.Contains(joined, "calling write_note") && strings.Contains(joined, "scribe: answered")
+			})
 		})
 	}
 }

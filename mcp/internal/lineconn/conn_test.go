@@ -9,6 +9,7 @@ import (
 	"net"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -124,14 +125,18 @@ func TestLineConnBatch(t *testing.T) {
 
 // TestLineConnClose: Close unblocks a Read, later Reads end with io.EOF
 // and Writes with ErrConnectionClosed, and a second Close is harmless.
-func TestLineConnClose(t *testing.T) {
+// It runs in a synctest bubble: synctest.Wait, not a sleep, has the Read
+// blocked before Close.
+func TestLineConnClose(t *testing.T) { synctest.Test(t, testLineConnClose) }
+
+func testLineConnClose(t *testing.T) {
 	c, _, _ := newTestLineConn(t, 0)
 	errc := make(chan error, 1)
 	go func() {
 		_, err := c.Read(context.Background())
 		errc <- err
 	}()
-	time.Sleep(20 * time.Millisecond)
+	synctest.Wait()
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}

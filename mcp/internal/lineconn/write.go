@@ -146,6 +146,10 @@ func (c *Conn) breakConn(err error) {
 // ping).
 func (c *Conn) WriteLine(ctx context.Context, data []byte) error { return c.writeLine(ctx, data) }
 
+// Writing reports whether a write holds the writer's turn, so that a
+// later write waits for it (a test's condition for "a write is stuck").
+func (c *Conn) Writing() bool { return len(c.writeSem) > 0 }
+
 // Broken reports whether a write broke the connection.
 func (c *Conn) Broken() bool {
 	select {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -18,7 +19,9 @@ import (
 // TestWriteIsBounded: a write to a peer that does not read ends with its
 // context, at its deadline, or after the stall bound; one that ended part
 // way or stalled breaks the connection (Read and later Writes fail at
-// once), one that wrote nothing leaves it usable.
+// once), one that wrote nothing leaves it usable. Each case runs on
+// synctest's clock (net.Pipe's deadlines are timers in the bubble), so a
+// write ends exactly when its bound says, however busy the machine.
 func TestWriteIsBounded(t *testing.T) {
 	big := &jsonrpc.Request{ID: intID(1), Method: "tools/call", Params: []byte(`{"text":"` + strings.Repeat("x", 1<<20) + `"}`)}
 	tests := []struct {
@@ -28,52 +31,55 @@ func TestWriteIsBounded(t *testing.T) {
 		wantKind   failure.Kind
 		wantBroken bool
 		stall      time.Duration // the stall bound (default 300ms)
+		ends       time.Duration // when the write ends
 	}{
-		{"stall", 0, func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) }, failure.Unavailable, true, 0},
+		{"stall", 0, func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) },
+			failure.Unavailable, true, 0, 300 * time.Millisecond},
 		{"cancel, nothing written", 0, func() (context.Context, context.CancelFunc) {
 			ctx, cancel := context.WithCancel(context.Background())
 			time.AfterFunc(100*time.Millisecond, cancel)
 			return ctx, cancel
-		}, failure.Canceled, false, 0},
-		// The deadline leaves the peer's reader time to run on a loaded
-		// machine, and the stall bound is past it.
+		}, failure.Canceled, false, 0, 100 * time.Millisecond},
+		// The stall bound is past the deadline: the deadline ends it.
 		{"deadline, part written", 100, func() (context.Context, context.CancelFunc) {
 			return context.WithTimeout(context.Background(), time.Second)
-		}, failure.Timeout, true, 10 * time.Second},
+		}, failure.Timeout, true, 10 * time.Second, time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, peer, _ := newTestLineConn(t, 0)
-			c.stall = 300 * time.Millisecond
-			if tt.stall > 0 {
-				c.stall = tt.stall
-			}
-			if tt.peerReads > 0 {
-				go func() { _, _ = io.CopyN(io.Discard, peer, tt.peerReads) }()
-			}
-			ctx, cancel := tt.ctx()
-			defer cancel()
-			t0 := time.Now()
-			err := c.Write(ctx, big)
-			if took := time.Since(t0); took > 3*time.Second {
-				t.Fatalf("the write took %s", took)
-			}
-			if failure.KindOf(err) != tt.wantKind {
-				t.Fatalf("err = %v (kind %v), want kind %v", err, failure.KindOf(err), tt.wantKind)
-			}
-			if c.Broken() != tt.wantBroken {
-				t.Fatalf("broken = %v, want %v", c.Broken(), tt.wantBroken)
-			}
-			if !tt.wantBroken {
-				return
-			}
-			t0 = time.Now()
-			if err := c.Write(context.Background(), &jsonrpc.Request{Method: "ping"}); !errors.Is(err, failure.Unavailable) || time.Since(t0) > time.Second {
-				t.Fatalf("a write after the break: %v after %s", err, time.Since(t0))
-			}
-			if _, err := readTimeout(t, c); !errors.Is(err, failure.Unavailable) {
-				t.Fatalf("a read after the break: %v", err)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				c, peer, _ := newTestLineConn(t, 0)
+				c.stall = 300 * time.Millisecond
+				if tt.stall > 0 {
+					c.stall = tt.stall
+				}
+				if tt.peerReads > 0 {
+					go func() { _, _ = io.CopyN(io.Discard, peer, tt.peerReads) }()
+				}
+				ctx, cancel := tt.ctx()
+				defer cancel()
+				t0 := time.Now()
+				err := c.Write(ctx, big)
+				if took := time.Since(t0); took != tt.ends {
+					t.Fatalf("the write took %s, want %s", took, tt.ends)
+				}
+				if failure.KindOf(err) != tt.wantKind {
+					t.Fatalf("err = %v (kind %v), want kind %v", err, failure.KindOf(err), tt.wantKind)
+				}
+				if c.Broken() != tt.wantBroken {
+					t.Fatalf("broken = %v, want %v", c.Broken(), tt.wantBroken)
+				}
+				if !tt.wantBroken {
+					return
+				}
+				t0 = time.Now()
+				if err := c.Write(context.Background(), &jsonrpc.Request{Method: "ping"}); !errors.Is(err, failure.Unavailable) || time.Since(t0) != 0 {
+					t.Fatalf("a write after the break: %v after %s, want unavailable at once", err, time.Since(t0))
+				}
+				if _, err := readTimeout(t, c); !errors.Is(err, failure.Unavailable) {
+					t.Fatalf("a read after the break: %v", err)
+				}
+			})
 		})
 	}
 }
