@@ -18,6 +18,7 @@ import (
 	"github.com/switchboard-dev/switchboard/bus"
 	"github.com/switchboard-dev/switchboard/bus/store"
 	"github.com/switchboard-dev/switchboard/failure"
+	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -87,7 +88,7 @@ func BenchmarkCheckpoint(b *testing.B) {
 			}
 		}
 	}
-	compare(b, raw, viaStore)
+	testkit.CompareRatio(b, raw, viaStore)
 }
 
 // TestCheckpointIsOneRoundTrip checks the benchmark's arithmetic: a
@@ -188,7 +189,7 @@ func BenchmarkDurableRun(b *testing.B) {
 			}
 		}
 	}
-	compare(b, run(mem), run(durable))
+	testkit.CompareRatio(b, run(mem), run(durable))
 }
 
 // parkRuns parks n runs of a durable agent on st, 8 at a time, and returns

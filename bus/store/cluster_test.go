@@ -11,6 +11,7 @@ import (
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/bus/store"
 	"github.com/switchboard-dev/switchboard/failure"
+	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -42,10 +43,10 @@ func TestClusterStore(t *testing.T) {
 		t.Skip("cluster test skipped in -short mode")
 	}
 	ctx := ctxT(t, 90*time.Second)
-	nodes := startCluster(t)
+	nodes := testkit.StartCluster(t)
 	var stores []agent.Store
 	for i := range 2 {
-		b := connect(t, ctx, nodes, i)
+		b := testkit.ConnectCluster(t, ctx, nodes, i)
 		var s agent.Store
 		retryElection(t, ctx, "open the store", func(ctx context.Context) (err error) {
 			s, err = store.OpenAgent(ctx, b, store.AgentConfig{Replicas: 3})
