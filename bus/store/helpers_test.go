@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 
@@ -30,40 +29,11 @@ func TestMain(m *testing.M) {
 var ctxT = testkit.Ctx
 
 // newBus starts a bus on a real embedded server, closed with the test.
-func newBus(t testing.TB, cfg bus.Config) *bus.Bus {
-	t.Helper()
-	if cfg.Policy == nil {
-		cfg.Policy = failure.NewPolicy(failure.PolicyConfig{MaxAttempts: 2, InitialBackoff: 10 * time.Millisecond})
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	b, err := bus.New(ctx, cfg)
-	if err != nil {
-		t.Fatalf("bus.New: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := b.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	return b
-}
+func newBus(t testing.TB, cfg bus.Config) *bus.Bus { return testkit.NewBus(t, cfg) }
 
 func wantKind(t *testing.T, err error, kind failure.Kind) {
 	t.Helper()
-	if err == nil {
-		t.Fatalf("got no error, want a %s failure", kind)
-	}
-	var fe *failure.Error
-	if !errors.As(err, &fe) {
-		t.Fatalf("error %v (%T) is not a *failure.Error", err, err)
-	}
-	if !errors.Is(err, kind) {
-		t.Fatalf("error kind = %s, want %s (%v)", fe.Kind, kind, err)
-	}
-	if fe.Source != failure.SourceBus {
-		t.Errorf("error source = %q, want bus", fe.Source)
-	}
+	testkit.WantKind(t, err, kind, failure.SourceBus)
 }
 
 func errorsIs(err error, kind failure.Kind) bool { return errors.Is(err, kind) }

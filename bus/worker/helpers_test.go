@@ -3,7 +3,6 @@ package worker_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"iter"
 	"os"
 	"strconv"
@@ -47,22 +46,10 @@ const (
 // newBus starts a bus (an embedded server listening on loopback when cfg
 // has no URLs), closed with the test.
 func newBus(t testing.TB, cfg bus.Config) *bus.Bus {
-	t.Helper()
 	if cfg.Policy == nil {
 		cfg.Policy = fastPolicy()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	b, err := bus.New(ctx, cfg)
-	if err != nil {
-		t.Fatalf("bus.New: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := b.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	return b
+	return testkit.NewBus(t, cfg)
 }
 
 // cluster is a host bus that listens, and a way to open more connections
@@ -291,17 +278,7 @@ func checkClosed(t testing.TB, hist []llm.Message) {
 // wantKind asserts a typed failure of kind from src.
 func wantKind(t testing.TB, err error, kind failure.Kind, src failure.Source) *failure.Error {
 	t.Helper()
-	var fe *failure.Error
-	if !errors.As(err, &fe) {
-		t.Fatalf("error %v (%T) is not a *failure.Error", err, err)
-	}
-	if !errors.Is(err, kind) {
-		t.Fatalf("kind = %s, want %s (%v)", fe.Kind, kind, err)
-	}
-	if src != "" && fe.Source != src {
-		t.Errorf("source = %q, want %q (%v)", fe.Source, src, err)
-	}
-	return fe
+	return testkit.WantKind(t, err, kind, src)
 }
 
 // waitFor polls cond until it holds (10s at most).
