@@ -19,9 +19,9 @@ import (
 
 	"github.com/switchboard-dev/switchboard/a2a"
 	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/agent/otelenv"
 	"github.com/switchboard-dev/switchboard/bus"
 	"github.com/switchboard-dev/switchboard/failure"
-	"github.com/switchboard-dev/switchboard/agent/otelenv"
 	"github.com/switchboard-dev/switchboard/mcp"
 	"github.com/switchboard-dev/switchboard/mcp/gateway"
 	"github.com/switchboard-dev/switchboard/mcp/server"
