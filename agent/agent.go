@@ -286,7 +286,7 @@ type Session struct {
 	// id names the session in Config.Durable.Sessions ("" without one).
 	id string
 	// conv is the session's gen_ai.conversation.id when it has no id (no
-	// Durable.Store): made at its first traced run.
+	// Durable.Sessions): made at its first traced run.
 	conv sync.Once
 	cid  string
 	cx   ctxState

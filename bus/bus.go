@@ -385,10 +385,11 @@ func (b *Bus) ClientURL() string {
 }
 
 // Close stops the services this Bus serves (their in-flight handlers get
-// 5s together, then are cancelled and awaited 5s more), flushes buffered events, drains the connection's
-// subscriptions and the connection, then shuts the embedded server down and
-// removes a temporary store directory. It takes at most 30s whatever the server and the responders' handlers do; later calls
-// return nil at once.
+// 5s together, then are cancelled and awaited 5s more), flushes buffered
+// events, drains the connection's subscriptions and the connection, then
+// shuts the embedded server down and removes a temporary store directory.
+// It takes at most 30s whatever the server and the responders' handlers
+// do; later calls return nil at once.
 func (b *Bus) Close() error {
 	if !b.isClosed.CompareAndSwap(false, true) {
 		return nil

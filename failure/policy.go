@@ -200,14 +200,7 @@ func (p *defaultPolicy) Execute(ctx context.Context, key Key, op func(context.Co
 		}
 		fe := From(err)
 		if fe.Source == "" || fe.Name == "" {
-			c := *fe
-			if c.Source == "" {
-				c.Source = key.Source
-			}
-			if c.Name == "" {
-				c.Name = key.Name
-			}
-			fe = &c
+			fe = withKey(fe, key, fe.counted)
 		}
 		return fe
 	}
@@ -226,15 +219,7 @@ func (p *defaultPolicy) Execute(ctx context.Context, key Key, op func(context.Co
 		}
 		fe := From(err)
 		if fe.Source == "" || fe.Name == "" || fe.counted == nil || fe.counted.p != p || fe.counted.key != key {
-			c := *fe
-			if c.Source == "" {
-				c.Source = key.Source
-			}
-			if c.Name == "" {
-				c.Name = key.Name
-			}
-			c.counted = &countMark{p: p, key: key}
-			fe = &c
+			fe = withKey(fe, key, &countMark{p: p, key: key})
 		}
 		if ctx.Err() != nil || fe.retried || !(fe.Retryable || fe.Kind.Retryable()) {
 			return struct{}{}, backoff.Permanent(fe)
@@ -276,6 +261,20 @@ func (p *defaultPolicy) Execute(ctx context.Context, key Key, op func(context.Co
 		return nil
 	}
 	return finalError(key, err, true)
+}
+
+// withKey is a copy of fe naming key's source and name where fe names
+// none, marked as counted by mark.
+func withKey(fe *Error, key Key, mark *countMark) *Error {
+	c := *fe
+	if c.Source == "" {
+		c.Source = key.Source
+	}
+	if c.Name == "" {
+		c.Name = key.Name
+	}
+	c.counted = mark
+	return &c
 }
 
 // executeCtx is the context of the operation an Execute runs: it names the

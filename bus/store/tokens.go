@@ -30,8 +30,9 @@ type TokensConfig struct {
 	// Sealer encrypts every record (required: the bucket is shared, and a
 	// login holds tokens).
 	Sealer Sealer
-	// Policy runs every bucket operation (retries, a circuit per bucket)
-	// and handles its failures (nil: failure.Default, asked at each use).
+	// Policy runs the bucket's opening (retried while JetStream elects its
+	// leader; nil: failure.Default). Loads, saves and deletes are one
+	// attempt each, bounded by their context.
 	Policy failure.Policy
 }
 
@@ -50,7 +51,7 @@ func OpenTokens(ctx context.Context, b *bus.Bus, cfg TokensConfig) (*Tokens, err
 		return nil, failure.New(failure.Config, failure.SourceBus, "store.OpenTokens needs a bus")
 	}
 	if cfg.Sealer == nil {
-		return nil, failure.New(failure.Config, failure.SourceMCP, "store.TokensConfig.Sealer is required (mcp.NewTokenSealer)")
+		return nil, failure.New(failure.Config, failure.SourceBus, "store.TokensConfig.Sealer is required (mcp.NewTokenSealer)")
 	}
 	if cfg.Name == "" {
 		cfg.Name = "mcp-logins"
