@@ -44,3 +44,27 @@ func TestStdioWriteBounded(t *testing.T) {
 		t.Fatal("the write ignored its deadline")
 	}
 }
+
+// TestStdioOnlyPipesMadePollable: a regular file (or a terminal) given as
+// stdin or stdout stays as it is, so its blocking mode, which a shell
+// shares, is not changed; a pipe is made pollable.
+func TestStdioOnlyPipesMadePollable(t *testing.T) {
+	f, err := os.CreateTemp(t.TempDir(), "stdout")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if got := pollable(int(f.Fd()), "file", f); got != f {
+		t.Error("a regular file was made non-blocking")
+	}
+	var fds [2]int
+	if err := syscall.Pipe(fds[:]); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fds[0])
+	p := pollable(fds[1], "pipe", nil)
+	if p == nil {
+		t.Fatal("a pipe was not made pollable")
+	}
+	p.Close()
+}
