@@ -102,7 +102,7 @@ func Start(ctx context.Context, cfg Config) (*Setup, error) {
 	if !traces && !metrics {
 		return s, nil
 	}
-	res, err := Resource(ctx, cfg.Service, cfg.Version)
+	res, err := newResource(ctx, cfg.Service, cfg.Version)
 	if err != nil {
 		return s, err
 	}
@@ -141,11 +141,11 @@ func Start(ctx context.Context, cfg Config) (*Setup, error) {
 	return s, nil
 }
 
-// Resource is the resource of the environment (OTEL_SERVICE_NAME,
+// newResource is the resource of the environment (OTEL_SERVICE_NAME,
 // OTEL_RESOURCE_ATTRIBUTES) over the program's defaults: service.name
 // service and service.version version, each only where the environment
 // does not say.
-func Resource(ctx context.Context, service, version string) (*resource.Resource, error) {
+func newResource(ctx context.Context, service, version string) (*resource.Resource, error) {
 	var base []attribute.KeyValue
 	if service != "" {
 		base = append(base, attribute.String("service.name", service))
@@ -167,24 +167,6 @@ func Resource(ctx context.Context, service, version string) (*resource.Resource,
 // Traces and Metrics report which signals are exported.
 func (s *Setup) Traces() bool  { return s.tp != nil }
 func (s *Setup) Metrics() bool { return s.mp != nil }
-
-// TracerProvider is the exporting provider (otel's global one when traces
-// are off).
-func (s *Setup) TracerProvider() trace.TracerProvider {
-	if s.tp == nil {
-		return otel.GetTracerProvider()
-	}
-	return s.tp
-}
-
-// MeterProvider is the exporting provider (otel's global one when metrics
-// are off).
-func (s *Setup) MeterProvider() metric.MeterProvider {
-	if s.mp == nil {
-		return otel.GetMeterProvider()
-	}
-	return s.mp
-}
 
 // Close flushes what is buffered, shuts the providers down and restores
 // the globals it replaced. Its error says whether anything failed to

@@ -38,7 +38,6 @@ const (
 	KeyMCPSession         = attribute.Key("mcp.session.id")
 	KeyMCPProtocolVersion = attribute.Key("mcp.protocol.version")
 	KeyMCPResourceURI     = attribute.Key("mcp.resource.uri")
-	KeyJSONRPCRequestID   = attribute.Key("jsonrpc.request.id")
 	KeyNetworkTransport   = attribute.Key("network.transport")
 	KeyGenAIPromptName    = attribute.Key("gen_ai.prompt.name")
 

@@ -3,7 +3,6 @@ package telemetry
 import (
 	"context"
 	"reflect"
-	"strconv"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
@@ -32,9 +31,6 @@ type MCPRequest struct {
 	Session string
 	// Protocol is the negotiated protocol version (mcp.protocol.version).
 	Protocol string
-	// RequestID is the JSON-RPC request id (jsonrpc.request.id; "" when
-	// not known).
-	RequestID string
 	// Address and Port are the server's (server.address, server.port;
 	// empty for stdio).
 	Address string
@@ -73,9 +69,6 @@ func (r MCPRequest) callAttrs(kv []attribute.KeyValue) []attribute.KeyValue {
 	}
 	if r.Protocol != "" {
 		kv = append(kv, KeyMCPProtocolVersion.String(r.Protocol))
-	}
-	if r.RequestID != "" {
-		kv = append(kv, KeyJSONRPCRequestID.String(r.RequestID))
 	}
 	if r.Address != "" {
 		kv = append(kv, KeyServerAddress.String(r.Address))
@@ -215,22 +208,6 @@ func Retry(ctx context.Context, attempt int, kind string) {
 		kv = append(kv, KeyErrorType.String(kind))
 	}
 	span.AddEvent(EventRetry, trace.WithAttributes(kv...))
-}
-
-// RequestID is a JSON-RPC id as the jsonrpc.request.id attribute writes
-// it (a number or a string).
-func RequestID(id any) string {
-	switch v := id.(type) {
-	case string:
-		return v
-	case int64:
-		return strconv.FormatInt(v, 10)
-	case float64:
-		return strconv.FormatFloat(v, 'f', -1, 64)
-	case int:
-		return strconv.Itoa(v)
-	}
-	return ""
 }
 
 // Absent reports whether a request's params are missing: go-sdk hands

@@ -222,7 +222,7 @@ func (t *Telemetry) StartChat(ctx context.Context, model string) (context.Contex
 	if c == nil || c.model != model {
 		prov, m := ProviderModel(model)
 		attrs := []attribute.KeyValue{KeyOperation.String(OpChat), t.provider(prov), KeyRequestModel.String(m)}
-		c = &chatNames{model: model, name: spanName(OpChat, m), attrs: attrs,
+		c = &chatNames{model: model, name: spanName(OpChat, m),
 			opts: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...)}}
 		if t.m != nil {
 			c.ms = newMetricSets(attrs, true)
@@ -285,8 +285,7 @@ func (o *Op) Conversation(id string) {
 // computed once.
 type chatNames struct {
 	model, name string
-	attrs       []attribute.KeyValue
-	opts        []trace.SpanStartOption // the span kind and attrs
+	opts        []trace.SpanStartOption // the span kind and attributes
 	ms          *metricSets             // nil without metrics
 }
 
@@ -335,7 +334,7 @@ func (t *Telemetry) StartUnknownTool(ctx context.Context, tool, callID string) (
 	ctx, o := t.start(ctx, OpExecuteTool, func() string { return UnknownToolSpan }, startInternal, ms, true)
 	if o.rec {
 		if len(tool) > nameCacheLen {
-			tool = tool[:nameCacheLen]
+			tool = strings.ToValidUTF8(tool[:nameCacheLen], "") // a cut rune is dropped
 		}
 		o.set(append(o.buf, KeyOperation.String(OpExecuteTool), KeyToolName.String(tool), KeyToolCallID.String(callID)))
 	}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-dev/switchboard/skills"
 )
 
 // maxSkillResource bounds the bytes of one skill file served as a resource:
@@ -65,7 +67,7 @@ func (s *Server) skillFile(skill, rel string) gomcp.ResourceHandler {
 			if size > maxSkillResource {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
 					Message: fmt.Sprintf("%s is %d bytes, more than the %d bytes (1 MiB) one resource read returns; "+
-						"read it in pages with the tool read_skill_file", req.Params.URI, size, maxSkillResource),
+						"read it in pages with the tool %s", req.Params.URI, size, maxSkillResource, skills.ToolReadFile),
 					Data: json.RawMessage(fmt.Sprintf(`{"uri":%q,"size":%d,"limit":%d}`, req.Params.URI, size, maxSkillResource))}
 			}
 			data = append(data, page...)
