@@ -96,14 +96,14 @@ type ServerConfig struct {
 	MaxTasks int
 	// MaxTasksPerCaller bounds the tasks one caller runs at once (default
 	// 16; negative: no bound), refused like MaxTasks. The caller is the one
-	// Auth authenticated, or without Auth the client's IP address (behind a
-	// proxy, every client has the proxy's: set Auth, or raise the bound).
+	// Auth authenticated, or without Auth the client's IPv4 address or
+	// IPv6 /64 (behind a proxy, every client has the proxy's: set Auth, or
+	// raise the bound).
 	MaxTasksPerCaller int
 	// KeepAlive sends SSE keep-alives at this interval (0: none).
 	KeepAlive time.Duration
-	// Policy handles the server's failures and runs its task bucket's
-	// operations (nil: failure.Default, asked at each use; not the
-	// agent's).
+	// Policy handles the server's failures (nil: failure.Default, asked
+	// at each use).
 	Policy failure.Policy
 	// Logger receives logs (nil: none).
 	Logger *zerolog.Logger

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"sync"
 
 	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
@@ -78,15 +79,30 @@ func (t *taskSlots) running() int {
 
 type peerKey struct{}
 
-// withPeer records the client's IP address in the request's context: the
+// peerOf names the client of remote address addr: its IPv4 address, or
+// the /64 of its IPv6 address (one host holds a whole /64, and would
+// otherwise get MaxTasksPerCaller for each of its addresses).
+func peerOf(addr string) string {
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil {
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			return addr
+		}
+		return host
+	}
+	ip := ap.Addr().Unmap().WithZone("")
+	if ip.Is4() {
+		return ip.String()
+	}
+	return netip.PrefixFrom(ip, 64).Masked().String()
+}
+
+// withPeer records the client's address in the request's context: the
 // caller of an unauthenticated request, for MaxTasksPerCaller.
 func withPeer(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		host, _, err := net.SplitHostPort(r.RemoteAddr)
-		if err != nil {
-			host = r.RemoteAddr
-		}
-		if host != "" {
+		if host := peerOf(r.RemoteAddr); host != "" {
 			r = r.WithContext(context.WithValue(r.Context(), peerKey{}, host))
 		}
 		next.ServeHTTP(w, r)

@@ -108,7 +108,11 @@ func TestTaskBounds(t *testing.T) {
 				testkit.WaitFor(t, 10*time.Second, "slots freed", func() bool { return srv.slots.running() == 0 })
 				m := textMsg("after")
 				m.Config = &a2ago.SendMessageConfig{ReturnImmediately: true}
-				if _, err := clientFor(t, base, binding, nil).SendMessage(ctx, m); tt.cfg.Auth == nil && err != nil {
+				var hdr http.Header
+				if key := tt.keys[0]; key != "" {
+					hdr = http.Header{"X-Api-Key": {key}}
+				}
+				if _, err := clientFor(t, base, binding, hdr).SendMessage(ctx, m); err != nil {
 					t.Fatalf("a task after the others ended was refused: %v", err)
 				}
 			})
@@ -140,4 +144,22 @@ func TestDroppedStreamsEnd(t *testing.T) {
 	close(gate)
 	testkit.WaitFor(t, 10*time.Second, "the dropped streams' runs end", func() bool { return srv.slots.running() == 0 })
 	testkit.WaitFor(t, 10*time.Second, "their goroutines end", func() bool { return runtime.NumGoroutine() <= before+8 })
+}
+
+// TestPeerOf: an unauthenticated caller is its IPv4 address, or its IPv6
+// /64, so one host cannot take MaxTasksPerCaller once per address of its
+// /64.
+func TestPeerOf(t *testing.T) {
+	for _, c := range []struct{ addr, want string }{
+		{"192.0.2.7:4000", "192.0.2.7"},
+		{"[::ffff:192.0.2.7]:4000", "192.0.2.7"},
+		{"[2001:db8:1:2:aaaa::1]:4000", "2001:db8:1:2::/64"},
+		{"[2001:db8:1:2:bbbb::9]:5000", "2001:db8:1:2::/64"},
+		{"[fe80::1%eth0]:4000", "fe80::/64"},
+		{"pipe", "pipe"},
+	} {
+		if got := peerOf(c.addr); got != c.want {
+			t.Errorf("peerOf(%q) = %q, want %q", c.addr, got, c.want)
+		}
+	}
 }

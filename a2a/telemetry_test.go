@@ -60,11 +60,10 @@ func TestTraceContinuesAtPeer(t *testing.T) {
 			// The SERVER span ends when the handler returns, which may be
 			// after the caller read the answer: wait for the tree.
 			got := ""
-			testkit.WaitFor(t, 5*time.Second, "the span tree", func() bool {
+			if !testkit.Poll(5*time.Second, func() bool {
 				got = testkit.Tree(testkit.SpansFromStubs(exp.GetSpans(), ""))
 				return got == want
-			})
-			if got != want {
+			}) {
 				t.Fatalf("span tree:\n%s\nwant:\n%s", got, want)
 			}
 			kinds := map[string]trace.SpanKind{}

@@ -187,8 +187,7 @@ func trimHistory(h []*a2ago.Message, n int) []*a2ago.Message {
 
 // CloneTask copies what a2a-go's task manager mutates in place: the task
 // struct, its slices and metadata, and each artifact's struct and parts
-// slice. Messages and parts are immutable once stored and are shared; this
-// is what replaces the per-event gob deep copy.
+// slice. Messages and parts are immutable once stored and are shared.
 func CloneTask(t *a2ago.Task) *a2ago.Task {
 	if t == nil {
 		return nil

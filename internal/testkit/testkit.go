@@ -55,11 +55,20 @@ func LastUser(req *llm.Request) string {
 // WaitFor polls cond until it holds, failing the test after d.
 func WaitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()
+	if !Poll(d, cond) {
+		t.Fatalf("timed out waiting for %s", what)
+	}
+}
+
+// Poll polls cond until it holds or d has passed, and reports whether it
+// held: for a test that shows what it got when it did not.
+func Poll(d time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+			return false
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	return true
 }

@@ -27,8 +27,8 @@ type MemoryConfig struct {
 }
 
 // memoryStore is an in-memory task store. Stored tasks are copied
-// structurally on write and on read (slices and artifacts, see cloneTask),
-// never with a deep gob copy. It is safe for concurrent use.
+// structurally on write and on read (slices and artifacts, see
+// a2atask.CloneTask). It is safe for concurrent use.
 type memoryStore struct {
 	cfg   MemoryConfig
 	mu    sync.RWMutex
