@@ -14,8 +14,8 @@ import (
 // deferred behind a search tool once their definitions pass 10% of the
 // window, and the prompt is compacted once it passes 80%.
 type ContextConfig struct {
-	// Window is the model's context window in tokens (0: the model's own
-	// ContextWindow() method if it has one, else the window known for its
+	// Window is the model's context window in tokens (0: the model's
+	// llm.Capabilities.ContextWindow if it tells one, else the window known for its
 	// name, else 128,000).
 	Window int
 	// DeferShare is the share of the window the tool definitions may take
@@ -152,10 +152,8 @@ func (a *Agent) window() (int, bool) {
 	if w := a.cfg.Context.Window; w > 0 {
 		return w, true
 	}
-	if m, ok := a.cfg.Model.(interface{ ContextWindow() int }); ok {
-		if w := m.ContextWindow(); w > 0 {
-			return w, true
-		}
+	if w := llm.CapabilitiesOf(a.cfg.Model).ContextWindow; w > 0 {
+		return w, true
 	}
 	if w := tokens.Window(a.cfg.Model.Name()); w > 0 {
 		return w, true

@@ -3,11 +3,8 @@ package agent
 import "github.com/switchboard-dev/switchboard/llm"
 
 // providerSearches reports whether a model's provider has its own tool
-// search (llm/provider's Anthropic model): ContextConfig.ProviderSearch.
-func providerSearches(m llm.Model) bool {
-	n, ok := m.(interface{ NativeToolSearch() bool })
-	return ok && n.NativeToolSearch()
-}
+// search (llm.Capabilities.ToolSearch): ContextConfig.ProviderSearch.
+func providerSearches(m llm.Model) bool { return llm.CapabilitiesOf(m).ToolSearch }
 
 // providerDefs are a turn's tools when the provider searches them: every
 // tool, in listing order (the provider's prompt cache keeps working), all

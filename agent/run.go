@@ -245,8 +245,7 @@ func (r *run) turns(hist []llm.Message, base, first int) ([]llm.Message, error) 
 			}
 			return fail(err)
 		}
-		r.ans.Usage.InputTokens += resp.Usage.InputTokens
-		r.ans.Usage.OutputTokens += resp.Usage.OutputTokens
+		r.ans.Usage = r.ans.Usage.Add(resp.Usage)
 		r.observe(resp.Usage)
 		msg := resp.Message
 		msg.Role = llm.RoleAssistant

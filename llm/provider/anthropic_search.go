@@ -19,9 +19,9 @@ const (
 	toolSearchBeta = "advanced-tool-use-2025-11-20"
 )
 
-// NativeToolSearch reports that this model can defer tools to the
-// provider's own tool search (the agent's ContextConfig.ProviderSearch).
-func (a *anthropicModel) NativeToolSearch() bool { return true }
+// Capabilities says that this model can defer tools to the provider's own
+// tool search (the agent's ContextConfig.ProviderSearch).
+func (a *anthropicModel) Capabilities() llm.Capabilities { return llm.Capabilities{ToolSearch: true} }
 
 // usesToolSearch reports whether a request defers any tool.
 func usesToolSearch(defs []llm.ToolDef) bool {

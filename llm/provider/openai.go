@@ -85,10 +85,10 @@ type openAIModel struct {
 	responses *responsesAPI // turns that defer tools (openai_responses.go)
 }
 
-// NativeToolSearch reports that this model can defer tools to OpenAI's
-// own tool search (the Responses API's, for gpt-5.4 and later models; the
-// agent's ContextConfig.ProviderSearch).
-func (o *openAIModel) NativeToolSearch() bool { return true }
+// Capabilities says that this model can defer tools to OpenAI's own tool
+// search (the Responses API's, for gpt-5.4 and later models; the agent's
+// ContextConfig.ProviderSearch).
+func (o *openAIModel) Capabilities() llm.Capabilities { return llm.Capabilities{ToolSearch: true} }
 
 // Name returns "openai/<model>".
 func (o *openAIModel) Name() string { return o.lc.Name() }
