@@ -12,6 +12,8 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/llm"
 	"github.com/switchboard-dev/switchboard/llm/provider"
+	"github.com/switchboard-dev/switchboard/llm/provider/anthropic"
+	"github.com/switchboard-dev/switchboard/llm/provider/openai"
 )
 
 // TestProviderToolSearch: with ContextConfig.ProviderSearch and a model
@@ -43,7 +45,11 @@ func TestProviderToolSearch(t *testing.T) {
 				s := testkit.NewOpenAISearch(t, "sum two numbers", args)
 				srv, url = s, s.URL
 			}
-			model, err := provider.New(provider.Config{Provider: tc.provider, APIKey: "test-key", BaseURL: url})
+			newModel := openai.New
+			if tc.provider == "anthropic" {
+				newModel = anthropic.New
+			}
+			model, err := newModel(provider.Config{APIKey: "test-key", BaseURL: url})
 			if err != nil {
 				t.Fatal(err)
 			}

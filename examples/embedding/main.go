@@ -19,6 +19,8 @@ import (
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/bus"
 	"github.com/switchboard-dev/switchboard/llm/provider"
+	"github.com/switchboard-dev/switchboard/llm/provider/anthropic"
+	"github.com/switchboard-dev/switchboard/llm/provider/openai"
 	"github.com/switchboard-dev/switchboard/mcp"
 	"github.com/switchboard-dev/switchboard/skills"
 )
@@ -62,7 +64,7 @@ func newAgent(ctx context.Context) (*agent.Agent, func() error, error) {
 		return fail(err)
 	}
 	closers = append(closers, b.Close)
-	model, err := provider.FromEnv() // OPENAI_API_KEY or ANTHROPIC_API_KEY
+	model, err := provider.FromEnv(openai.Provider(), anthropic.Provider()) // OPENAI_API_KEY or ANTHROPIC_API_KEY
 	if err != nil {
 		return fail(err)
 	}

@@ -29,6 +29,8 @@ import (
 	"github.com/switchboard-dev/switchboard/agent/otelenv"
 	"github.com/switchboard-dev/switchboard/llm"
 	"github.com/switchboard-dev/switchboard/llm/provider"
+	"github.com/switchboard-dev/switchboard/llm/provider/anthropic"
+	"github.com/switchboard-dev/switchboard/llm/provider/openai"
 )
 
 func main() {
@@ -42,7 +44,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	model, err := provider.FromEnv()
+	model, err := provider.FromEnv(openai.Provider(), anthropic.Provider())
 	if err != nil {
 		log.Printf("no provider configured (%v); using the scripted model", err)
 		model = scriptedClock()

@@ -37,7 +37,11 @@ func TestImportRules(t *testing.T) {
 		{"llm", []string{"failure"}, []string{"github.com/tmc/langchaingo", "github.com/nats-io"}},
 		{"agent", []string{"failure", "llm"}, []string{"github.com/tmc/langchaingo", "github.com/nats-io", "github.com/modelcontextprotocol", "github.com/a2aproject"}},
 		{"agent/workflow", []string{"agent", "failure", "llm"}, []string{"github.com/tmc/langchaingo", "github.com/nats-io"}},
-		{"llm/provider", []string{"failure", "llm"}, []string{"github.com/nats-io"}},
+		// Each provider links only its own dependencies: a program that uses
+		// one provider does not link another's.
+		{"llm/provider", []string{"failure", "llm"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo", "github.com/aws"}},
+		{"llm/provider/openai", []string{"failure", "llm", "llm/provider"}, []string{"github.com/nats-io", "github.com/aws"}},
+		{"llm/provider/anthropic", []string{"failure", "llm", "llm/provider"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo", "github.com/aws"}},
 		{"skills", []string{"agent", "failure", "llm"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo"}},
 		{"mcp", []string{"agent", "failure", "llm"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo"}},
 		{"mcp/server", []string{"agent", "failure", "llm", "mcp", "skills"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo", "github.com/a2aproject"}},

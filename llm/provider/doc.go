@@ -1,9 +1,13 @@
-// Package provider gives an [llm.Model] for hosted model APIs: OpenAI's
-// chat completions (through langchaingo; also any OpenAI-compatible
-// server: Ollama, vLLM, Gemini's OpenAI endpoint) and Anthropic's
-// Messages API.
+// Package provider chooses a hosted model API from the environment and
+// holds what every provider shares: its [Config] and the [Provider] value
+// each provider's package offers. The providers live in packages of their
+// own, so that a program links only the ones it names:
+// [github.com/switchboard-dev/switchboard/llm/provider/openai] (OpenAI's
+// chat completions, and any OpenAI-compatible server) and
+// [github.com/switchboard-dev/switchboard/llm/provider/anthropic]
+// (Anthropic's Messages API).
 //
-//	model, err := provider.FromEnv() // OPENAI_API_KEY, ANTHROPIC_API_KEY, ...
+//	model, err := provider.FromEnv(openai.Provider(), anthropic.Provider()) // OPENAI_API_KEY, ANTHROPIC_API_KEY, ...
 //	if err != nil {
 //		return err // a *failure.Error of kind failure.Config saying what to set
 //	}
@@ -11,17 +15,18 @@
 //
 // or, configured in code:
 //
-//	model, err := provider.New(provider.Config{Provider: "anthropic", APIKey: key})
+//	model, err := anthropic.New(provider.Config{APIKey: key})
 //
 // # Guarantees
 //
-//   - Every failure is a [*failure.Error] of [failure.SourceModel]: 429 and
-//     5xx (Anthropic's 529 too) are Transient and retryable, 401 and 403
-//     PermissionDenied, 408 Timeout, any other 4xx Model (the provider
+// Every provider:
+//
+//   - reports every failure as a [*failure.Error] of [failure.SourceModel]:
+//     429 and 5xx (Anthropic's 529 too) are Transient and retryable, 401 and
+//     403 PermissionDenied, 408 Timeout, any other 4xx Model (the provider
 //     refused the request); errors.Is still finds context.Canceled and
-//     context.DeadlineExceeded.
-//   - The API key is never written to an error, a log line or a name.
-//   - Calls are bounded by their context; the provider adds no timeout of
-//     its own and no retry (an [agent.Agent] runs each call under its
-//     failure policy).
+//     context.DeadlineExceeded;
+//   - never writes the API key to an error, a log line or a name;
+//   - is bounded by the call's context, adding no timeout of its own, and
+//     runs each call under Config.Policy (nil: [failure.Default]).
 package provider

@@ -8,16 +8,19 @@ import (
 
 	"github.com/switchboard-dev/switchboard/llm"
 	"github.com/switchboard-dev/switchboard/llm/provider"
+	"github.com/switchboard-dev/switchboard/llm/provider/anthropic"
+	"github.com/switchboard-dev/switchboard/llm/provider/openai"
 )
 
 // ConfigFromEnv picks the provider from the environment; FromEnv is the
 // same over os.LookupEnv. With nothing set, the error says what to set.
 func ExampleConfigFromEnv() {
 	env := map[string]string{"ANTHROPIC_API_KEY": "sk-ant-example", "ANTHROPIC_MODEL": "claude-haiku-4-5"}
-	cfg, err := provider.ConfigFromEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	cfg, err := provider.ConfigFromEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok },
+		openai.Provider(), anthropic.Provider())
 	fmt.Println(cfg.Provider, cfg.Model, err)
 
-	_, err = provider.ConfigFromEnv(func(string) (string, bool) { return "", false })
+	_, err = provider.ConfigFromEnv(func(string) (string, bool) { return "", false }, openai.Provider(), anthropic.Provider())
 	fmt.Println(err != nil)
 	// Output:
 	// anthropic claude-haiku-4-5 <nil>
@@ -27,7 +30,7 @@ func ExampleConfigFromEnv() {
 // FromEnv falls back to nothing by itself: a program that can run offline
 // uses the scripted model when no provider is configured.
 func ExampleFromEnv() {
-	model, err := provider.FromEnv()
+	model, err := provider.FromEnv(openai.Provider(), anthropic.Provider())
 	if err != nil {
 		model = llm.NewScripted(llm.Say("no provider configured; answering offline"))
 	}
@@ -36,7 +39,7 @@ func ExampleFromEnv() {
 
 // An OpenAI-compatible server (here a local stand-in for Ollama) answers
 // through the langchaingo-based adapter.
-func ExampleNew() {
+func Example_openAICompatible() {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprint(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"",
@@ -45,7 +48,7 @@ func ExampleNew() {
 	}))
 	defer srv.Close()
 
-	model, err := provider.New(provider.Config{Provider: "openai", BaseURL: srv.URL + "/v1", Model: "llama3.2", HTTPClient: srv.Client()})
+	model, err := openai.New(provider.Config{BaseURL: srv.URL + "/v1", Model: "llama3.2", HTTPClient: srv.Client()})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -12,49 +12,27 @@ import (
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
-// Provider names, as accepted by Config.Provider and SWITCHBOARD_PROVIDER.
-//
-// Google Gemini is not offered: langchaingo's googleai package pulls in
-// Google's generative-ai-go and API client libraries (gRPC, protobuf,
-// OpenTelemetry). Measured with Go 1.26 on linux/amd64, a small program
-// calling provider.FromEnv builds to 8.3 MB; the same program also calling
-// googleai.New builds to 34.7 MB (4.2 times as big). Gemini's
-// OpenAI-compatible endpoint works through nameOpenAI instead
-// (OPENAI_BASE_URL=https://generativelanguage.googleapis.com/v1beta/openai,
-// OPENAI_API_KEY=<Gemini key>, OPENAI_MODEL=gemini-2.5-flash).
-const (
-	nameOpenAI    = "openai"
-	nameAnthropic = "anthropic"
-)
-
-// Environment variables read by FromEnv.
-const (
-	envProvider         = "SWITCHBOARD_PROVIDER"
-	envOpenAIKey        = "OPENAI_API_KEY"
-	envOpenAIBaseURL    = "OPENAI_BASE_URL"
-	envOpenAIModel      = "OPENAI_MODEL"
-	envAnthropicKey     = "ANTHROPIC_API_KEY"
-	envAnthropicBaseURL = "ANTHROPIC_BASE_URL"
-	envAnthropicModel   = "ANTHROPIC_MODEL"
-)
+// envProvider names the provider to use when the environment configures
+// several (SWITCHBOARD_PROVIDER=openai|anthropic|...).
+const envProvider = "SWITCHBOARD_PROVIDER"
 
 // Config configures a provider model. The zero value of every field but
 // Provider (and APIKey, for the hosted APIs) means its default.
 type Config struct {
-	// Provider is "openai" (also any OpenAI-compatible endpoint, with
-	// BaseURL) or "anthropic".
+	// Provider is the Name of the [Provider] that serves the model
+	// ("openai", "anthropic", ...). A provider's own New ignores it.
 	Provider string
 	// APIKey authenticates to the provider. It is never written to an
 	// error, a log line or a name.
 	APIKey string
-	// BaseURL overrides the provider's API base URL (OpenAI: up to and
-	// including "/v1"; Anthropic: without "/v1").
+	// BaseURL overrides the provider's API base URL (each provider's
+	// package says what it includes).
 	BaseURL string
-	// Model is the provider's model name (defaults: "gpt-4o-mini" for OpenAI,
-	// "claude-sonnet-4-5" for Anthropic).
+	// Model is the provider's model name (each provider has a default).
 	Model string
 	// MaxTokens is the answer cap used when a Request sets none (Anthropic
-	// requires one; default 4096). OpenAI leaves it to the server.
+	// requires one; default 4096). Providers that need none leave it to the
+	// server.
 	MaxTokens int
 	// HTTPClient sends the requests (default: a new http.Client without a
 	// timeout; calls are bounded by their context).
@@ -69,74 +47,90 @@ type Config struct {
 	Logger *zerolog.Logger
 }
 
-// New returns the model cfg describes.
-func New(cfg Config) (llm.Model, error) {
-	switch strings.ToLower(cfg.Provider) {
-	case nameOpenAI:
-		return newOpenAI(cfg)
-	case nameAnthropic:
-		return newAnthropic(cfg)
-	}
-	return nil, failure.New(failure.Config, failure.SourceModel,
-		fmt.Sprintf("unknown model provider %q: use %q or %q", cfg.Provider, nameOpenAI, nameAnthropic))
+// Provider is one model API that [FromEnv] can choose: each provider's
+// package has a Provider function returning its own (openai.Provider(),
+// anthropic.Provider(), ...). A program links only the providers it names.
+type Provider struct {
+	// Name is the provider's name, as Config.Provider and
+	// SWITCHBOARD_PROVIDER spell it.
+	Name string
+	// Env reads the provider's settings through lookup; ok is false when
+	// the environment does not configure it.
+	Env func(lookup func(string) (string, bool)) (cfg Config, ok bool)
+	// Hint says which environment variables configure it, for the error
+	// FromEnv returns when none is configured.
+	Hint string
+	// New returns the provider's model for cfg.
+	New func(cfg Config) (llm.Model, error)
 }
 
-// FromEnv returns the model the environment configures; see ConfigFromEnv.
-func FromEnv() (llm.Model, error) {
-	cfg, err := ConfigFromEnv(os.LookupEnv)
+// FromEnv returns the model the environment configures, among providers;
+// see [ConfigFromEnv].
+//
+//	model, err := provider.FromEnv(openai.Provider(), anthropic.Provider())
+func FromEnv(providers ...Provider) (llm.Model, error) {
+	cfg, err := ConfigFromEnv(os.LookupEnv, providers...)
 	if err != nil {
 		return nil, err
 	}
-	return New(cfg)
+	for _, p := range providers {
+		if p.Name == cfg.Provider {
+			return p.New(cfg)
+		}
+	}
+	return nil, failure.New(failure.Internal, failure.SourceModel, "provider "+cfg.Provider+" configured but not offered")
 }
 
 // ConfigFromEnv reads a Config through lookup (os.LookupEnv, or a map's
-// lookup in tests):
-//
-//   - OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_MODEL select OpenAI, or any
-//     OpenAI-compatible server (Ollama: OPENAI_BASE_URL=http://localhost:11434/v1,
-//     no key needed);
-//   - ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, ANTHROPIC_MODEL select Anthropic;
-//   - SWITCHBOARD_PROVIDER=openai|anthropic chooses when both are set
-//     (otherwise OpenAI wins).
+// lookup in tests): SWITCHBOARD_PROVIDER names the provider when set;
+// otherwise the first of providers that the environment configures is
+// chosen. Each provider's package documents its variables (OPENAI_API_KEY,
+// ANTHROPIC_API_KEY, ...).
 //
 // When no provider is configured it returns a *failure.Error of kind
 // failure.Config saying how to configure one.
-func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
-	get := func(k string) string {
-		v, _ := lookup(k)
-		return strings.TrimSpace(v)
+func ConfigFromEnv(lookup func(string) (string, bool), providers ...Provider) (Config, error) {
+	names := make([]string, len(providers))
+	for i, p := range providers {
+		names[i] = p.Name
 	}
-	openai := Config{Provider: nameOpenAI, APIKey: get(envOpenAIKey), BaseURL: get(envOpenAIBaseURL), Model: get(envOpenAIModel)}
-	anthropic := Config{Provider: nameAnthropic, APIKey: get(envAnthropicKey), BaseURL: get(envAnthropicBaseURL), Model: get(envAnthropicModel)}
-	switch p := strings.ToLower(get(envProvider)); p {
-	case nameOpenAI:
-		if openai.APIKey == "" && openai.BaseURL == "" {
-			return Config{}, failure.New(failure.Config, failure.SourceModel,
-				"SWITCHBOARD_PROVIDER=openai but neither OPENAI_API_KEY nor OPENAI_BASE_URL is set")
-		}
-		return openai, nil
-	case nameAnthropic:
-		if anthropic.APIKey == "" {
-			return Config{}, failure.New(failure.Config, failure.SourceModel,
-				"SWITCHBOARD_PROVIDER=anthropic but ANTHROPIC_API_KEY is not set")
-		}
-		return anthropic, nil
-	case "":
-	default:
+	if len(providers) == 0 {
 		return Config{}, failure.New(failure.Config, failure.SourceModel,
-			fmt.Sprintf("SWITCHBOARD_PROVIDER=%q is not a provider: use %q or %q", p, nameOpenAI, nameAnthropic))
+			"no model provider is linked: pass the providers to choose from (provider.FromEnv(openai.Provider(), ...))")
 	}
-	switch {
-	case openai.APIKey != "":
-		return openai, nil
-	case anthropic.APIKey != "":
-		return anthropic, nil
-	case openai.BaseURL != "":
-		return openai, nil
+	v, _ := lookup(envProvider)
+	if want := strings.ToLower(strings.TrimSpace(v)); want != "" {
+		for _, p := range providers {
+			if p.Name != want {
+				continue
+			}
+			cfg, ok := p.Env(lookup)
+			if !ok {
+				return Config{}, failure.New(failure.Config, failure.SourceModel,
+					fmt.Sprintf("%s=%s but the provider is not configured: %s", envProvider, want, p.Hint))
+			}
+			cfg.Provider = p.Name
+			return cfg, nil
+		}
+		return Config{}, failure.New(failure.Config, failure.SourceModel,
+			fmt.Sprintf("%s=%q is not a provider: use one of %s", envProvider, want, strings.Join(names, ", ")))
+	}
+	hints := make([]string, 0, len(providers))
+	for _, p := range providers {
+		if cfg, ok := p.Env(lookup); ok {
+			cfg.Provider = p.Name
+			return cfg, nil
+		}
+		hints = append(hints, p.Hint)
 	}
 	return Config{}, failure.New(failure.Config, failure.SourceModel,
-		"no model provider is configured: set OPENAI_API_KEY (or OPENAI_BASE_URL for Ollama and other "+
-			"OpenAI-compatible servers) or ANTHROPIC_API_KEY; OPENAI_MODEL / ANTHROPIC_MODEL choose the model, "+
-			"and SWITCHBOARD_PROVIDER=openai|anthropic chooses when both are set")
+		"no model provider is configured: "+strings.Join(hints, "; ")+
+			"; "+envProvider+"="+strings.Join(names, "|")+" chooses when several are set")
+}
+
+// Lookup returns the trimmed value of an environment variable through
+// lookup ("" when unset): a helper for a Provider's Env.
+func Lookup(lookup func(string) (string, bool), key string) string {
+	v, _ := lookup(key)
+	return strings.TrimSpace(v)
 }

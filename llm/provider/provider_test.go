@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"errors"
@@ -6,37 +6,45 @@ import (
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/failure"
+	"github.com/switchboard-dev/switchboard/llm"
+	"github.com/switchboard-dev/switchboard/llm/provider"
+	"github.com/switchboard-dev/switchboard/llm/provider/anthropic"
+	"github.com/switchboard-dev/switchboard/llm/provider/openai"
 )
 
 func TestConfigFromEnv(t *testing.T) {
+	both := []provider.Provider{openai.Provider(), anthropic.Provider()}
 	tests := []struct {
-		name    string
-		env     map[string]string
-		want    Config
-		wantErr string
+		name      string
+		env       map[string]string
+		providers []provider.Provider
+		want      provider.Config
+		wantErr   string
 	}{
-		{"nothing set", nil, Config{}, "no model provider is configured: set OPENAI_API_KEY"},
-		{"openai", map[string]string{envOpenAIKey: "sk-o", envOpenAIModel: "gpt-4.1"},
-			Config{Provider: nameOpenAI, APIKey: "sk-o", Model: "gpt-4.1"}, ""},
-		{"ollama needs no key", map[string]string{envOpenAIBaseURL: "http://localhost:11434/v1", envOpenAIModel: "qwen3"},
-			Config{Provider: nameOpenAI, BaseURL: "http://localhost:11434/v1", Model: "qwen3"}, ""},
-		{"anthropic", map[string]string{envAnthropicKey: "sk-a", envAnthropicBaseURL: "http://proxy", envAnthropicModel: "claude-x"},
-			Config{Provider: nameAnthropic, APIKey: "sk-a", BaseURL: "http://proxy", Model: "claude-x"}, ""},
-		{"both keys: openai by default", map[string]string{envOpenAIKey: "sk-o", envAnthropicKey: "sk-a"},
-			Config{Provider: nameOpenAI, APIKey: "sk-o"}, ""},
-		{"both keys: forced anthropic", map[string]string{envOpenAIKey: "sk-o", envAnthropicKey: "sk-a", envProvider: "Anthropic"},
-			Config{Provider: nameAnthropic, APIKey: "sk-a"}, ""},
-		{"anthropic key beats an openai base URL alone", map[string]string{envOpenAIBaseURL: "http://x/v1", envAnthropicKey: "sk-a"},
-			Config{Provider: nameAnthropic, APIKey: "sk-a"}, ""},
-		{"forced provider without its key", map[string]string{envOpenAIKey: "sk-o", envProvider: "anthropic"}, Config{},
-			"SWITCHBOARD_PROVIDER=anthropic but ANTHROPIC_API_KEY is not set"},
-		{"forced openai without key or URL", map[string]string{envAnthropicKey: "sk-a", envProvider: "openai"}, Config{},
-			"SWITCHBOARD_PROVIDER=openai but neither"},
-		{"unknown provider", map[string]string{envOpenAIKey: "sk-o", envProvider: "gemini"}, Config{}, `SWITCHBOARD_PROVIDER="gemini" is not a provider`},
+		{"nothing set", nil, both, provider.Config{}, "no model provider is configured: set OPENAI_API_KEY"},
+		{"no provider linked", map[string]string{"OPENAI_API_KEY": "sk-o"}, nil, provider.Config{}, "no model provider is linked"},
+		{"openai", map[string]string{"OPENAI_API_KEY": "sk-o", "OPENAI_MODEL": "gpt-4.1"}, both,
+			provider.Config{Provider: "openai", APIKey: "sk-o", Model: "gpt-4.1"}, ""},
+		{"ollama needs no key", map[string]string{"OPENAI_BASE_URL": "http://localhost:11434/v1", "OPENAI_MODEL": "qwen3"}, both,
+			provider.Config{Provider: "openai", BaseURL: "http://localhost:11434/v1", Model: "qwen3"}, ""},
+		{"anthropic", map[string]string{"ANTHROPIC_API_KEY": "sk-a", "ANTHROPIC_BASE_URL": "http://proxy", "ANTHROPIC_MODEL": "claude-x"}, both,
+			provider.Config{Provider: "anthropic", APIKey: "sk-a", BaseURL: "http://proxy", Model: "claude-x"}, ""},
+		{"both keys: the first provider", map[string]string{"OPENAI_API_KEY": "sk-o", "ANTHROPIC_API_KEY": "sk-a"}, both,
+			provider.Config{Provider: "openai", APIKey: "sk-o"}, ""},
+		{"both keys: the order of the providers", map[string]string{"OPENAI_API_KEY": "sk-o", "ANTHROPIC_API_KEY": "sk-a"},
+			[]provider.Provider{anthropic.Provider(), openai.Provider()}, provider.Config{Provider: "anthropic", APIKey: "sk-a"}, ""},
+		{"both keys: forced anthropic", map[string]string{"OPENAI_API_KEY": "sk-o", "ANTHROPIC_API_KEY": "sk-a", "SWITCHBOARD_PROVIDER": "Anthropic"}, both,
+			provider.Config{Provider: "anthropic", APIKey: "sk-a"}, ""},
+		{"forced provider without its key", map[string]string{"OPENAI_API_KEY": "sk-o", "SWITCHBOARD_PROVIDER": "anthropic"}, both, provider.Config{},
+			"SWITCHBOARD_PROVIDER=anthropic but the provider is not configured: set ANTHROPIC_API_KEY"},
+		{"forced openai without key or URL", map[string]string{"ANTHROPIC_API_KEY": "sk-a", "SWITCHBOARD_PROVIDER": "openai"}, both, provider.Config{},
+			"SWITCHBOARD_PROVIDER=openai but the provider is not configured: set OPENAI_API_KEY"},
+		{"unknown provider", map[string]string{"OPENAI_API_KEY": "sk-o", "SWITCHBOARD_PROVIDER": "mistral"}, both, provider.Config{},
+			`SWITCHBOARD_PROVIDER="mistral" is not a provider: use one of openai, anthropic`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ConfigFromEnv(func(k string) (string, bool) { v, ok := tt.env[k]; return v, ok })
+			got, err := provider.ConfigFromEnv(func(k string) (string, bool) { v, ok := tt.env[k]; return v, ok }, tt.providers...)
 			if tt.wantErr != "" {
 				if !errors.Is(err, failure.Config) || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want a Config failure containing %q", err, tt.wantErr)
@@ -54,26 +62,27 @@ func TestConfigFromEnv(t *testing.T) {
 }
 
 func TestFromEnvNames(t *testing.T) {
-	for _, k := range []string{envProvider, envOpenAIKey, envOpenAIBaseURL, envOpenAIModel, envAnthropicKey, envAnthropicBaseURL, envAnthropicModel} {
+	for _, k := range []string{"SWITCHBOARD_PROVIDER", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_MODEL"} {
 		t.Setenv(k, "")
 	}
-	if _, err := FromEnv(); !errors.Is(err, failure.Config) {
+	both := []provider.Provider{openai.Provider(), anthropic.Provider()}
+	if _, err := provider.FromEnv(both...); !errors.Is(err, failure.Config) {
 		t.Fatalf("FromEnv with nothing set: %v, want a Config failure", err)
 	}
 	tests := []struct {
 		env  map[string]string
 		name string
 	}{
-		{map[string]string{envOpenAIKey: "sk-o"}, "openai/" + defaultOpenAIModel},
-		{map[string]string{envOpenAIBaseURL: "http://127.0.0.1:1/v1", envOpenAIModel: "llama3.2"}, "openai/llama3.2"},
-		{map[string]string{envAnthropicKey: "sk-a"}, "anthropic/" + defaultAnthropicModel},
+		{map[string]string{"OPENAI_API_KEY": "sk-o"}, "openai/gpt-4o-mini"},
+		{map[string]string{"OPENAI_BASE_URL": "http://127.0.0.1:1/v1", "OPENAI_MODEL": "llama3.2"}, "openai/llama3.2"},
+		{map[string]string{"ANTHROPIC_API_KEY": "sk-a"}, "anthropic/claude-sonnet-4-5"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			for k, v := range tt.env {
 				t.Setenv(k, v)
 			}
-			m, err := FromEnv()
+			m, err := provider.FromEnv(both...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -87,20 +96,17 @@ func TestFromEnvNames(t *testing.T) {
 func TestNewRejects(t *testing.T) {
 	tests := []struct {
 		name string
-		cfg  Config
+		new  func(provider.Config) (llm.Model, error)
+		cfg  provider.Config
 	}{
-		{"unknown provider", Config{Provider: "gemini", APIKey: "k"}},
-		{"anthropic without key", Config{Provider: nameAnthropic}},
-		{"openai without key or URL", Config{Provider: nameOpenAI}},
+		{"anthropic without key", anthropic.New, provider.Config{}},
+		{"openai without key or URL", openai.New, provider.Config{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := New(tt.cfg); !errors.Is(err, failure.Config) {
+			if _, err := tt.new(tt.cfg); !errors.Is(err, failure.Config) {
 				t.Errorf("err = %v, want a Config failure", err)
 			}
 		})
-	}
-	if _, err := newLangChain(langChainConfig{}); !errors.Is(err, failure.Config) {
-		t.Errorf("newLangChain without a model: %v", err)
 	}
 }

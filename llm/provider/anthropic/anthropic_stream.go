@@ -1,4 +1,4 @@
-package provider
+package anthropic
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/llm"
+	"github.com/switchboard-dev/switchboard/llm/provider/internal/wire"
 )
 
 // anthropicEvent is one event of a Messages API stream: message_start,
@@ -40,7 +41,7 @@ type anthropicEvent struct {
 // calling onText with every text delta.
 type anthropicStream struct {
 	onText  func(string)
-	parser  sseParser
+	parser  wire.SSEParser
 	blocks  []*anthropicStreamBlock
 	byIndex map[int]*anthropicStreamBlock
 	stop    string
@@ -62,11 +63,11 @@ type anthropicStreamBlock struct {
 
 func newAnthropicStream(onText func(string)) *anthropicStream {
 	s := &anthropicStream{onText: onText, byIndex: map[int]*anthropicStreamBlock{}}
-	s.parser.emit = s.event
+	s.parser.Emit = s.event
 	return s
 }
 
-func (s *anthropicStream) event(ev sseEvent) {
+func (s *anthropicStream) event(ev wire.SSEEvent) {
 	var e anthropicEvent
 	if err := json.Unmarshal([]byte(ev.Data), &e); err != nil {
 		s.bad++
@@ -162,7 +163,7 @@ func (s *anthropicStream) response() *llm.Response {
 		blocks = append(blocks, blk)
 	}
 	out := responseFromBlocks(blocks, s.stop, s.usage.usage())
-	out.Message.Provider = joinBlocks(native)
+	out.Message.Provider = wire.JoinBlocks(native)
 	out.ID, out.Model = s.id, s.model
 	return out
 }
@@ -184,7 +185,7 @@ func (a *anthropicModel) readStream(ctx context.Context, body io.Reader, onText 
 			break
 		}
 		if err != nil {
-			return nil, a.cls.err(ctx, err)
+			return nil, a.cls.Err(ctx, err)
 		}
 	}
 	if s.errType != "" {
@@ -197,7 +198,7 @@ func (a *anthropicModel) readStream(ctx context.Context, body io.Reader, onText 
 		}
 		return nil, &failure.Error{Kind: kind, Source: failure.SourceModel, Name: a.name, Op: "generate",
 			Retryable: kind == failure.Transient,
-			Message:   "the model provider failed while streaming (" + s.errType + "): " + a.cls.scrub.scrub(s.errMsg)}
+			Message:   "the model provider failed while streaming (" + s.errType + "): " + a.cls.Scrub.Scrub(s.errMsg)}
 	}
 	if !s.started || !s.stopped {
 		// A stream cut short (a dropped connection, a proxy timeout) may

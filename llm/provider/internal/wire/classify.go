@@ -1,4 +1,4 @@
-package provider
+package wire
 
 import (
 	"context"
@@ -11,21 +11,19 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tmc/langchaingo/llms"
-
 	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/redact"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
-// scrubber removes the provider's credentials from text before it reaches
+// Scrubber removes the provider's credentials from text before it reaches
 // an error: the exact key (and its tail, which providers echo in messages
 // such as "Incorrect API key provided: sk-...abcd"), then the generic
 // secret patterns of internal/redact.
-type scrubber []string
+type Scrubber []string
 
-func newScrubber(secrets ...string) scrubber {
-	var s scrubber
+func NewScrubber(secrets ...string) Scrubber {
+	var s Scrubber
 	for _, k := range secrets {
 		if len(k) >= 4 {
 			s = append(s, k)
@@ -34,7 +32,7 @@ func newScrubber(secrets ...string) scrubber {
 	return s
 }
 
-func (s scrubber) scrub(text string) string {
+func (s Scrubber) Scrub(text string) string {
 	for _, k := range s {
 		text = strings.ReplaceAll(text, k, "[REDACTED]")
 		if len(k) >= 16 {
@@ -65,12 +63,12 @@ func (e *scrubbedError) Unwrap() error { return e.cause }
 
 // scrubErr returns err with any secret removed from its text. An error
 // whose text holds no secret is returned as is.
-func (s scrubber) scrubErr(err error) error {
+func (s Scrubber) ScrubErr(err error) error {
 	if err == nil {
 		return nil
 	}
 	text := err.Error()
-	clean := s.scrub(text)
+	clean := s.Scrub(text)
 	if clean == text {
 		return err
 	}
@@ -85,14 +83,14 @@ func (s scrubber) scrubErr(err error) error {
 	return &scrubbedError{text: clean, cause: cause}
 }
 
-// httpFailure is the outcome of one HTTP exchange with a provider.
-type httpFailure struct {
-	status int
-	// message is the provider's own description of the failure, from its
+// HTTPFailure is the outcome of one HTTP exchange with a provider.
+type HTTPFailure struct {
+	Status int
+	// Message is the provider's own description of the failure, from its
 	// JSON error body (already scrubbed).
-	message string
-	// errType is the provider's error type ("rate_limit_error", ...).
-	errType string
+	Message string
+	// ErrType is the provider's error type ("rate_limit_error", ...).
+	ErrType string
 }
 
 // providerErrorBody is the error envelope of both OpenAI
@@ -106,9 +104,9 @@ type providerErrorBody struct {
 	Message string `json:"message"`
 }
 
-// parseErrorBody extracts the message and type of a provider's error body;
+// ParseErrorBody extracts the message and type of a provider's error body;
 // a body that is not JSON is kept as (trimmed) text.
-func parseErrorBody(body []byte) (msg, typ string) {
+func ParseErrorBody(body []byte) (msg, typ string) {
 	var b providerErrorBody
 	if err := json.Unmarshal(body, &b); err == nil {
 		msg, typ = b.Error.Message, b.Error.Type
@@ -126,11 +124,11 @@ func parseErrorBody(body []byte) (msg, typ string) {
 	return strings.ToValidUTF8(msg, ""), ""
 }
 
-// statusKind maps a provider's HTTP status to a failure kind: 429 and 5xx
+// StatusKind maps a provider's HTTP status to a failure kind: 429 and 5xx
 // (including Anthropic's 529 "overloaded") are Transient, 401 and 403 are
 // PermissionDenied, 408 is Timeout, any other 4xx is Model (the provider
 // refused the request; retrying it unchanged will not help).
-func statusKind(code int) failure.Kind {
+func StatusKind(code int) failure.Kind {
 	switch k := failure.KindOfStatus(code); k {
 	case failure.Transient, failure.Timeout, failure.PermissionDenied:
 		return k
@@ -138,24 +136,30 @@ func statusKind(code int) failure.Kind {
 	return failure.Model
 }
 
-// classifier turns what went wrong in a provider call into a
+// Classifier turns what went wrong in a provider call into a
 // *failure.Error with Source failure.SourceModel and Name the model's name.
-type classifier struct {
-	name  string
-	scrub scrubber
+type Classifier struct {
+	// Name is the model's name, the Name of every failure.
+	Name string
+	// Scrub removes the provider's secrets from failures' text.
+	Scrub Scrubber
+	// Library, if set, classifies the errors of a provider library (the
+	// kind and message of langchaingo's *llms.Error); ok is false for an
+	// error it does not know.
+	Library func(err error) (kind failure.Kind, msg string, ok bool)
 }
 
 // status classifies a failed HTTP response.
-func (c classifier) status(h httpFailure) *failure.Error {
-	kind := statusKind(h.status)
-	msg := fmt.Sprintf("the model provider answered HTTP %d", h.status)
-	if h.errType != "" {
-		msg += " (" + h.errType + ")"
+func (c Classifier) Status(h HTTPFailure) *failure.Error {
+	kind := StatusKind(h.Status)
+	msg := fmt.Sprintf("the model provider answered HTTP %d", h.Status)
+	if h.ErrType != "" {
+		msg += " (" + h.ErrType + ")"
 	}
-	if h.message != "" {
-		msg += ": " + c.scrub.scrub(h.message)
+	if h.Message != "" {
+		msg += ": " + c.Scrub.Scrub(h.Message)
 	}
-	return &failure.Error{Kind: kind, Source: failure.SourceModel, Name: c.name, Op: "generate",
+	return &failure.Error{Kind: kind, Source: failure.SourceModel, Name: c.Name, Op: "generate",
 		Retryable: kind == failure.Transient, Message: msg}
 }
 
@@ -163,7 +167,7 @@ func (c classifier) status(h httpFailure) *failure.Error {
 // provider library may hide the context error behind its own text), then
 // the failure taxonomy's classification of transport errors; anything else
 // is a Model failure.
-func (c classifier) err(ctx context.Context, err error) *failure.Error {
+func (c Classifier) Err(ctx context.Context, err error) *failure.Error {
 	var fe *failure.Error
 	if errors.As(err, &fe) {
 		cp := *fe
@@ -171,12 +175,12 @@ func (c classifier) err(ctx context.Context, err error) *failure.Error {
 			cp.Source = failure.SourceModel
 		}
 		if cp.Name == "" {
-			cp.Name = c.name
+			cp.Name = c.Name
 		}
 		return &cp
 	}
-	clean := c.scrub.scrubErr(err)
-	out := &failure.Error{Source: failure.SourceModel, Name: c.name, Op: "generate", Err: clean}
+	clean := c.Scrub.ScrubErr(err)
+	out := &failure.Error{Source: failure.SourceModel, Name: c.Name, Op: "generate", Err: clean}
 	switch cerr := ctx.Err(); {
 	case errors.Is(cerr, context.DeadlineExceeded):
 		out.Kind, out.Message = failure.Timeout, "the model call timed out"
@@ -196,26 +200,20 @@ func (c classifier) err(ctx context.Context, err error) *failure.Error {
 		out.Kind, out.Message = k, "the model call was cancelled"
 		return out
 	}
-	var le *llms.Error
-	if errors.As(err, &le) {
-		switch le.Code {
-		case llms.ErrCodeRateLimit, llms.ErrCodeProviderUnavailable, llms.ErrCodeTimeout:
-			out.Kind, out.Retryable = failure.Transient, true
-		case llms.ErrCodeAuthentication:
-			out.Kind = failure.PermissionDenied
-		default:
-			out.Kind = failure.Model
+	if c.Library != nil {
+		if kind, msg, ok := c.Library(err); ok {
+			out.Kind, out.Retryable = kind, kind == failure.Transient
+			out.Message = c.Scrub.Scrub(msg)
+			return out
 		}
-		out.Message = c.scrub.scrub(le.Message)
-		return out
 	}
 	if code := statusInText(err.Error()); code != 0 {
-		f := c.status(httpFailure{status: code})
+		f := c.Status(HTTPFailure{Status: code})
 		f.Err = clean
 		return f
 	}
 	out.Kind = failure.Model
-	out.Message = "the model provider call failed: " + c.scrub.scrub(clean.Error())
+	out.Message = "the model provider call failed: " + c.Scrub.Scrub(clean.Error())
 	return out
 }
 
@@ -236,9 +234,9 @@ func statusInText(s string) int {
 	return n
 }
 
-// generateUnder runs gen for req through the policy (nil: failure.Default),
+// GenerateUnder runs gen for req through the policy (nil: failure.Default),
 // keyed by the model's name.
-func generateUnder(ctx context.Context, policy failure.Policy, name string, req *llm.Request,
+func GenerateUnder(ctx context.Context, policy failure.Policy, name string, req *llm.Request,
 	gen func(context.Context, *llm.Request) (*llm.Response, error)) (*llm.Response, error) {
 	var resp *llm.Response
 	err := failure.Or(policy).Execute(ctx, failure.Key{Source: failure.SourceModel, Name: name}, func(ctx context.Context) error {
@@ -252,23 +250,26 @@ func generateUnder(ctx context.Context, policy failure.Policy, name string, req 
 	return resp, nil
 }
 
-// maxResponseBody bounds a model's answer, JSON or streamed: a longer one
+// MaxErrorBody bounds how much of a failed response's body is read.
+const MaxErrorBody = 64 << 10
+
+// MaxResponseBody bounds a model's answer, JSON or streamed: a longer one
 // ends as cut short.
-const maxResponseBody = 32 << 20
+const MaxResponseBody = 32 << 20
 
 // do sends a provider request: a transport failure or a status outside
 // 2xx (its body's message read, bounded) is a classified failure; on
 // success the caller closes the body.
-func (c classifier) do(ctx context.Context, hc *http.Client, req *http.Request) (*http.Response, error) {
+func (c Classifier) Do(ctx context.Context, hc *http.Client, req *http.Request) (*http.Response, error) {
 	resp, err := hc.Do(req)
 	if err != nil {
-		return nil, c.err(ctx, err)
+		return nil, c.Err(ctx, err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		defer resp.Body.Close()
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-		msg, typ := parseErrorBody(b)
-		return nil, c.status(httpFailure{status: resp.StatusCode, message: msg, errType: typ})
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, MaxErrorBody))
+		msg, typ := ParseErrorBody(b)
+		return nil, c.Status(HTTPFailure{Status: resp.StatusCode, Message: msg, ErrType: typ})
 	}
 	return resp, nil
 }

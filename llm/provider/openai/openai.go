@@ -1,4 +1,4 @@
-package provider
+package openai
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 
 	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/llm"
+	"github.com/switchboard-dev/switchboard/llm/provider"
+	"github.com/switchboard-dev/switchboard/llm/provider/internal/wire"
 )
 
 // Defaults of the OpenAI provider.
@@ -38,7 +40,7 @@ const (
 // delta, corrupt the calls), and it reduces HTTP failures to text without
 // the status. Here OnText receives only text, streamed tool calls are
 // assembled by index, and failures are classified from the real status.
-func newOpenAI(cfg Config) (*openAIModel, error) {
+func newOpenAI(cfg provider.Config) (*openAIModel, error) {
 	key := cfg.APIKey
 	if key == "" {
 		if cfg.BaseURL == "" {
@@ -63,7 +65,7 @@ func newOpenAI(cfg Config) (*openAIModel, error) {
 		openai.WithHTTPClient(tapDoer{next: hc}))
 	if err != nil {
 		return nil, &failure.Error{Kind: failure.Config, Source: failure.SourceModel, Name: "openai/" + model,
-			Message: "the OpenAI provider could not be configured", Err: newScrubber(key).scrubErr(err)}
+			Message: "the OpenAI provider could not be configured", Err: wire.NewScrubber(key).ScrubErr(err)}
 	}
 	var secrets []string
 	if key != keylessPlaceholder {
@@ -95,10 +97,10 @@ func (o *openAIModel) Name() string { return o.lc.Name() }
 
 // Generate runs one model turn; with req.OnText set, the answer streams.
 func (o *openAIModel) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-	if usesToolSearch(req.Tools) {
-		return generateUnder(ctx, o.lc.policy, o.lc.name, req, func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	if wire.UsesToolSearch(req.Tools) {
+		return wire.GenerateUnder(ctx, o.lc.policy, o.lc.name, req, func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 			if err := ctx.Err(); err != nil {
-				return nil, o.lc.cls.err(ctx, err)
+				return nil, o.lc.cls.Err(ctx, err)
 			}
 			return o.responses.generate(ctx, o.lc.name, req)
 		})
@@ -150,7 +152,7 @@ type streamCall struct {
 type openAIStream struct {
 	mu      sync.Mutex
 	onText  func(string)
-	parser  sseParser
+	parser  wire.SSEParser
 	text    strings.Builder
 	calls   []*streamCall
 	byIndex map[int]*streamCall
@@ -169,7 +171,7 @@ type openAIStream struct {
 
 func newOpenAIStream(onText func(string)) *openAIStream {
 	s := &openAIStream{onText: onText, byIndex: map[int]*streamCall{}}
-	s.parser.emit = s.event
+	s.parser.Emit = s.event
 	return s
 }
 
@@ -195,7 +197,7 @@ func (s *openAIStream) finish() {
 	s.done = true
 }
 
-func (s *openAIStream) event(ev sseEvent) {
+func (s *openAIStream) event(ev wire.SSEEvent) {
 	data := strings.TrimSpace(ev.Data)
 	if data == "[DONE]" {
 		s.ended = true
@@ -306,7 +308,7 @@ func (s *openAIStream) toolCalls() []llm.ToolCall {
 		if c.name == "" && c.id == "" && c.args.Len() == 0 {
 			continue
 		}
-		calls = append(calls, llm.ToolCall{ID: c.id, Name: c.name, Args: normalizeArgs(c.args.String())})
+		calls = append(calls, llm.ToolCall{ID: c.id, Name: c.name, Args: wire.NormalizeArgs(c.args.String())})
 	}
 	return calls
 }

@@ -1,4 +1,4 @@
-package provider
+package openai
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/llm"
+	"github.com/switchboard-dev/switchboard/llm/provider/internal/wire"
 )
 
 // OpenAI's tool search exists only in its Responses API (POST /responses,
@@ -28,7 +29,7 @@ import (
 type responsesAPI struct {
 	url, key, model string
 	hc              *http.Client
-	cls             classifier
+	cls             wire.Classifier
 }
 
 type responsesRequest struct {
@@ -95,9 +96,9 @@ func (r *responsesAPI) responsesBody(req *llm.Request) responsesRequest {
 	notStrict := false
 	for _, d := range req.Tools {
 		out.Tools = append(out.Tools, responsesTool{Type: "function", Name: d.Name, Description: d.Description,
-			Parameters: toolSchema(d.Schema), Strict: &notStrict, DeferLoading: d.Deferred})
+			Parameters: wire.ToolSchema(d.Schema), Strict: &notStrict, DeferLoading: d.Deferred})
 	}
-	if usesToolSearch(req.Tools) {
+	if wire.UsesToolSearch(req.Tools) {
 		out.Tools = append(out.Tools, responsesTool{Type: "tool_search"})
 	}
 	item := func(v any) {
@@ -112,7 +113,7 @@ func (r *responsesAPI) responsesBody(req *llm.Request) responsesRequest {
 			}
 			out.Input = append(out.Input, providerItems(m.Provider)...)
 			for _, c := range m.ToolCalls {
-				item(map[string]string{"type": "function_call", "call_id": c.ID, "name": c.Name, "arguments": string(objectOrEmpty(c.Args))})
+				item(map[string]string{"type": "function_call", "call_id": c.ID, "name": c.Name, "arguments": string(wire.ObjectOrEmpty(c.Args))})
 			}
 		case llm.RoleTool:
 			for _, res := range m.ToolResults {
@@ -159,24 +160,24 @@ func (r *responsesAPI) generate(ctx context.Context, name string, req *llm.Reque
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url, bytes.NewReader(body))
 	if err != nil {
 		return nil, &failure.Error{Kind: failure.Config, Source: failure.SourceModel, Name: name, Op: "generate",
-			Message: "the OpenAI base URL is invalid", Err: r.cls.scrub.scrubErr(err)}
+			Message: "the OpenAI base URL is invalid", Err: r.cls.Scrub.ScrubErr(err)}
 	}
 	hreq.Header.Set("content-type", "application/json")
 	hreq.Header.Set("authorization", "Bearer "+r.key)
-	resp, err := r.cls.do(ctx, r.hc, hreq)
+	resp, err := r.cls.Do(ctx, r.hc, hreq)
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	in := io.LimitReader(resp.Body, maxResponseBody)
+	in := io.LimitReader(resp.Body, wire.MaxResponseBody)
 	var res *responsesResponse
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("content-type")); mt == "text/event-stream" {
 		res, err = r.readStream(ctx, name, in, req.OnText)
 	} else {
 		res = &responsesResponse{}
 		if derr := json.NewDecoder(in).Decode(res); derr != nil {
-			if ctx.Err() != nil || !isSyntaxError(derr) {
-				return nil, r.cls.err(ctx, derr)
+			if ctx.Err() != nil || !wire.IsSyntaxError(derr) {
+				return nil, r.cls.Err(ctx, derr)
 			}
 			return nil, &failure.Error{Kind: failure.Protocol, Source: failure.SourceModel, Name: name, Op: "generate",
 				Message: "the model provider's answer is not valid JSON", Err: derr}
@@ -224,13 +225,13 @@ func fromResponses(name string, res *responsesResponse) (*llm.Response, error) {
 		case it.Type == "function_call":
 			var args string
 			_ = json.Unmarshal(it.Arguments, &args) // not a string: no arguments, refused by the agent's schema check
-			out.Message.ToolCalls = append(out.Message.ToolCalls, llm.ToolCall{ID: it.CallID, Name: it.Name, Args: normalizeArgs(args)})
+			out.Message.ToolCalls = append(out.Message.ToolCalls, llm.ToolCall{ID: it.CallID, Name: it.Name, Args: wire.NormalizeArgs(args)})
 		case isResponsesProviderItem(it.Type):
 			native = append(native, raw)
 		}
 	}
 	out.Message.Text = text.String()
-	out.Message.Provider = joinBlocks(native)
+	out.Message.Provider = wire.JoinBlocks(native)
 	return out, nil
 }
 
@@ -239,8 +240,8 @@ func fromResponses(name string, res *responsesResponse) (*llm.Response, error) {
 func (r *responsesAPI) readStream(ctx context.Context, name string, body io.Reader, onText func(string)) (*responsesResponse, error) {
 	var final *responsesResponse
 	var streamErr string
-	var p sseParser
-	p.emit = func(ev sseEvent) {
+	var p wire.SSEParser
+	p.Emit = func(ev wire.SSEEvent) {
 		var e struct {
 			Type     string             `json:"type"`
 			Delta    string             `json:"delta"`
@@ -275,13 +276,13 @@ func (r *responsesAPI) readStream(ctx context.Context, name string, body io.Read
 			break
 		}
 		if err != nil {
-			return nil, r.cls.err(ctx, err)
+			return nil, r.cls.Err(ctx, err)
 		}
 	}
 	switch {
 	case streamErr != "":
 		return nil, &failure.Error{Kind: failure.Transient, Source: failure.SourceModel, Name: name, Op: "generate", Retryable: true,
-			Message: "the model provider failed while streaming: " + r.cls.scrub.scrub(streamErr)}
+			Message: "the model provider failed while streaming: " + r.cls.Scrub.Scrub(streamErr)}
 	case final == nil:
 		return nil, &failure.Error{Kind: failure.Transient, Source: failure.SourceModel, Name: name, Op: "generate", Retryable: true,
 			Message: "the model provider's stream ended before its final response event"}

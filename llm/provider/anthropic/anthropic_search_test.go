@@ -1,4 +1,4 @@
-package provider
+package anthropic
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/llm"
+	"github.com/switchboard-dev/switchboard/llm/provider/internal/providertest"
 )
 
 // TestAnthropicToolsDeferral: the tool search tool and defer_loading are
@@ -60,7 +61,7 @@ func b2s(b []byte) string { return string(b) }
 // and sent back verbatim, before the tool_use blocks.
 func TestAnthropicServerBlocksRoundTrip(t *testing.T) {
 	s := newAnthropicStream(nil)
-	s.parser.Feed(fixture(t, "anthropic_stream_search.sse"))
+	s.parser.Feed(providertest.Fixture(t, "anthropic_stream_search.sse"))
 	s.parser.Close()
 	streamed := s.response()
 
@@ -109,8 +110,8 @@ func blocks0(t *testing.T, raw json.RawMessage) string {
 // FuzzAnthropicJSON: any answer body decodes to a Response or an error,
 // and whatever provider blocks it keeps are JSON that can be sent back.
 func FuzzAnthropicJSON(f *testing.F) {
-	f.Add([]byte(anthropicFinal))
-	f.Add(fixture(f, "anthropic_messages_tools.json"))
+	f.Add([]byte(providertest.AnthropicFinal))
+	f.Add(providertest.Fixture(f, "anthropic_messages_tools.json"))
 	f.Add([]byte(`{"content":[{"type":"tool_search_tool_result","tool_use_id":"s","content":{"tool_references":[{"tool_name":"x"}]}},{"type":"server_tool_use","id":"s","input":{}}]}`))
 	f.Add([]byte(`{"content":[{"type":"web_search_tool_result","content":[1,2]},{"type":"tool_result","content":"x"}]}`))
 	f.Fuzz(func(t *testing.T, in []byte) {

@@ -1,10 +1,9 @@
-package provider
+package anthropic
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"mime"
 	"net/http"
@@ -14,6 +13,8 @@ import (
 
 	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/llm"
+	"github.com/switchboard-dev/switchboard/llm/provider"
+	"github.com/switchboard-dev/switchboard/llm/provider/internal/wire"
 )
 
 // Defaults of the Anthropic provider.
@@ -57,14 +58,14 @@ type anthropicModel struct {
 	key       string
 	maxTokens int
 	hc        *http.Client
-	cls       classifier
+	cls       wire.Classifier
 	policy    failure.Policy
 	log       zerolog.Logger
 }
 
 // newAnthropic returns a model for Anthropic's Messages API. cfg.APIKey is
 // required.
-func newAnthropic(cfg Config) (*anthropicModel, error) {
+func newAnthropic(cfg provider.Config) (*anthropicModel, error) {
 	if cfg.APIKey == "" {
 		return nil, failure.New(failure.Config, failure.SourceModel, "the Anthropic provider needs an API key (set ANTHROPIC_API_KEY)")
 	}
@@ -85,7 +86,7 @@ func newAnthropic(cfg Config) (*anthropicModel, error) {
 	}
 	name := "anthropic/" + cfg.Model
 	a := &anthropicModel{name: name, model: cfg.Model, url: base + "/v1/messages", key: cfg.APIKey, maxTokens: cfg.MaxTokens,
-		hc: hc, cls: classifier{name: name, scrub: newScrubber(cfg.APIKey)}, policy: cfg.Policy, log: zerolog.Nop()}
+		hc: hc, cls: wire.Classifier{Name: name, Scrub: wire.NewScrubber(cfg.APIKey)}, policy: cfg.Policy, log: zerolog.Nop()}
 	if cfg.Logger != nil {
 		a.log = *cfg.Logger
 	}
@@ -97,7 +98,7 @@ func (a *anthropicModel) Name() string { return a.name }
 
 // Generate runs one model turn; with req.OnText set, the answer streams.
 func (a *anthropicModel) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-	return generateUnder(ctx, a.policy, a.name, req, a.generate)
+	return wire.GenerateUnder(ctx, a.policy, a.name, req, a.generate)
 }
 
 // anthropicRequest is the body of POST /v1/messages.
@@ -210,12 +211,12 @@ func anthropicMessages(msgs []llm.Message) []anthropicMessage {
 			}
 			blocks = append(blocks, providerBlocks(m.Provider)...)
 			for _, c := range m.ToolCalls {
-				blocks = append(blocks, anthropicBlock{Type: "tool_use", ID: c.ID, Name: c.Name, Input: objectOrEmpty(c.Args)})
+				blocks = append(blocks, anthropicBlock{Type: "tool_use", ID: c.ID, Name: c.Name, Input: wire.ObjectOrEmpty(c.Args)})
 			}
 			add("assistant", blocks)
 		case llm.RoleTool:
 			for _, r := range m.ToolResults {
-				blocks = append(blocks, anthropicBlock{Type: "tool_result", ToolUseID: r.CallID, Content: jsonString(r.Content), IsError: r.IsError})
+				blocks = append(blocks, anthropicBlock{Type: "tool_result", ToolUseID: r.CallID, Content: wire.JSONString(r.Content), IsError: r.IsError})
 			}
 			add("user", blocks)
 		default:
@@ -228,24 +229,9 @@ func anthropicMessages(msgs []llm.Message) []anthropicMessage {
 	return out
 }
 
-// objectOrEmpty returns args if it is a JSON object, else {}: the API
-// requires a tool_use input to be an object, and arguments the model got
-// wrong were already answered by an error tool_result.
-func objectOrEmpty(args json.RawMessage) json.RawMessage {
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(args, &obj) != nil || obj == nil {
-		return json.RawMessage("{}")
-	}
-	var buf bytes.Buffer
-	if json.Compact(&buf, args) != nil {
-		return json.RawMessage("{}")
-	}
-	return buf.Bytes()
-}
-
 func (a *anthropicModel) generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, a.cls.err(ctx, err)
+		return nil, a.cls.Err(ctx, err)
 	}
 	body, err := json.Marshal(a.toAnthropic(req))
 	if err != nil {
@@ -255,7 +241,7 @@ func (a *anthropicModel) generate(ctx context.Context, req *llm.Request) (*llm.R
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, a.url, bytes.NewReader(body))
 	if err != nil {
 		return nil, &failure.Error{Kind: failure.Config, Source: failure.SourceModel, Name: a.name, Op: "generate",
-			Message: "the Anthropic base URL is invalid", Err: a.cls.scrub.scrubErr(err)}
+			Message: "the Anthropic base URL is invalid", Err: a.cls.Scrub.ScrubErr(err)}
 	}
 	hreq.Header.Set("content-type", "application/json")
 	hreq.Header.Set("x-api-key", a.key)
@@ -263,19 +249,19 @@ func (a *anthropicModel) generate(ctx context.Context, req *llm.Request) (*llm.R
 	if req.OnText != nil {
 		hreq.Header.Set("accept", "text/event-stream")
 	}
-	if usesToolSearch(req.Tools) {
+	if wire.UsesToolSearch(req.Tools) {
 		hreq.Header.Set("anthropic-beta", toolSearchBeta)
 	}
-	resp, err := a.cls.do(ctx, a.hc, hreq)
+	resp, err := a.cls.Do(ctx, a.hc, hreq)
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
 	var out *llm.Response
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("content-type")); mt == "text/event-stream" {
-		out, err = a.readStream(ctx, io.LimitReader(resp.Body, maxResponseBody), req.OnText)
+		out, err = a.readStream(ctx, io.LimitReader(resp.Body, wire.MaxResponseBody), req.OnText)
 	} else {
-		out, err = a.readJSON(ctx, io.LimitReader(resp.Body, maxResponseBody))
+		out, err = a.readJSON(ctx, io.LimitReader(resp.Body, wire.MaxResponseBody))
 		if err == nil && req.OnText != nil && out.Message.Text != "" {
 			req.OnText(out.Message.Text)
 		}
@@ -291,8 +277,8 @@ func (a *anthropicModel) generate(ctx context.Context, req *llm.Request) (*llm.R
 func (a *anthropicModel) readJSON(ctx context.Context, r io.Reader) (*llm.Response, error) {
 	var res anthropicResponse
 	if err := json.NewDecoder(r).Decode(&res); err != nil {
-		if ctx.Err() != nil || !isSyntaxError(err) {
-			return nil, a.cls.err(ctx, err)
+		if ctx.Err() != nil || !wire.IsSyntaxError(err) {
+			return nil, a.cls.Err(ctx, err)
 		}
 		return nil, &failure.Error{Kind: failure.Protocol, Source: failure.SourceModel, Name: a.name, Op: "generate",
 			Message: "the model provider's answer is not valid JSON", Err: err}
@@ -311,15 +297,9 @@ func (a *anthropicModel) readJSON(ctx context.Context, r io.Reader) (*llm.Respon
 		blocks = append(blocks, b)
 	}
 	out := responseFromBlocks(blocks, res.StopReason, res.Usage.usage())
-	out.Message.Provider = joinBlocks(native)
+	out.Message.Provider = wire.JoinBlocks(native)
 	out.ID, out.Model = res.ID, res.Model
 	return out, nil
-}
-
-func isSyntaxError(err error) bool {
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	return errors.As(err, &se) || errors.As(err, &te)
 }
 
 // responseFromBlocks builds a Response from the content blocks of an

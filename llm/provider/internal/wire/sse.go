@@ -1,40 +1,40 @@
-package provider
+package wire
 
 import (
 	"bytes"
 	"strings"
 )
 
-// sseEvent is one server-sent event: its "event:" name (empty when the
+// SSEEvent is one server-sent event: its "event:" name (empty when the
 // stream names none) and its "data:" lines joined by newlines.
-type sseEvent struct {
+type SSEEvent struct {
 	Name string
 	Data string
 }
 
-// maxSSELine bounds one line of an event stream (and so the memory a peer
+// MaxSSELine bounds one line of an event stream (and so the memory a peer
 // that never sends a newline can make us hold).
-const maxSSELine = 8 << 20
+const MaxSSELine = 8 << 20
 
-// sseParser is an incremental parser of the text/event-stream format
+// SSEParser is an incremental parser of the text/event-stream format
 // (https://html.spec.whatwg.org/multipage/server-sent-events.html): feed it
 // bytes as they arrive, in chunks of any size, and it calls emit for every
 // complete event. Comments (":" lines), "id:" and "retry:" fields are
 // ignored; lines end with LF, CRLF or CR.
-type sseParser struct {
+type SSEParser struct {
 	buf     []byte
 	name    string
 	data    strings.Builder
 	hasData bool
 	lastCR  bool
-	emit    func(sseEvent)
-	// tooLong is set when a line exceeded maxSSELine; the rest of that line
+	Emit    func(SSEEvent)
+	// tooLong is set when a line exceeded MaxSSELine; the rest of that line
 	// is dropped.
 	tooLong bool
 }
 
 // Feed parses p.
-func (s *sseParser) Feed(p []byte) {
+func (s *SSEParser) Feed(p []byte) {
 	for len(p) > 0 {
 		if s.lastCR {
 			s.lastCR = false
@@ -45,7 +45,7 @@ func (s *sseParser) Feed(p []byte) {
 		}
 		i := bytes.IndexAny(p, "\r\n")
 		if i < 0 {
-			if len(s.buf)+len(p) > maxSSELine {
+			if len(s.buf)+len(p) > MaxSSELine {
 				s.tooLong = true
 				s.buf = s.buf[:0]
 			} else if !s.tooLong {
@@ -55,7 +55,7 @@ func (s *sseParser) Feed(p []byte) {
 		}
 		var line []byte
 		switch {
-		case len(s.buf)+i > maxSSELine:
+		case len(s.buf)+i > MaxSSELine:
 			s.tooLong = true
 		case len(s.buf) > 0:
 			s.buf = append(s.buf, p[:i]...)
@@ -83,7 +83,7 @@ func (s *sseParser) Feed(p []byte) {
 }
 
 // Close dispatches an event left unterminated at the end of the stream.
-func (s *sseParser) Close() {
+func (s *SSEParser) Close() {
 	if len(s.buf) > 0 && !s.tooLong {
 		s.line(s.buf)
 	}
@@ -91,10 +91,10 @@ func (s *sseParser) Close() {
 	s.line(nil)
 }
 
-func (s *sseParser) line(line []byte) {
+func (s *SSEParser) line(line []byte) {
 	if len(line) == 0 {
-		if s.hasData && s.emit != nil {
-			s.emit(sseEvent{Name: s.name, Data: s.data.String()})
+		if s.hasData && s.Emit != nil {
+			s.Emit(SSEEvent{Name: s.name, Data: s.data.String()})
 		}
 		s.name, s.hasData = "", false
 		s.data.Reset()

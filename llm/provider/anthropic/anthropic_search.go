@@ -1,11 +1,11 @@
-package provider
+package anthropic
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 
 	"github.com/switchboard-dev/switchboard/llm"
+	"github.com/switchboard-dev/switchboard/llm/provider/internal/wire"
 )
 
 // Anthropic's tool search (a server tool): the tools marked defer_loading
@@ -23,16 +23,6 @@ const (
 // tool search (the agent's ContextConfig.ProviderSearch).
 func (a *anthropicModel) Capabilities() llm.Capabilities { return llm.Capabilities{ToolSearch: true} }
 
-// usesToolSearch reports whether a request defers any tool.
-func usesToolSearch(defs []llm.ToolDef) bool {
-	for _, d := range defs {
-		if d.Deferred {
-			return true
-		}
-	}
-	return false
-}
-
 // anthropicTools builds the request's tool definitions, in the agent's
 // order (stable, for the provider's prompt cache): with any tool deferred,
 // the tool search tool first and every deferred tool marked defer_loading,
@@ -43,7 +33,7 @@ func anthropicTools(req *llm.Request) []anthropicTool {
 	if len(req.Tools) == 0 {
 		return nil
 	}
-	search := usesToolSearch(req.Tools)
+	search := wire.UsesToolSearch(req.Tools)
 	out := make([]anthropicTool, 0, len(req.Tools)+1)
 	var keep map[string]bool
 	if search {
@@ -51,7 +41,7 @@ func anthropicTools(req *llm.Request) []anthropicTool {
 		keep = unreferencedCalls(req.Messages)
 	}
 	for _, d := range req.Tools {
-		out = append(out, anthropicTool{Name: d.Name, Description: d.Description, InputSchema: toolSchema(d.Schema),
+		out = append(out, anthropicTool{Name: d.Name, Description: d.Description, InputSchema: wire.ToolSchema(d.Schema),
 			DeferLoading: search && d.Deferred && !keep[d.Name]})
 	}
 	return out
@@ -91,23 +81,6 @@ func isProviderBlock(typ string) bool {
 	return typ == "server_tool_use" || (strings.HasSuffix(typ, "_tool_result") && typ != "tool_result")
 }
 
-// joinBlocks makes one JSON array of raw blocks (nil for none).
-func joinBlocks(blocks []json.RawMessage) json.RawMessage {
-	if len(blocks) == 0 {
-		return nil
-	}
-	var buf bytes.Buffer
-	buf.WriteByte('[')
-	for i, b := range blocks {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		buf.Write(b)
-	}
-	buf.WriteByte(']')
-	return buf.Bytes()
-}
-
 // providerBlocks decodes a message's Provider blocks; what is not a JSON
 // array of blocks (another provider's, or damaged) is dropped.
 func providerBlocks(raw json.RawMessage) []anthropicBlock {
@@ -127,10 +100,4 @@ func providerBlocks(raw json.RawMessage) []anthropicBlock {
 		}
 	}
 	return out
-}
-
-// jsonString is s as a JSON string.
-func jsonString(s string) json.RawMessage {
-	b, _ := json.Marshal(s)
-	return b
 }

@@ -1,4 +1,4 @@
-package provider
+package openai
 
 import (
 	"encoding/json"
@@ -9,26 +9,28 @@ import (
 
 	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/llm"
+	"github.com/switchboard-dev/switchboard/llm/provider/internal/providertest"
 )
 
 // TestLangChainOverAnthropicProvider runs the generic adapter over
 // langchaingo's own anthropic provider, which answers with one choice per
 // content block: the adapter must join them into one turn, count usage
 // once, and report the provider's failures with the taxonomy.
+
 func TestLangChainOverAnthropicProvider(t *testing.T) {
-	p := newProvider(t,
-		reply{200, "application/json", fixture(t, "anthropic_messages_tools.json")},
-		reply{429, "application/json", []byte(`{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`)})
-	lc, err := anthropic.New(anthropic.WithToken(testAnthropicKey), anthropic.WithBaseURL(p.URL+"/v1"),
+	p := providertest.NewServer(t,
+		providertest.Reply{Status: 200, ContentType: "application/json", Body: providertest.Fixture(t, "anthropic_messages_tools.json")},
+		providertest.Reply{Status: 429, ContentType: "application/json", Body: []byte(`{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`)})
+	lc, err := anthropic.New(anthropic.WithToken(providertest.AnthropicKey), anthropic.WithBaseURL(p.URL+"/v1"),
 		anthropic.WithModel("claude-sonnet-4-5"), anthropic.WithHTTPClient(p.Client()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := newLangChain(langChainConfig{Model: lc, Name: "langchaingo-anthropic", Secrets: []string{testAnthropicKey}})
+	m, err := newLangChain(langChainConfig{Model: lc, Name: "langchaingo-anthropic", Secrets: []string{providertest.AnthropicKey}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := &llm.Request{Tools: weatherTools(), MaxTokens: 100, Messages: []llm.Message{{Role: llm.RoleUser, Text: "weather?"}}}
+	req := &llm.Request{Tools: providertest.WeatherTools(), MaxTokens: 100, Messages: []llm.Message{{Role: llm.RoleUser, Text: "weather?"}}}
 	resp, err := m.Generate(t.Context(), req)
 	if err != nil {
 		t.Fatal(err)
@@ -39,15 +41,15 @@ func TestLangChainOverAnthropicProvider(t *testing.T) {
 	if len(resp.Message.ToolCalls) != 2 || resp.Message.ToolCalls[1].ID != "toolu_oslo" {
 		t.Fatalf("calls = %+v", resp.Message.ToolCalls)
 	}
-	jsonEqual(t, "args", resp.Message.ToolCalls[1].Args, `{"city":"Oslo","unit":"celsius"}`)
+	providertest.JSONEqual(t, "args", resp.Message.ToolCalls[1].Args, `{"city":"Oslo","unit":"celsius"}`)
 	if resp.Usage != (llm.Usage{InputTokens: 472, OutputTokens: 91}) {
 		t.Errorf("usage = %+v (counted once per turn, not per block)", resp.Usage)
 	}
-	if r := p.requests()[0]; path(r.body, "tools", 0, "input_schema", "required", 0) != "city" || path(r.body, "max_tokens") != float64(100) {
-		t.Errorf("request = %s", r.raw)
+	if r := p.Requests()[0]; providertest.Path(r.Body, "tools", 0, "input_schema", "required", 0) != "city" || providertest.Path(r.Body, "max_tokens") != float64(100) {
+		t.Errorf("request = %s", r.Raw)
 	}
 	_, err = m.Generate(t.Context(), &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Text: "again"}}})
-	checkFailure(t, err, failure.Transient, true, "langchaingo-anthropic", testAnthropicKey)
+	providertest.CheckFailure(t, err, failure.Transient, true, "langchaingo-anthropic", providertest.AnthropicKey)
 }
 
 func TestToLangChain(t *testing.T) {
@@ -90,8 +92,8 @@ func TestToLangChain(t *testing.T) {
 // first block, and the tool results are split into separate user messages.
 // If an upgrade fixes this, this test fails and the workaround can go.
 func TestLangChainAnthropicDropsParts(t *testing.T) {
-	p := newProvider(t, reply{200, "application/json", []byte(anthropicFinal)})
-	lc, err := anthropic.New(anthropic.WithToken(testAnthropicKey), anthropic.WithBaseURL(p.URL+"/v1"),
+	p := providertest.NewServer(t, providertest.Reply{Status: 200, ContentType: "application/json", Body: []byte(providertest.AnthropicFinal)})
+	lc, err := anthropic.New(anthropic.WithToken(providertest.AnthropicKey), anthropic.WithBaseURL(p.URL+"/v1"),
 		anthropic.WithModel("claude-sonnet-4-5"), anthropic.WithHTTPClient(p.Client()))
 	if err != nil {
 		t.Fatal(err)
@@ -110,12 +112,12 @@ func TestLangChainAnthropicDropsParts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body := p.requests()[0].body
-	asst := path(body, "messages", 1)
-	if path(asst, "content", 0, "type") != "text" || path(asst, "content", 1) != nil {
+	body := p.Requests()[0].Body
+	asst := providertest.Path(body, "messages", 1)
+	if providertest.Path(asst, "content", 0, "type") != "text" || providertest.Path(asst, "content", 1) != nil {
 		t.Errorf("langchaingo now keeps the assistant's blocks: %v", asst)
 	}
-	if path(body, "messages", 2, "content", 1) != nil || path(body, "messages", 3, "content", 0, "type") != "tool_result" {
-		t.Errorf("langchaingo now sends the tool results differently: %v", path(body, "messages"))
+	if providertest.Path(body, "messages", 2, "content", 1) != nil || providertest.Path(body, "messages", 3, "content", 0, "type") != "tool_result" {
+		t.Errorf("langchaingo now sends the tool results differently: %v", providertest.Path(body, "messages"))
 	}
 }

@@ -1,4 +1,4 @@
-package provider
+package openai
 
 import (
 	"bytes"
@@ -9,10 +9,8 @@ import (
 	"sync"
 
 	"github.com/switchboard-dev/switchboard/failure"
+	"github.com/switchboard-dev/switchboard/llm/provider/internal/wire"
 )
-
-// maxErrorBody bounds how much of a failed response's body is read.
-const maxErrorBody = 64 << 10
 
 // tap records one HTTP exchange of a provider library on behalf of the
 // Generate call whose context carries it: the transport error with its
@@ -51,7 +49,7 @@ func (d tapDoer) Do(req *http.Request) (*http.Response, error) {
 	}
 	t.status = resp.StatusCode
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		body, rerr := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		body, rerr := io.ReadAll(io.LimitReader(resp.Body, wire.MaxErrorBody))
 		_ = resp.Body.Close()
 		if rerr != nil && t.err == nil {
 			t.err = rerr
@@ -68,15 +66,15 @@ func (d tapDoer) Do(req *http.Request) (*http.Response, error) {
 
 // failure classifies what the tap saw, or returns nil when the exchange
 // succeeded (or never happened).
-func (t *tap) failure(ctx context.Context, c classifier) error {
+func (t *tap) failure(ctx context.Context, c wire.Classifier) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.err != nil {
-		return c.err(ctx, t.err)
+		return c.Err(ctx, t.err)
 	}
 	if t.status != 0 && (t.status < 200 || t.status > 299) {
-		msg, typ := parseErrorBody(t.body)
-		return c.status(httpFailure{status: t.status, message: msg, errType: typ})
+		msg, typ := wire.ParseErrorBody(t.body)
+		return c.Status(wire.HTTPFailure{Status: t.status, Message: msg, ErrType: typ})
 	}
 	if s := t.stream; s != nil {
 		s.mu.Lock()
@@ -87,15 +85,15 @@ func (t *tap) failure(ctx context.Context, c classifier) error {
 			if s.errType == "invalid_request_error" {
 				kind = failure.Model
 			}
-			return &failure.Error{Kind: kind, Source: failure.SourceModel, Name: c.name, Op: "generate",
+			return &failure.Error{Kind: kind, Source: failure.SourceModel, Name: c.Name, Op: "generate",
 				Retryable: kind == failure.Transient,
-				Message:   "the model provider failed while streaming: " + c.scrub.scrub(s.errMsg),
-				Err:       errors.New(c.scrub.scrub(s.errType + ": " + s.errMsg))}
+				Message:   "the model provider failed while streaming: " + c.Scrub.Scrub(s.errMsg),
+				Err:       errors.New(c.Scrub.Scrub(s.errType + ": " + s.errMsg))}
 		}
 		if s.eof && !s.ended {
 			// The body ended cleanly but the stream did not: a proxy or the
 			// server cut it short. langchaingo would return the fragment.
-			return &failure.Error{Kind: failure.Transient, Source: failure.SourceModel, Name: c.name, Op: "generate",
+			return &failure.Error{Kind: failure.Transient, Source: failure.SourceModel, Name: c.Name, Op: "generate",
 				Retryable: true, Message: "the model provider's stream ended before it was complete"}
 		}
 	}

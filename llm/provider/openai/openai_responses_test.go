@@ -1,4 +1,4 @@
-package provider
+package openai
 
 import (
 	"encoding/json"
@@ -6,6 +6,9 @@ import (
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/llm"
+	"github.com/switchboard-dev/switchboard/llm/provider"
+	"github.com/switchboard-dev/switchboard/llm/provider/internal/providertest"
+	"github.com/switchboard-dev/switchboard/llm/provider/internal/wire"
 )
 
 // TestResponsesBody: a turn that defers tools is stateless, sends every
@@ -81,11 +84,11 @@ func FuzzResponsesAnswer(f *testing.F) {
 	})
 }
 
-// TestAnswerBounded: a JSON answer longer than maxResponseBody is refused
+// TestAnswerBounded: a JSON answer longer than wire.MaxResponseBody is refused
 // on the Anthropic and the Responses paths, rather than read whole (a
 // stream's lines are bounded by the SSE parser).
 func TestAnswerBounded(t *testing.T) {
-	huge := `{"type":"message","content":[{"type":"text","text":"` + strings.Repeat("x", maxResponseBody) + `"}]}`
+	huge := `{"type":"message","content":[{"type":"text","text":"` + strings.Repeat("x", wire.MaxResponseBody) + `"}]}`
 	deferred := []llm.ToolDef{{Name: "t", Deferred: true}}
 	for _, tc := range []struct {
 		name, provider string
@@ -94,8 +97,8 @@ func TestAnswerBounded(t *testing.T) {
 		{"responses", "openai"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := newProvider(t, reply{200, "application/json", []byte(huge)})
-			m, err := New(Config{Provider: tc.provider, APIKey: "k", BaseURL: p.URL + map[string]string{"openai": "/v1"}[tc.provider], HTTPClient: p.Client()})
+			p := providertest.NewServer(t, providertest.Reply{Status: 200, ContentType: "application/json", Body: []byte(huge)})
+			m, err := New(provider.Config{Provider: tc.provider, APIKey: "k", BaseURL: p.URL + map[string]string{"openai": "/v1"}[tc.provider], HTTPClient: p.Client()})
 			if err != nil {
 				t.Fatal(err)
 			}

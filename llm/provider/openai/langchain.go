@@ -1,8 +1,9 @@
-package provider
+package openai
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 
 	"github.com/rs/zerolog"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/llm"
+	"github.com/switchboard-dev/switchboard/llm/provider/internal/wire"
 )
 
 // langChainConfig configures an adapter over a langchaingo model. The zero
@@ -51,7 +53,7 @@ type langChainConfig struct {
 type langChain struct {
 	model  llms.Model
 	name   string
-	cls    classifier
+	cls    wire.Classifier
 	policy failure.Policy
 	log    zerolog.Logger
 	// tapped means the model's HTTP client is a tapDoer, so each call can
@@ -68,7 +70,7 @@ func newLangChain(cfg langChainConfig) (*langChain, error) {
 		cfg.Name = "langchaingo"
 	}
 	a := &langChain{model: cfg.Model, name: cfg.Name, policy: cfg.Policy, log: zerolog.Nop(),
-		cls: classifier{name: cfg.Name, scrub: newScrubber(cfg.Secrets...)}}
+		cls: wire.Classifier{Name: cfg.Name, Scrub: wire.NewScrubber(cfg.Secrets...), Library: langChainKind}}
 	if cfg.Logger != nil {
 		a.log = *cfg.Logger
 	}
@@ -80,12 +82,12 @@ func (a *langChain) Name() string { return a.name }
 
 // Generate runs one model turn.
 func (a *langChain) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-	return generateUnder(ctx, a.policy, a.name, req, a.generate)
+	return wire.GenerateUnder(ctx, a.policy, a.name, req, a.generate)
 }
 
 func (a *langChain) generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, a.cls.err(ctx, err)
+		return nil, a.cls.Err(ctx, err)
 	}
 	msgs := toLangChain(req)
 	var opts []llms.CallOption
@@ -139,13 +141,13 @@ func (a *langChain) generate(ctx context.Context, req *llm.Request) (*llm.Respon
 		err = ctx.Err()
 	}
 	if err != nil {
-		fe := a.cls.err(ctx, err)
+		fe := a.cls.Err(ctx, err)
 		a.log.Debug().Err(fe).Str("model", a.name).Msg("model call failed")
 		return nil, fe
 	}
 	out, err := fromLangChain(res)
 	if err != nil {
-		return nil, a.cls.err(ctx, err)
+		return nil, a.cls.Err(ctx, err)
 	}
 	if t != nil && t.stream != nil && t.stream.apply(out) {
 		streamed = true
@@ -194,20 +196,11 @@ func toLangChain(req *llm.Request) []llms.MessageContent {
 	return msgs
 }
 
-// toolSchema returns a tool's input schema, or the schema of an empty
-// object for a tool that declares none.
-func toolSchema(s json.RawMessage) json.RawMessage {
-	if t := strings.TrimSpace(string(s)); t == "" || t == "null" {
-		return json.RawMessage(`{"type":"object","properties":{}}`)
-	}
-	return s
-}
-
 func toolsToLangChain(defs []llm.ToolDef) []llms.Tool {
 	tools := make([]llms.Tool, len(defs))
 	for i, d := range defs {
 		tools[i] = llms.Tool{Type: "function", Function: &llms.FunctionDefinition{
-			Name: d.Name, Description: d.Description, Parameters: toolSchema(d.Schema)}}
+			Name: d.Name, Description: d.Description, Parameters: wire.ToolSchema(d.Schema)}}
 	}
 	return tools
 }
@@ -238,7 +231,7 @@ func fromLangChain(res *llms.ContentResponse) (*llm.Response, error) {
 				continue
 			}
 			out.Message.ToolCalls = append(out.Message.ToolCalls, llm.ToolCall{ID: tc.ID, Name: tc.FunctionCall.Name,
-				Args: normalizeArgs(tc.FunctionCall.Arguments)})
+				Args: wire.NormalizeArgs(tc.FunctionCall.Arguments)})
 		}
 		if out.StopReason == "" {
 			out.StopReason = c.StopReason
@@ -249,16 +242,6 @@ func fromLangChain(res *llms.ContentResponse) (*llm.Response, error) {
 	}
 	out.Message.Text = text.String()
 	return out, nil
-}
-
-// normalizeArgs turns a provider's argument string into Args: empty means
-// an empty object; anything else is kept byte for byte, malformed or not,
-// so that the agent can report invalid arguments to the model.
-func normalizeArgs(s string) json.RawMessage {
-	if strings.TrimSpace(s) == "" {
-		return json.RawMessage("{}")
-	}
-	return json.RawMessage(s)
 }
 
 // usageOf reads the provider-reported usage from GenerationInfo, under the
@@ -295,4 +278,21 @@ func intOf(v any) (int, bool) {
 		return int(i), err == nil
 	}
 	return 0, false
+}
+
+// langChainKind classifies langchaingo's own errors (*llms.Error) by their
+// code: rate limits, an unavailable provider and timeouts are Transient,
+// authentication PermissionDenied, anything else Model.
+func langChainKind(err error) (failure.Kind, string, bool) {
+	var le *llms.Error
+	if !errors.As(err, &le) {
+		return failure.Unknown, "", false
+	}
+	switch le.Code {
+	case llms.ErrCodeRateLimit, llms.ErrCodeProviderUnavailable, llms.ErrCodeTimeout:
+		return failure.Transient, le.Message, true
+	case llms.ErrCodeAuthentication:
+		return failure.PermissionDenied, le.Message, true
+	}
+	return failure.Model, le.Message, true
 }

@@ -1,0 +1,218 @@
+package provider_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/switchboard-dev/switchboard/failure"
+	"github.com/switchboard-dev/switchboard/llm"
+	"github.com/switchboard-dev/switchboard/llm/provider"
+	"github.com/switchboard-dev/switchboard/llm/provider/anthropic"
+	"github.com/switchboard-dev/switchboard/llm/provider/internal/providertest"
+	"github.com/switchboard-dev/switchboard/llm/provider/openai"
+)
+
+// The tests here hold every provider to the same behaviour.
+
+func TestMain(m *testing.M) {
+	failure.SetDefault(providertest.Once)
+	goleak.VerifyTestMain(m)
+}
+
+// newModel returns the model of cfg.Provider.
+func newModel(cfg provider.Config) (llm.Model, error) {
+	for _, p := range []provider.Provider{openai.Provider(), anthropic.Provider()} {
+		if p.Name == cfg.Provider {
+			return p.New(cfg)
+		}
+	}
+	return nil, failure.New(failure.Config, failure.SourceModel, "unknown provider "+cfg.Provider)
+}
+
+func newOpenAI(t *testing.T, p *providertest.Server) llm.Model {
+	m, err := openai.New(provider.Config{APIKey: providertest.OpenAIKey, BaseURL: p.URL + "/v1", Model: "gpt-4o-mini", HTTPClient: p.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func newAnthropic(t *testing.T, p *providertest.Server) llm.Model {
+	m, err := anthropic.New(provider.Config{APIKey: providertest.AnthropicKey, BaseURL: p.URL, Model: "claude-sonnet-4-5", HTTPClient: p.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestPolicyRetriesTransientFailures checks Config.Policy: a 429 then a 503
+// are retried through the policy, and the third answer is returned; with no
+// Policy, through the process default, which an explicit Policy overrides.
+func TestPolicyRetriesTransientFailures(t *testing.T) {
+	busy := providertest.Reply{Status: 429, ContentType: "application/json", Body: []byte(`{"error":{"message":"Rate limit reached","type":"requests"}}`)}
+	down := providertest.Reply{Status: 503, ContentType: "application/json", Body: []byte(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)}
+	retrying := func() failure.Policy {
+		return failure.NewPolicy(failure.PolicyConfig{MaxAttempts: 3, InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
+	}
+	tests := []struct {
+		provider string
+		ok       providertest.Reply
+		how      string // "config": Config.Policy retries; "default": the default does; "override": Config.Policy does not, the default would
+	}{
+		{openai.Name, providertest.Reply{Status: 200, ContentType: "application/json", Body: []byte(providertest.OpenAIFinal)}, "config"},
+		{anthropic.Name, providertest.Reply{Status: 200, ContentType: "application/json", Body: []byte(providertest.AnthropicFinal)}, "config"},
+		{openai.Name, providertest.Reply{Status: 200, ContentType: "application/json", Body: []byte(providertest.OpenAIFinal)}, "default"},
+		{anthropic.Name, providertest.Reply{Status: 200, ContentType: "application/json", Body: []byte(providertest.AnthropicFinal)}, "default"},
+		{openai.Name, providertest.Reply{Status: 200, ContentType: "application/json", Body: []byte(providertest.OpenAIFinal)}, "override"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.provider+"/"+tt.how, func(t *testing.T) {
+			t.Cleanup(func() { failure.SetDefault(providertest.Once) })
+			p := providertest.NewServer(t, busy, down, tt.ok)
+			base := p.URL
+			if tt.provider == openai.Name {
+				base += "/v1"
+			}
+			cfg := provider.Config{Provider: tt.provider, APIKey: "k-0123456789", BaseURL: base, HTTPClient: p.Client()}
+			switch tt.how {
+			case "config":
+				cfg.Policy = retrying()
+			case "default":
+				failure.SetDefault(retrying())
+			case "override":
+				cfg.Policy = providertest.Once
+				failure.SetDefault(retrying())
+			}
+			m, err := newModel(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := m.Generate(t.Context(), providertest.UserReq("hi"))
+			if tt.how == "override" {
+				if !errors.Is(err, failure.Transient) || len(p.Requests()) != 1 {
+					t.Errorf("Config.Policy of one attempt: %v after %d requests, want the 429 after 1", err, len(p.Requests()))
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("after retries: %v", err)
+			}
+			if resp.Message.Text != "Paris is 18°C; Oslo is unknown." || len(p.Requests()) != 3 {
+				t.Errorf("text %q after %d requests", resp.Message.Text, len(p.Requests()))
+			}
+		})
+	}
+}
+
+func TestAnthropicTransportErrors(t *testing.T) {
+	p := providertest.NewHangingServer(t)
+	m := newAnthropic(t, p)
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	_, err := m.Generate(ctx, providertest.UserReq("hi"))
+	providertest.CheckFailure(t, err, failure.Timeout, false, "anthropic/claude-sonnet-4-5", providertest.AnthropicKey)
+	p.Close()
+	_, err = m.Generate(t.Context(), providertest.UserReq("hi"))
+	providertest.CheckFailure(t, err, failure.Transient, true, "anthropic/claude-sonnet-4-5", providertest.AnthropicKey)
+}
+
+// TestStreamCancelledMidway cancels the call from OnText after the first
+// delta while the server holds the stream open: the call ends Canceled, no
+// text arrives after Generate returns, and no goroutine is left behind
+// (TestMain runs goleak).
+func TestStreamCancelledMidway(t *testing.T) {
+	first := map[string]string{
+		openai.Name:    "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n",
+		anthropic.Name: "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}}\n\nevent: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\nevent: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hel\"}}\n\n",
+	}
+	for _, prov := range []string{openai.Name, anthropic.Name} {
+		t.Run(prov, func(t *testing.T) {
+			p := &providertest.Server{}
+			p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, _ = io.Copy(io.Discard, r.Body)
+				w.Header().Set("Content-Type", "text/event-stream")
+				_, _ = io.WriteString(w, first[prov])
+				w.(http.Flusher).Flush()
+				<-r.Context().Done()
+			}))
+			t.Cleanup(p.Close)
+			base := p.URL
+			if prov == openai.Name {
+				base += "/v1"
+			}
+			m, err := newModel(provider.Config{Provider: prov, APIKey: "k-0123456789", BaseURL: base, HTTPClient: p.Client()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			var mu sync.Mutex
+			var got []string
+			returned := false
+			req := providertest.UserReq("hi")
+			req.OnText = func(d string) {
+				mu.Lock()
+				defer mu.Unlock()
+				if returned {
+					t.Errorf("OnText(%q) after Generate returned", d)
+				}
+				got = append(got, d)
+				cancel()
+			}
+			_, err = m.Generate(ctx, req)
+			mu.Lock()
+			returned = true
+			mu.Unlock()
+			providertest.CheckFailure(t, err, failure.Canceled, false, m.Name(), "k-0123456789")
+			if fmt.Sprint(got) != "[Hel]" {
+				t.Errorf("streamed %q", got)
+			}
+		})
+	}
+}
+
+// TestStopSequences: each provider sends the request's stop sequences in
+// its own wire field, and sends none when there are none.
+func TestStopSequences(t *testing.T) {
+	cases := []struct {
+		name  string
+		final string
+		model func(*testing.T, *providertest.Server) llm.Model
+		field string
+	}{
+		{"openai", providertest.OpenAIFinal, newOpenAI, "stop"},
+		{"anthropic", providertest.AnthropicFinal, newAnthropic, "stop_sequences"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, stops := range [][]string{{"\n\nHuman:", "END"}, nil} {
+				p := providertest.NewServer(t, providertest.Reply{Status: 200, ContentType: "application/json", Body: []byte(tc.final)})
+				m := tc.model(t, p)
+				if _, err := m.Generate(t.Context(), &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Text: "hi"}},
+					StopSequences: stops}); err != nil {
+					t.Fatal(err)
+				}
+				body := p.Requests()[0].Body
+				got := providertest.Path(body, tc.field)
+				if stops == nil {
+					if got != nil {
+						t.Fatalf("%s sent without stop sequences: %v", tc.field, got)
+					}
+					continue
+				}
+				if providertest.Path(body, tc.field, 0) != stops[0] || providertest.Path(body, tc.field, 1) != stops[1] {
+					t.Fatalf("%s = %v, want %q", tc.field, got, stops)
+				}
+			}
+		})
+	}
+}
