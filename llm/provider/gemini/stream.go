@@ -90,12 +90,12 @@ func (s *gmStream) add(raw json.RawMessage) {
 	if json.Unmarshal(raw, &p) != nil {
 		return
 	}
+	if p.FunctionCall == nil && !p.Thought && p.Text != "" && s.onText != nil {
+		s.onText(p.Text) // what decodeParts takes as the answer's text
+	}
 	if p.FunctionCall != nil || p.FunctionResponse != nil || p.InlineData != nil || p.FileData != nil || !isTextOnly(raw) {
 		s.parts = append(s.parts, streamPart{raw: raw})
 		return
-	}
-	if !p.Thought && p.Text != "" && s.onText != nil {
-		s.onText(p.Text)
 	}
 	if n := len(s.parts); n > 0 && p.ThoughtSignature == "" {
 		if last := s.parts[n-1].text; last != nil && last.Thought == p.Thought && last.ThoughtSignature == "" {

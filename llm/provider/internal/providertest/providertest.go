@@ -29,7 +29,9 @@ type Reply struct {
 
 // Seen is one request a fake Server received.
 type Seen struct {
-	Path   string
+	Path string
+	// Query is the request's raw query ("alt=sse").
+	Query  string
 	Header http.Header
 	Body   map[string]any
 	Raw    []byte
@@ -60,7 +62,7 @@ func NewServer(t *testing.T, replies ...Reply) *Server {
 		var body map[string]any
 		_ = json.Unmarshal(raw, &body)
 		p.mu.Lock()
-		p.reqs = append(p.reqs, Seen{Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Raw: raw})
+		p.reqs = append(p.reqs, Seen{Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body, Raw: raw})
 		rep := p.replies[0]
 		if len(p.replies) > 1 {
 			p.replies = p.replies[1:]
@@ -223,11 +225,15 @@ const AnthropicFinal = `{"id":"msg_final","type":"message","role":"assistant","m
 "content":[{"type":"text","text":"Paris is 18°C; Oslo is unknown."}],"stop_reason":"end_turn","stop_sequence":null,
 "usage":{"input_tokens":610,"output_tokens":12}}`
 
+const GeminiFinal = `{"candidates":[{"content":{"parts":[{"text":"Paris is 18°C; Oslo is unknown."}],"role":"model"},"finishReason":"STOP","index":0}],
+"usageMetadata":{"promptTokenCount":171,"candidatesTokenCount":10,"totalTokenCount":181},"modelVersion":"gemini-2.5-flash","responseId":"bJlOaYCBH5-x1dkP9K6rwQo"}`
+
 // Keys the tests' providers are configured with: no error or log line may
 // show them.
 const (
 	OpenAIKey    = "sk-test-0123456789abcdefSECRETKEY"
 	AnthropicKey = "sk-ant-api03-test0123456789SECRETKEY"
+	GeminiKey    = "AIzaSyTest0123456789abcdefSECRETKEY"
 )
 
 // Once is a failure policy of one attempt and no circuit, so that a test
