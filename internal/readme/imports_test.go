@@ -42,6 +42,10 @@ func TestImportRules(t *testing.T) {
 		{"llm/provider", []string{"failure", "llm"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo", "github.com/aws"}},
 		{"llm/provider/openai", []string{"failure", "llm", "llm/provider"}, []string{"github.com/nats-io", "github.com/aws"}},
 		{"llm/provider/anthropic", []string{"failure", "llm", "llm/provider"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo", "github.com/aws"}},
+		// Gemini's REST API spoken directly: no Google SDK (google.golang.org/genai
+		// and its gRPC and protobuf dependencies make a small program several
+		// times larger).
+		{"llm/provider/gemini", []string{"failure", "llm", "llm/provider"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo", "github.com/aws", "google.golang.org/genai", "cloud.google.com/go", "github.com/google/generative-ai-go"}},
 		{"skills", []string{"agent", "failure", "llm"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo"}},
 		{"mcp", []string{"agent", "failure", "llm"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo"}},
 		{"mcp/server", []string{"agent", "failure", "llm", "mcp", "skills"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo", "github.com/a2aproject"}},

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/switchboard-dev/switchboard/llm"
 	"github.com/switchboard-dev/switchboard/llm/provider"
 	"github.com/switchboard-dev/switchboard/llm/provider/anthropic"
+	"github.com/switchboard-dev/switchboard/llm/provider/gemini"
 	"github.com/switchboard-dev/switchboard/llm/provider/internal/providertest"
 	"github.com/switchboard-dev/switchboard/llm/provider/openai"
 )
@@ -30,7 +32,7 @@ func TestMain(m *testing.M) {
 
 // newModel returns the model of cfg.Provider.
 func newModel(cfg provider.Config) (llm.Model, error) {
-	for _, p := range []provider.Provider{openai.Provider(), anthropic.Provider()} {
+	for _, p := range []provider.Provider{openai.Provider(), anthropic.Provider(), gemini.Provider()} {
 		if p.Name == cfg.Provider {
 			return p.New(cfg)
 		}
@@ -40,6 +42,14 @@ func newModel(cfg provider.Config) (llm.Model, error) {
 
 func newOpenAI(t *testing.T, p *providertest.Server) llm.Model {
 	m, err := openai.New(provider.Config{APIKey: providertest.OpenAIKey, BaseURL: p.URL + "/v1", Model: "gpt-4o-mini", HTTPClient: p.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func newGemini(t *testing.T, p *providertest.Server) llm.Model {
+	m, err := gemini.New(provider.Config{APIKey: providertest.GeminiKey, BaseURL: p.URL, Model: "gemini-2.5-flash", HTTPClient: p.Client()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,8 +80,10 @@ func TestPolicyRetriesTransientFailures(t *testing.T) {
 	}{
 		{openai.Name, providertest.Reply{Status: 200, ContentType: "application/json", Body: []byte(providertest.OpenAIFinal)}, "config"},
 		{anthropic.Name, providertest.Reply{Status: 200, ContentType: "application/json", Body: []byte(providertest.AnthropicFinal)}, "config"},
+		{gemini.Name, providertest.Reply{Status: 200, ContentType: "application/json", Body: []byte(providertest.GeminiFinal)}, "config"},
 		{openai.Name, providertest.Reply{Status: 200, ContentType: "application/json", Body: []byte(providertest.OpenAIFinal)}, "default"},
 		{anthropic.Name, providertest.Reply{Status: 200, ContentType: "application/json", Body: []byte(providertest.AnthropicFinal)}, "default"},
+		{gemini.Name, providertest.Reply{Status: 200, ContentType: "application/json", Body: []byte(providertest.GeminiFinal)}, "default"},
 		{openai.Name, providertest.Reply{Status: 200, ContentType: "application/json", Body: []byte(providertest.OpenAIFinal)}, "override"},
 	}
 	for _, tt := range tests {
@@ -113,16 +125,30 @@ func TestPolicyRetriesTransientFailures(t *testing.T) {
 	}
 }
 
-func TestAnthropicTransportErrors(t *testing.T) {
-	p := providertest.NewHangingServer(t)
-	m := newAnthropic(t, p)
-	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
-	defer cancel()
-	_, err := m.Generate(ctx, providertest.UserReq("hi"))
-	providertest.CheckFailure(t, err, failure.Timeout, false, "anthropic/claude-sonnet-4-5", providertest.AnthropicKey)
-	p.Close()
-	_, err = m.Generate(t.Context(), providertest.UserReq("hi"))
-	providertest.CheckFailure(t, err, failure.Transient, true, "anthropic/claude-sonnet-4-5", providertest.AnthropicKey)
+// TestTransportErrors: a server that does not answer before the deadline
+// is a Timeout, one that is gone is Transient, for the providers that speak
+// HTTP themselves.
+func TestTransportErrors(t *testing.T) {
+	cases := []struct {
+		name, key string
+		model     func(*testing.T, *providertest.Server) llm.Model
+	}{
+		{"anthropic/claude-sonnet-4-5", providertest.AnthropicKey, newAnthropic},
+		{"gemini/gemini-2.5-flash", providertest.GeminiKey, newGemini},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := providertest.NewHangingServer(t)
+			m := tc.model(t, p)
+			ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+			defer cancel()
+			_, err := m.Generate(ctx, providertest.UserReq("hi"))
+			providertest.CheckFailure(t, err, failure.Timeout, false, tc.name, tc.key)
+			p.Close()
+			_, err = m.Generate(t.Context(), providertest.UserReq("hi"))
+			providertest.CheckFailure(t, err, failure.Transient, true, tc.name, tc.key)
+		})
+	}
 }
 
 // TestStreamCancelledMidway cancels the call from OnText after the first
@@ -132,9 +158,10 @@ func TestAnthropicTransportErrors(t *testing.T) {
 func TestStreamCancelledMidway(t *testing.T) {
 	first := map[string]string{
 		openai.Name:    "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n",
+		gemini.Name:    "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\"Hel\"}]}}]}\r\n\r\n",
 		anthropic.Name: "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}}\n\nevent: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\nevent: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hel\"}}\n\n",
 	}
-	for _, prov := range []string{openai.Name, anthropic.Name} {
+	for _, prov := range []string{openai.Name, anthropic.Name, gemini.Name} {
 		t.Run(prov, func(t *testing.T) {
 			p := &providertest.Server{}
 			p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -191,6 +218,7 @@ func TestStopSequences(t *testing.T) {
 	}{
 		{"openai", providertest.OpenAIFinal, newOpenAI, "stop"},
 		{"anthropic", providertest.AnthropicFinal, newAnthropic, "stop_sequences"},
+		{"gemini", providertest.GeminiFinal, newGemini, "generationConfig.stopSequences"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -202,14 +230,21 @@ func TestStopSequences(t *testing.T) {
 					t.Fatal(err)
 				}
 				body := p.Requests()[0].Body
-				got := providertest.Path(body, tc.field)
+				at := func(more ...any) any { // tc.field is a dotted path
+					var keys []any
+					for _, k := range strings.Split(tc.field, ".") {
+						keys = append(keys, k)
+					}
+					return providertest.Path(body, append(keys, more...)...)
+				}
+				got := at()
 				if stops == nil {
 					if got != nil {
 						t.Fatalf("%s sent without stop sequences: %v", tc.field, got)
 					}
 					continue
 				}
-				if providertest.Path(body, tc.field, 0) != stops[0] || providertest.Path(body, tc.field, 1) != stops[1] {
+				if at(0) != stops[0] || at(1) != stops[1] {
 					t.Fatalf("%s = %v, want %q", tc.field, got, stops)
 				}
 			}
