@@ -73,6 +73,9 @@
 // (promptFeedback.blockReason), or an answer stopped for safety with no
 // content, is a failure.Model error naming the reason.
 //
+// Request.CacheKey and Request.NoCache have no counterpart: Gemini's
+// implicit caching needs no key and cannot be turned off per request.
+//
 // Errors: Gemini's error body ({"error":{"code","message","status"}}) is
 // classified as every provider's (429 RESOURCE_EXHAUSTED and 5xx
 // Transient, 403 PermissionDenied, other 4xx Model, such as a prompt past
