@@ -32,7 +32,7 @@ func TestAnthropicToolCallsRoundTrip(t *testing.T) {
 		wantUsage llm.Usage
 	}{
 		{"json", false, providertest.Reply{Status: 200, ContentType: "application/json", Body: providertest.Fixture(t, "anthropic_messages_tools.json")},
-			"Let me check both cities.", `{"city":"Oslo","unit":"celsius"}`, llm.Usage{InputTokens: 492, OutputTokens: 91}},
+			"Let me check both cities.", `{"city":"Oslo","unit":"celsius"}`, llm.Usage{InputTokens: 492, OutputTokens: 91, CacheReadTokens: 20}},
 		{"sse", true, providertest.Reply{Status: 200, ContentType: "text/event-stream", Body: providertest.Fixture(t, "anthropic_stream_tools.sse")},
 			"Checking both.", `{"city":"Oslo"}`, llm.Usage{InputTokens: 472, OutputTokens: 89}},
 	}
@@ -100,7 +100,7 @@ func TestAnthropicToolCallsRoundTrip(t *testing.T) {
 				if _, ok := r.Body["tool_choice"]; ok {
 					t.Errorf("tool_choice sent: %s", r.Raw)
 				}
-				if providertest.Path(r.Body, "system") != "You are terse." || providertest.Path(r.Body, "model") != "claude-sonnet-4-5" ||
+				if providertest.Path(r.Body, "system", 0, "text") != "You are terse." || providertest.Path(r.Body, "model") != "claude-sonnet-4-5" ||
 					providertest.Path(r.Body, "max_tokens") != float64(defaultMaxTokens) {
 					t.Errorf("system/model/max_tokens: %s", r.Raw)
 				}

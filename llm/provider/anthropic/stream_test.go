@@ -17,7 +17,7 @@ func FuzzAnthropicStream(f *testing.F) {
 	f.Add([]byte("data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"n\",\"input\":null}}\n\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		var streamed strings.Builder
-		s := newAnthropicStream(func(d string) { streamed.WriteString(d) })
+		s := newAnthropicStream(func(d string) { streamed.WriteString(d) }, "")
 		s.parser.Feed(in)
 		s.parser.Close()
 		out := s.response()
