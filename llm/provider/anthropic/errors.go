@@ -42,4 +42,3 @@ func tooLong(typ, msg string) bool {
 	m := strings.ToLower(msg)
 	return strings.Contains(m, "prompt is too long") || strings.Contains(m, "exceed context limit")
 }
-
