@@ -48,11 +48,11 @@ func partBlock(p llm.Part) (anthropicBlock, bool) {
 		return anthropicBlock{Type: "text", Text: p.Text}, p.Text != ""
 	case p.Kind == llm.PartImage && imageTypes[mt] && len(p.Data) > 0:
 		return anthropicBlock{Type: "image", Source: &mediaSource{Type: "base64", MediaType: mt, Data: base64(p.Data)}}, true
-	case p.Kind == llm.PartImage && p.URL != "" && len(p.Data) == 0:
+	case p.Kind == llm.PartImage && fetchable(p.URL) && len(p.Data) == 0:
 		return anthropicBlock{Type: "image", Source: &mediaSource{Type: "url", URL: p.URL}}, true
 	case p.Kind == llm.PartDocument && mt == "application/pdf" && len(p.Data) > 0:
 		return anthropicBlock{Type: "document", Title: p.Name, Source: &mediaSource{Type: "base64", MediaType: mt, Data: base64(p.Data)}}, true
-	case p.Kind == llm.PartDocument && mt == "application/pdf" && p.URL != "":
+	case p.Kind == llm.PartDocument && mt == "application/pdf" && fetchable(p.URL):
 		return anthropicBlock{Type: "document", Title: p.Name, Source: &mediaSource{Type: "url", URL: p.URL}}, true
 	case p.Kind == llm.PartDocument && strings.HasPrefix(mt, "text/") && len(p.Data) > 0:
 		return anthropicBlock{Type: "document", Title: p.Name,
@@ -60,6 +60,13 @@ func partBlock(p llm.Part) (anthropicBlock, bool) {
 	}
 	d := p.Describe()
 	return anthropicBlock{Type: "text", Text: d}, d != ""
+}
+
+// fetchable reports whether the API can fetch a URL: http or https (not a
+// data: URL left undecoded, nor another provider's gs: and the like).
+func fetchable(url string) bool {
+	u := strings.ToLower(url)
+	return strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "http://")
 }
 
 // toolResultContent is a tool_result's content: its text as a JSON string,

@@ -30,6 +30,8 @@ func TestPartBlocks(t *testing.T) {
 		{"markdown is a plain-text document", llm.DocumentPart("notes.md", "text/markdown", []byte("# Notes\n- one")),
 			`{"type":"document","source":{"type":"text","media_type":"text/plain","data":"# Notes\n- one"},"title":"notes.md"}`},
 		{"text part", llm.TextPart("see above"), `{"type":"text","text":"see above"}`},
+		{"a gs: URL is described", llm.Part{Kind: llm.PartImage, MediaType: "image/png", URL: "gs://bucket/a.png"},
+			`{"type":"text","text":"[image image/png at gs://bucket/a.png]"}`},
 		{"audio is described", llm.Part{Kind: llm.PartAudio, MediaType: "audio/wav", Data: make([]byte, 10)},
 			`{"type":"text","text":"[audio audio/wav, 10 bytes]"}`},
 		{"a BMP is described", llm.ImagePart("image/bmp", make([]byte, 4)), `{"type":"text","text":"[image image/bmp, 4 bytes]"}`},
