@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -34,4 +35,19 @@ func ExampleNewScripted() {
 	// - ping: pong
 	// - fetch: timed out
 	// scripted (offline, deterministic; not a real model)
+}
+
+// A fallback chain answers from the next model when one is down: here the
+// first fails transiently (its own retries spent), and the second answers.
+func ExampleNewFallback() {
+	down := llm.NewScripted(llm.Step{Err: &failure.Error{Kind: failure.Transient, Source: failure.SourceModel, Message: "overloaded"}})
+	up := llm.NewScripted(llm.Say("answered by the second model"))
+	chain, err := llm.NewFallback(llm.FallbackConfig{Models: []llm.Model{down, up}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	resp, err := chain.Generate(context.Background(), &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Text: "hi"}}})
+	fmt.Println(resp.Message.Text, err)
+	// Output: answered by the second model <nil>
 }

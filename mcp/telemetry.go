@@ -2,11 +2,18 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
 	"net"
 	"net/url"
 	"strconv"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/telemetry"
@@ -44,6 +51,75 @@ func (s *server) traceSending(next gomcp.MethodHandler) gomcp.MethodHandler {
 		}
 		return res, err
 	}
+}
+
+// The JSON-RPC id the SDK gives each request is seen only where it is
+// written; the SDK writes a request under the context of its call, which
+// traceSending gave the span. jsonrpc.request.id is set there: by idConn on
+// the connections that are ours (stdio, in-process pipes), by traceRT on
+// HTTP, which also sends the W3C trace context as headers for servers that
+// read them rather than _meta. (The SDK's own HTTP connections cannot be
+// wrapped: it asks them for methods of its own.)
+
+// tracedMethod reports whether method is one whose span records its id.
+func tracedMethod(method string) bool {
+	switch method {
+	case "tools/call", "resources/read", "prompts/get":
+		return true
+	}
+	return false
+}
+
+// idTransport makes connections that report request ids.
+type idTransport struct{ gomcp.Transport }
+
+func (t idTransport) Connect(ctx context.Context) (gomcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return idConn{c}, nil
+}
+
+// idConn is a connection of ours that reports the ids of traced requests.
+type idConn struct{ gomcp.Connection }
+
+func (c idConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && tracedMethod(req.Method) {
+		telemetry.RequestID(ctx, fmt.Sprint(req.ID.Raw()))
+	}
+	return c.Connection.Write(ctx, msg)
+}
+
+// maxIDScan bounds how much of a request body traceRT reads for its id.
+const maxIDScan = 1 << 20
+
+// traceRT sends the trace context of each request's context as W3C
+// headers and, while its span records, sets the span's jsonrpc.request.id
+// from the body.
+type traceRT struct{ base http.RoundTripper }
+
+func (t traceRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	if !telemetry.Active(r.Context()) {
+		return t.base.RoundTrip(r)
+	}
+	r = r.Clone(r.Context())
+	telemetry.InjectHTTP(r.Context(), r.Header)
+	if r.Method == http.MethodPost && r.GetBody != nil && r.ContentLength > 0 && r.ContentLength <= maxIDScan &&
+		trace.SpanFromContext(r.Context()).IsRecording() {
+		if body, err := r.GetBody(); err == nil {
+			var head struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if json.NewDecoder(body).Decode(&head) == nil && len(head.ID) > 0 && tracedMethod(head.Method) {
+				id := strings.Trim(string(head.ID), `"`)
+				telemetry.RequestID(r.Context(), id)
+			}
+			_ = body.Close()
+		}
+	}
+	return t.base.RoundTrip(r)
 }
 
 // describe is a request to the server in the MCP conventions.

@@ -43,8 +43,8 @@ func (s *server) newTransport(ctx context.Context) (*attempt, error) {
 		cmd.Stderr = &lineLogger{log: s.log, server: cfg.Name}
 		setProcessGroup(cmd)
 		a := &attempt{}
-		a.t = &stdioTransport{cmd: cmd, grace: s.m.cfg.ShutdownGrace, maxFrame: gomcp.DefaultMaxLineLength,
-			notes: s.onNote, log: s.log, coalesce: &s.notes, onConn: func(c *lineconn.Conn, q *noteQueue) { a.conn, a.notes = c, q }}
+		a.t = idTransport{&stdioTransport{cmd: cmd, grace: s.m.cfg.ShutdownGrace, maxFrame: gomcp.DefaultMaxLineLength,
+			notes: s.onNote, log: s.log, coalesce: &s.notes, onConn: func(c *lineconn.Conn, q *noteQueue) { a.conn, a.notes = c, q }}}
 		a.cleanup = func() { killProcessGroup(cmd) }
 		return a, nil
 	case typeHTTP:
@@ -102,15 +102,15 @@ func (s *server) httpClient() *http.Client {
 	if base == nil {
 		base = http.DefaultClient
 	}
-	if len(s.cfg.Headers) == 0 {
-		return base
-	}
 	c := *base
 	rt := c.Transport
 	if rt == nil {
 		rt = http.DefaultTransport
 	}
-	c.Transport = &headerRT{base: rt, headers: s.cfg.Headers}
+	if len(s.cfg.Headers) > 0 {
+		rt = &headerRT{base: rt, headers: s.cfg.Headers}
+	}
+	c.Transport = traceRT{base: rt}
 	return &c
 }
 
@@ -186,13 +186,13 @@ func (s *server) pipeToServer(ctx context.Context) (*attempt, error) {
 			Message: "the in-process server did not accept a connection", Err: err}
 	}
 	a := &attempt{cleanup: func() { _ = clientEnd.Close(); _ = ss.Close() }}
-	a.t = connTransport{newConn: func() gomcp.Connection {
+	a.t = idTransport{connTransport{newConn: func() gomcp.Connection {
 		q := newNoteQueue(s.log, s.onNote)
 		c := newClientConn(clientEnd, clientEnd, lineconn.Options{Close: clientEnd.Close, MaxFrame: maxFrame},
 			clientHooks{notes: q, coalesce: &s.notes})
 		a.conn, a.notes = c, q
 		return c
-	}}
+	}}}
 	return a, nil
 }
 

@@ -35,6 +35,7 @@ const (
 	// MCP conventions (semconv 1.37 and later), on the spans of MCP calls
 	// made and served.
 	KeyMCPMethod          = attribute.Key("mcp.method.name")
+	KeyJSONRPCRequestID   = attribute.Key("jsonrpc.request.id")
 	KeyMCPSession         = attribute.Key("mcp.session.id")
 	KeyMCPProtocolVersion = attribute.Key("mcp.protocol.version")
 	KeyMCPResourceURI     = attribute.Key("mcp.resource.uri")

@@ -120,6 +120,15 @@ func StartMCPClient(ctx context.Context, r MCPRequest) (context.Context, *Op) {
 	return ctx, o
 }
 
+// RequestID records the JSON-RPC id of the MCP request being written
+// under ctx (jsonrpc.request.id) on the span that traces it: the CLIENT
+// span StartMCPClient made, or the execute_tool span that took its place.
+func RequestID(ctx context.Context, id string) {
+	if s := trace.SpanFromContext(ctx); s.IsRecording() {
+		s.SetAttributes(KeyJSONRPCRequestID.String(id))
+	}
+}
+
 // StartMCPServer opens the SERVER span of an MCP request being served, a
 // child of ctx's span (the caller's, continued from the request's _meta or
 // HTTP headers). t nil: off.

@@ -16,6 +16,7 @@ import (
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
 	"go.uber.org/goleak"
 
 	"github.com/switchboard-dev/switchboard/agent"
@@ -417,5 +418,52 @@ func TestRetryNamingNoReplica(t *testing.T) {
 	}
 	if n := rs.gateways[0].relay.relayed.Load(); n != 1 {
 		t.Errorf("%d retries relayed, want 1", n)
+	}
+}
+
+// TestRelayCarriesTheTrace: a relayed retry carries the W3C trace context
+// of the call it continues in its NATS headers, and an untraced one none.
+func TestRelayCarriesTheTrace(t *testing.T) {
+	nc := newBus(t).Conn()
+	srv, err := server.New(context.Background(), server.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	log := zerolog.Nop()
+	r, err := startRelay(srv, nc, "test", "a", &log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.sub.Unsubscribe()
+	defer r.cancel()
+	seen := make(chan nats.Header, 2)
+	owner, err := nc.Subscribe(r.subject("b"), func(m *nats.Msg) {
+		seen <- m.Header
+		_ = m.Respond([]byte(`{"content":[{"type":"text","text":"ok"}]}`))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer owner.Unsubscribe()
+	tp, _ := testkit.Tracing(t)
+	ctx, span := tp.Tracer("test").Start(testkit.Ctx(t, 10*time.Second), "call")
+	defer span.End()
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		want string
+	}{
+		{"traced", ctx, fmt.Sprintf("00-%s-%s-01", span.SpanContext().TraceID(), span.SpanContext().SpanID())},
+		{"untraced", testkit.Ctx(t, 10*time.Second), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if res := r.forward(tc.ctx, "b", server.Retry{State: "s"}); res.IsError {
+				t.Fatalf("forward: %+v", res)
+			}
+			if h := <-seen; h.Get("traceparent") != tc.want {
+				t.Errorf("traceparent %q, want %q", h.Get("traceparent"), tc.want)
+			}
+		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/switchboard-dev/switchboard/failure"
+	"github.com/switchboard-dev/switchboard/internal/telemetry"
 	"github.com/switchboard-dev/switchboard/mcp/server"
 )
 
@@ -123,7 +124,12 @@ func (r *relay) forward(ctx context.Context, replica string, rt server.Retry) *g
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	r.relayed.Add(1)
-	m, err := r.nc.RequestWithContext(ctx, r.subject(replica), data)
+	out := nats.NewMsg(r.subject(replica))
+	out.Data = data
+	if telemetry.Active(ctx) {
+		out.Header = nats.Header(telemetry.InjectHeader(ctx, out.Header))
+	}
+	m, err := r.nc.RequestMsgWithContext(ctx, out)
 	if err != nil {
 		r.log.Warn().Err(err).Str("owner", replica).Msg("relaying a multi round-trip retry failed")
 		return errorResult("the call this retry continues could not be reached: call the tool again without requestState")
@@ -152,6 +158,9 @@ func (r *relay) onRetry(m *nats.Msg) {
 		defer func() { <-r.sem }()
 		ctx, cancel := context.WithTimeout(r.ctx, r.timeout)
 		defer cancel()
+		if len(m.Header) > 0 {
+			ctx = telemetry.ExtractHeader(ctx, m.Header) // the retried call continues the caller's trace
+		}
 		out, err := r.serve(ctx, m.Data)
 		if err != nil {
 			r.log.Warn().Err(err).Msg("a relayed retry was malformed")

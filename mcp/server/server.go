@@ -17,6 +17,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/failure"
+	"github.com/switchboard-dev/switchboard/internal/telemetry"
 	"github.com/switchboard-dev/switchboard/skills"
 )
 
@@ -90,6 +91,11 @@ type Config struct {
 	Policy failure.Policy
 	// Logger receives structured logs (nil: none).
 	Logger *zerolog.Logger
+	// Telemetry makes the spans of the requests served (a SERVER span each,
+	// continuing the caller's trace) and is handed to what they call (a
+	// served agent's runs, a gateway's calls downstream); the zero value
+	// uses otel's global providers.
+	Telemetry agent.Telemetry
 }
 
 // Server is an MCP server offering toolsets and runners. It is safe for
@@ -116,6 +122,8 @@ type Server struct {
 	// events keeps the recent events of every stateful HTTP session's
 	// streams, so that a client whose stream was cut resumes it.
 	events *gomcp.MemoryEventStore
+	// tel resolves Config.Telemetry.
+	tel *telemetry.Source
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -152,7 +160,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		cfg.Client = new(Client)
 	}
 	s := &Server{cfg: cfg, log: zerolog.Nop(), client: cfg.Client, inflight: &cfg.Client.inflight, events: gomcp.NewMemoryEventStore(nil),
-		userAudit: cfg.Audit}
+		userAudit: cfg.Audit, tel: telemetry.NewSource(cfg.Telemetry.TracerProvider, cfg.Telemetry.MeterProvider, cfg.Telemetry.RecordContent)}
 	s.cfg.Audit = s.audit
 	if cfg.Logger != nil {
 		s.log = cfg.Logger.With().Str("component", "mcp-server").Logger()

@@ -13,7 +13,7 @@ import (
 // traced is the receiving middleware that continues the caller's trace on
 // every request served, over stdio and Streamable HTTP: the W3C trace
 // context of the request's params._meta (the MCP convention), else of its
-// HTTP headers. With tracing on (otel's global tracer provider) the
+// HTTP headers. With tracing on (Config.Telemetry's tracer provider) the
 // request is a SERVER span in the MCP conventions, a child of the caller's
 // span; the tool the request reaches, and whatever it calls downstream
 // (an MCP server behind a gateway gets the context in its own _meta), run
@@ -24,7 +24,11 @@ func (s *Server) traced(next gomcp.MethodHandler) gomcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		ctx = continueTrace(ctx, req)
-		t := telemetry.From(ctx)
+		t := s.tel.Get()
+		if t == nil {
+			return next(ctx, method, req)
+		}
+		ctx = telemetry.With(ctx, t)
 		if !t.Tracing() {
 			return next(ctx, method, req)
 		}

@@ -43,16 +43,22 @@ func TestServedRequestsContinueTheTrace(t *testing.T) {
 		name           string
 		http, inHeader bool
 		traced         bool
+		viaConfig      bool // traced through Config.Telemetry, not the global provider
 	}{
-		{"_meta, in memory, untraced", false, false, false},
-		{"_meta, in memory, traced", false, false, true},
-		{"_meta, http, traced", true, false, true},
-		{"header, http, untraced", true, true, false},
-		{"header, http, traced", true, true, true},
+		{"_meta, in memory, untraced", false, false, false, false},
+		{"_meta, in memory, traced", false, false, true, false},
+		{"_meta, in memory, traced by Config.Telemetry", false, false, true, true},
+		{"_meta, http, traced", true, false, true, false},
+		{"header, http, untraced", true, true, false, false},
+		{"header, http, traced", true, true, true, false},
+		{"header, http, traced by Config.Telemetry", true, true, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tracer, mem := testkit.Tracing(t)
-			if tc.traced {
+			cfg := server.Config{Permissions: agent.AllowAll()}
+			if tc.viaConfig {
+				cfg.Telemetry.TracerProvider = tracer
+			} else if tc.traced {
 				prev := otel.GetTracerProvider()
 				otel.SetTracerProvider(tracer)
 				t.Cleanup(func() { otel.SetTracerProvider(prev) })
@@ -64,7 +70,8 @@ func TestServedRequestsContinueTheTrace(t *testing.T) {
 					seen <- trace.SpanContextFromContext(ctx)
 					return agent.TextResult("ok"), nil
 				})
-			srv := newServer(t, server.Config{Toolsets: []agent.Toolset{agent.NewToolset("t", probe)}, Permissions: agent.AllowAll()})
+			cfg.Toolsets = []agent.Toolset{agent.NewToolset("t", probe)}
+			srv := newServer(t, cfg)
 			var cs *gomcp.ClientSession
 			ctx := testkit.Ctx(t, 30*time.Second)
 			if tc.http {

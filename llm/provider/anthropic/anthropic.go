@@ -54,6 +54,7 @@ const (
 type anthropicModel struct {
 	name      string
 	model     string
+	family    generation
 	url       string
 	key       string
 	maxTokens int
@@ -85,7 +86,7 @@ func newAnthropic(cfg provider.Config) (*anthropicModel, error) {
 		hc = &http.Client{}
 	}
 	name := "anthropic/" + cfg.Model
-	a := &anthropicModel{name: name, model: cfg.Model, url: base + "/v1/messages", key: cfg.APIKey, maxTokens: cfg.MaxTokens,
+	a := &anthropicModel{name: name, model: cfg.Model, family: generationOf(cfg.Model), url: base + "/v1/messages", key: cfg.APIKey, maxTokens: cfg.MaxTokens,
 		hc: hc, cls: wire.Classifier{Name: name, Scrub: wire.NewScrubber(cfg.APIKey)}, policy: cfg.Policy, log: zerolog.Nop()}
 	if cfg.Logger != nil {
 		a.log = *cfg.Logger
@@ -101,16 +102,27 @@ func (a *anthropicModel) Generate(ctx context.Context, req *llm.Request) (*llm.R
 	return wire.GenerateUnder(ctx, a.policy, a.name, req, a.generate)
 }
 
-// anthropicRequest is the body of POST /v1/messages.
+// anthropicRequest is the body of POST /v1/messages. The fields the API
+// caches as the prompt prefix come last, in the order it caches them
+// (tools, system, messages), so that the request's bytes from "tools" on
+// are the prefix itself: what must stay byte-identical from one turn to
+// the next for the cache to hit (see cache.go).
 type anthropicRequest struct {
-	Model       string             `json:"model"`
-	MaxTokens   int                `json:"max_tokens"`
-	System      string             `json:"system,omitempty"`
-	Messages    []anthropicMessage `json:"messages"`
-	Tools       []anthropicTool    `json:"tools,omitempty"`
-	Temperature *float64           `json:"temperature,omitempty"`
-	Stop        []string           `json:"stop_sequences,omitempty"`
-	Stream      bool               `json:"stream,omitempty"`
+	Model        string          `json:"model"`
+	MaxTokens    int             `json:"max_tokens"`
+	Temperature  *float64        `json:"temperature,omitempty"`
+	Stop         []string        `json:"stop_sequences,omitempty"`
+	Stream       bool            `json:"stream,omitempty"`
+	Thinking     *thinkingConfig `json:"thinking,omitempty"`
+	OutputConfig *outputConfig   `json:"output_config,omitempty"`
+	ToolChoice   *toolChoice     `json:"tool_choice,omitempty"`
+
+	Tools    []anthropicTool    `json:"tools,omitempty"`
+	System   []anthropicBlock   `json:"system,omitempty"`
+	Messages []anthropicMessage `json:"messages"`
+
+	// betas are the anthropic-beta header's features (not sent in the body).
+	betas []string
 }
 
 type anthropicMessage struct {
@@ -118,21 +130,35 @@ type anthropicMessage struct {
 	Content []anthropicBlock `json:"content"`
 }
 
-// anthropicBlock is a content block of either direction: text, tool_use,
-// tool_result (and, in responses, blocks we skip such as thinking).
+// anthropicBlock is a content block of either direction: text, image,
+// document, tool_use, tool_result, and (kept raw) thinking and server tool
+// blocks.
 type anthropicBlock struct {
-	Type      string          `json:"type"`
-	Text      string          `json:"text,omitempty"`
+	Type string `json:"type"`
+	Text string `json:"text,omitempty"`
+	// Source is an image's or a document's content (parts.go).
+	Source *mediaSource `json:"source,omitempty"`
+	// Title is a document's name.
+	Title     string          `json:"title,omitempty"`
 	ID        string          `json:"id,omitempty"`
 	Name      string          `json:"name,omitempty"`
 	Input     json.RawMessage `json:"input,omitempty"`
 	ToolUseID string          `json:"tool_use_id,omitempty"`
-	// Content is a tool_result's text (a JSON string) or a server tool
-	// result's content (an object).
+	// Content is a tool_result's text (a JSON string) or blocks (an array,
+	// when the result has parts), or a server tool result's content (an
+	// object).
 	Content json.RawMessage `json:"content,omitempty"`
 	IsError bool            `json:"is_error,omitempty"`
+	// Thinking and Signature are a thinking block's, as answers carry them
+	// (requests send the block back raw); Data is a redacted_thinking's.
+	Thinking  string `json:"thinking,omitempty"`
+	Signature string `json:"signature,omitempty"`
+	Data      string `json:"data,omitempty"`
+	// CacheControl marks a cache breakpoint after this block (cache.go).
+	CacheControl *cacheControl `json:"cache_control,omitempty"`
 	// raw, when set, is the block as the provider sent it, sent back as
-	// it is (a server tool's block: see anthropic_search.go).
+	// it is (a server tool's or a thinking block: see anthropic_search.go
+	// and thinking.go).
 	raw json.RawMessage
 }
 
@@ -153,18 +179,31 @@ type anthropicTool struct {
 	Description  string          `json:"description,omitempty"`
 	InputSchema  json.RawMessage `json:"input_schema,omitempty"`
 	DeferLoading bool            `json:"defer_loading,omitempty"`
+	CacheControl *cacheControl   `json:"cache_control,omitempty"`
 }
 
+// anthropicUsage is an answer's usage. input_tokens counts only the input
+// after the last cache breakpoint; the cache's reads and writes are
+// counted apart.
 type anthropicUsage struct {
 	InputTokens              int `json:"input_tokens"`
 	OutputTokens             int `json:"output_tokens"`
 	CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
 	CacheReadInputTokens     int `json:"cache_read_input_tokens"`
+	OutputTokensDetails      *struct {
+		ThinkingTokens int `json:"thinking_tokens"`
+	} `json:"output_tokens_details,omitempty"`
 }
 
-// usage counts cached input as input: it is part of what the turn read.
+// usage converts to llm.Usage, whose InputTokens counts every input token
+// (cached, written to the cache or neither).
 func (u anthropicUsage) usage() llm.Usage {
-	return llm.Usage{InputTokens: u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens, OutputTokens: u.OutputTokens}
+	out := llm.Usage{InputTokens: u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens, OutputTokens: u.OutputTokens,
+		CacheReadTokens: u.CacheReadInputTokens, CacheWriteTokens: u.CacheCreationInputTokens}
+	if d := u.OutputTokensDetails; d != nil {
+		out.ReasoningTokens = d.ThinkingTokens
+	}
+	return out
 }
 
 type anthropicResponse struct {
@@ -176,15 +215,30 @@ type anthropicResponse struct {
 	Usage      anthropicUsage    `json:"usage"`
 }
 
-// toAnthropic builds the request body.
+// toAnthropic builds the request body: the conversation, the cache
+// breakpoints on its stable prefix (unless req.NoCache), the answer's
+// shape and the reasoning asked for.
 func (a *anthropicModel) toAnthropic(req *llm.Request) anthropicRequest {
-	out := anthropicRequest{Model: a.model, MaxTokens: req.MaxTokens, System: req.System,
+	out := anthropicRequest{Model: a.model, MaxTokens: req.MaxTokens,
 		Temperature: req.Temperature, Stop: req.StopSequences, Stream: req.OnText != nil}
 	if out.MaxTokens <= 0 {
 		out.MaxTokens = a.maxTokens
 	}
+	if req.System != "" {
+		out.System = []anthropicBlock{{Type: "text", Text: req.System}}
+	}
 	out.Tools = anthropicTools(req)
 	out.Messages = anthropicMessages(req.Messages)
+	if !req.NoCache {
+		markCache(&out)
+	}
+	// After the breakpoints: a tool the answer is forced through comes after
+	// the cached tool definitions.
+	shapeOutput(&out, a.family, req)
+	think(&out, a.family, req.Reasoning)
+	if wire.UsesToolSearch(req.Tools) {
+		out.betas = append(out.betas, toolSearchBeta)
+	}
 	return out
 }
 
@@ -206,23 +260,28 @@ func anthropicMessages(msgs []llm.Message) []anthropicMessage {
 		var blocks []anthropicBlock
 		switch m.Role {
 		case llm.RoleAssistant:
+			// Thinking blocks first, as the API requires them back: before
+			// the text and the tool calls they led to.
+			thinking, server := splitThinking(providerBlocks(m.Provider))
+			blocks = append(blocks, thinking...)
 			if m.Text != "" {
 				blocks = append(blocks, anthropicBlock{Type: "text", Text: m.Text})
 			}
-			blocks = append(blocks, providerBlocks(m.Provider)...)
+			blocks = append(blocks, server...)
 			for _, c := range m.ToolCalls {
 				blocks = append(blocks, anthropicBlock{Type: "tool_use", ID: c.ID, Name: c.Name, Input: wire.ObjectOrEmpty(c.Args)})
 			}
 			add("assistant", blocks)
 		case llm.RoleTool:
 			for _, r := range m.ToolResults {
-				blocks = append(blocks, anthropicBlock{Type: "tool_result", ToolUseID: r.CallID, Content: wire.JSONString(r.Content), IsError: r.IsError})
+				blocks = append(blocks, anthropicBlock{Type: "tool_result", ToolUseID: r.CallID, Content: toolResultContent(r), IsError: r.IsError})
 			}
 			add("user", blocks)
 		default:
 			if m.Text != "" {
 				blocks = append(blocks, anthropicBlock{Type: "text", Text: m.Text})
 			}
+			blocks = append(blocks, partBlocks(m.Parts)...)
 			add("user", blocks)
 		}
 	}
@@ -233,10 +292,11 @@ func (a *anthropicModel) generate(ctx context.Context, req *llm.Request) (*llm.R
 	if err := ctx.Err(); err != nil {
 		return nil, a.cls.Err(ctx, err)
 	}
-	body, err := json.Marshal(a.toAnthropic(req))
+	areq := a.toAnthropic(req)
+	body, err := json.Marshal(areq)
 	if err != nil {
 		return nil, &failure.Error{Kind: failure.Model, Source: failure.SourceModel, Name: a.name, Op: "generate",
-			Message: "the request could not be encoded (a tool schema is not valid JSON?)", Err: err}
+			Message: "the request could not be encoded (a tool or answer schema is not valid JSON?)", Err: err}
 	}
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, a.url, bytes.NewReader(body))
 	if err != nil {
@@ -249,19 +309,20 @@ func (a *anthropicModel) generate(ctx context.Context, req *llm.Request) (*llm.R
 	if req.OnText != nil {
 		hreq.Header.Set("accept", "text/event-stream")
 	}
-	if wire.UsesToolSearch(req.Tools) {
-		hreq.Header.Set("anthropic-beta", toolSearchBeta)
+	if len(areq.betas) > 0 {
+		hreq.Header.Set("anthropic-beta", strings.Join(areq.betas, ","))
 	}
-	resp, err := a.cls.Do(ctx, a.hc, hreq)
+	answer := forcedTool(a.family, req)
+	resp, err := a.do(ctx, hreq)
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
 	var out *llm.Response
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("content-type")); mt == "text/event-stream" {
-		out, err = a.readStream(ctx, io.LimitReader(resp.Body, wire.MaxResponseBody), req.OnText)
+		out, err = a.readStream(ctx, io.LimitReader(resp.Body, wire.MaxResponseBody), req.OnText, answer)
 	} else {
-		out, err = a.readJSON(ctx, io.LimitReader(resp.Body, wire.MaxResponseBody))
+		out, err = a.readJSON(ctx, io.LimitReader(resp.Body, wire.MaxResponseBody), answer)
 		if err == nil && req.OnText != nil && out.Message.Text != "" {
 			req.OnText(out.Message.Text)
 		}
@@ -270,11 +331,12 @@ func (a *anthropicModel) generate(ctx context.Context, req *llm.Request) (*llm.R
 		return nil, err
 	}
 	a.log.Debug().Str("model", a.name).Int("tool_calls", len(out.Message.ToolCalls)).
-		Int("input_tokens", out.Usage.InputTokens).Int("output_tokens", out.Usage.OutputTokens).Msg("model turn")
+		Int("input_tokens", out.Usage.InputTokens).Int("output_tokens", out.Usage.OutputTokens).
+		Int("cache_read_tokens", out.Usage.CacheReadTokens).Int("cache_write_tokens", out.Usage.CacheWriteTokens).Msg("model turn")
 	return out, nil
 }
 
-func (a *anthropicModel) readJSON(ctx context.Context, r io.Reader) (*llm.Response, error) {
+func (a *anthropicModel) readJSON(ctx context.Context, r io.Reader, answer string) (*llm.Response, error) {
 	var res anthropicResponse
 	if err := json.NewDecoder(r).Decode(&res); err != nil {
 		if ctx.Err() != nil || !wire.IsSyntaxError(err) {
@@ -296,7 +358,7 @@ func (a *anthropicModel) readJSON(ctx context.Context, r io.Reader) (*llm.Respon
 		}
 		blocks = append(blocks, b)
 	}
-	out := responseFromBlocks(blocks, res.StopReason, res.Usage.usage())
+	out := responseFromBlocks(blocks, res.StopReason, res.Usage.usage(), answer)
 	out.Message.Provider = wire.JoinBlocks(native)
 	out.ID, out.Model = res.ID, res.Model
 	return out, nil
@@ -304,22 +366,32 @@ func (a *anthropicModel) readJSON(ctx context.Context, r io.Reader) (*llm.Respon
 
 // responseFromBlocks builds a Response from the content blocks of an
 // answer: text blocks are joined, tool_use blocks become tool calls in
-// order, other blocks (thinking, ...) are skipped.
-func responseFromBlocks(blocks []anthropicBlock, stop string, u llm.Usage) *llm.Response {
+// order, except a call of the tool the answer is forced through (answer,
+// "" for none), whose input is the answer's text; thinking blocks' text is
+// the Reasoning; other blocks are skipped (the raw ones are kept by the
+// caller in Provider).
+func responseFromBlocks(blocks []anthropicBlock, stop string, u llm.Usage, answer string) *llm.Response {
 	out := &llm.Response{Message: llm.Message{Role: llm.RoleAssistant}, StopReason: stop, Usage: u}
-	var text strings.Builder
+	var text, reasoning strings.Builder
 	for _, b := range blocks {
 		switch b.Type {
 		case "text":
 			text.WriteString(b.Text)
+		case "thinking":
+			reasoning.WriteString(b.Thinking)
 		case "tool_use":
 			args := b.Input
 			if len(bytes.TrimSpace(args)) == 0 {
 				args = json.RawMessage("{}")
 			}
+			if answer != "" && b.Name == answer {
+				text.Write(args)
+				continue
+			}
 			out.Message.ToolCalls = append(out.Message.ToolCalls, llm.ToolCall{ID: b.ID, Name: b.Name, Args: args})
 		}
 	}
 	out.Message.Text = text.String()
+	out.Message.Reasoning = reasoning.String()
 	return out
 }

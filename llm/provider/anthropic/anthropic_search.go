@@ -19,10 +19,6 @@ const (
 	toolSearchBeta = "advanced-tool-use-2025-11-20"
 )
 
-// Capabilities says that this model can defer tools to the provider's own
-// tool search (the agent's ContextConfig.ProviderSearch).
-func (a *anthropicModel) Capabilities() llm.Capabilities { return llm.Capabilities{ToolSearch: true} }
-
 // anthropicTools builds the request's tool definitions, in the agent's
 // order (stable, for the provider's prompt cache): with any tool deferred,
 // the tool search tool first and every deferred tool marked defer_loading,
@@ -76,9 +72,10 @@ func unreferencedCalls(msgs []llm.Message) map[string]bool {
 
 // isProviderBlock reports whether an answer's block goes back with the
 // conversation as it came: a server tool's use and its result
-// ("tool_result" is ours, sent in user turns).
+// ("tool_result" is ours, sent in user turns), and thinking blocks
+// (signed: thinking.go).
 func isProviderBlock(typ string) bool {
-	return typ == "server_tool_use" || (strings.HasSuffix(typ, "_tool_result") && typ != "tool_result")
+	return typ == "server_tool_use" || (strings.HasSuffix(typ, "_tool_result") && typ != "tool_result") || isThinking(typ)
 }
 
 // providerBlocks decodes a message's Provider blocks; what is not a JSON

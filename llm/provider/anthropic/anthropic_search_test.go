@@ -60,7 +60,7 @@ func b2s(b []byte) string { return string(b) }
 // object, once refused as a malformed answer) are kept in Message.Provider
 // and sent back verbatim, before the tool_use blocks.
 func TestAnthropicServerBlocksRoundTrip(t *testing.T) {
-	s := newAnthropicStream(nil)
+	s := newAnthropicStream(nil, "")
 	s.parser.Feed(providertest.Fixture(t, "anthropic_stream_search.sse"))
 	s.parser.Close()
 	streamed := s.response()
@@ -70,7 +70,7 @@ func TestAnthropicServerBlocksRoundTrip(t *testing.T) {
 		`{"type":"tool_search_tool_result","tool_use_id":"srvtoolu_01ABC","content":{"type":"tool_search_tool_search_result","tool_references":[{"type":"tool_reference","tool_name":"get_weather"}]}},` +
 		`{"type":"tool_use","id":"toolu_01XYZ","name":"get_weather","input":{"city":"Paris"}}]}`
 	a := &anthropicModel{name: "anthropic/test"}
-	decoded, err := a.readJSON(t.Context(), strings.NewReader(body))
+	decoded, err := a.readJSON(t.Context(), strings.NewReader(body), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func FuzzAnthropicJSON(f *testing.F) {
 	f.Add([]byte(`{"content":[{"type":"web_search_tool_result","content":[1,2]},{"type":"tool_result","content":"x"}]}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		a := &anthropicModel{name: "anthropic/fuzz"}
-		out, err := a.readJSON(t.Context(), strings.NewReader(string(in)))
+		out, err := a.readJSON(t.Context(), strings.NewReader(string(in)), "")
 		if err != nil {
 			return
 		}

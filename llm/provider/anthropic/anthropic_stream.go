@@ -28,6 +28,8 @@ type anthropicEvent struct {
 		Type        string `json:"type"`
 		Text        string `json:"text"`
 		PartialJSON string `json:"partial_json"`
+		Thinking    string `json:"thinking"`
+		Signature   string `json:"signature"`
 		StopReason  string `json:"stop_reason"`
 	} `json:"delta"`
 	Usage *anthropicUsage `json:"usage"`
@@ -38,9 +40,12 @@ type anthropicEvent struct {
 }
 
 // anthropicStream assembles a Messages API stream into a Response,
-// calling onText with every text delta.
+// calling onText with every text delta (and every input delta of the tool
+// an answer is forced through: answer, "" for none). Thinking deltas
+// build the Reasoning and never reach onText.
 type anthropicStream struct {
 	onText  func(string)
+	answer  string
 	parser  wire.SSEParser
 	blocks  []*anthropicStreamBlock
 	byIndex map[int]*anthropicStreamBlock
@@ -56,13 +61,14 @@ type anthropicStream struct {
 }
 
 type anthropicStreamBlock struct {
-	block anthropicBlock
-	text  strings.Builder
-	json  strings.Builder
+	block     anthropicBlock
+	text      strings.Builder // a text block's text, a thinking block's thinking
+	json      strings.Builder
+	signature strings.Builder
 }
 
-func newAnthropicStream(onText func(string)) *anthropicStream {
-	s := &anthropicStream{onText: onText, byIndex: map[int]*anthropicStreamBlock{}}
+func newAnthropicStream(onText func(string), answer string) *anthropicStream {
+	s := &anthropicStream{onText: onText, answer: answer, byIndex: map[int]*anthropicStreamBlock{}}
 	s.parser.Emit = s.event
 	return s
 }
@@ -86,7 +92,15 @@ func (s *anthropicStream) event(ev wire.SSEEvent) {
 	case "content_block_start":
 		b := &anthropicStreamBlock{}
 		if len(e.ContentBlock) > 0 && json.Unmarshal(e.ContentBlock, &b.block) == nil {
-			if isProviderBlock(b.block.Type) {
+			switch {
+			case isThinking(b.block.Type):
+				// Assembled from its deltas; a redacted block comes whole.
+				b.text.WriteString(b.block.Thinking)
+				b.signature.WriteString(b.block.Signature)
+				if b.block.Type == "redacted_thinking" {
+					b.block.raw = e.ContentBlock
+				}
+			case isProviderBlock(b.block.Type):
 				b.block.raw = e.ContentBlock
 			}
 			if b.block.Type == "text" && b.block.Text != "" {
@@ -114,6 +128,26 @@ func (s *anthropicStream) event(ev wire.SSEEvent) {
 			}
 		case "input_json_delta":
 			b.json.WriteString(e.Delta.PartialJSON)
+			if s.answer != "" && b.block.Type == "tool_use" && b.block.Name == s.answer && e.Delta.PartialJSON != "" && s.onText != nil {
+				s.onText(e.Delta.PartialJSON)
+			}
+		case "thinking_delta":
+			if b.block.Type == "thinking" {
+				b.text.WriteString(e.Delta.Thinking)
+			}
+		case "signature_delta":
+			if b.block.Type == "thinking" {
+				b.signature.WriteString(e.Delta.Signature)
+			}
+		}
+	case "content_block_stop":
+		// The forced answer's input, if no delta carried it, is its start's.
+		if b := s.byIndex[e.Index]; b != nil && s.answer != "" && b.block.Type == "tool_use" && b.block.Name == s.answer && b.json.Len() == 0 {
+			in := string(wire.ObjectOrEmpty(b.block.Input))
+			b.json.WriteString(in)
+			if s.onText != nil {
+				s.onText(in)
+			}
 		}
 	case "message_delta":
 		if e.Delta != nil && e.Delta.StopReason != "" {
@@ -131,6 +165,9 @@ func (s *anthropicStream) event(ev wire.SSEEvent) {
 			}
 			if u.CacheReadInputTokens > 0 {
 				s.usage.CacheReadInputTokens = u.CacheReadInputTokens
+			}
+			if u.OutputTokensDetails != nil {
+				s.usage.OutputTokensDetails = u.OutputTokensDetails
 			}
 		}
 	case "message_stop":
@@ -156,21 +193,24 @@ func (s *anthropicStream) response() *llm.Response {
 			if b.json.Len() > 0 {
 				blk.Input = json.RawMessage(b.json.String())
 			}
+		case "thinking":
+			blk.Thinking, blk.Signature = b.text.String(), b.signature.String()
+			blk.raw = thinkingBlock(blk.Thinking, blk.Signature)
 		}
 		if blk.raw != nil {
 			native = append(native, withInput(blk.raw, b.json.String()))
 		}
 		blocks = append(blocks, blk)
 	}
-	out := responseFromBlocks(blocks, s.stop, s.usage.usage())
+	out := responseFromBlocks(blocks, s.stop, s.usage.usage(), s.answer)
 	out.Message.Provider = wire.JoinBlocks(native)
 	out.ID, out.Model = s.id, s.model
 	return out
 }
 
 // readStream reads a Messages API event stream to its end.
-func (a *anthropicModel) readStream(ctx context.Context, body io.Reader, onText func(string)) (*llm.Response, error) {
-	s := newAnthropicStream(onText)
+func (a *anthropicModel) readStream(ctx context.Context, body io.Reader, onText func(string), answer string) (*llm.Response, error) {
+	s := newAnthropicStream(onText, answer)
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := body.Read(buf)

@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -32,7 +33,7 @@ func TestAnthropicToolCallsRoundTrip(t *testing.T) {
 		wantUsage llm.Usage
 	}{
 		{"json", false, providertest.Reply{Status: 200, ContentType: "application/json", Body: providertest.Fixture(t, "anthropic_messages_tools.json")},
-			"Let me check both cities.", `{"city":"Oslo","unit":"celsius"}`, llm.Usage{InputTokens: 492, OutputTokens: 91}},
+			"Let me check both cities.", `{"city":"Oslo","unit":"celsius"}`, llm.Usage{InputTokens: 492, OutputTokens: 91, CacheReadTokens: 20}},
 		{"sse", true, providertest.Reply{Status: 200, ContentType: "text/event-stream", Body: providertest.Fixture(t, "anthropic_stream_tools.sse")},
 			"Checking both.", `{"city":"Oslo"}`, llm.Usage{InputTokens: 472, OutputTokens: 89}},
 	}
@@ -100,7 +101,7 @@ func TestAnthropicToolCallsRoundTrip(t *testing.T) {
 				if _, ok := r.Body["tool_choice"]; ok {
 					t.Errorf("tool_choice sent: %s", r.Raw)
 				}
-				if providertest.Path(r.Body, "system") != "You are terse." || providertest.Path(r.Body, "model") != "claude-sonnet-4-5" ||
+				if providertest.Path(r.Body, "system", 0, "text") != "You are terse." || providertest.Path(r.Body, "model") != "claude-sonnet-4-5" ||
 					providertest.Path(r.Body, "max_tokens") != float64(defaultMaxTokens) {
 					t.Errorf("system/model/max_tokens: %s", r.Raw)
 				}
@@ -174,15 +175,21 @@ func TestAnthropicErrors(t *testing.T) {
 		rep       providertest.Reply
 		kind      failure.Kind
 		retryable bool
+		wantMsg   string // in the failure's message, if set
 	}{
-		{"429", false, providertest.Reply{Status: 429, ContentType: "application/json", Body: []byte(`{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`)}, failure.Transient, true},
-		{"529 overloaded", true, providertest.Reply{Status: 529, ContentType: "application/json", Body: []byte(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)}, failure.Transient, true},
-		{"401 echoing the key", false, providertest.Reply{Status: 401, ContentType: "application/json", Body: []byte(echoKey)}, failure.PermissionDenied, false},
-		{"403", true, providertest.Reply{Status: 403, ContentType: "application/json", Body: []byte(`{"type":"error","error":{"type":"permission_error","message":"Your API key does not have permission to use the specified resource."}}`)}, failure.PermissionDenied, false},
-		{"400", false, providertest.Reply{Status: 400, ContentType: "application/json", Body: []byte(`{"type":"error","error":{"type":"invalid_request_error","message":"messages.1.content.1: unexpected tool_use_id found in tool_result blocks"}}`)}, failure.Model, false},
-		{"error event in the stream", true, providertest.Reply{Status: 200, ContentType: "text/event-stream", Body: []byte("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\nevent: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n")}, failure.Transient, true},
-		{"stream cut before message_stop", true, providertest.Reply{Status: 200, ContentType: "text/event-stream", Body: []byte("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\nevent: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n")}, failure.Transient, true},
-		{"body not JSON", false, providertest.Reply{Status: 200, ContentType: "application/json", Body: []byte(`<html>gateway</html>`)}, failure.Protocol, false},
+		{"429", false, providertest.Reply{Status: 429, ContentType: "application/json", Body: []byte(`{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`)}, failure.Transient, true, ""},
+		{"529 overloaded", true, providertest.Reply{Status: 529, ContentType: "application/json", Body: []byte(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)}, failure.Transient, true, ""},
+		{"401 echoing the key", false, providertest.Reply{Status: 401, ContentType: "application/json", Body: []byte(echoKey)}, failure.PermissionDenied, false, ""},
+		{"403", true, providertest.Reply{Status: 403, ContentType: "application/json", Body: []byte(`{"type":"error","error":{"type":"permission_error","message":"Your API key does not have permission to use the specified resource."}}`)}, failure.PermissionDenied, false, ""},
+		{"400", false, providertest.Reply{Status: 400, ContentType: "application/json", Body: []byte(`{"type":"error","error":{"type":"invalid_request_error","message":"messages.1.content.1: unexpected tool_use_id found in tool_result blocks"}}`)}, failure.Model, false, ""},
+		{"error event in the stream", true, providertest.Reply{Status: 200, ContentType: "text/event-stream", Body: []byte("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\nevent: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n")}, failure.Transient, true, ""},
+		{"stream cut before message_stop", true, providertest.Reply{Status: 200, ContentType: "text/event-stream", Body: []byte("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\nevent: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n")}, failure.Transient, true, ""},
+		{"body not JSON", false, providertest.Reply{Status: 200, ContentType: "application/json", Body: []byte(`<html>gateway</html>`)}, failure.Protocol, false, ""},
+		{"500", false, providertest.Reply{Status: 500, ContentType: "application/json", Body: []byte(`{"type":"error","error":{"type":"api_error","message":"Internal server error"}}`)}, failure.Transient, true, "api_error"},
+		{"prompt too long", false, providertest.Reply{Status: 400, ContentType: "application/json", Body: []byte(`{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208310 tokens > 200000 maximum"},"request_id":"req_011CSHoEeqs5C35K2UUqR7Fy"}`)},
+			failure.Model, false, "the prompt does not fit the model's context window (the provider said: prompt is too long: 208310 tokens > 200000 maximum)"},
+		{"input and max_tokens past the window", true, providertest.Reply{Status: 400, ContentType: "application/json", Body: []byte(`{"type":"error","error":{"type":"invalid_request_error","message":"input length and ` + "`max_tokens`" + ` exceed context limit: 197202 + 21333 > 200000, decrease input length or ` + "`max_tokens`" + ` and try again"}}`)},
+			failure.Model, false, "does not fit the model's context window"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -194,7 +201,37 @@ func TestAnthropicErrors(t *testing.T) {
 			}
 			_, err := m.Generate(t.Context(), req)
 			providertest.CheckFailure(t, err, tt.kind, tt.retryable, "anthropic/claude-sonnet-4-5", providertest.AnthropicKey)
+			var fe *failure.Error
+			if errors.As(err, &fe) && !strings.Contains(fe.Message, tt.wantMsg) {
+				t.Errorf("message %q, want it to say %q", fe.Message, tt.wantMsg)
+			}
+			if tt.wantMsg == "" && strings.Contains(fe.Message, "context window") {
+				t.Errorf("message %q blames the context window", fe.Message)
+			}
 		})
+	}
+}
+
+// TestStreamCacheUsage: a streamed answer's cache reads and writes
+// (message_start, repeated by message_delta) are reported apart and
+// counted in InputTokens.
+func TestStreamCacheUsage(t *testing.T) {
+	p := providertest.NewServer(t, sseReply(t, "anthropic_stream_cache.sse"))
+	m := newTestAnthropic(t, p)
+	var streamed strings.Builder
+	req := providertest.UserReq("What are the key themes?")
+	req.System = "You are a literature tutor. <the full text of Pride and Prejudice>"
+	req.OnText = func(d string) { streamed.WriteString(d) }
+	resp, err := m.Generate(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := llm.Usage{InputTokens: 21 + 188 + 1876, OutputTokens: 12, CacheReadTokens: 1876, CacheWriteTokens: 188}
+	if resp.Usage != want || streamed.String() != "The key themes are pride and prejudice." || resp.Message.Text != streamed.String() {
+		t.Errorf("usage %+v (want %+v), text %q", resp.Usage, want, resp.Message.Text)
+	}
+	if c := llm.CapabilitiesOf(m); !c.PromptCache || !c.StructuredOutput || !c.Reasoning || !c.ToolSearch || c.MaxPartBytes != 3932160 {
+		t.Errorf("capabilities %+v", c)
 	}
 }
 
