@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/agent"
@@ -24,12 +25,15 @@ func TestAgentRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var mu sync.Mutex // the agent runs parallel calls concurrently
 	ran := map[string]int{}
 	weather := agent.NewFuncTool(agent.ToolSpec{Name: "get_weather", Description: "Current weather of a city.", ReadOnly: true,
 		InputSchema: providertest.WeatherTools()[0].Schema}, func(_ context.Context, args json.RawMessage) (*agent.Result, error) {
 		var in struct{ City string }
 		_ = json.Unmarshal(args, &in)
+		mu.Lock()
 		ran[in.City]++
+		mu.Unlock()
 		return agent.TextResult(in.City + ": 18°C"), nil
 	})
 	a, err := agent.New(t.Context(), agent.Config{Name: "weather", Model: model, Tools: []agent.Tool{weather}})
@@ -40,6 +44,8 @@ func TestAgentRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	mu.Lock()
+	defer mu.Unlock()
 	if ans.Text != "Paris is 18°C; Oslo is unknown." || ran["Paris"] != 1 || ran["Oslo"] != 1 || ans.ToolCalls != 2 {
 		t.Errorf("answer %q after calls %v (%d)", ans.Text, ran, ans.ToolCalls)
 	}
