@@ -42,8 +42,10 @@
 // without signatures. Other providers ignore that object.
 //
 // Media: image, audio and document parts of user messages become
-// inlineData (base64 and mimeType) or, with a URL, fileData (fileUri: a
-// Files API URI, gs:// or https://). In tool results, Gemini 3 and later
+// inlineData (base64 and mimeType, sniffed when the part has none) or,
+// with a URL, fileData (fileUri: a Files API or other https: URL, or a
+// registered gs: object); a part at another URL, or with neither, is
+// described in text. In tool results, Gemini 3 and later
 // models take them inside the functionResponse (its "parts"); for earlier
 // models they follow the function responses in the same user turn, each
 // after a text part naming the call.

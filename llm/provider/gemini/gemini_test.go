@@ -242,8 +242,14 @@ func TestContents(t *testing.T) {
 		{"empty messages are dropped; another provider's blocks are ignored", "gemini-2.5-flash", []llm.Message{{Role: llm.RoleUser},
 			{Role: llm.RoleAssistant, Text: "hi", Provider: json.RawMessage(`[{"type":"server_tool_use","id":"s1"}]`)}},
 			`[{"role":"model","parts":[{"text":"hi"}]}]`},
-		{"a media part with no content is described", "gemini-2.5-flash", []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{{Kind: llm.PartAudio, MediaType: "audio/wav"}}}},
-			`[{"role":"user","parts":[{"text":"[audio audio/wav]"}]}]`},
+		{"a media part with no content, or at a URL Gemini cannot fetch, is described", "gemini-2.5-flash", []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{
+			{Kind: llm.PartAudio, MediaType: "audio/wav"}, {Kind: llm.PartDocument, MediaType: "application/pdf", URL: "file:///tmp/a.pdf"}}}},
+			`[{"role":"user","parts":[{"text":"[audio audio/wav]"},{"text":"[document application/pdf at file:///tmp/a.pdf]"}]}]`},
+		{"media types are normalized, or sniffed when missing; gs: URLs are fetched", "gemini-2.5-flash", []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{
+			{Kind: llm.PartDocument, MediaType: "Text/Plain; charset=utf-8", Data: []byte("hi")}, {Kind: llm.PartImage, Data: png},
+			{Kind: llm.PartAudio, MediaType: "audio/mpeg", URL: "gs://bucket/a.mp3"}}}},
+			`[{"role":"user","parts":[{"inlineData":{"mimeType":"text/plain","data":"aGk="}},{"inlineData":{"mimeType":"image/png","data":"` + b64 + `"}},
+			  {"fileData":{"mimeType":"audio/mpeg","fileUri":"gs://bucket/a.mp3"}}]}]`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

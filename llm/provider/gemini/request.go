@@ -3,6 +3,7 @@ package gemini
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
 	"strings"
 
 	"github.com/switchboard-dev/switchboard/llm"
@@ -173,16 +174,35 @@ func marshalPart(p gmPart) json.RawMessage {
 
 func textPart(s string) json.RawMessage { return marshalPart(gmPart{Text: s}) }
 
-// mediaPart is a media Part as inlineData or fileData; ok is false for a
-// part with neither bytes nor a URL.
+// mediaPart is a media Part as inlineData (its media type sniffed when it
+// has none) or fileData (a URL Gemini fetches: https:, http: or gs:); ok is
+// false for a part with neither bytes nor such a URL.
 func mediaPart(p llm.Part) (gmPart, bool) {
+	mt := strings.ToLower(strings.TrimSpace(p.MediaType))
+	if i := strings.IndexByte(mt, ';'); i >= 0 {
+		mt = strings.TrimSpace(mt[:i])
+	}
 	switch {
 	case len(p.Data) > 0:
-		return gmPart{InlineData: &gmBlob{MimeType: p.MediaType, Data: p.Data}}, true
-	case p.URL != "":
-		return gmPart{FileData: &gmFile{MimeType: p.MediaType, FileURI: p.URL}}, true
+		if mt == "" {
+			mt, _, _ = strings.Cut(http.DetectContentType(p.Data), ";")
+		}
+		return gmPart{InlineData: &gmBlob{MimeType: mt, Data: p.Data}}, true
+	case fetchable(p.URL):
+		return gmPart{FileData: &gmFile{MimeType: mt, FileURI: p.URL}}, true
 	}
 	return gmPart{}, false
+}
+
+// fetchable reports whether Gemini can fetch a URL: a Files API or web URL,
+// or a registered Cloud Storage object.
+func fetchable(u string) bool {
+	scheme, _, ok := strings.Cut(u, ":")
+	switch strings.ToLower(scheme) {
+	case "https", "http", "gs":
+		return ok
+	}
+	return false
 }
 
 // userParts are a message's text and parts.
