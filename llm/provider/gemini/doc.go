@@ -38,8 +38,9 @@
 // one (or thought parts), its parts as received (stream chunks merged) are
 // kept in Message.Provider as {"gemini":{"parts":[...]}}, and sent back
 // verbatim as long as the message's Text and ToolCalls are still those the
-// parts hold; a message that was changed is rebuilt from its fields,
-// without signatures. Other providers ignore that object.
+// parts hold; a message that was changed is rebuilt from its fields, each
+// call keeping the signature of the call it replaces (same position and
+// name). Other providers ignore that object.
 //
 // Media: image, audio and document parts of user messages become
 // inlineData (base64 and mimeType, sniffed when the part has none) or,

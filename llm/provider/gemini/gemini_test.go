@@ -109,6 +109,14 @@ func TestToolCallsRoundTrip(t *testing.T) {
 			if storedParts(resp.Message.Provider) == nil {
 				t.Fatalf("the signed parts are not kept: %s", resp.Message.Provider)
 			}
+			// A message whose arguments changed since keeps its calls' signatures.
+			changed := resp.Message
+			changed.ToolCalls = append([]llm.ToolCall(nil), changed.ToolCalls...)
+			changed.ToolCalls[0].Args = json.RawMessage(`{"city":"Paris, FR"}`)
+			rebuilt := compact(t, modelParts(changed))
+			if !strings.Contains(rebuilt, `"thoughtSignature"`) || !strings.Contains(rebuilt, "Paris, FR") {
+				t.Errorf("changed message sent as %s", rebuilt)
+			}
 
 			req2 := &llm.Request{System: req.System, Tools: req.Tools, Messages: []llm.Message{
 				req.Messages[0], resp.Message,

@@ -258,24 +258,37 @@ func contents(msgs []llm.Message, gen generation) []gmContent {
 
 // modelParts are an assistant message's parts: those of the answer as
 // received when the message still says what they say, else rebuilt from
-// its text and calls.
+// its text and calls, each call keeping the signature of the stored call
+// at its position if that has its name (Gemini 3 refuses a turn's calls
+// without their signatures).
 func modelParts(m llm.Message) []json.RawMessage {
+	var sigs []gmPart // the stored function call parts, in order
 	if raw := storedParts(m.Provider); raw != nil {
 		got := decodeParts(raw, callSeed{})
 		if got.Text == m.Text && sameCalls(got.ToolCalls, m.ToolCalls) {
 			return raw
+		}
+		for _, r := range raw {
+			var p gmPart
+			if json.Unmarshal(r, &p) == nil && p.FunctionCall != nil {
+				sigs = append(sigs, p)
+			}
 		}
 	}
 	var out []json.RawMessage
 	if m.Text != "" {
 		out = append(out, textPart(m.Text))
 	}
-	for _, c := range m.ToolCalls {
+	for i, c := range m.ToolCalls {
 		id := c.ID
 		if synthesized(id) {
 			id = ""
 		}
-		out = append(out, marshalPart(gmPart{FunctionCall: &gmCall{ID: id, Name: c.Name, Args: wire.ObjectOrEmpty(c.Args)}}))
+		p := gmPart{FunctionCall: &gmCall{ID: id, Name: c.Name, Args: wire.ObjectOrEmpty(c.Args)}}
+		if i < len(sigs) && sigs[i].FunctionCall.Name == c.Name {
+			p.ThoughtSignature = sigs[i].ThoughtSignature
+		}
+		out = append(out, marshalPart(p))
 	}
 	return out
 }
