@@ -73,8 +73,10 @@
 // candidatesTokenCount plus thoughtsTokenCount is OutputTokens, of which
 // thoughtsTokenCount is ReasoningTokens. StopReason is the finishReason as
 // reported ("STOP", "MAX_TOKENS", "SAFETY", ...). A prompt Gemini blocked
-// (promptFeedback.blockReason), or an answer stopped for safety with no
-// content, is a failure.Model error naming the reason.
+// (promptFeedback.blockReason), or an answer with no content that stopped
+// for another reason than STOP or MAX_TOKENS (SAFETY, RECITATION,
+// MALFORMED_FUNCTION_CALL, ...), is a failure.Model error naming the
+// reason.
 //
 // Request.CacheKey and Request.NoCache have no counterpart: Gemini's
 // implicit caching needs no key and cannot be turned off per request.
