@@ -1,13 +1,16 @@
-// Package llm is Switchboard's model layer: a small provider-neutral Model
-// interface with native tool calls; OpenAI and OpenAI-compatible providers
-// (Ollama, vLLM, Gemini's compatible endpoint) through
-// github.com/tmc/langchaingo; Anthropic's Messages API spoken directly
-// (langchaingo v0.1.14 drops every part of an assistant message after the
-// first); and a deterministic scripted model for tests and the offline demo.
+// Package llm is Switchboard's model layer, provider-neutral: the [Model]
+// interface (one assistant turn, with native tool calls), the messages and
+// their [Part]s, typed answers ([Output]), reasoning, prompt caching,
+// [Usage] by token class and its [Cost], the [Capabilities] a model tells,
+// a fallback chain ([NewFallback]) and a deterministic scripted model for
+// tests and the offline demo ([NewScripted]).
 //
-// The agent loop only sees Model. Provider errors are classified into the
-// failure taxonomy (failure): 429 and 5xx are Transient, 401/403 are
-// PermissionDenied, other 4xx are Model.
+//	model := llm.NewScripted(llm.Say("hello"))
+//	resp, err := model.Generate(ctx, &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Text: "hi"}}})
+//
+// The providers are packages of their own under llm/provider (openai,
+// anthropic, gemini, ...). The agent loop only sees Model; every failure is
+// a *failure.Error.
 package llm
 
 import (

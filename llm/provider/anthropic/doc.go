@@ -59,7 +59,7 @@
 // Images (JPEG, PNG, GIF, WebP; bytes or URL) and documents (PDF bytes or
 // URL; text files as plain text) go as image and document blocks in user
 // messages and inside tool results; other parts are described in text. The
-// API caps an image at 5 MB of base64, so [llm.Capabilities.MaxPartBytes]
+// API caps an image at 5 MB once encoded, so [llm.Capabilities.MaxPartBytes]
 // is 3.75 MB.
 //
 // # Reasoning
