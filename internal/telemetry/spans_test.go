@@ -24,16 +24,16 @@ var temperature = 0.5
 var spanOps = map[string]func(*Telemetry){
 	"invoke_agent": func(t *Telemetry) {
 		ctx, op := t.StartAgent(context.Background(), "helper", "r1", "r0", "openai/gpt-4o", "hi", trace.SpanContext{})
-		op.Usage(ctx, 3, 4)
+		op.Usage(ctx, Tokens{Input: 3, Output: 4})
 		op.Output("bye")
 		op.End(ctx, "budget")
 	},
 	"chat": func(t *Telemetry) {
-		ctx, op := t.StartChat(context.Background(), "openai/gpt-4o")
+		ctx, op := t.StartChat(context.Background(), "openai/gpt-4o", "")
 		Attempt(ctx)
 		Attempt(ctx)
 		op.Request(256, &temperature)
-		op.Usage(ctx, 5, 6)
+		op.Usage(ctx, Tokens{Input: 5, Output: 6})
 		op.Response("gpt-4o-2024-08-06", "chatcmpl-1", "stop")
 		op.End(ctx, "transient")
 	},
@@ -209,7 +209,7 @@ func TestUnsampledSpansCostNothingOfOurs(t *testing.T) {
 	}{
 		{"invoke_agent", func() {
 			ctx, op := tel.StartAgent(context.Background(), "helper", "r1", "r0", "openai/gpt-4o", "hi", trace.SpanContext{})
-			op.Usage(ctx, 3, 4)
+			op.Usage(ctx, Tokens{Input: 3, Output: 4})
 			op.Output("bye")
 			op.End(ctx, "budget")
 		}},
@@ -271,7 +271,7 @@ func TestOpContextIsTheParents(t *testing.T) {
 		start func(context.Context) (context.Context, *Op)
 	}{
 		{"execute_tool", func(ctx context.Context) (context.Context, *Op) { return tel.StartTool(ctx, "add", "c1", "", "") }},
-		{"chat", func(ctx context.Context) (context.Context, *Op) { return tel.StartChat(ctx, "m") }},
+		{"chat", func(ctx context.Context) (context.Context, *Op) { return tel.StartChat(ctx, "m", "") }},
 		{"invoke_workflow", func(ctx context.Context) (context.Context, *Op) { return tel.StartWorkflow(ctx, "w", "w1") }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

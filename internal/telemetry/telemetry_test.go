@@ -101,7 +101,7 @@ func TestOffWithoutProviders(t *testing.T) {
 	// A nil Telemetry is a no-op everywhere.
 	var off *Telemetry
 	ctx, op := off.StartAgent(context.Background(), "a", "r", "", "m", "in", trace.SpanContext{})
-	op.Usage(ctx, 1, 2)
+	op.Usage(ctx, Tokens{Input: 1, Output: 2})
 	op.Event("x", KeyPermission, "y")
 	op.End(ctx, "")
 	if ctx != context.Background() || op != nil {
