@@ -91,4 +91,3 @@ func TestTelemetryUsageAndCost(t *testing.T) {
 		})
 	}
 }
-
