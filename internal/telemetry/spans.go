@@ -517,11 +517,12 @@ func serverAttrs(endpoint string) []attribute.KeyValue {
 	if endpoint == "" {
 		return nil
 	}
+	if !strings.Contains(endpoint, "://") {
+		endpoint = "//" + endpoint // a bare host[:port]
+	}
 	u, err := url.Parse(endpoint)
-	if err != nil || u.Host == "" {
-		if u, err = url.Parse("//" + endpoint); err != nil || u.Host == "" {
-			return nil
-		}
+	if err != nil || u.Hostname() == "" {
+		return nil
 	}
 	attrs := []attribute.KeyValue{KeyServerAddress.String(u.Hostname())}
 	port := u.Port()
