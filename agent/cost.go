@@ -33,10 +33,15 @@ func checkPrices(cfg *Config) error {
 // name), else of the configured model; unknown when neither has a price or
 // the provider reported no usage.
 func (a *Agent) turnCost(resp *llm.Response) llm.Cost {
+	return a.costAs(a.cfg.Model.Name(), resp)
+}
+
+// costAs is what a model's answer cost, the model named name ("" when
+// unknown: priced only by the answer's Response.Model).
+func (a *Agent) costAs(name string, resp *llm.Response) llm.Cost {
 	if resp.Usage == (llm.Usage{}) {
 		return llm.Cost{Unpriced: 1}
 	}
-	name := a.cfg.Model.Name()
 	if m := resp.Model; m != "" {
 		if prov, _, ok := strings.Cut(name, "/"); ok && !strings.Contains(m, "/") {
 			m = prov + "/" + m
@@ -44,6 +49,9 @@ func (a *Agent) turnCost(resp *llm.Response) llm.Cost {
 		if p, ok := a.cfg.Prices.Lookup(m); ok {
 			return llm.Cost{USD: p.Cost(resp.Usage)}
 		}
+	}
+	if name == "" {
+		return llm.Cost{Unpriced: 1}
 	}
 	if p, ok := a.cfg.Prices.Lookup(name); ok {
 		return llm.Cost{USD: p.Cost(resp.Usage)}
@@ -54,10 +62,25 @@ func (a *Agent) turnCost(resp *llm.Response) llm.Cost {
 // account adds a model turn's usage and cost to the run's totals and
 // returns the turn's cost.
 func (r *run) account(resp *llm.Response) llm.Cost {
-	c := r.a.turnCost(resp)
+	return r.accountAs(r.a.cfg.Model.Name(), resp)
+}
+
+// accountAs is account for an answer of the model named name ("": the
+// one the answer names).
+func (r *run) accountAs(name string, resp *llm.Response) llm.Cost {
+	c := r.a.costAs(name, resp)
 	r.ans.Usage = r.ans.Usage.Add(resp.Usage)
 	r.ans.Cost = r.ans.Cost.Add(c)
 	return c
+}
+
+// summaryModel names the model of compaction summaries: the agent's, or
+// "" with a Summarizer (whose answer names its model).
+func (cx *ctxRun) summaryModel() string {
+	if cx.r.a.cfg.Context.Summarizer != nil {
+		return ""
+	}
+	return cx.r.a.cfg.Model.Name()
 }
 
 // overBudget is the failure of a run past its token or cost limit (nil

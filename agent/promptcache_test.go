@@ -95,10 +95,22 @@ func TestPromptPrefixStable(t *testing.T) {
 				t.Fatal(err)
 			}
 			compacted := map[int]bool{}
-			for _, ev := range eventsOf(evs, agent.EventTurnStarted) {
-				if ev.Context != nil && ev.Context.Compacted != nil {
+			var used llm.Usage // the turns' and the summaries'
+			for _, ev := range evs {
+				switch {
+				case ev.Type == agent.EventModelTurn:
+					used = used.Add(*ev.Usage)
+				case ev.Type == agent.EventTurnStarted && ev.Context != nil && ev.Context.Compacted != nil:
 					compacted[ev.Turn] = true
+					if c := ev.Context.Compacted; c.Summarized > 0 && (c.Usage == nil || c.Usage.Total() == 0 || c.Cost == nil) {
+						t.Errorf("turn %d: a summary without its usage and cost: %+v", ev.Turn, c)
+					} else if c.Usage != nil {
+						used = used.Add(*c.Usage)
+					}
 				}
+			}
+			if ans := eventsOf(evs, agent.EventFinal)[0].Answer; ans.Usage != used {
+				t.Errorf("the answer's usage %+v, want the turns' and summaries' %+v", ans.Usage, used)
 			}
 			turns := rec.turns
 			if len(turns) != 20 {
