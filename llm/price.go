@@ -62,14 +62,18 @@ func ParseUSD(s string) (USD, error) {
 			return 0, fmt.Errorf("llm: %q is not an amount of dollars: %w", s, err)
 		}
 	}
-	if w > uint64(math.MaxInt64)/uint64(Dollar) {
+	limit := uint64(math.MaxInt64)
+	if neg {
+		limit++ // -9223372.036854775808 is the least
+	}
+	if w > limit/uint64(Dollar) || w*uint64(Dollar) > limit-f {
 		return 0, fmt.Errorf("llm: %q is out of range (about 9.2 million dollars at most)", s)
 	}
-	v := USD(w)*Dollar + USD(f)
+	u := w*uint64(Dollar) + f
 	if neg {
-		v = -v
+		return USD(-u), nil // two's complement: -(MaxInt64+1) is MinInt64
 	}
-	return v, nil
+	return USD(u), nil
 }
 
 // Float64 is d in dollars, as a float (for display and metrics; sums

@@ -3,6 +3,7 @@ package llm
 import (
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -74,7 +75,13 @@ func TestUSDText(t *testing.T) {
 			t.Errorf("JSON %s reads back as %d, %v", b, back, err)
 		}
 	}
-	for _, bad := range []string{"", ".", "1.0000000000001", "abc", "1e3", "--1", "+1", "99999999999"} {
+	if v, err := ParseUSD("-9223372.036854775808"); err != nil || v != math.MinInt64 {
+		t.Errorf("the least amount reads as %d, %v", v, err)
+	}
+	if v, err := ParseUSD("9223372.036854775807"); err != nil || v != math.MaxInt64 {
+		t.Errorf("the largest amount reads as %d, %v", v, err)
+	}
+	for _, bad := range []string{"", ".", "1.0000000000001", "abc", "1e3", "--1", "+1", "99999999999", "9223372.036854775808", "-9223372.036854775809"} {
 		if _, err := ParseUSD(bad); err == nil {
 			t.Errorf("ParseUSD(%q) accepted", bad)
 		}
@@ -195,13 +202,22 @@ func TestPriceValidate(t *testing.T) {
 }
 
 func FuzzParseUSD(f *testing.F) {
-	for _, s := range []string{"0.075", "$3", "-1.5", "1e3", "", "9223372.036854775807"} {
+	for _, s := range []string{"0.075", "$3", "-1.5", "1e3", "", "9223372.036854775807", `"0.5"`, "-9223372.036854775808", "1e300"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
+		var j USD
+		if err := j.UnmarshalJSON([]byte(s)); err == nil {
+			if b, err := j.MarshalJSON(); err != nil || !json.Valid(b) {
+				t.Fatalf("%q reads as %d, which writes as invalid JSON %q", s, j, b)
+			}
+		}
 		v, err := ParseUSD(s)
 		if err != nil {
 			return
+		}
+		if (v < 0) != strings.Contains(s, "-") && v != 0 {
+			t.Fatalf("%q reads as %d: the wrong sign", s, v)
 		}
 		back, err := ParseUSD(v.decimal())
 		if err != nil || back != v {
