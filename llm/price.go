@@ -111,6 +111,9 @@ func (d USD) MarshalJSON() ([]byte, error) { return []byte(d.decimal()), nil }
 
 // UnmarshalJSON reads a JSON number (or string) of dollars, exactly.
 func (d *USD) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil // as encoding/json leaves a number it meets null for
+	}
 	s := strings.Trim(string(b), `"`)
 	if strings.ContainsAny(s, "eE") {
 		f, err := strconv.ParseFloat(s, 64)
