@@ -36,6 +36,13 @@ type Budget struct {
 	// MaxRunTokens bounds the provider-reported tokens of one run (default: no
 	// limit).
 	MaxRunTokens int
+	// MaxCost bounds the cost of one run's model turns, priced by
+	// Config.Prices (default: no limit). It is checked where MaxRunTokens
+	// is, and a run past it fails the same way (failure.Budget). New
+	// rejects a limit on a model with no price (failure.Config), and a run
+	// whose cost cannot be known (its provider reported no usage) fails
+	// rather than run unchecked (docs/models.md, "Usage and cost").
+	MaxCost llm.USD
 }
 
 // Config configures an Agent. Only Model is required; zero values mean
@@ -85,6 +92,22 @@ type Config struct {
 	MaxResultBytes int
 	// MaxTokens caps each model answer (0: provider default).
 	MaxTokens int
+	// Temperature, if set, is the sampling temperature of every turn
+	// (nil: the provider's default).
+	Temperature *float64
+	// Reasoning, if set, asks the model to reason before each answer (an
+	// effort or a token budget; models without reasoning ignore it). The
+	// reasoning is kept in the history, as providers need it back, is
+	// reported as EventModelReasoning, and is never the answer's text.
+	Reasoning *llm.Reasoning
+	// NoPromptCache turns prompt caching off: requests ask for no cache
+	// breakpoints (llm.Request.NoCache) and carry no cache key. By default
+	// each request's CacheKey is the session's conversation id.
+	NoPromptCache bool
+	// Prices prices the model turns (Answer.Cost, EventModelTurn's Cost,
+	// Budget.MaxCost): nil is llm.DefaultPrices(); a table set here
+	// replaces it (extend it with llm.DefaultPrices().With(...)).
+	Prices llm.Prices
 	// Durable keeps sessions, runs and parked questions in stores, so that
 	// any process with the same configuration continues them (zero: in
 	// memory, as before). See docs/durability.md.
@@ -171,6 +194,9 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 	if err := checkDurability(&cfg.Durable); err != nil {
 		return nil, err
 	}
+	if err := checkPrices(&cfg); err != nil {
+		return nil, err
+	}
 	b := &cfg.Budget
 	if b.MaxTurns == 0 {
 		b.MaxTurns = 25
@@ -250,6 +276,9 @@ type Answer struct {
 	Text string `json:"text"`
 	// Usage is the provider-reported usage summed over the run's turns.
 	Usage llm.Usage `json:"usage"`
+	// Cost is what the run's model turns cost, priced by Config.Prices;
+	// Cost.Known is false when some turn had no price.
+	Cost llm.Cost `json:"cost"`
 	// Turns and ToolCalls count what the run did.
 	Turns     int `json:"turns,omitempty"`
 	ToolCalls int `json:"tool_calls,omitempty"`

@@ -109,7 +109,7 @@ func (r *run) resumeRun(cp *Checkpoint) ([]llm.Message, int, error) {
 	}
 	r.a.log.Info().Str("run", r.id).Str("session", cp.Session).Str("from", string(cp.State)).Int("turn", cp.Turn).Msg("run resumed")
 	r.s.grants.set(cp.Grants)
-	r.ans.Turns, r.ans.Usage, r.ans.ToolCalls, r.ans.Failures = cp.Turn, cp.Usage, cp.ToolCalls, cp.Failures
+	r.ans.Turns, r.ans.Usage, r.ans.Cost, r.ans.ToolCalls, r.ans.Failures = cp.Turn, cp.Usage, cp.Cost, cp.ToolCalls, cp.Failures
 	r.system = r.systemPrompt()
 	r.emit(Event{Type: EventRunStarted, Text: cp.Input})
 	last := cp.Messages[len(cp.Messages)-1]
@@ -168,11 +168,7 @@ func (r *run) resumeBatch(hist []llm.Message, cp *Checkpoint, calls []llm.ToolCa
 	}
 	turn, base := cp.Turn, cp.Base
 	r.gatherTools()
-	var abort error
-	if b := r.a.cfg.Budget; b.MaxRunTokens > 0 && r.ans.Usage.Total() > b.MaxRunTokens {
-		abort = &failure.Error{Kind: failure.Budget, Source: failure.SourceAgent,
-			Message: fmt.Sprintf("the run's budget of %d tokens is exhausted (%d used)", b.MaxRunTokens, r.ans.Usage.Total())}
-	}
+	abort := r.overBudget()
 	results, callAbort := r.runCalls(turn, slices.Clone(calls), abort)
 	d.known, d.intents, d.answers, d.replay = nil, nil, nil, nil
 	if err := r.halted(); err != nil {

@@ -165,7 +165,11 @@ func (cx *ctxRun) compact(hist []llm.Message, toolTok int) ([]llm.Message, *Cont
 	}
 	// Then the oldest turns are summarised.
 	if cx.scaled(base+h+res) > target && keep > st.upto {
-		summary, err := cx.summarize(hist[st.upto:keep])
+		summary, used, err := cx.summarize(hist[st.upto:keep])
+		if used != nil {
+			cost := cx.r.accountAs(cx.summaryModel(), used)
+			comp.Usage, comp.Cost = &used.Usage, &cost
+		}
 		if err != nil {
 			cx.r.survive(err)
 			comp.Note = "summarising failed; the compacted messages are left out of the prompt"
@@ -217,8 +221,9 @@ func (cx *ctxRun) keepFrom(hist []llm.Message, budget int) int {
 func summaryTokens(window int) int { return min(max(window/20, 256), 4000) }
 
 // summarize asks the summariser for a summary of the previous summary and
-// msgs, through the failure policy, bounded by the tool timeout.
-func (cx *ctxRun) summarize(msgs []llm.Message) (string, error) {
+// msgs, through the failure policy, bounded by the tool timeout. used is
+// the answer's usage and model, when one came (nil: none).
+func (cx *ctxRun) summarize(msgs []llm.Message) (_ string, used *llm.Response, _ error) {
 	r := cx.r
 	maxTok := summaryTokens(cx.window)
 	transcript := []llm.Message{{Role: llm.RoleUser, Text: cx.transcript(msgs)}}
@@ -229,6 +234,7 @@ func (cx *ctxRun) summarize(msgs []llm.Message) (string, error) {
 		if err != nil || resp == nil {
 			return "", err
 		}
+		used = &llm.Response{Usage: resp.Usage, Model: resp.Model}
 		return resp.Message.Text, nil
 	}
 	if s := r.a.cfg.Context.Summarizer; s != nil {
@@ -236,6 +242,9 @@ func (cx *ctxRun) summarize(msgs []llm.Message) (string, error) {
 		ask = func(ctx context.Context) (string, error) {
 			res, err := s.Sample(ctx, SamplingRequest{Run: r.id, Source: Provenance{Kind: failure.SourceAgent, Name: "compaction"},
 				System: summarizerPrompt, Messages: transcript, MaxTokens: maxTok})
+			if err == nil {
+				used = &llm.Response{Usage: res.Usage, Model: res.Model}
+			}
 			return res.Text, err
 		}
 	}
@@ -263,9 +272,9 @@ func (cx *ctxRun) summarize(msgs []llm.Message) (string, error) {
 			fe.Source, fe.Name = failure.SourceModel, name
 		}
 		fe.Op = "compact history"
-		return "", &fe
+		return "", used, &fe
 	}
-	return clip(strings.TrimSpace(text), 6*maxTok), nil
+	return clip(strings.TrimSpace(text), 6*maxTok), used, nil
 }
 
 // transcript renders the previous summary and msgs for the summariser,

@@ -85,6 +85,11 @@ type Compaction struct {
 	Elided     int `json:"elided,omitempty"`
 	// Note says what happened in words (a failed summary, the loop guard).
 	Note string `json:"note,omitempty"`
+	// Usage and Cost are the summary request's, when one was answered
+	// (they count in the run's Answer.Usage and Answer.Cost, and its
+	// budget).
+	Usage *llm.Usage `json:"usage,omitempty"`
+	Cost  *llm.Cost  `json:"cost,omitempty"`
 }
 
 // Context defaults.

@@ -368,7 +368,7 @@ func (r *run) finishSession(cp *Checkpoint) error {
 // fillCheckpoint copies the run's counters into its checkpoint.
 func (r *run) fillCheckpoint() {
 	cp := &r.d.cp
-	cp.Turn, cp.Usage, cp.ToolCalls, cp.Failures = r.ans.Turns, r.ans.Usage, r.ans.ToolCalls, r.ans.Failures
+	cp.Turn, cp.Usage, cp.Cost, cp.ToolCalls, cp.Failures = r.ans.Turns, r.ans.Usage, r.ans.Cost, r.ans.ToolCalls, r.ans.Failures
 	cp.Grants = r.s.grants.snapshot()
 	cp.Trace = telemetry.TraceParent(r.ctx)
 }

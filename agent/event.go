@@ -22,8 +22,12 @@ const (
 	EventTurnStarted EventType = "turn_started"
 	// EventModelText is streamed model text; Text is a delta.
 	EventModelText EventType = "model_text"
-	// EventModelTurn closes a model turn; Usage is the turn's usage and
-	// Calls the tool calls it asked for.
+	// EventModelReasoning is the model's reasoning of a turn, before its
+	// answer (Text; Config.Reasoning), just before the turn's
+	// EventModelTurn. It is never the answer's text.
+	EventModelReasoning EventType = "model_reasoning"
+	// EventModelTurn closes a model turn; Usage is the turn's usage, Cost
+	// what it cost (Config.Prices) and Calls the tool calls it asked for.
 	EventModelTurn EventType = "model_turn"
 	// EventToolStarted: a tool call began; Call is set.
 	EventToolStarted EventType = "tool_started"
@@ -124,6 +128,8 @@ type Event struct {
 	Progress *Progress    `json:"progress,omitempty"`
 	Failure  *FailureInfo `json:"failure,omitempty"`
 	Usage    *llm.Usage   `json:"usage,omitempty"`
+	// Cost is what an EventModelTurn's turn cost.
+	Cost *llm.Cost `json:"cost,omitempty"`
 	// Calls are the tool calls an EventModelTurn asked for.
 	Calls []llm.ToolCall `json:"calls,omitempty"`
 	// Toolset names the toolset of an EventToolsChanged.

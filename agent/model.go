@@ -59,7 +59,7 @@ func (r *run) modelTurn(ctx context.Context, hist []llm.Message, defs []llm.Tool
 				err = &failure.Error{Kind: failure.Panic, Source: failure.SourceModel, Name: model.Name(), Err: panicError(v)}
 			}
 		}()
-		req := &llm.Request{System: r.system, Messages: hist, Tools: defs, MaxTokens: r.a.cfg.MaxTokens, OnText: onText}
+		req := r.request(hist, defs, onText)
 		resp, err = model.Generate(ctx, req)
 		if err == nil && resp == nil {
 			err = &failure.Error{Kind: failure.Model, Message: "the model returned no response"}

@@ -245,13 +245,14 @@ func (r *run) turns(hist []llm.Message, base, first int) ([]llm.Message, error) 
 			}
 			return fail(err)
 		}
-		r.ans.Usage = r.ans.Usage.Add(resp.Usage)
+		cost := r.account(resp)
 		r.observe(resp.Usage)
 		msg := resp.Message
 		msg.Role = llm.RoleAssistant
 		fixCallIDs(msg.ToolCalls, r.id, turn)
 		usage := resp.Usage
-		r.emit(Event{Type: EventModelTurn, Turn: turn, Text: msg.Text, Usage: &usage, Calls: msg.ToolCalls})
+		r.reasoned(turn, msg.Reasoning)
+		r.emit(Event{Type: EventModelTurn, Turn: turn, Text: msg.Text, Usage: &usage, Cost: &cost, Calls: msg.ToolCalls})
 
 		if len(msg.ToolCalls) == 0 {
 			if strings.TrimSpace(msg.Text) == "" {
@@ -270,11 +271,7 @@ func (r *run) turns(hist []llm.Message, base, first int) ([]llm.Message, error) 
 		if err := r.checkpointTurn(hist, base); err != nil {
 			return hist, err
 		}
-		var abort error
-		if b.MaxRunTokens > 0 && r.ans.Usage.Total() > b.MaxRunTokens {
-			abort = &failure.Error{Kind: failure.Budget, Source: failure.SourceAgent,
-				Message: fmt.Sprintf("the run's budget of %d tokens is exhausted (%d used)", b.MaxRunTokens, r.ans.Usage.Total())}
-		}
+		abort := r.overBudget()
 		results, callAbort := r.runCalls(turn, msg.ToolCalls, abort)
 		if err := r.halted(); err != nil {
 			return hist, err

@@ -173,8 +173,9 @@ type Checkpoint struct {
 	Results []llm.ToolResult `json:"results,omitempty"`
 	// Turn is the number of model turns done.
 	Turn int `json:"turn"`
-	// Usage, ToolCalls and Failures are the run's counters so far.
+	// Usage, Cost, ToolCalls and Failures are the run's counters so far.
 	Usage     llm.Usage `json:"usage"`
+	Cost      llm.Cost  `json:"cost"`
 	ToolCalls int       `json:"tool_calls,omitempty"`
 	Failures  int       `json:"failures,omitempty"`
 	// Grants are the tool patterns the run pre-approved so far (the

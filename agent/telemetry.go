@@ -73,7 +73,10 @@ func (r *run) traceEnd(err error) {
 	if op == nil {
 		return
 	}
-	op.Usage(r.sinkCtx, r.ans.Usage.InputTokens, r.ans.Usage.OutputTokens)
+	op.Usage(r.sinkCtx, telTokens(r.ans.Usage))
+	if r.ans.Cost.Known() {
+		op.Cost(r.sinkCtx, r.ans.Cost.USD.Float64())
+	}
 	op.Output(r.ans.Text)
 	op.End(r.sinkCtx, kindOf(err))
 }
@@ -91,11 +94,14 @@ func (r *run) traceChat(ctx context.Context, hist []llm.Message, defs []llm.Tool
 	if r.trace.t == nil {
 		return r.modelTurn(ctx, hist, defs, onText)
 	}
-	ctx, op := r.trace.t.StartChat(ctx, r.a.cfg.Model.Name())
-	op.Request(r.a.cfg.MaxTokens, nil)
+	ctx, op := r.trace.t.StartChat(ctx, r.a.cfg.Model.Name(), llm.CapabilitiesOf(r.a.cfg.Model).Endpoint)
+	op.Request(r.a.cfg.MaxTokens, r.a.cfg.Temperature)
 	resp, err := r.modelTurn(ctx, hist, defs, onText)
 	if resp != nil {
-		op.Usage(ctx, resp.Usage.InputTokens, resp.Usage.OutputTokens)
+		op.Usage(ctx, telTokens(resp.Usage))
+		if c := r.a.turnCost(resp); c.Known() {
+			op.Cost(ctx, c.USD.Float64())
+		}
 		op.Response(resp.Model, resp.ID, resp.StopReason)
 	}
 	op.End(ctx, kindOf(r.modelFailure(err)))
@@ -170,4 +176,10 @@ func (s *Session) conversationID() string {
 	}
 	s.conv.Do(func() { s.cid = randomID("conv_") })
 	return s.cid
+}
+
+// telTokens is u in the telemetry's terms.
+func telTokens(u llm.Usage) telemetry.Tokens {
+	return telemetry.Tokens{Input: u.InputTokens, Output: u.OutputTokens, CacheRead: u.CacheReadTokens,
+		CacheWrite: u.CacheWriteTokens, Reasoning: u.ReasoningTokens}
 }

@@ -51,3 +51,23 @@ func ExampleNewFallback() {
 	fmt.Println(resp.Message.Text, err)
 	// Output: answered by the second model <nil>
 }
+
+// A price table turns a turn's usage into money, exactly; a model with no
+// price has an unknown cost, not a zero one.
+func ExamplePrices() {
+	prices := llm.DefaultPrices().With(llm.Prices{
+		"acme/house-model": {Input: llm.Dollars(0.5), Output: 2 * llm.Dollar},
+	})
+	usage := llm.Usage{InputTokens: 12_000, CacheReadTokens: 8_000, OutputTokens: 900}
+	for _, model := range []string{"openai/gpt-4o-mini-2024-07-18", "acme/house-model", "scripted"} {
+		if p, ok := prices.Lookup(model); ok {
+			fmt.Println(model, p.Cost(usage))
+		} else {
+			fmt.Println(model, llm.Cost{Unpriced: 1})
+		}
+	}
+	// Output:
+	// openai/gpt-4o-mini-2024-07-18 $0.00174
+	// acme/house-model $0.0078
+	// scripted cost unknown
+}

@@ -248,6 +248,10 @@ type Capabilities struct {
 	// PromptCache means the provider caches prompt prefixes and reports
 	// Usage.CacheReadTokens.
 	PromptCache bool
+	// Endpoint is the base URL the provider sends requests to
+	// ("https://api.openai.com/v1"; "" when unknown). The agent's chat
+	// spans report its host and port as server.address and server.port.
+	Endpoint string
 }
 
 // Accept reports whether the model takes parts of kind k.

@@ -170,6 +170,7 @@ func (w *wrun) handle(err error, step *agent.StepInfo) failure.Outcome {
 // account adds a step's answer to the workflow's totals.
 func (w *wrun) account(a *agent.Answer) {
 	w.ans.Usage = w.ans.Usage.Add(a.Usage)
+	w.ans.Cost = w.ans.Cost.Add(a.Cost)
 	w.ans.Turns += a.Turns
 	w.ans.ToolCalls += a.ToolCalls
 	w.ans.Failures += a.Failures

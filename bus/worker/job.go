@@ -267,7 +267,7 @@ func shrink(ev *agent.Event) *agent.Event {
 		return fmt.Sprintf("%s\n[cut: %d of %d bytes sent over the bus]", s[:maxShrunkText], maxShrunkText, len(s))
 	}
 	cp := agent.Event{Type: ev.Type, Run: ev.Run, Seq: ev.Seq, Time: ev.Time, Turn: ev.Turn, Text: cut(ev.Text),
-		Progress: ev.Progress, Failure: ev.Failure, Usage: ev.Usage, Toolset: ev.Toolset, Agent: ev.Agent,
+		Progress: ev.Progress, Failure: ev.Failure, Usage: ev.Usage, Cost: ev.Cost, Toolset: ev.Toolset, Agent: ev.Agent,
 		Parent: ev.Parent, Step: ev.Step}
 	if ev.Call != nil {
 		cp.Call = &agent.CallInfo{ID: ev.Call.ID, Tool: ev.Call.Tool, Source: ev.Call.Source, Elapsed: ev.Call.Elapsed}

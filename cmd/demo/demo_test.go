@@ -13,6 +13,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/internal/testkit"
+	"github.com/switchboard-dev/switchboard/llm"
 )
 
 // buildDemo is the demo binary, compiled once for the package's tests.
@@ -66,6 +67,8 @@ func TestDemoEndToEnd(t *testing.T) {
 		"Summary: 6 tool calls",
 		"1 failure handled",
 		"1 transient failure retried",
+		"tokens out (0 reasoning), cost $0.000",
+		"at openai/gpt-4o-mini's price)",
 		"durable: a run asks whether it may publish, and parks",
 		"no goroutine waits",
 		`inbox: "`,
@@ -115,5 +118,36 @@ func TestDemoRejectsUnknownModel(t *testing.T) {
 	err := run(context.Background(), options{model: "gpt-9"}, &out, strings.NewReader(""), &out)
 	if err == nil || !strings.Contains(err.Error(), `-model "gpt-9": want scripted or env`) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestCostLine: the summary's cost is computed from the answer's usage and
+// the agent's prices, and says when it is unknown.
+func TestCostLine(t *testing.T) {
+	scripted := &world{}
+	real := &world{model: llm.NewScripted()}
+	for _, tc := range []struct {
+		w    *world
+		ans  *agent.Answer
+		want string
+	}{
+		{scripted, &agent.Answer{Usage: llm.Usage{InputTokens: 3205, CacheReadTokens: 5, OutputTokens: 104, ReasoningTokens: 4},
+			Cost: llm.Cost{USD: llm.Dollars(0.00054315)}},
+			"3205 tokens in (5 cached), 104 tokens out (4 reasoning), cost $0.00054315 (the scripted model's estimated tokens at openai/gpt-4o-mini's price)"},
+		{real, &agent.Answer{Usage: llm.Usage{InputTokens: 1, OutputTokens: 1}, Cost: llm.Cost{Unpriced: 2}},
+			"1 token in (0 cached), 1 token out (0 reasoning), cost unknown"},
+		{scripted, nil, "cost unknown"},
+	} {
+		if got := tc.w.costLine(tc.ans); got != tc.want {
+			t.Errorf("costLine = %q, want %q", got, tc.want)
+		}
+	}
+	// The scripted model's price is looked up, not written down.
+	p, ok := scripted.prices().Lookup(llm.NewScripted().Name())
+	if want, _ := llm.DefaultPrices().Lookup(pricedAs); !ok || p.Input != want.Input || p.Output != want.Output {
+		t.Errorf("the scripted model's price %+v, want %s's", p, pricedAs)
+	}
+	if real.prices() != nil {
+		t.Error("a real model's prices are not the defaults")
 	}
 }

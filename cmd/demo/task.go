@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/llm"
 )
 
 // runTask runs the demo's task on the main agent, drawing progress bars
@@ -23,6 +24,7 @@ func (w *world) runTask(ctx context.Context) error {
 		runID     string
 		runErr    error
 		finalSeen bool
+		answer    *agent.Answer
 	)
 	for ev, err := range w.agent.Stream(ctx, task) {
 		if err != nil {
@@ -50,7 +52,7 @@ func (w *world) runTask(ctx context.Context) error {
 			// result is printed, so the trace reads in order.
 			w.awaitProgress(ctx, ev.Call.ID)
 		case agent.EventFinal:
-			finalSeen = true
+			finalSeen, answer = true, ev.Answer
 		}
 		w.tr.event(ev)
 	}
@@ -75,9 +77,9 @@ func (w *world) runTask(ctx context.Context) error {
 	w.tr.mu.Lock()
 	calls, failures, retries, asks := w.tr.calls, w.tr.failures, w.tr.retries, w.tr.asks
 	w.tr.mu.Unlock()
-	w.tr.say("\n%s %s (MCP, skills, A2A), %s handled, %s retried, %s asked, %s stored on the bus (replayable from JetStream), %s",
+	w.tr.say("\n%s %s (MCP, skills, A2A), %s handled, %s retried, %s asked, %s stored on the bus (replayable from JetStream), %s; %s",
 		w.tr.paint("1", "Summary:"), plural(calls, "tool call"), plural(failures, "failure"), plural(retries, "transient failure"),
-		plural(asks, "permission question"), plural(stored, "run event"), elapsed)
+		plural(asks, "permission question"), plural(stored, "run event"), elapsed, w.costLine(answer))
 	w.tr.promptBreakdown()
 	if w.model == nil {
 		w.tr.say("%s every model answer above came from the scripted model (%s).", w.tr.paint("2", "Note:"), "offline, deterministic")
@@ -150,4 +152,29 @@ func plural(n int, what string) string {
 		return "1 " + what
 	}
 	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// costLine says what the main agent's model turns cost (the researcher
+// peer's own turns are its own): the answer's usage by class and its
+// cost, computed from the agent's price table.
+func (w *world) costLine(ans *agent.Answer) string {
+	if ans == nil {
+		return "cost unknown"
+	}
+	u := ans.Usage
+	line := fmt.Sprintf("%s in (%d cached), %s out (%d reasoning), %s", plural(u.InputTokens, "token"), u.CacheReadTokens,
+		plural(u.OutputTokens, "token"), u.ReasoningTokens, costText(ans.Cost))
+	if w.model == nil && ans.Cost.Known() {
+		line += " (the scripted model's estimated tokens at " + pricedAs + "'s price)"
+	}
+	return line
+}
+
+// costText is "cost $0.0012", "cost at least $0.0012 (1 turn unpriced)"
+// or "cost unknown".
+func costText(c llm.Cost) string {
+	if c.Known() || c.USD != 0 {
+		return "cost " + c.String()
+	}
+	return c.String()
 }

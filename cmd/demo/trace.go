@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/internal/redact"
 )
 
 // tracer prints a readable trace of a run. Events from the run's stream,
@@ -80,6 +81,8 @@ func (t *tracer) event(ev agent.Event) {
 	case agent.EventTurnStarted:
 		t.prompt = ev.Context
 		fmt.Fprintf(t.w, "%s\n", t.paint("2", fmt.Sprintf("── model turn %d ──", ev.Turn)))
+	case agent.EventModelReasoning:
+		fmt.Fprintf(t.w, "  %s %s\n", t.paint("2", "thinking:"), t.paint("2", oneLine(redact.Redact(ev.Text), 200)))
 	case agent.EventModelTurn:
 		if ev.Text != "" {
 			fmt.Fprintf(t.w, "  %s %s\n", t.paint("35", "model:"), oneLine(ev.Text, 200))

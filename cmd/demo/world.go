@@ -158,6 +158,7 @@ func newWorld(ctx context.Context, o options, stdout io.Writer, stdin io.Reader,
 		Logger:       &w.log,
 		Permissions:  &agent.Permissions{Rules: []agent.Rule{{Tool: "a2a__*", Permission: agent.Allow}, {Tool: "activate_skill", Permission: agent.Allow}}},
 		ToolTimeout:  time.Minute,
+		Prices:       w.prices(),
 	})
 	if err != nil {
 		return nil, err
@@ -174,6 +175,21 @@ func chooseModel(ctx context.Context, which string) (llm.Model, error) {
 		return provider.FromEnv(openai.Provider(), anthropic.Provider(), gemini.Provider())
 	}
 	return nil, fmt.Errorf("-model %q: want scripted or env", which)
+}
+
+// pricedAs is the model whose published price the demo gives its scripted
+// model, so that the summary shows what the run would have cost there.
+const pricedAs = "openai/gpt-4o-mini"
+
+// prices is the main agent's price table: the defaults for a real model;
+// for the scripted one, the defaults and pricedAs's price under the
+// scripted model's name.
+func (w *world) prices() llm.Prices {
+	if w.model != nil {
+		return nil
+	}
+	p, _ := llm.DefaultPrices().Lookup(pricedAs)
+	return llm.DefaultPrices().With(llm.Prices{llm.NewScripted().Name(): p})
 }
 
 // scriptOr returns the world's real model, or a scripted one playing steps.

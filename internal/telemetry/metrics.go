@@ -18,6 +18,7 @@ type instruments struct {
 	circuit   metric.Int64Counter
 	busDur    metric.Float64Histogram
 	a2aReqs   metric.Int64Counter
+	cost      metric.Float64Counter
 }
 
 // The bucket boundaries the GenAI conventions advise.
@@ -44,6 +45,8 @@ func newInstruments(m metric.Meter) *instruments {
 		metric.WithDescription("Bus request latency, by operation and failure kind."), metric.WithExplicitBucketBoundaries(durationBuckets...))
 	in.a2aReqs, _ = m.Int64Counter(MetricA2ARequests, metric.WithUnit("{request}"),
 		metric.WithDescription("A2A server requests, by method and failure kind."))
+	in.cost, _ = m.Float64Counter(MetricCost, metric.WithUnit("{USD}"),
+		metric.WithDescription("What model calls cost in US dollars, by provider and model, where a price is known."))
 	return in
 }
 

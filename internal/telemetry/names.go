@@ -20,17 +20,23 @@ const (
 	KeyResponseModel  = attribute.Key("gen_ai.response.model")
 	KeyInputTokens    = attribute.Key("gen_ai.usage.input_tokens")
 	KeyOutputTokens   = attribute.Key("gen_ai.usage.output_tokens")
-	KeyToolName       = attribute.Key("gen_ai.tool.name")
-	KeyToolCallID     = attribute.Key("gen_ai.tool.call.id")
-	KeyToolType       = attribute.Key("gen_ai.tool.type")
-	KeyTokenType      = attribute.Key("gen_ai.token.type")
-	KeyErrorType      = attribute.Key("error.type")
-	KeyResponseID     = attribute.Key("gen_ai.response.id")
-	KeyFinishReasons  = attribute.Key("gen_ai.response.finish_reasons")
-	KeyMaxTokens      = attribute.Key("gen_ai.request.max_tokens")
-	KeyTemperature    = attribute.Key("gen_ai.request.temperature")
-	KeyServerAddress  = attribute.Key("server.address")
-	KeyServerPort     = attribute.Key("server.port")
+	// The token classes of the input and output counts (GenAI registry,
+	// development status: semantic-conventions #3383 for reasoning), set
+	// when not zero.
+	KeyCacheReadTokens  = attribute.Key("gen_ai.usage.cache_read.input_tokens")
+	KeyCacheWriteTokens = attribute.Key("gen_ai.usage.cache_creation.input_tokens")
+	KeyReasoningTokens  = attribute.Key("gen_ai.usage.reasoning.output_tokens")
+	KeyToolName         = attribute.Key("gen_ai.tool.name")
+	KeyToolCallID       = attribute.Key("gen_ai.tool.call.id")
+	KeyToolType         = attribute.Key("gen_ai.tool.type")
+	KeyTokenType        = attribute.Key("gen_ai.token.type")
+	KeyErrorType        = attribute.Key("error.type")
+	KeyResponseID       = attribute.Key("gen_ai.response.id")
+	KeyFinishReasons    = attribute.Key("gen_ai.response.finish_reasons")
+	KeyMaxTokens        = attribute.Key("gen_ai.request.max_tokens")
+	KeyTemperature      = attribute.Key("gen_ai.request.temperature")
+	KeyServerAddress    = attribute.Key("server.address")
+	KeyServerPort       = attribute.Key("server.port")
 
 	// MCP conventions (semconv 1.37 and later), on the spans of MCP calls
 	// made and served.
@@ -76,6 +82,10 @@ const (
 	KeyContentAnswer  = attribute.Key("switchboard.output")
 	KeyParked         = attribute.Key("switchboard.run.parked")
 	KeyA2APeer        = attribute.Key("switchboard.a2a.peer")
+	// KeyCost is what a chat (or a whole run) cost in US dollars, priced by
+	// the agent's price table; set only when known (no convention has a
+	// cost attribute).
+	KeyCost = attribute.Key("switchboard.usage.cost")
 )
 
 // Operation names (gen_ai.operation.name) and span-name prefixes.
@@ -110,6 +120,9 @@ const (
 	MetricCircuitChanges = "switchboard.circuit.state_changes"
 	MetricBusDuration    = "switchboard.bus.request.duration"
 	MetricA2ARequests    = "switchboard.a2a.server.requests"
+	// MetricCost sums what chats cost in US dollars, by the chat's
+	// attributes (provider, model), when the cost is known.
+	MetricCost = "switchboard.model.cost"
 )
 
 // ScopeName is the instrumentation scope of every tracer and meter.

@@ -3,6 +3,8 @@ package telemetry
 import (
 	"context"
 	"encoding/json"
+	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,8 +24,10 @@ type Op struct {
 	op       string
 	start    time.Time   // for the metrics (zero without them)
 	ms       *metricSets // the metrics' attributes (nil without metrics)
-	usage    bool        // in and out are set: they go on the span at End
-	in, out  int
+	usage    bool        // tok is set: it goes on the span at End
+	tok      Tokens
+	cost     float64 // dollars, when costSet
+	costSet  bool
 	attempts atomic.Int32
 	buf      []attribute.KeyValue // a recording span's attributes, handed over one call at a time
 }
@@ -31,7 +35,8 @@ type Op struct {
 // recOp and wideOp are the Op of a recording span with room for the
 // attributes it hands to the span in one call (the span copies them), so
 // that building a span's attributes allocates nothing of its own: three
-// (a workflow's) or six (a tool call's, a run's, a chat's at its end).
+// (a workflow's) or ten (a tool call's, a run's, a chat's at its end, with
+// every token class and the cost).
 // Each also holds the context that carries the Op (opCtx), so that a
 // recording span's Op and context are one allocation.
 type (
@@ -43,7 +48,7 @@ type (
 	wideOp struct {
 		Op
 		c  opCtx
-		kv [6]attribute.KeyValue
+		kv [10]attribute.KeyValue
 	}
 )
 
@@ -213,16 +218,18 @@ func (t *Telemetry) StartWorkflow(ctx context.Context, name, run string) (contex
 	return ctx, o
 }
 
-// StartChat opens a chat span for one model turn.
-func (t *Telemetry) StartChat(ctx context.Context, model string) (context.Context, *Op) {
+// StartChat opens a chat span for one model turn; endpoint is the
+// provider's base URL ("" unknown), reported as server.address and
+// server.port.
+func (t *Telemetry) StartChat(ctx context.Context, model, endpoint string) (context.Context, *Op) {
 	if t == nil {
 		return ctx, nil
 	}
 	c := t.chat.Load()
-	if c == nil || c.model != model {
+	if c == nil || c.model != model || c.endpoint != endpoint {
 		prov, m := ProviderModel(model)
-		attrs := []attribute.KeyValue{KeyOperation.String(OpChat), t.provider(prov), KeyRequestModel.String(m)}
-		c = &chatNames{model: model, name: spanName(OpChat, m),
+		attrs := append([]attribute.KeyValue{KeyOperation.String(OpChat), t.provider(prov), KeyRequestModel.String(m)}, serverAttrs(endpoint)...)
+		c = &chatNames{model: model, endpoint: endpoint, name: spanName(OpChat, m),
 			opts: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...)}}
 		if t.m != nil {
 			c.ms = newMetricSets(attrs, true)
@@ -285,6 +292,7 @@ func (o *Op) Conversation(id string) {
 // computed once.
 type chatNames struct {
 	model, name string
+	endpoint    string
 	opts        []trace.SpanStartOption // the span kind and attributes
 	ms          *metricSets             // nil without metrics
 }
@@ -373,16 +381,36 @@ func (o *Op) SpanContext() trace.SpanContext {
 	return o.span.SpanContext()
 }
 
-// Usage records tokens on the span (at End, with the error); a chat's
-// also go to the token metric.
-func (o *Op) Usage(ctx context.Context, in, out int) {
+// Tokens is an operation's token usage by class, in llm.Usage's
+// convention: Input counts every input token (the cache classes
+// included) and Output every output token (reasoning included).
+type Tokens struct {
+	Input, Output, CacheRead, CacheWrite, Reasoning int
+}
+
+// Usage records tokens on the span (at End, with the error: the input and
+// output counts always, each other class when not zero); a chat's input
+// and output also go to the token metric.
+func (o *Op) Usage(ctx context.Context, tok Tokens) {
 	if o == nil {
 		return
 	}
-	o.usage, o.in, o.out = true, in, out
+	o.usage, o.tok = true, tok
 	if m := o.t.m; m != nil && o.op == OpChat {
-		m.tokens.Record(ctx, int64(in), o.ms.in...)
-		m.tokens.Record(ctx, int64(out), o.ms.out...)
+		m.tokens.Record(ctx, int64(tok.Input), o.ms.in...)
+		m.tokens.Record(ctx, int64(tok.Output), o.ms.out...)
+	}
+}
+
+// Cost records what the operation cost, in dollars, when it is known
+// (KeyCost on the span at End; a chat's also add to MetricCost).
+func (o *Op) Cost(ctx context.Context, dollars float64) {
+	if o == nil {
+		return
+	}
+	o.cost, o.costSet = dollars, true
+	if m := o.t.m; m != nil && o.op == OpChat {
+		m.cost.Add(ctx, dollars, o.ms.add...)
 	}
 }
 
@@ -426,7 +454,19 @@ func (o *Op) End(ctx context.Context, kind string) {
 	if o.rec {
 		kv := o.buf
 		if o.usage {
-			kv = append(kv, KeyInputTokens.Int(o.in), KeyOutputTokens.Int(o.out))
+			kv = append(kv, KeyInputTokens.Int(o.tok.Input), KeyOutputTokens.Int(o.tok.Output))
+			if o.tok.CacheRead > 0 {
+				kv = append(kv, KeyCacheReadTokens.Int(o.tok.CacheRead))
+			}
+			if o.tok.CacheWrite > 0 {
+				kv = append(kv, KeyCacheWriteTokens.Int(o.tok.CacheWrite))
+			}
+			if o.tok.Reasoning > 0 {
+				kv = append(kv, KeyReasoningTokens.Int(o.tok.Reasoning))
+			}
+		}
+		if o.costSet {
+			kv = append(kv, KeyCost.Float64(o.cost))
 		}
 		switch kind {
 		case "":
@@ -468,4 +508,34 @@ func (o *Op) End(ctx context.Context, kind string) {
 			m.toolDur.Record(ctx, d, set)
 		}
 	}
+}
+
+// serverAttrs are server.address and server.port of a provider's base URL
+// ("https://api.openai.com/v1", or a bare "host:port"): none when it has
+// no host; the port is the scheme's when the URL names none.
+func serverAttrs(endpoint string) []attribute.KeyValue {
+	if endpoint == "" {
+		return nil
+	}
+	if !strings.Contains(endpoint, "://") {
+		endpoint = "//" + endpoint // a bare host[:port]
+	}
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Hostname() == "" {
+		return nil
+	}
+	attrs := []attribute.KeyValue{KeyServerAddress.String(u.Hostname())}
+	port := u.Port()
+	if port == "" {
+		switch u.Scheme {
+		case "https":
+			port = "443"
+		case "http":
+			port = "80"
+		}
+	}
+	if n, err := strconv.Atoi(port); err == nil && n > 0 && n < 65536 {
+		attrs = append(attrs, KeyServerPort.Int(n))
+	}
+	return attrs
 }

@@ -24,16 +24,17 @@ var temperature = 0.5
 var spanOps = map[string]func(*Telemetry){
 	"invoke_agent": func(t *Telemetry) {
 		ctx, op := t.StartAgent(context.Background(), "helper", "r1", "r0", "openai/gpt-4o", "hi", trace.SpanContext{})
-		op.Usage(ctx, 3, 4)
+		op.Usage(ctx, Tokens{Input: 3, Output: 4})
 		op.Output("bye")
 		op.End(ctx, "budget")
 	},
 	"chat": func(t *Telemetry) {
-		ctx, op := t.StartChat(context.Background(), "openai/gpt-4o")
+		ctx, op := t.StartChat(context.Background(), "openai/gpt-4o", "https://api.openai.com/v1")
 		Attempt(ctx)
 		Attempt(ctx)
 		op.Request(256, &temperature)
-		op.Usage(ctx, 5, 6)
+		op.Usage(ctx, Tokens{Input: 5, Output: 6, CacheRead: 3, CacheWrite: 1, Reasoning: 2})
+		op.Cost(ctx, 0.25)
 		op.Response("gpt-4o-2024-08-06", "chatcmpl-1", "stop")
 		op.End(ctx, "transient")
 	},
@@ -108,7 +109,7 @@ func TestRecordedSpanAttributes(t *testing.T) {
 	}{
 		{false, false, map[string]string{
 			"invoke_agent":       "invoke_agent helper internal Error:budget [error.type=budget gen_ai.agent.name=helper gen_ai.operation.name=invoke_agent gen_ai.request.model=gpt-4o gen_ai.system=openai gen_ai.usage.input_tokens=3 gen_ai.usage.output_tokens=4 switchboard.run.id=r1 switchboard.run.parent=r0] []",
-			"chat":               `chat gpt-4o client Error:transient [error.type=transient gen_ai.operation.name=chat gen_ai.request.max_tokens=256 gen_ai.request.model=gpt-4o gen_ai.request.temperature=0.5 gen_ai.response.finish_reasons=["stop"] gen_ai.response.id=chatcmpl-1 gen_ai.response.model=gpt-4o-2024-08-06 gen_ai.system=openai gen_ai.usage.input_tokens=5 gen_ai.usage.output_tokens=6] [switchboard.retry{switchboard.attempt=2}]`,
+			"chat":               `chat gpt-4o client Error:transient [error.type=transient gen_ai.operation.name=chat gen_ai.request.max_tokens=256 gen_ai.request.model=gpt-4o gen_ai.request.temperature=0.5 gen_ai.response.finish_reasons=["stop"] gen_ai.response.id=chatcmpl-1 gen_ai.response.model=gpt-4o-2024-08-06 gen_ai.system=openai gen_ai.usage.cache_creation.input_tokens=1 gen_ai.usage.cache_read.input_tokens=3 gen_ai.usage.input_tokens=5 gen_ai.usage.output_tokens=6 gen_ai.usage.reasoning.output_tokens=2 server.address=api.openai.com server.port=443 switchboard.usage.cost=0.25] [switchboard.retry{switchboard.attempt=2}]`,
 			"execute_tool":       "execute_tool add client Unset: [gen_ai.operation.name=execute_tool gen_ai.tool.call.id=c1 gen_ai.tool.name=add gen_ai.tool.type=extension switchboard.tool.source=mcp switchboard.tool.source_name=files] [switchboard.permission{switchboard.permission=ask}]",
 			"invoke_workflow":    "invoke_workflow pipeline internal Unset: [gen_ai.agent.name=pipeline gen_ai.operation.name=invoke_workflow switchboard.run.id=w1] []",
 			"parked":             "invoke_agent helper internal Unset: [gen_ai.agent.name=helper gen_ai.conversation.id=s1 gen_ai.operation.name=invoke_agent gen_ai.request.model=gpt-4o gen_ai.system=openai switchboard.run.id=r1 switchboard.run.parked=true] [switchboard.parked{}]",
@@ -128,7 +129,7 @@ func TestRecordedSpanAttributes(t *testing.T) {
 		}},
 		{true, true, map[string]string{
 			"invoke_agent":    `invoke_agent helper internal Error:budget [error.type=budget gen_ai.agent.name=helper gen_ai.input.messages=[{"parts":[{"content":"hi","type":"text"}],"role":"user"}] gen_ai.operation.name=invoke_agent gen_ai.output.messages=[{"parts":[{"content":"bye","type":"text"}],"role":"assistant"}] gen_ai.provider.name=openai gen_ai.request.model=gpt-4o gen_ai.usage.input_tokens=3 gen_ai.usage.output_tokens=4 switchboard.run.id=r1 switchboard.run.parent=r0] []`,
-			"chat":            `chat gpt-4o client Error:transient [error.type=transient gen_ai.operation.name=chat gen_ai.provider.name=openai gen_ai.request.max_tokens=256 gen_ai.request.model=gpt-4o gen_ai.request.temperature=0.5 gen_ai.response.finish_reasons=["stop"] gen_ai.response.id=chatcmpl-1 gen_ai.response.model=gpt-4o-2024-08-06 gen_ai.usage.input_tokens=5 gen_ai.usage.output_tokens=6] [switchboard.retry{switchboard.attempt=2}]`,
+			"chat":            `chat gpt-4o client Error:transient [error.type=transient gen_ai.operation.name=chat gen_ai.provider.name=openai gen_ai.request.max_tokens=256 gen_ai.request.model=gpt-4o gen_ai.request.temperature=0.5 gen_ai.response.finish_reasons=["stop"] gen_ai.response.id=chatcmpl-1 gen_ai.response.model=gpt-4o-2024-08-06 gen_ai.usage.cache_creation.input_tokens=1 gen_ai.usage.cache_read.input_tokens=3 gen_ai.usage.input_tokens=5 gen_ai.usage.output_tokens=6 gen_ai.usage.reasoning.output_tokens=2 server.address=api.openai.com server.port=443 switchboard.usage.cost=0.25] [switchboard.retry{switchboard.attempt=2}]`,
 			"execute_tool":    `execute_tool add client Unset: [gen_ai.operation.name=execute_tool gen_ai.tool.call.arguments={"a":1} gen_ai.tool.call.id=c1 gen_ai.tool.call.result=2 gen_ai.tool.name=add gen_ai.tool.type=extension switchboard.tool.source=mcp switchboard.tool.source_name=files] [switchboard.permission{switchboard.permission=ask}]`,
 			"invoke_workflow": "invoke_workflow pipeline internal Unset: [gen_ai.operation.name=invoke_workflow gen_ai.workflow.name=pipeline switchboard.run.id=w1] []",
 		}},
@@ -209,7 +210,7 @@ func TestUnsampledSpansCostNothingOfOurs(t *testing.T) {
 	}{
 		{"invoke_agent", func() {
 			ctx, op := tel.StartAgent(context.Background(), "helper", "r1", "r0", "openai/gpt-4o", "hi", trace.SpanContext{})
-			op.Usage(ctx, 3, 4)
+			op.Usage(ctx, Tokens{Input: 3, Output: 4})
 			op.Output("bye")
 			op.End(ctx, "budget")
 		}},
@@ -271,7 +272,7 @@ func TestOpContextIsTheParents(t *testing.T) {
 		start func(context.Context) (context.Context, *Op)
 	}{
 		{"execute_tool", func(ctx context.Context) (context.Context, *Op) { return tel.StartTool(ctx, "add", "c1", "", "") }},
-		{"chat", func(ctx context.Context) (context.Context, *Op) { return tel.StartChat(ctx, "m") }},
+		{"chat", func(ctx context.Context) (context.Context, *Op) { return tel.StartChat(ctx, "m", "") }},
 		{"invoke_workflow", func(ctx context.Context) (context.Context, *Op) { return tel.StartWorkflow(ctx, "w", "w1") }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -324,5 +325,26 @@ func TestToolMetricSetsAreBounded(t *testing.T) {
 	}
 	if _, ok := toolSets.m[[2]string{"mcp", long}]; ok {
 		t.Error("a source name longer than nameCacheLen was cached")
+	}
+}
+
+func TestServerAttrs(t *testing.T) {
+	for _, tc := range []struct{ endpoint, want string }{
+		{"", ""},
+		{"https://api.openai.com/v1", "server.address=api.openai.com server.port=443"},
+		{"http://localhost:11434", "server.address=localhost server.port=11434"},
+		{"http://[::1]/v1", "server.address=::1 server.port=80"},
+		{"generativelanguage.googleapis.com:443", "server.address=generativelanguage.googleapis.com server.port=443"},
+		{"bedrock-runtime.us-east-1.amazonaws.com", "server.address=bedrock-runtime.us-east-1.amazonaws.com"},
+		{"unix:///tmp/sock", ""},
+		{"https://host:99999", "server.address=host"},
+	} {
+		var got []string
+		for _, kv := range serverAttrs(tc.endpoint) {
+			got = append(got, string(kv.Key)+"="+kv.Value.Emit())
+		}
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("serverAttrs(%q) = %v, want %q", tc.endpoint, got, tc.want)
+		}
 	}
 }

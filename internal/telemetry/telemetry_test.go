@@ -47,6 +47,12 @@ func TestNamesMatchConventions(t *testing.T) {
 		{KeyToolCallID, semconvlatest.GenAIToolCallIDKey},
 		{KeyToolType, semconvlatest.GenAIToolTypeKey},
 		{KeyInputTokens, semconvlatest.GenAIUsageInputTokensKey},
+		{KeyCacheReadTokens, semconvlatest.GenAIUsageCacheReadInputTokensKey},
+		{KeyCacheWriteTokens, semconvlatest.GenAIUsageCacheCreationInputTokensKey},
+		{KeyReasoningTokens, semconvlatest.GenAIUsageReasoningOutputTokensKey},
+		{KeyTemperature, semconvlatest.GenAIRequestTemperatureKey},
+		{KeyServerAddress, semconvlatest.ServerAddressKey},
+		{KeyServerPort, semconvlatest.ServerPortKey},
 		{KeyProviderName, semconvlatest.GenAIProviderNameKey},
 		{KeyWorkflowName, semconvlatest.GenAIWorkflowNameKey},
 		{KeyInputMessages, semconvlatest.GenAIInputMessagesKey},
@@ -101,7 +107,7 @@ func TestOffWithoutProviders(t *testing.T) {
 	// A nil Telemetry is a no-op everywhere.
 	var off *Telemetry
 	ctx, op := off.StartAgent(context.Background(), "a", "r", "", "m", "in", trace.SpanContext{})
-	op.Usage(ctx, 1, 2)
+	op.Usage(ctx, Tokens{Input: 1, Output: 2})
 	op.Event("x", KeyPermission, "y")
 	op.End(ctx, "")
 	if ctx != context.Background() || op != nil {
