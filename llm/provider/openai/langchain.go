@@ -59,6 +59,9 @@ type langChain struct {
 	// tapped means the model's HTTP client is a tapDoer, so each call can
 	// observe its exchange through a *tap in the context.
 	tapped bool
+	// patch, if set (with tapped), builds what the tap rewrites in each
+	// request's body (chat_body.go).
+	patch func(*llm.Request) (*bodyPatch, error)
 }
 
 // newLangChain returns an adapter over cfg.Model.
@@ -107,6 +110,13 @@ func (a *langChain) generate(ctx context.Context, req *llm.Request) (*llm.Respon
 	if a.tapped {
 		t = &tap{}
 		ctx = withTap(ctx, t)
+		if a.patch != nil {
+			p, err := a.patch(req)
+			if err != nil {
+				return nil, badOutput(a.name, err)
+			}
+			t.patch = p
+		}
 	}
 	streamed := false
 	if req.OnText != nil {
@@ -215,13 +225,14 @@ func fromLangChain(res *llms.ContentResponse) (*llm.Response, error) {
 		return nil, failure.New(failure.Model, failure.SourceModel, "the model provider returned no choices")
 	}
 	out := &llm.Response{Message: llm.Message{Role: llm.RoleAssistant}}
-	var text strings.Builder
+	var text, reasoning strings.Builder
 	gotUsage := false
 	for _, c := range res.Choices {
 		if c == nil {
 			continue
 		}
 		text.WriteString(c.Content)
+		reasoning.WriteString(c.ReasoningContent)
 		calls := c.ToolCalls
 		if len(calls) == 0 && c.FuncCall != nil {
 			calls = []llms.ToolCall{{FunctionCall: c.FuncCall}}
@@ -241,6 +252,7 @@ func fromLangChain(res *llms.ContentResponse) (*llm.Response, error) {
 		}
 	}
 	out.Message.Text = text.String()
+	out.Message.Reasoning = reasoning.String()
 	return out, nil
 }
 
@@ -257,7 +269,12 @@ func usageOf(info map[string]any) (llm.Usage, bool) {
 		in, ok1 := intOf(info[k[0]])
 		out, ok2 := intOf(info[k[1]])
 		if ok1 || ok2 {
-			return llm.Usage{InputTokens: in, OutputTokens: out}, true
+			u := llm.Usage{InputTokens: in, OutputTokens: out}
+			// langchaingo's openai provider (chat completions'
+			// prompt_tokens_details and completion_tokens_details).
+			u.CacheReadTokens, _ = intOf(info["PromptCachedTokens"])
+			u.ReasoningTokens, _ = intOf(info["ReasoningTokens"])
+			return u, true
 		}
 	}
 	return llm.Usage{}, false

@@ -3,6 +3,7 @@ package openai
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -22,6 +23,8 @@ type tap struct {
 	status int
 	body   []byte
 	stream *openAIStream
+	// patch, if set, is applied to the request body (chat_body.go).
+	patch *bodyPatch
 }
 
 type tapKey struct{}
@@ -37,6 +40,15 @@ type tapDoer struct{ next *http.Client }
 // Do sends req.
 func (d tapDoer) Do(req *http.Request) (*http.Response, error) {
 	t, _ := req.Context().Value(tapKey{}).(*tap)
+	if t != nil && t.patch != nil {
+		if err := t.patch.rewrite(req); err != nil {
+			t.mu.Lock()
+			t.err = &failure.Error{Kind: failure.Internal, Source: failure.SourceModel, Op: "generate",
+				Message: "the request body could not be completed", Err: err}
+			t.mu.Unlock()
+			return nil, t.err
+		}
+	}
 	resp, err := d.next.Do(req)
 	if t == nil {
 		return resp, err
@@ -73,12 +85,18 @@ func (t *tap) failure(ctx context.Context, c wire.Classifier) error {
 		return c.Err(ctx, t.err)
 	}
 	if t.status != 0 && (t.status < 200 || t.status > 299) {
+		if fe := contextLength(c, t.body); fe != nil {
+			return fe
+		}
 		msg, typ := wire.ParseErrorBody(t.body)
 		return c.Status(wire.HTTPFailure{Status: t.status, Message: msg, ErrType: typ})
 	}
 	if s := t.stream; s != nil {
 		s.mu.Lock()
 		defer s.mu.Unlock()
+		if s.errCode == codeContextLength {
+			return contextLengthError(c, s.errMsg)
+		}
 		if s.errMsg != "" || s.errType != "" {
 			// An error inside a 200 stream: the provider failed mid-answer.
 			kind := failure.Transient
@@ -116,4 +134,35 @@ func (b *teeBody) Read(p []byte) (int, error) {
 		b.s.close()
 	}
 	return n, err
+}
+
+// codeContextLength is the error code of a request whose prompt is longer
+// than the model's context window.
+const codeContextLength = "context_length_exceeded"
+
+// contextLength returns the failure of an error body that says the prompt
+// does not fit the model's context window, or nil.
+func contextLength(c wire.Classifier, body []byte) *failure.Error {
+	var b struct {
+		Error struct {
+			Message string `json:"message"`
+			Code    string `json:"code"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &b) != nil || b.Error.Code != codeContextLength {
+		return nil
+	}
+	return contextLengthError(c, b.Error.Message)
+}
+
+// contextLengthError is a prompt too long for the model's window: a
+// failure.Budget, as the agent reports a prompt it knows will not fit (the
+// context window is a budget of tokens; retrying the same prompt cannot
+// help), with the provider's code in the message.
+func contextLengthError(c wire.Classifier, msg string) *failure.Error {
+	m := "the prompt does not fit the model's context window (" + codeContextLength + ")"
+	if msg != "" {
+		m += ": " + c.Scrub.Scrub(msg)
+	}
+	return &failure.Error{Kind: failure.Budget, Source: failure.SourceModel, Name: c.Name, Op: "generate", Message: m}
 }
