@@ -127,7 +127,7 @@ type openAIChunk struct {
 			// compatible server shows it.
 			ReasoningContent *string `json:"reasoning_content"`
 			Reasoning        *string `json:"reasoning"`
-			ToolCalls []struct {
+			ToolCalls        []struct {
 				Index    *int   `json:"index"`
 				ID       string `json:"id"`
 				Type     string `json:"type"`
