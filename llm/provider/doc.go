@@ -3,11 +3,13 @@
 // each provider's package offers. The providers live in packages of their
 // own, so that a program links only the ones it names:
 // [github.com/switchboard-dev/switchboard/llm/provider/openai] (OpenAI's
-// chat completions, and any OpenAI-compatible server) and
+// chat completions, and any OpenAI-compatible server),
 // [github.com/switchboard-dev/switchboard/llm/provider/anthropic]
-// (Anthropic's Messages API).
+// (Anthropic's Messages API) and
+// [github.com/switchboard-dev/switchboard/llm/provider/ollama] (a local
+// Ollama server's own API).
 //
-//	model, err := provider.FromEnv(openai.Provider(), anthropic.Provider()) // OPENAI_API_KEY, ANTHROPIC_API_KEY, ...
+//	model, err := provider.FromEnv(openai.Provider(), anthropic.Provider(), ollama.Provider()) // OPENAI_API_KEY, ANTHROPIC_API_KEY, OLLAMA_MODEL, ...
 //	if err != nil {
 //		return err // a *failure.Error of kind failure.Config saying what to set
 //	}
