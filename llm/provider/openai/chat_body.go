@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -22,9 +23,11 @@ import (
 // part OpenAI rejects; there is no input_audio or file part). So the body
 // langchaingo builds is rewritten on its way out, in the HTTP tap: its
 // "messages" are replaced by the ones built here from the request, and the
-// fields above are set. langchaingo still builds the rest (model, tools,
-// token cap, stop, temperature, stream and stream_options), sends the
-// request and reads a non-streamed answer.
+// fields above are set (langchaingo is given a placeholder conversation,
+// so that it does not convert and encode one for nothing). langchaingo
+// still builds the rest (model, tools, token cap, stop, temperature,
+// stream and stream_options), sends the request and reads a non-streamed
+// answer.
 
 // bodyPatch is what one call sets in the chat completions body: each
 // top-level field by name, as JSON.
@@ -49,10 +52,28 @@ func (p *bodyPatch) rewrite(req *http.Request) error {
 	for k, v := range p.fields {
 		body[k] = v
 	}
-	out, err := json.Marshal(body)
-	if err != nil {
-		return err
+	// Written by hand, keys sorted: every value is valid JSON already (the
+	// decoder's or json.Marshal's), so encoding/json's validating pass over
+	// each again is saved.
+	keys := make([]string, 0, len(body))
+	size := 2
+	for k, v := range body {
+		keys = append(keys, k)
+		size += len(k) + len(v) + 4
 	}
+	slices.Sort(keys)
+	buf := bytes.NewBuffer(make([]byte, 0, size))
+	buf.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		buf.Write(jsonString(k))
+		buf.WriteByte(':')
+		buf.Write(body[k])
+	}
+	buf.WriteByte('}')
+	out := buf.Bytes()
 	req.Body = io.NopCloser(bytes.NewReader(out))
 	req.ContentLength = int64(len(out))
 	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(out)), nil }

@@ -92,7 +92,15 @@ func (a *langChain) generate(ctx context.Context, req *llm.Request) (*llm.Respon
 	if err := ctx.Err(); err != nil {
 		return nil, a.cls.Err(ctx, err)
 	}
-	msgs := toLangChain(req)
+	var msgs []llms.MessageContent
+	if a.tapped && a.patch != nil {
+		// The tap replaces the messages (chat_body.go): langchaingo is
+		// given one placeholder, not a conversation to convert and encode
+		// for nothing.
+		msgs = []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "")}
+	} else {
+		msgs = toLangChain(req)
+	}
 	var opts []llms.CallOption
 	if len(req.Tools) > 0 {
 		opts = append(opts, llms.WithTools(toolsToLangChain(req.Tools)))

@@ -1,8 +1,10 @@
 package openai
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -347,4 +349,38 @@ func TestCapabilitiesByModel(t *testing.T) {
 	if llm.CapabilitiesOf(&openAIModel{model: "gpt-4o"}).Accept(llm.PartImage) != true {
 		t.Error("the model is not a Describer")
 	}
+}
+
+// BenchmarkBodyRewrite measures completing a 20-turn request's body in the
+// tap (building and encoding the messages, schema and cache key, decoding
+// langchaingo's body and writing it again with them) against only encoding
+// the messages, which any way of sending them pays, and reports the ratio.
+func BenchmarkBodyRewrite(b *testing.B) {
+	req := &llm.Request{System: strings.Repeat("You are a careful agent. ", 40), Tools: providertest.WeatherTools(),
+		CacheKey: "session-1", Output: &llm.Output{Schema: json.RawMessage(weatherSchema)}}
+	for i := range 20 {
+		req.Messages = append(req.Messages, llm.Message{Role: llm.RoleUser, Text: strings.Repeat("What is the weather like? ", 20)},
+			llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "call_" + string(rune('a'+i)), Name: "get_weather", Args: json.RawMessage(`{"city":"Paris"}`)}}},
+			llm.Message{Role: llm.RoleTool, ToolResults: []llm.ToolResult{{CallID: "call_" + string(rune('a'+i)), Name: "get_weather", Content: strings.Repeat("18°C and dry. ", 30)}}})
+	}
+	// What langchaingo builds: its placeholder message, the tools.
+	lcBody, err := json.Marshal(map[string]any{"model": "gpt-4o-mini", "messages": []any{map[string]string{"role": "user", "content": ""}}, "temperature": 0,
+		"tools": []any{map[string]any{"type": "function", "function": map[string]any{"name": "get_weather", "parameters": json.RawMessage(`{"type":"object"}`)}}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	providertest.CompareBench(b, "encode", func() {
+		if _, err := json.Marshal(chatMessages(req)); err != nil {
+			b.Fatal(err)
+		}
+	}, "rewrite", func() {
+		p, err := chatPatch("gpt-4o-mini", req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		hreq, _ := http.NewRequest(http.MethodPost, "http://x/v1/chat/completions", bytes.NewReader(lcBody))
+		if err := p.rewrite(hreq); err != nil {
+			b.Fatal(err)
+		}
+	})
 }
