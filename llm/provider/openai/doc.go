@@ -18,7 +18,9 @@
 //     API's text.format), strict when the schema is in strict mode's subset
 //     (every object closed with additionalProperties false and all its
 //     properties required, no allOf, oneOf, not, if/then/else, ...), and
-//     strict false otherwise: the schema is not rewritten.
+//     strict false otherwise: the schema is not rewritten. A model that
+//     declines to answer (the answer's "refusal") fails the call with kind
+//     failure.Model and its words.
 //   - Parts: images (data: URL or URL), WAV and MP3 audio, PDFs (as a file
 //     with its data) and text documents (inlined); what the API cannot
 //     carry (audio or a PDF by URL, a part over 20 MB) is described in

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -125,6 +126,9 @@ func (a *langChain) generate(ctx context.Context, req *llm.Request) (*llm.Respon
 			}
 			t.patch = p
 		}
+		if req.Output != nil && req.OnText == nil {
+			t.answer = &bytes.Buffer{}
+		}
 	}
 	streamed := false
 	if req.OnText != nil {
@@ -169,6 +173,11 @@ func (a *langChain) generate(ctx context.Context, req *llm.Request) (*llm.Respon
 	}
 	if t != nil && t.stream != nil && t.stream.apply(out) {
 		streamed = true
+	}
+	if t != nil && req.Output != nil {
+		if r := t.refusal(); r != "" {
+			return nil, refused(a.cls, r)
+		}
 	}
 	if req.OnText != nil && !streamed && out.Message.Text != "" {
 		req.OnText(out.Message.Text)

@@ -384,3 +384,31 @@ func BenchmarkBodyRewrite(b *testing.B) {
 		}
 	})
 }
+
+// TestOpenAIRefusal: a model that declines to give a structured answer
+// says so in "refusal", which langchaingo does not read: the call fails
+// with kind Model and the model's words, JSON or streamed.
+func TestOpenAIRefusal(t *testing.T) {
+	const words = "I'm sorry, I cannot assist with that request."
+	answer := `{"id":"chatcmpl-R","object":"chat.completion","model":"gpt-4o-2024-08-06","choices":[{"index":0,"message":{"role":"assistant","content":null,"refusal":"` + words + `"},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":81,"completion_tokens":11,"total_tokens":92}}`
+	stream := "data: {\"id\":\"chatcmpl-R\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":null,\"refusal\":\"\"},\"finish_reason\":null}]}\n\n" +
+		"data: {\"id\":\"chatcmpl-R\",\"choices\":[{\"index\":0,\"delta\":{\"refusal\":\"I'm sorry, \"},\"finish_reason\":null}]}\n\n" +
+		"data: {\"id\":\"chatcmpl-R\",\"choices\":[{\"index\":0,\"delta\":{\"refusal\":\"I cannot assist with that request.\"},\"finish_reason\":null}]}\n\n" +
+		"data: {\"id\":\"chatcmpl-R\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"
+	for _, rep := range []providertest.Reply{
+		{Status: 200, ContentType: "application/json", Body: []byte(answer)},
+		{Status: 200, ContentType: "text/event-stream", Body: []byte(stream)},
+	} {
+		p := providertest.NewServer(t, rep)
+		m := newTestModel(t, p, "gpt-4o")
+		req := &llm.Request{Output: &llm.Output{Schema: json.RawMessage(weatherSchema)}, Messages: []llm.Message{{Role: llm.RoleUser, Text: "x"}}}
+		if rep.ContentType == "text/event-stream" {
+			req.OnText = func(d string) { t.Errorf("OnText(%q) for a refusal", d) }
+		}
+		_, err := m.Generate(t.Context(), req)
+		providertest.CheckFailure(t, err, failure.Model, false, "openai/gpt-4o", providertest.OpenAIKey)
+		if err == nil || !strings.Contains(err.Error(), words) {
+			t.Errorf("%s: err = %v", rep.ContentType, err)
+		}
+	}
+}

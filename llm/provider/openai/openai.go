@@ -126,6 +126,8 @@ type openAIChunk struct {
 			// Ollama's /v1) is the model's reasoning text, where a
 			// compatible server shows it.
 			ReasoningContent *string `json:"reasoning_content"`
+			// Refusal is a structured answer's refusal.
+			Refusal *string `json:"refusal"`
 			Reasoning        *string `json:"reasoning"`
 			ToolCalls        []struct {
 				Index    *int   `json:"index"`
@@ -189,6 +191,7 @@ type openAIStream struct {
 	parser  wire.SSEParser
 	text    strings.Builder
 	reason  strings.Builder
+	refusal strings.Builder
 	calls   []*streamCall
 	byIndex map[int]*streamCall
 	stop    string
@@ -280,6 +283,9 @@ func (s *openAIStream) chunk(c *openAIChunk) {
 			if r != nil {
 				s.reason.WriteString(*r)
 			}
+		}
+		if r := ch.Delta.Refusal; r != nil {
+			s.refusal.WriteString(*r)
 		}
 		if d := ch.Delta.Content; d != nil && *d != "" {
 			s.text.WriteString(*d)

@@ -72,8 +72,9 @@ type responsesItem struct {
 	// call's is an object).
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	Content   []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
+		Type    string `json:"type"`
+		Text    string `json:"text"`
+		Refusal string `json:"refusal"`
 	} `json:"content,omitempty"`
 }
 
@@ -325,8 +326,11 @@ func fromResponses(cls wire.Classifier, res *responsesResponse) (*llm.Response, 
 		switch {
 		case it.Type == "message":
 			for _, c := range it.Content {
-				if c.Type == "output_text" {
+				switch c.Type {
+				case "output_text":
 					text.WriteString(c.Text)
+				case "refusal":
+					return nil, refused(cls, c.Refusal)
 				}
 			}
 		case it.Type == "function_call":

@@ -25,6 +25,10 @@ type tap struct {
 	stream *openAIStream
 	// patch, if set, is applied to the request body (chat_body.go).
 	patch *bodyPatch
+	// answer, if set, keeps a copy of a successful answer not streamed
+	// (bounded by wire.MaxResponseBody), for what langchaingo does not read
+	// of it: a structured answer's refusal.
+	answer *bytes.Buffer
 }
 
 type tapKey struct{}
@@ -70,8 +74,11 @@ func (d tapDoer) Do(req *http.Request) (*http.Response, error) {
 		resp.Body = io.NopCloser(bytes.NewReader(body))
 		return resp, nil
 	}
-	if t.stream != nil {
+	switch {
+	case t.stream != nil:
 		resp.Body = &teeBody{ReadCloser: resp.Body, s: t.stream}
+	case t.answer != nil:
+		resp.Body = &copyBody{ReadCloser: resp.Body, to: t.answer}
 	}
 	return resp, nil
 }
@@ -116,6 +123,55 @@ func (t *tap) failure(ctx context.Context, c wire.Classifier) error {
 		}
 	}
 	return nil
+}
+
+// refusal returns the refusal of the answer the tap saw ("" for none):
+// with an answer schema, a model that declines says so in the message's
+// "refusal", not in its content.
+func (t *tap) refusal() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s := t.stream; s != nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.refusal.String()
+	}
+	if t.answer == nil {
+		return ""
+	}
+	var a struct {
+		Choices []struct {
+			Message struct {
+				Refusal string `json:"refusal"`
+			} `json:"message"`
+		} `json:"choices"`
+	}
+	if json.Unmarshal(t.answer.Bytes(), &a) != nil || len(a.Choices) == 0 {
+		return ""
+	}
+	return a.Choices[0].Message.Refusal
+}
+
+// refused is the failure of an answer the model declined to give.
+func refused(c wire.Classifier, refusal string) *failure.Error {
+	return &failure.Error{Kind: failure.Model, Source: failure.SourceModel, Name: c.Name, Op: "generate",
+		Message: "the model refused to give the answer asked for: " + c.Scrub.Scrub(refusal)}
+}
+
+// copyBody keeps a copy of what is read of a body, up to
+// wire.MaxResponseBody.
+type copyBody struct {
+	io.ReadCloser
+	to *bytes.Buffer
+}
+
+// Read reads from the body and keeps what it read.
+func (b *copyBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if room := wire.MaxResponseBody - b.to.Len(); n > 0 && room > 0 {
+		b.to.Write(p[:min(n, room)])
+	}
+	return n, err
 }
 
 // teeBody feeds a response body to a stream assembler as it is read.
