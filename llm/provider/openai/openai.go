@@ -127,9 +127,9 @@ type openAIChunk struct {
 			// compatible server shows it.
 			ReasoningContent *string `json:"reasoning_content"`
 			// Refusal is a structured answer's refusal.
-			Refusal *string `json:"refusal"`
-			Reasoning        *string `json:"reasoning"`
-			ToolCalls        []struct {
+			Refusal   *string `json:"refusal"`
+			Reasoning *string `json:"reasoning"`
+			ToolCalls []struct {
 				Index    *int   `json:"index"`
 				ID       string `json:"id"`
 				Type     string `json:"type"`
