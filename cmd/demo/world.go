@@ -26,6 +26,7 @@ import (
 	"github.com/switchboard-dev/switchboard/llm/provider"
 	"github.com/switchboard-dev/switchboard/llm/provider/anthropic"
 	"github.com/switchboard-dev/switchboard/llm/provider/gemini"
+	"github.com/switchboard-dev/switchboard/llm/provider/ollama"
 	"github.com/switchboard-dev/switchboard/llm/provider/openai"
 	"github.com/switchboard-dev/switchboard/mcp"
 	"github.com/switchboard-dev/switchboard/skills"
@@ -172,7 +173,7 @@ func chooseModel(ctx context.Context, which string) (llm.Model, error) {
 	case "", "scripted":
 		return nil, nil
 	case "env":
-		return provider.FromEnv(openai.Provider(), anthropic.Provider(), gemini.Provider())
+		return provider.FromEnv(openai.Provider(), anthropic.Provider(), gemini.Provider(), ollama.Provider())
 	}
 	return nil, fmt.Errorf("-model %q: want scripted or env", which)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/switchboard-dev/switchboard/llm/provider"
 	"github.com/switchboard-dev/switchboard/llm/provider/anthropic"
 	"github.com/switchboard-dev/switchboard/llm/provider/gemini"
+	"github.com/switchboard-dev/switchboard/llm/provider/ollama"
 	"github.com/switchboard-dev/switchboard/llm/provider/openai"
 	"github.com/switchboard-dev/switchboard/mcp"
 	"github.com/switchboard-dev/switchboard/skills"
@@ -65,7 +66,7 @@ func newAgent(ctx context.Context) (*agent.Agent, func() error, error) {
 		return fail(err)
 	}
 	closers = append(closers, b.Close)
-	model, err := provider.FromEnv(openai.Provider(), anthropic.Provider(), gemini.Provider()) // OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY
+	model, err := provider.FromEnv(openai.Provider(), anthropic.Provider(), gemini.Provider(), ollama.Provider()) // OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY or OLLAMA_MODEL
 	if err != nil {
 		return fail(err)
 	}

@@ -2,6 +2,8 @@ package provider_test
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +22,7 @@ import (
 	"github.com/switchboard-dev/switchboard/llm/provider/anthropic"
 	"github.com/switchboard-dev/switchboard/llm/provider/gemini"
 	"github.com/switchboard-dev/switchboard/llm/provider/internal/providertest"
+	"github.com/switchboard-dev/switchboard/llm/provider/ollama"
 	"github.com/switchboard-dev/switchboard/llm/provider/openai"
 )
 
@@ -32,7 +35,7 @@ func TestMain(m *testing.M) {
 
 // newModel returns the model of cfg.Provider.
 func newModel(cfg provider.Config) (llm.Model, error) {
-	for _, p := range []provider.Provider{openai.Provider(), anthropic.Provider(), gemini.Provider()} {
+	for _, p := range []provider.Provider{openai.Provider(), anthropic.Provider(), gemini.Provider(), ollama.Provider()} {
 		if p.Name == cfg.Provider {
 			return p.New(cfg)
 		}
@@ -50,6 +53,14 @@ func newOpenAI(t *testing.T, p *providertest.Server) llm.Model {
 
 func newGemini(t *testing.T, p *providertest.Server) llm.Model {
 	m, err := gemini.New(provider.Config{APIKey: providertest.GeminiKey, BaseURL: p.URL, Model: "gemini-2.5-flash", HTTPClient: p.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func newOllama(t *testing.T, p *providertest.Server) llm.Model {
+	m, err := ollama.New(provider.Config{BaseURL: p.URL, Model: "llama3.2", HTTPClient: p.Client()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,6 +96,8 @@ func TestPolicyRetriesTransientFailures(t *testing.T) {
 		{anthropic.Name, providertest.Reply{Status: 200, ContentType: "application/json", Body: []byte(providertest.AnthropicFinal)}, "default"},
 		{gemini.Name, providertest.Reply{Status: 200, ContentType: "application/json", Body: []byte(providertest.GeminiFinal)}, "default"},
 		{openai.Name, providertest.Reply{Status: 200, ContentType: "application/json", Body: []byte(providertest.OpenAIFinal)}, "override"},
+		{ollama.Name, providertest.Reply{Status: 200, ContentType: "application/json", Body: []byte(providertest.OllamaFinal)}, "config"},
+		{ollama.Name, providertest.Reply{Status: 200, ContentType: "application/json", Body: []byte(providertest.OllamaFinal)}, "default"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.provider+"/"+tt.how, func(t *testing.T) {
@@ -159,14 +172,19 @@ func TestStreamCancelledMidway(t *testing.T) {
 	first := map[string]string{
 		openai.Name:    "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n",
 		gemini.Name:    "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\"Hel\"}]}}]}\r\n\r\n",
+		ollama.Name:    "{\"model\":\"llama3.2\",\"message\":{\"role\":\"assistant\",\"content\":\"Hel\"},\"done\":false}\n",
 		anthropic.Name: "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}}\n\nevent: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\nevent: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hel\"}}\n\n",
 	}
-	for _, prov := range []string{openai.Name, anthropic.Name, gemini.Name} {
+	for _, prov := range []string{openai.Name, anthropic.Name, gemini.Name, ollama.Name} {
 		t.Run(prov, func(t *testing.T) {
 			p := &providertest.Server{}
 			p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				_, _ = io.Copy(io.Discard, r.Body)
-				w.Header().Set("Content-Type", "text/event-stream")
+				ct := "text/event-stream"
+				if prov == ollama.Name {
+					ct = "application/x-ndjson"
+				}
+				w.Header().Set("Content-Type", ct)
 				_, _ = io.WriteString(w, first[prov])
 				w.(http.Flusher).Flush()
 				<-r.Context().Done()
@@ -214,11 +232,12 @@ func TestStopSequences(t *testing.T) {
 		name  string
 		final string
 		model func(*testing.T, *providertest.Server) llm.Model
-		field string
+		field []any // the path of the field in the request body
 	}{
-		{"openai", providertest.OpenAIFinal, newOpenAI, "stop"},
-		{"anthropic", providertest.AnthropicFinal, newAnthropic, "stop_sequences"},
-		{"gemini", providertest.GeminiFinal, newGemini, "generationConfig.stopSequences"},
+		{"openai", providertest.OpenAIFinal, newOpenAI, []any{"stop"}},
+		{"anthropic", providertest.AnthropicFinal, newAnthropic, []any{"stop_sequences"}},
+		{"gemini", providertest.GeminiFinal, newGemini, []any{"generationConfig", "stopSequences"}},
+		{"ollama", providertest.OllamaFinal, newOllama, []any{"options", "stop"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -230,23 +249,80 @@ func TestStopSequences(t *testing.T) {
 					t.Fatal(err)
 				}
 				body := p.Requests()[0].Body
-				at := func(more ...any) any { // tc.field is a dotted path
-					var keys []any
-					for _, k := range strings.Split(tc.field, ".") {
-						keys = append(keys, k)
-					}
-					return providertest.Path(body, append(keys, more...)...)
-				}
-				got := at()
+				got := providertest.Path(body, tc.field...)
 				if stops == nil {
 					if got != nil {
 						t.Fatalf("%s sent without stop sequences: %v", tc.field, got)
 					}
 					continue
 				}
-				if at(0) != stops[0] || at(1) != stops[1] {
+				if providertest.Path(body, append(tc.field, 0)...) != stops[0] || providertest.Path(body, append(tc.field, 1)...) != stops[1] {
 					t.Fatalf("%s = %v, want %q", tc.field, got, stops)
 				}
+			}
+		})
+	}
+}
+
+// modelLayerCases are the providers of the model-layer tests below, with
+// a final answer whose text is the JSON {"ok":true}. (Anthropic's row
+// comes with its structured output.)
+var modelLayerCases = []struct {
+	name   string
+	answer string
+	model  func(*testing.T, *providertest.Server) llm.Model
+	schema []any // where the answer schema goes in the request body
+}{
+	{"openai", `{"id":"chatcmpl-J","object":"chat.completion","model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"{\"ok\":true}"},"finish_reason":"stop"}],"usage":{"prompt_tokens":20,"completion_tokens":4}}`,
+		newOpenAI, []any{"response_format", "json_schema", "schema"}},
+	{"ollama", `{"model":"llama3.2","message":{"role":"assistant","content":"{\"ok\":true}"},"done":true,"done_reason":"stop","prompt_eval_count":20,"eval_count":4}`,
+		newOllama, []any{"format"}},
+}
+
+// TestAnswerSchema: each provider sends Request.Output's schema in its own
+// field, says it enforces it, and returns the JSON answer as the text.
+func TestAnswerSchema(t *testing.T) {
+	schema := `{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"],"additionalProperties":false}`
+	for _, tc := range modelLayerCases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := providertest.NewServer(t, providertest.Reply{Status: 200, ContentType: "application/json", Body: []byte(tc.answer)})
+			m := tc.model(t, p)
+			resp, err := m.Generate(t.Context(), &llm.Request{Output: &llm.Output{Schema: json.RawMessage(schema)},
+				Messages: []llm.Message{{Role: llm.RoleUser, Text: "ok?"}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Message.Text != `{"ok":true}` || !llm.CapabilitiesOf(m).StructuredOutput {
+				t.Errorf("text %q, capabilities %+v", resp.Message.Text, llm.CapabilitiesOf(m))
+			}
+			sent, _ := json.Marshal(providertest.Path(p.Requests()[0].Body, tc.schema...))
+			providertest.JSONEqual(t, "schema sent", sent, schema)
+		})
+	}
+}
+
+// TestToolResultImageReachesModel: an image a tool returned goes to the
+// model as an image (its bytes in the request), not as a description,
+// through every provider, and the tool's text result still answers its call.
+func TestToolResultImageReachesModel(t *testing.T) {
+	img := []byte("\x89PNG\r\n\x1a\nradar-image")
+	enc := base64.StdEncoding.EncodeToString(img)
+	for _, tc := range modelLayerCases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := providertest.NewServer(t, providertest.Reply{Status: 200, ContentType: "application/json", Body: []byte(tc.answer)})
+			m := tc.model(t, p)
+			_, err := m.Generate(t.Context(), &llm.Request{Tools: providertest.WeatherTools(), Messages: []llm.Message{
+				{Role: llm.RoleUser, Text: "Radar of Paris?"},
+				{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "call_1", Name: "get_weather", Args: json.RawMessage(`{"city":"Paris"}`)}}},
+				{Role: llm.RoleTool, ToolResults: []llm.ToolResult{{CallID: "call_1", Name: "get_weather", Content: "rain; radar attached",
+					Parts: []llm.Part{llm.ImagePart("image/png", img)}}}},
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw := string(p.Requests()[0].Raw)
+			if !strings.Contains(raw, enc) || strings.Contains(raw, "[image image/png") || !strings.Contains(raw, "rain; radar attached") {
+				t.Errorf("the image did not reach the model as an image: %s", raw)
 			}
 		})
 	}

@@ -5,11 +5,12 @@
 // [github.com/switchboard-dev/switchboard/llm/provider/openai] (OpenAI's
 // chat completions, and any OpenAI-compatible server),
 // [github.com/switchboard-dev/switchboard/llm/provider/anthropic]
-// (Anthropic's Messages API) and
+// (Anthropic's Messages API),
 // [github.com/switchboard-dev/switchboard/llm/provider/gemini] (Google's
-// Gemini API).
+// Gemini API) and [github.com/switchboard-dev/switchboard/llm/provider/ollama]
+// (a local Ollama server's own API).
 //
-//	model, err := provider.FromEnv(openai.Provider(), anthropic.Provider(), gemini.Provider()) // OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, ...
+//	model, err := provider.FromEnv(openai.Provider(), anthropic.Provider(), gemini.Provider(), ollama.Provider()) // OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, OLLAMA_MODEL, ...
 //	if err != nil {
 //		return err // a *failure.Error of kind failure.Config saying what to set
 //	}

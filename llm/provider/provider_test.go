@@ -9,11 +9,13 @@ import (
 	"github.com/switchboard-dev/switchboard/llm"
 	"github.com/switchboard-dev/switchboard/llm/provider"
 	"github.com/switchboard-dev/switchboard/llm/provider/anthropic"
+	"github.com/switchboard-dev/switchboard/llm/provider/ollama"
 	"github.com/switchboard-dev/switchboard/llm/provider/openai"
 )
 
 func TestConfigFromEnv(t *testing.T) {
 	both := []provider.Provider{openai.Provider(), anthropic.Provider()}
+	all := []provider.Provider{openai.Provider(), anthropic.Provider(), ollama.Provider()}
 	tests := []struct {
 		name      string
 		env       map[string]string
@@ -41,6 +43,11 @@ func TestConfigFromEnv(t *testing.T) {
 			"SWITCHBOARD_PROVIDER=openai but the provider is not configured: set OPENAI_API_KEY"},
 		{"unknown provider", map[string]string{"OPENAI_API_KEY": "sk-o", "SWITCHBOARD_PROVIDER": "mistral"}, both, provider.Config{},
 			`SWITCHBOARD_PROVIDER="mistral" is not a provider: use one of openai, anthropic`},
+		{"ollama native", map[string]string{"OLLAMA_MODEL": "qwen3:8b", "OLLAMA_HOST": "gpu-box"}, all,
+			provider.Config{Provider: "ollama", BaseURL: "http://gpu-box:11434", Model: "qwen3:8b"}, ""},
+		{"OLLAMA_HOST alone", map[string]string{"OLLAMA_HOST": "0.0.0.0"}, all, provider.Config{}, "set OLLAMA_MODEL"},
+		{"forced ollama", map[string]string{"OPENAI_API_KEY": "sk-o", "OLLAMA_MODEL": "llama3.2", "SWITCHBOARD_PROVIDER": "ollama"}, all,
+			provider.Config{Provider: "ollama", Model: "llama3.2"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -62,10 +69,11 @@ func TestConfigFromEnv(t *testing.T) {
 }
 
 func TestFromEnvNames(t *testing.T) {
-	for _, k := range []string{"SWITCHBOARD_PROVIDER", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_MODEL"} {
+	for _, k := range []string{"SWITCHBOARD_PROVIDER", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_MODEL",
+		"OLLAMA_HOST", "OLLAMA_MODEL", "OLLAMA_API_KEY"} {
 		t.Setenv(k, "")
 	}
-	both := []provider.Provider{openai.Provider(), anthropic.Provider()}
+	both := []provider.Provider{openai.Provider(), anthropic.Provider(), ollama.Provider()}
 	if _, err := provider.FromEnv(both...); !errors.Is(err, failure.Config) {
 		t.Fatalf("FromEnv with nothing set: %v, want a Config failure", err)
 	}
@@ -76,6 +84,7 @@ func TestFromEnvNames(t *testing.T) {
 		{map[string]string{"OPENAI_API_KEY": "sk-o"}, "openai/gpt-4o-mini"},
 		{map[string]string{"OPENAI_BASE_URL": "http://127.0.0.1:1/v1", "OPENAI_MODEL": "llama3.2"}, "openai/llama3.2"},
 		{map[string]string{"ANTHROPIC_API_KEY": "sk-a"}, "anthropic/claude-sonnet-4-5"},
+		{map[string]string{"OLLAMA_MODEL": "llama3.2"}, "ollama/llama3.2"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -59,6 +60,9 @@ type langChain struct {
 	// tapped means the model's HTTP client is a tapDoer, so each call can
 	// observe its exchange through a *tap in the context.
 	tapped bool
+	// patch, if set (with tapped), builds what the tap rewrites in each
+	// request's body (chat_body.go).
+	patch func(*llm.Request) (*bodyPatch, error)
 }
 
 // newLangChain returns an adapter over cfg.Model.
@@ -89,7 +93,15 @@ func (a *langChain) generate(ctx context.Context, req *llm.Request) (*llm.Respon
 	if err := ctx.Err(); err != nil {
 		return nil, a.cls.Err(ctx, err)
 	}
-	msgs := toLangChain(req)
+	var msgs []llms.MessageContent
+	if a.tapped && a.patch != nil {
+		// The tap replaces the messages (chat_body.go): langchaingo is
+		// given one placeholder, not a conversation to convert and encode
+		// for nothing.
+		msgs = []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "")}
+	} else {
+		msgs = toLangChain(req)
+	}
 	var opts []llms.CallOption
 	if len(req.Tools) > 0 {
 		opts = append(opts, llms.WithTools(toolsToLangChain(req.Tools)))
@@ -107,6 +119,16 @@ func (a *langChain) generate(ctx context.Context, req *llm.Request) (*llm.Respon
 	if a.tapped {
 		t = &tap{}
 		ctx = withTap(ctx, t)
+		if a.patch != nil {
+			p, err := a.patch(req)
+			if err != nil {
+				return nil, badOutput(a.name, err)
+			}
+			t.patch = p
+		}
+		if req.Output != nil && req.OnText == nil {
+			t.answer = &bytes.Buffer{}
+		}
 	}
 	streamed := false
 	if req.OnText != nil {
@@ -151,6 +173,11 @@ func (a *langChain) generate(ctx context.Context, req *llm.Request) (*llm.Respon
 	}
 	if t != nil && t.stream != nil && t.stream.apply(out) {
 		streamed = true
+	}
+	if t != nil && req.Output != nil {
+		if r := t.refusal(); r != "" {
+			return nil, refused(a.cls, r)
+		}
 	}
 	if req.OnText != nil && !streamed && out.Message.Text != "" {
 		req.OnText(out.Message.Text)
@@ -215,13 +242,14 @@ func fromLangChain(res *llms.ContentResponse) (*llm.Response, error) {
 		return nil, failure.New(failure.Model, failure.SourceModel, "the model provider returned no choices")
 	}
 	out := &llm.Response{Message: llm.Message{Role: llm.RoleAssistant}}
-	var text strings.Builder
+	var text, reasoning strings.Builder
 	gotUsage := false
 	for _, c := range res.Choices {
 		if c == nil {
 			continue
 		}
 		text.WriteString(c.Content)
+		reasoning.WriteString(c.ReasoningContent)
 		calls := c.ToolCalls
 		if len(calls) == 0 && c.FuncCall != nil {
 			calls = []llms.ToolCall{{FunctionCall: c.FuncCall}}
@@ -241,6 +269,7 @@ func fromLangChain(res *llms.ContentResponse) (*llm.Response, error) {
 		}
 	}
 	out.Message.Text = text.String()
+	out.Message.Reasoning = reasoning.String()
 	return out, nil
 }
 
@@ -257,7 +286,12 @@ func usageOf(info map[string]any) (llm.Usage, bool) {
 		in, ok1 := intOf(info[k[0]])
 		out, ok2 := intOf(info[k[1]])
 		if ok1 || ok2 {
-			return llm.Usage{InputTokens: in, OutputTokens: out}, true
+			u := llm.Usage{InputTokens: in, OutputTokens: out}
+			// langchaingo's openai provider (chat completions'
+			// prompt_tokens_details and completion_tokens_details).
+			u.CacheReadTokens, _ = intOf(info["PromptCachedTokens"])
+			u.ReasoningTokens, _ = intOf(info["ReasoningTokens"])
+			return u, true
 		}
 	}
 	return llm.Usage{}, false

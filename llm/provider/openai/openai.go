@@ -77,20 +77,26 @@ func newOpenAI(cfg provider.Config) (*openAIModel, error) {
 		return nil, err
 	}
 	a.tapped = true
-	return &openAIModel{lc: a, responses: &responsesAPI{url: base + "/responses", key: key, model: model, hc: hc, cls: a.cls}}, nil
+	a.patch = func(req *llm.Request) (*bodyPatch, error) { return chatPatch(model, req) }
+	return &openAIModel{lc: a, model: model, responses: &responsesAPI{url: base + "/responses", key: key, model: model, hc: hc, cls: a.cls}}, nil
 }
 
 // openAIModel is a Model that speaks the openAIModel chat completions API, built by
 // newOpenAI.
 type openAIModel struct {
 	lc        *langChain
+	model     string
 	responses *responsesAPI // turns that defer tools (openai_responses.go)
 }
 
-// Capabilities says that this model can defer tools to OpenAI's own tool
-// search (the Responses API's, for gpt-5.4 and later models; the agent's
-// ContextConfig.ProviderSearch).
-func (o *openAIModel) Capabilities() llm.Capabilities { return llm.Capabilities{ToolSearch: true} }
+// Capabilities says what the model takes, by its name (models.go): every
+// model can defer tools to OpenAI's own tool search (the Responses API's,
+// for gpt-5.4 and later models; the agent's ContextConfig.ProviderSearch)
+// and is given answer schemas as a json_schema response format
+// (output.go); images, PDFs, audio, reasoning effort and the prompt cache
+// go to the models that take them. ContextWindow is left 0: the agent
+// knows OpenAI's windows by name.
+func (o *openAIModel) Capabilities() llm.Capabilities { return capabilitiesOf(o.model) }
 
 // Name returns "openai/<model>".
 func (o *openAIModel) Name() string { return o.lc.Name() }
@@ -115,7 +121,14 @@ type openAIChunk struct {
 	Choices []struct {
 		Index int `json:"index"`
 		Delta struct {
-			Content   *string `json:"content"`
+			Content *string `json:"content"`
+			// ReasoningContent (DeepSeek, vLLM) or Reasoning (OpenRouter,
+			// Ollama's /v1) is the model's reasoning text, where a
+			// compatible server shows it.
+			ReasoningContent *string `json:"reasoning_content"`
+			// Refusal is a structured answer's refusal.
+			Refusal   *string `json:"refusal"`
+			Reasoning *string `json:"reasoning"`
 			ToolCalls []struct {
 				Index    *int   `json:"index"`
 				ID       string `json:"id"`
@@ -128,14 +141,37 @@ type openAIChunk struct {
 		} `json:"delta"`
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
-	Usage *struct {
-		PromptTokens     int `json:"prompt_tokens"`
-		CompletionTokens int `json:"completion_tokens"`
-	} `json:"usage"`
+	Usage *chatUsage `json:"usage"`
 	Error *struct {
 		Message string `json:"message"`
 		Type    string `json:"type"`
+		Code    any    `json:"code"`
 	} `json:"error"`
+}
+
+// chatUsage is the usage of a chat completion: prompt_tokens counts every
+// input token, cached ones included, and completion_tokens every output
+// token, reasoning included, as llm.Usage does.
+type chatUsage struct {
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails *struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+}
+
+func (u *chatUsage) usage() llm.Usage {
+	out := llm.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens}
+	if d := u.PromptTokensDetails; d != nil {
+		out.CacheReadTokens = d.CachedTokens
+	}
+	if d := u.CompletionTokensDetails; d != nil {
+		out.ReasoningTokens = d.ReasoningTokens
+	}
+	return out
 }
 
 // streamCall is a tool call being assembled from deltas.
@@ -154,6 +190,8 @@ type openAIStream struct {
 	onText  func(string)
 	parser  wire.SSEParser
 	text    strings.Builder
+	reason  strings.Builder
+	refusal strings.Builder
 	calls   []*streamCall
 	byIndex map[int]*streamCall
 	stop    string
@@ -167,6 +205,7 @@ type openAIStream struct {
 	ended   bool // the stream said it was complete ([DONE] or a finish reason)
 	errMsg  string
 	errType string
+	errCode string
 }
 
 func newOpenAIStream(onText func(string)) *openAIStream {
@@ -223,12 +262,13 @@ func (s *openAIStream) chunk(c *openAIChunk) {
 	}
 	if c.Error != nil {
 		s.errMsg, s.errType = c.Error.Message, c.Error.Type
+		s.errCode, _ = c.Error.Code.(string)
 		if s.errMsg == "" && s.errType == "" {
 			s.errMsg = "error in stream"
 		}
 	}
 	if c.Usage != nil {
-		s.usage = llm.Usage{InputTokens: c.Usage.PromptTokens, OutputTokens: c.Usage.CompletionTokens}
+		s.usage = c.Usage.usage()
 		s.gotUse = true
 	}
 	for _, ch := range c.Choices {
@@ -238,6 +278,14 @@ func (s *openAIStream) chunk(c *openAIChunk) {
 		if ch.FinishReason != nil && *ch.FinishReason != "" {
 			s.stop = *ch.FinishReason
 			s.ended = true
+		}
+		for _, r := range []*string{ch.Delta.ReasoningContent, ch.Delta.Reasoning} {
+			if r != nil {
+				s.reason.WriteString(*r)
+			}
+		}
+		if r := ch.Delta.Refusal; r != nil {
+			s.refusal.WriteString(*r)
 		}
 		if d := ch.Delta.Content; d != nil && *d != "" {
 			s.text.WriteString(*d)
@@ -286,6 +334,7 @@ func (s *openAIStream) apply(out *llm.Response) bool {
 		return false
 	}
 	out.Message.Text = s.text.String()
+	out.Message.Reasoning = s.reason.String()
 	out.Message.ToolCalls = s.toolCalls()
 	if s.id != "" {
 		out.ID = s.id

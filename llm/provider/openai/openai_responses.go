@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -41,6 +42,14 @@ type responsesRequest struct {
 	Temperature  *float64          `json:"temperature,omitempty"`
 	Store        bool              `json:"store"`
 	Stream       bool              `json:"stream,omitempty"`
+	// Text carries the answer schema (text.format).
+	Text *struct {
+		Format jsonSchemaFormat `json:"format"`
+	} `json:"text,omitempty"`
+	PromptCacheKey string `json:"prompt_cache_key,omitempty"`
+	Reasoning      *struct {
+		Effort string `json:"effort"`
+	} `json:"reasoning,omitempty"`
 }
 
 type responsesTool struct {
@@ -63,8 +72,9 @@ type responsesItem struct {
 	// call's is an object).
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	Content   []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
+		Type    string `json:"type"`
+		Text    string `json:"text"`
+		Refusal string `json:"refusal"`
 	} `json:"content,omitempty"`
 }
 
@@ -73,7 +83,7 @@ type responsesResponse struct {
 	Model   string            `json:"model"`
 	Status  string            `json:"status"`
 	Output  []json.RawMessage `json:"output"`
-	Usage   llm.Usage         `json:"usage"`
+	Usage   responsesUsage    `json:"usage"`
 	Details *struct {
 		Reason string `json:"reason"`
 	} `json:"incomplete_details"`
@@ -83,6 +93,25 @@ type responsesResponse struct {
 	} `json:"error"`
 }
 
+// responsesUsage is a Responses API answer's usage: input_tokens counts
+// every input token, cached ones included, and output_tokens every output
+// token, reasoning included, as llm.Usage does.
+type responsesUsage struct {
+	InputTokens        int `json:"input_tokens"`
+	OutputTokens       int `json:"output_tokens"`
+	InputTokensDetails struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"input_tokens_details"`
+	OutputTokensDetails struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"output_tokens_details"`
+}
+
+func (u responsesUsage) usage() llm.Usage {
+	return llm.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
+		CacheReadTokens: u.InputTokensDetails.CachedTokens, ReasoningTokens: u.OutputTokensDetails.ReasoningTokens}
+}
+
 // isResponsesProviderItem reports whether an output item goes back as it
 // came: the tool search's call and output.
 func isResponsesProviderItem(typ string) bool {
@@ -90,9 +119,27 @@ func isResponsesProviderItem(typ string) bool {
 }
 
 // responsesBody builds the request of a turn.
-func (r *responsesAPI) responsesBody(req *llm.Request) responsesRequest {
+func (r *responsesAPI) responsesBody(req *llm.Request) (responsesRequest, error) {
 	out := responsesRequest{Model: r.model, Instructions: req.System, MaxOutput: req.MaxTokens,
 		Temperature: req.Temperature, Stream: req.OnText != nil}
+	if req.Output != nil {
+		f, err := schemaFormat(req.Output)
+		if err != nil {
+			return out, err
+		}
+		f.Type = "json_schema"
+		out.Text = &struct {
+			Format jsonSchemaFormat `json:"format"`
+		}{f}
+	}
+	if req.CacheKey != "" && !req.NoCache && openAIFamily(r.model) {
+		out.PromptCacheKey = req.CacheKey
+	}
+	if e := reasoningEffort(r.model, req.Reasoning); e != "" {
+		out.Reasoning = &struct {
+			Effort string `json:"effort"`
+		}{e}
+	}
 	notStrict := false
 	for _, d := range req.Tools {
 		out.Tools = append(out.Tools, responsesTool{Type: "function", Name: d.Name, Description: d.Description,
@@ -116,16 +163,61 @@ func (r *responsesAPI) responsesBody(req *llm.Request) responsesRequest {
 				item(map[string]string{"type": "function_call", "call_id": c.ID, "name": c.Name, "arguments": string(wire.ObjectOrEmpty(c.Args))})
 			}
 		case llm.RoleTool:
+			// As in chat completions, a result's media go in a user
+			// message after the turn's results.
+			var media []json.RawMessage
 			for _, res := range m.ToolResults {
-				item(map[string]string{"type": "function_call_output", "call_id": res.CallID, "output": res.Content})
+				text, parts := splitParts(res.Content, res.Parts)
+				if len(parts) > 0 {
+					text += fmt.Sprintf("\n(%d attachment(s) of this result follow in the next user message.)", len(parts))
+					media = append(media, responsesPart(chatPart{Type: "text",
+						Text: fmt.Sprintf("Attachments of the result of tool call %s (%s):", res.CallID, res.Name)}))
+					for _, p := range parts {
+						media = append(media, responsesPart(p))
+					}
+				}
+				item(map[string]string{"type": "function_call_output", "call_id": res.CallID, "output": text})
+			}
+			if len(media) > 0 {
+				item(map[string]any{"role": "user", "content": media})
 			}
 		default:
-			if m.Text != "" {
-				item(map[string]string{"role": "user", "content": m.Text})
+			if len(m.Parts) == 0 {
+				if m.Text != "" {
+					item(map[string]string{"role": "user", "content": m.Text})
+				}
+				continue
 			}
+			var content []json.RawMessage
+			if m.Text != "" {
+				content = append(content, responsesPart(chatPart{Type: "text", Text: m.Text}))
+			}
+			for _, p := range m.Parts {
+				content = append(content, responsesPart(chatPartOf(p)))
+			}
+			item(map[string]any{"role": "user", "content": content})
 		}
 	}
-	return out
+	return out, nil
+}
+
+// responsesPart is a chat completions content part in the Responses API's
+// form: input_text, input_image, input_file (audio, which that API does
+// not take, is described in text).
+func responsesPart(p chatPart) json.RawMessage {
+	var v any
+	switch {
+	case p.ImageURL != nil:
+		v = map[string]string{"type": "input_image", "image_url": p.ImageURL.URL}
+	case p.File != nil:
+		v = map[string]string{"type": "input_file", "filename": p.File.Filename, "file_data": p.File.FileData}
+	case p.InputAudio != nil:
+		v = map[string]string{"type": "input_text", "text": fmt.Sprintf("[audio %s, not sent: this API takes no audio]", p.InputAudio.Format)}
+	default:
+		v = map[string]string{"type": "input_text", "text": p.Text}
+	}
+	b, _ := json.Marshal(v)
+	return b
 }
 
 // providerItems are a message's Provider items that are the Responses
@@ -152,7 +244,11 @@ func providerItems(raw json.RawMessage) []json.RawMessage {
 
 // generate runs one turn on the Responses API.
 func (r *responsesAPI) generate(ctx context.Context, name string, req *llm.Request) (*llm.Response, error) {
-	body, err := json.Marshal(r.responsesBody(req))
+	rb, err := r.responsesBody(req)
+	if err != nil {
+		return nil, badOutput(name, err)
+	}
+	body, err := json.Marshal(rb)
 	if err != nil {
 		return nil, &failure.Error{Kind: failure.Model, Source: failure.SourceModel, Name: name, Op: "generate",
 			Message: "the request could not be encoded (a tool schema is not valid JSON?)", Err: err}
@@ -164,11 +260,19 @@ func (r *responsesAPI) generate(ctx context.Context, name string, req *llm.Reque
 	}
 	hreq.Header.Set("content-type", "application/json")
 	hreq.Header.Set("authorization", "Bearer "+r.key)
-	resp, err := r.cls.Do(ctx, r.hc, hreq)
+	resp, err := r.hc.Do(hreq)
 	if err != nil {
-		return nil, err
+		return nil, r.cls.Err(ctx, err)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, wire.MaxErrorBody))
+		if fe := contextLength(r.cls, b); fe != nil {
+			return nil, fe
+		}
+		msg, typ := wire.ParseErrorBody(b)
+		return nil, r.cls.Status(wire.HTTPFailure{Status: resp.StatusCode, Message: msg, ErrType: typ})
+	}
 	in := io.LimitReader(resp.Body, wire.MaxResponseBody)
 	var res *responsesResponse
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("content-type")); mt == "text/event-stream" {
@@ -186,7 +290,7 @@ func (r *responsesAPI) generate(ctx context.Context, name string, req *llm.Reque
 	if err != nil {
 		return nil, err
 	}
-	out, err := fromResponses(name, res)
+	out, err := fromResponses(r.cls, res)
 	if err == nil && req.OnText != nil && !strings.Contains(resp.Header.Get("content-type"), "event-stream") && out.Message.Text != "" {
 		req.OnText(out.Message.Text)
 	}
@@ -194,7 +298,11 @@ func (r *responsesAPI) generate(ctx context.Context, name string, req *llm.Reque
 }
 
 // fromResponses builds the Response of a Responses API answer.
-func fromResponses(name string, res *responsesResponse) (*llm.Response, error) {
+func fromResponses(cls wire.Classifier, res *responsesResponse) (*llm.Response, error) {
+	name := cls.Name
+	if res.Error != nil && res.Error.Code == codeContextLength {
+		return nil, contextLengthError(cls, res.Error.Message)
+	}
 	if res.Error != nil || res.Status == "failed" {
 		msg := "the model provider reported a failed response"
 		if res.Error != nil {
@@ -202,7 +310,7 @@ func fromResponses(name string, res *responsesResponse) (*llm.Response, error) {
 		}
 		return nil, &failure.Error{Kind: failure.Model, Source: failure.SourceModel, Name: name, Op: "generate", Message: msg}
 	}
-	out := &llm.Response{Message: llm.Message{Role: llm.RoleAssistant}, StopReason: res.Status, Usage: res.Usage,
+	out := &llm.Response{Message: llm.Message{Role: llm.RoleAssistant}, StopReason: res.Status, Usage: res.Usage.usage(),
 		ID: res.ID, Model: res.Model}
 	if res.Details != nil && res.Details.Reason != "" {
 		out.StopReason = res.Details.Reason
@@ -218,8 +326,11 @@ func fromResponses(name string, res *responsesResponse) (*llm.Response, error) {
 		switch {
 		case it.Type == "message":
 			for _, c := range it.Content {
-				if c.Type == "output_text" {
+				switch c.Type {
+				case "output_text":
 					text.WriteString(c.Text)
+				case "refusal":
+					return nil, refused(cls, c.Refusal)
 				}
 			}
 		case it.Type == "function_call":

@@ -1,10 +1,12 @@
 package openai
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"strings"
 	"testing"
 
+	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/llm"
 	"github.com/switchboard-dev/switchboard/llm/provider"
 	"github.com/switchboard-dev/switchboard/llm/provider/internal/providertest"
@@ -24,7 +26,11 @@ func TestResponsesBody(t *testing.T) {
 		Messages: []llm.Message{{Role: llm.RoleUser, Text: "weather?"},
 			{Role: llm.RoleAssistant, Provider: items, ToolCalls: []llm.ToolCall{{ID: "call_1", Name: "get_weather", Args: json.RawMessage(`{"city":"Oslo"}`)}}},
 			{Role: llm.RoleTool, ToolResults: []llm.ToolResult{{CallID: "call_1", Name: "get_weather", Content: "3C"}}}}}
-	b, err := json.Marshal(r.responsesBody(req))
+	rb, err := r.responsesBody(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(rb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,14 +77,18 @@ func FuzzResponsesAnswer(f *testing.F) {
 				return
 			}
 		}
-		out, err := fromResponses("openai/fuzz", res)
+		out, err := fromResponses(wire.Classifier{Name: "openai/fuzz"}, res)
 		if err != nil {
 			return
 		}
 		if p := out.Message.Provider; p != nil && !json.Valid(p) {
 			t.Fatalf("provider items are not JSON: %q", p)
 		}
-		if _, err := json.Marshal(r.responsesBody(&llm.Request{Messages: []llm.Message{out.Message}})); err != nil {
+		rb, err := r.responsesBody(&llm.Request{Messages: []llm.Message{out.Message}})
+		if err != nil {
+			t.Fatalf("the answer cannot be sent back: %v", err)
+		}
+		if _, err := json.Marshal(rb); err != nil {
 			t.Fatalf("the answer cannot be sent back: %v", err)
 		}
 	})
@@ -108,4 +118,64 @@ func TestAnswerBounded(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestResponsesModelLayer: a turn on the Responses API (one that defers
+// tools) carries the answer schema as text.format, the cache key, the
+// reasoning effort and a user's image and PDF as input parts, a tool
+// result's image in a user message after it; its usage counts cached and
+// reasoning tokens, and a context-length refusal is a Budget failure.
+func TestResponsesModelLayer(t *testing.T) {
+	answer := `{"id":"resp_1","object":"response","status":"completed","model":"gpt-5.4","output":[{"type":"message","role":"assistant",` +
+		`"content":[{"type":"output_text","text":"{\"city\":\"Paris\",\"temperature_c\":18}"}]}],` +
+		`"usage":{"input_tokens":5000,"input_tokens_details":{"cached_tokens":4096},"output_tokens":300,"output_tokens_details":{"reasoning_tokens":200},"total_tokens":5300}}`
+	tooLong := `{"error":{"message":"Your input exceeds the context window of this model.","type":"invalid_request_error","param":"input","code":"context_length_exceeded"}}`
+	p := providertest.NewServer(t, providertest.Reply{Status: 200, ContentType: "application/json", Body: []byte(answer)},
+		providertest.Reply{Status: 400, ContentType: "application/json", Body: []byte(tooLong)})
+	m, err := newOpenAI(provider.Config{APIKey: providertest.OpenAIKey, BaseURL: p.URL + "/v1", Model: "gpt-5.4", HTTPClient: p.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	png, pdf := []byte("\x89PNGfake"), []byte("%PDF-1.7")
+	req := &llm.Request{Tools: []llm.ToolDef{{Name: "get_weather", Deferred: true}}, CacheKey: "session-7",
+		Reasoning: &llm.Reasoning{Effort: llm.EffortLow},
+		Output:    &llm.Output{Name: "weather", Schema: json.RawMessage(weatherSchema)},
+		Messages: []llm.Message{
+			{Role: llm.RoleUser, Text: "Weather here?", Parts: []llm.Part{llm.ImagePart("image/png", png), llm.DocumentPart("r.pdf", "application/pdf", pdf)}},
+			{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "call_1", Name: "get_weather", Args: json.RawMessage(`{"city":"Paris"}`)}}},
+			{Role: llm.RoleTool, ToolResults: []llm.ToolResult{{CallID: "call_1", Name: "get_weather", Content: "18C", Parts: []llm.Part{llm.ImagePart("image/png", png)}}}},
+		}}
+	resp, err := m.Generate(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Usage != (llm.Usage{InputTokens: 5000, OutputTokens: 300, CacheReadTokens: 4096, ReasoningTokens: 200}) {
+		t.Errorf("usage = %+v", resp.Usage)
+	}
+	providertest.JSONEqual(t, "answer", json.RawMessage(resp.Message.Text), `{"city":"Paris","temperature_c":18}`)
+	b := p.Requests()[0].Body
+	img := "data:image/png;base64," + base64.StdEncoding.EncodeToString(png)
+	for _, c := range []struct {
+		path []any
+		want any
+	}{
+		{[]any{"text", "format", "type"}, "json_schema"},
+		{[]any{"text", "format", "name"}, "weather"},
+		{[]any{"text", "format", "strict"}, true},
+		{[]any{"prompt_cache_key"}, "session-7"},
+		{[]any{"reasoning", "effort"}, "low"},
+		{[]any{"input", 0, "content", 0, "type"}, "input_text"},
+		{[]any{"input", 0, "content", 1, "image_url"}, img},
+		{[]any{"input", 0, "content", 2, "type"}, "input_file"},
+		{[]any{"input", 0, "content", 2, "file_data"}, "data:application/pdf;base64," + base64.StdEncoding.EncodeToString(pdf)},
+		{[]any{"input", 2, "type"}, "function_call_output"},
+		{[]any{"input", 3, "role"}, "user"},
+		{[]any{"input", 3, "content", 1, "image_url"}, img},
+	} {
+		if got := providertest.Path(b, c.path...); got != c.want {
+			t.Errorf("%v = %v, want %v", c.path, got, c.want)
+		}
+	}
+	_, err = m.Generate(t.Context(), req)
+	providertest.CheckFailure(t, err, failure.Budget, false, "openai/gpt-5.4", providertest.OpenAIKey)
 }

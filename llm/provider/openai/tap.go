@@ -3,6 +3,7 @@ package openai
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -22,6 +23,12 @@ type tap struct {
 	status int
 	body   []byte
 	stream *openAIStream
+	// patch, if set, is applied to the request body (chat_body.go).
+	patch *bodyPatch
+	// answer, if set, keeps a copy of a successful answer not streamed
+	// (bounded by wire.MaxResponseBody), for what langchaingo does not read
+	// of it: a structured answer's refusal.
+	answer *bytes.Buffer
 }
 
 type tapKey struct{}
@@ -37,6 +44,15 @@ type tapDoer struct{ next *http.Client }
 // Do sends req.
 func (d tapDoer) Do(req *http.Request) (*http.Response, error) {
 	t, _ := req.Context().Value(tapKey{}).(*tap)
+	if t != nil && t.patch != nil {
+		if err := t.patch.rewrite(req); err != nil {
+			t.mu.Lock()
+			t.err = &failure.Error{Kind: failure.Internal, Source: failure.SourceModel, Op: "generate",
+				Message: "the request body could not be completed", Err: err}
+			t.mu.Unlock()
+			return nil, t.err
+		}
+	}
 	resp, err := d.next.Do(req)
 	if t == nil {
 		return resp, err
@@ -58,8 +74,11 @@ func (d tapDoer) Do(req *http.Request) (*http.Response, error) {
 		resp.Body = io.NopCloser(bytes.NewReader(body))
 		return resp, nil
 	}
-	if t.stream != nil {
+	switch {
+	case t.stream != nil:
 		resp.Body = &teeBody{ReadCloser: resp.Body, s: t.stream}
+	case t.answer != nil:
+		resp.Body = &copyBody{ReadCloser: resp.Body, to: t.answer}
 	}
 	return resp, nil
 }
@@ -73,12 +92,18 @@ func (t *tap) failure(ctx context.Context, c wire.Classifier) error {
 		return c.Err(ctx, t.err)
 	}
 	if t.status != 0 && (t.status < 200 || t.status > 299) {
+		if fe := contextLength(c, t.body); fe != nil {
+			return fe
+		}
 		msg, typ := wire.ParseErrorBody(t.body)
 		return c.Status(wire.HTTPFailure{Status: t.status, Message: msg, ErrType: typ})
 	}
 	if s := t.stream; s != nil {
 		s.mu.Lock()
 		defer s.mu.Unlock()
+		if s.errCode == codeContextLength {
+			return contextLengthError(c, s.errMsg)
+		}
 		if s.errMsg != "" || s.errType != "" {
 			// An error inside a 200 stream: the provider failed mid-answer.
 			kind := failure.Transient
@@ -100,6 +125,55 @@ func (t *tap) failure(ctx context.Context, c wire.Classifier) error {
 	return nil
 }
 
+// refusal returns the refusal of the answer the tap saw ("" for none):
+// with an answer schema, a model that declines says so in the message's
+// "refusal", not in its content.
+func (t *tap) refusal() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s := t.stream; s != nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.refusal.String()
+	}
+	if t.answer == nil {
+		return ""
+	}
+	var a struct {
+		Choices []struct {
+			Message struct {
+				Refusal string `json:"refusal"`
+			} `json:"message"`
+		} `json:"choices"`
+	}
+	if json.Unmarshal(t.answer.Bytes(), &a) != nil || len(a.Choices) == 0 {
+		return ""
+	}
+	return a.Choices[0].Message.Refusal
+}
+
+// refused is the failure of an answer the model declined to give.
+func refused(c wire.Classifier, refusal string) *failure.Error {
+	return &failure.Error{Kind: failure.Model, Source: failure.SourceModel, Name: c.Name, Op: "generate",
+		Message: "the model refused to give the answer asked for: " + c.Scrub.Scrub(refusal)}
+}
+
+// copyBody keeps a copy of what is read of a body, up to
+// wire.MaxResponseBody.
+type copyBody struct {
+	io.ReadCloser
+	to *bytes.Buffer
+}
+
+// Read reads from the body and keeps what it read.
+func (b *copyBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if room := wire.MaxResponseBody - b.to.Len(); n > 0 && room > 0 {
+		b.to.Write(p[:min(n, room)])
+	}
+	return n, err
+}
+
 // teeBody feeds a response body to a stream assembler as it is read.
 type teeBody struct {
 	io.ReadCloser
@@ -116,4 +190,35 @@ func (b *teeBody) Read(p []byte) (int, error) {
 		b.s.close()
 	}
 	return n, err
+}
+
+// codeContextLength is the error code of a request whose prompt is longer
+// than the model's context window.
+const codeContextLength = "context_length_exceeded"
+
+// contextLength returns the failure of an error body that says the prompt
+// does not fit the model's context window, or nil.
+func contextLength(c wire.Classifier, body []byte) *failure.Error {
+	var b struct {
+		Error struct {
+			Message string `json:"message"`
+			Code    string `json:"code"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &b) != nil || b.Error.Code != codeContextLength {
+		return nil
+	}
+	return contextLengthError(c, b.Error.Message)
+}
+
+// contextLengthError is a prompt too long for the model's window: a
+// failure.Budget, as the agent reports a prompt it knows will not fit (the
+// context window is a budget of tokens; retrying the same prompt cannot
+// help), with the provider's code in the message.
+func contextLengthError(c wire.Classifier, msg string) *failure.Error {
+	m := "the prompt does not fit the model's context window (" + codeContextLength + ")"
+	if msg != "" {
+		m += ": " + c.Scrub.Scrub(msg)
+	}
+	return &failure.Error{Kind: failure.Budget, Source: failure.SourceModel, Name: c.Name, Op: "generate", Message: m}
 }

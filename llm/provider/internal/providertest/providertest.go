@@ -72,9 +72,10 @@ func NewServer(t *testing.T, replies ...Reply) *Server {
 			w.Header().Set("Content-Type", rep.ContentType)
 		}
 		w.WriteHeader(rep.Status)
-		if rep.ContentType == "text/event-stream" {
-			// Write the stream in small pieces, flushing each, so that the
-			// client sees it arrive in chunks that split lines.
+		if rep.ContentType == "text/event-stream" || rep.ContentType == "application/x-ndjson" {
+			// Write the stream (server-sent events, or Ollama's
+			// newline-delimited JSON) in small pieces, flushing each, so
+			// that the client sees it arrive in chunks that split lines.
 			f, _ := w.(http.Flusher)
 			for b := rep.Body; len(b) > 0; {
 				n := min(len(b), 37)
@@ -227,6 +228,10 @@ const AnthropicFinal = `{"id":"msg_final","type":"message","role":"assistant","m
 
 const GeminiFinal = `{"candidates":[{"content":{"parts":[{"text":"Paris is 18°C; Oslo is unknown."}],"role":"model"},"finishReason":"STOP","index":0}],
 "usageMetadata":{"promptTokenCount":171,"candidatesTokenCount":10,"totalTokenCount":181},"modelVersion":"gemini-2.5-flash","responseId":"bJlOaYCBH5-x1dkP9K6rwQo"}`
+
+// OllamaFinal is Ollama's final answer (/api/chat, not streamed).
+const OllamaFinal = `{"model":"llama3.2","created_at":"2026-12-01T10:20:31.5Z","message":{"role":"assistant","content":"Paris is 18°C; Oslo is unknown."},
+"done_reason":"stop","done":true,"total_duration":485095291,"load_duration":1753500,"prompt_eval_count":180,"prompt_eval_duration":128493000,"eval_count":11,"eval_duration":152222000}`
 
 // Keys the tests' providers are configured with: no error or log line may
 // show them.
