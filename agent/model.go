@@ -59,7 +59,8 @@ func (r *run) modelTurn(ctx context.Context, hist []llm.Message, defs []llm.Tool
 				err = &failure.Error{Kind: failure.Panic, Source: failure.SourceModel, Name: model.Name(), Err: panicError(v)}
 			}
 		}()
-		req := &llm.Request{System: r.system, Messages: hist, Tools: defs, MaxTokens: r.a.cfg.MaxTokens, OnText: onText}
+		req := &llm.Request{System: r.system, Messages: hist, Tools: defs, MaxTokens: r.a.cfg.MaxTokens, OnText: onText,
+			Output: r.output()}
 		resp, err = model.Generate(ctx, req)
 		if err == nil && resp == nil {
 			err = &failure.Error{Kind: failure.Model, Message: "the model returned no response"}
