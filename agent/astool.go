@@ -120,7 +120,7 @@ func AsTool(r Runner, opts *AgentToolOptions) (Tool, error) {
 	}
 	t.spec = ToolSpec{Name: o.Name, Description: o.Description, InputSchema: schema, Timeout: o.Timeout,
 		OutputSchema: outputSchema(out),
-		ReadOnly: !o.Destructive, Destructive: o.Destructive,
+		ReadOnly:     !o.Destructive, Destructive: o.Destructive,
 		Source: Provenance{Kind: failure.SourceAgent, Name: r.Name(), Tool: o.Name}}
 	return t, nil
 }
