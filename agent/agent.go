@@ -265,8 +265,8 @@ type Answer struct {
 	// Text is the model's final answer.
 	Text string `json:"text"`
 	// Data is the typed answer, when one was asked for (Config.Output,
-	// Input.Output): the JSON value of Text, validated against its schema
-	// and compacted.
+	// Input.Output): the JSON value of Text (inside its code fence, if the
+	// model put it in one), validated against its schema.
 	Data json.RawMessage `json:"data,omitempty"`
 	// Usage is the provider-reported usage summed over the run's turns.
 	Usage llm.Usage `json:"usage"`

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -152,20 +151,15 @@ func outputName(o *llm.Output) string {
 	return defaultOutputName
 }
 
-// checkAnswer returns the compact JSON value of an answer's text if it is
-// valid against o's schema, else the validator's message as the error. A
-// text that is one fenced code block (```json … ```) is read inside the
-// fence.
+// checkAnswer returns the JSON value of an answer's text if it is valid
+// against o's schema, else the validator's message as the error. A text
+// that is one fenced code block (```json … ```) is read inside the fence.
 func checkAnswer(c *schema.Cache, o *llm.Output, text string) (json.RawMessage, error) {
 	raw := []byte(unfence(text))
 	if err := c.Validate(o.Schema, raw); err != nil {
 		return nil, err
 	}
-	var b bytes.Buffer
-	if err := json.Compact(&b, raw); err != nil {
-		return nil, fmt.Errorf("not valid JSON: %w", err)
-	}
-	return b.Bytes(), nil
+	return raw, nil
 }
 
 // unfence returns the text inside one Markdown code fence around the whole

@@ -33,7 +33,7 @@ func ExampleRunAs() {
 	fmt.Println(string(ans.Data), ans.Turns, "turns,", ans.Failures, "repaired")
 	// Output:
 	// {Number:F-17 Total:120.5}
-	// {"number":"F-17","total":120.5} 2 turns, 1 repaired
+	// {"number": "F-17", "total": 120.5} 2 turns, 1 repaired
 }
 
 // A schema that comes from configuration: Config.Output declares the

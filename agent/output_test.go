@@ -45,7 +45,6 @@ func repairWith(t *testing.T, want, good string) llm.Step {
 
 func TestTypedAnswer(t *testing.T) {
 	const good = `{"city": "Paris", "temp_c": 21}`
-	const compact = `{"city":"Paris","temp_c":21}`
 	cases := []struct {
 		name     string
 		steps    func(t *testing.T) []llm.Step
@@ -59,19 +58,19 @@ func TestTypedAnswer(t *testing.T) {
 		failures    []failure.Kind // the kinds OnFailure saw, in order
 	}{
 		{name: "valid answer", steps: func(*testing.T) []llm.Step { return []llm.Step{llm.Say(good)} },
-			wantData: compact, turns: 1},
+			wantData: good, turns: 1},
 		{name: "fenced answer", steps: func(*testing.T) []llm.Step { return []llm.Step{llm.Say("```json\n" + good + "\n```")} },
-			wantData: compact, turns: 1},
+			wantData: good, turns: 1},
 		{name: "repair succeeds", steps: func(t *testing.T) []llm.Step {
 			return []llm.Step{llm.Say(`{"city":"Paris"}`), repairWith(t, "missing property 'temp_c'", good)}
-		}, wantData: compact, turns: 2, failures: []failure.Kind{failure.InvalidArgs}},
+		}, wantData: good, turns: 2, failures: []failure.Kind{failure.InvalidArgs}},
 		{name: "not JSON, then repaired", steps: func(t *testing.T) []llm.Step {
 			return []llm.Step{llm.Say("It is sunny in Paris."), repairWith(t, "not valid JSON", good)}
-		}, wantData: compact, turns: 2, failures: []failure.Kind{failure.InvalidArgs}},
+		}, wantData: good, turns: 2, failures: []failure.Kind{failure.InvalidArgs}},
 		{name: "wrong type twice, then repaired", steps: func(t *testing.T) []llm.Step {
 			return []llm.Step{llm.Say(`{"city":"Paris","temp_c":"warm"}`), repairWith(t, "at /temp_c", `{"city":1,"temp_c":2}`),
 				repairWith(t, "at /city", good)}
-		}, wantData: compact, turns: 3, failures: []failure.Kind{failure.InvalidArgs, failure.InvalidArgs}},
+		}, wantData: good, turns: 3, failures: []failure.Kind{failure.InvalidArgs, failure.InvalidArgs}},
 		{name: "repairs exhausted", steps: func(*testing.T) []llm.Step {
 			return []llm.Step{llm.Say("sunny"), llm.Say("still sunny"), llm.Say(`{"city":"Paris"}`)}
 		}, wantKind: failure.Model, wantRepairs: 2, turns: 3,
