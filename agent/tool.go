@@ -60,9 +60,9 @@ type ToolSpec struct {
 	// object.
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
 	// OutputSchema, if set, is the JSON Schema of the tool's structured
-	// result (MCP outputSchema): the result then carries that value as a
-	// PartJSON part. A typed agent offered with [AsTool] declares its
-	// answer's schema here.
+	// result (an MCP tool's output schema): the result then carries that
+	// value as a PartJSON part. A typed agent offered with [AsTool]
+	// declares its answer's schema here.
 	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
 	// Source is the tool's provenance.
 	Source Provenance `json:"source"`
