@@ -7,10 +7,13 @@ import (
 	"iter"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/failure"
+	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -427,4 +430,48 @@ func FuzzTypedAnswer(f *testing.F) {
 			t.Fatalf("Data %s of answer %q does not hold a weather: %v", ans.Data, text, err)
 		}
 	})
+}
+
+// TestTypedAnswerResumed: the answer shape a durable run's Input asked for
+// is kept in its checkpoint: the process that resumes the run (without
+// that Input) validates the answer against it and returns its Data.
+func TestTypedAnswerResumed(t *testing.T) {
+	ctx := testkit.Ctx(t, 20*time.Second)
+	st := agent.NewMemoryStore(agent.MemoryStoreOptions{})
+	var entered atomic.Int32
+	release := make(chan struct{})
+	inFirst := make(chan struct{})
+	slow := agent.NewFuncTool(agent.ToolSpec{Name: "slow", Description: "waits the first time", ReadOnly: true},
+		func(ctx context.Context, _ json.RawMessage) (*agent.Result, error) {
+			if entered.Add(1) == 1 {
+				close(inFirst)
+				select {
+				case <-release:
+				case <-ctx.Done():
+				}
+			}
+			return agent.TextResult("done"), nil
+		})
+	mk := func() *agent.Agent {
+		return newAgent(t, agent.Config{Name: "typed-durable", Tools: []agent.Tool{slow},
+			Model:   &planModel{final: `{"city":"Oslo","temp_c":4}`, steps: [][]llm.ToolCall{{call("w1", "slow", 1)}}},
+			Durable: agent.Durable(st, 0)})
+	}
+	s := mk().NewSession()
+	old := make(chan error, 1)
+	go func() {
+		_, err := s.Run(agent.WithInput(ctx, agent.Input{Output: weatherOutput()}), "weather?")
+		old <- err
+	}()
+	<-inFirst
+	runs, _ := st.ListRuns(ctx)
+	if len(runs) != 1 {
+		t.Fatalf("runs: %v", runs)
+	}
+	ans, err := mk().Resume(ctx, runs[0])
+	close(release)
+	<-old
+	if err != nil || string(ans.Data) != `{"city":"Oslo","temp_c":4}` {
+		t.Fatalf("the resumed run: %v, %+v: want the typed answer", err, ans)
+	}
 }
