@@ -13,7 +13,6 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/llm"
-	"github.com/switchboard-dev/switchboard/llm/provider"
 )
 
 // benchInvoice is a typed answer of a realistic size: an invoice of 20
@@ -115,11 +114,7 @@ func benchTyped(b *testing.B, model string, out *llm.Output, answer string) {
 	mk := func(o *llm.Output) *agent.Agent {
 		var m llm.Model = llm.NewCyclic(llm.Say(answer))
 		if model == "http" {
-			var err error
-			m, err = provider.New(provider.Config{Provider: "openai", APIKey: "test-key", BaseURL: chatServer(b, answer)})
-			if err != nil {
-				b.Fatal(err)
-			}
+			m = openAIModel(b, chatServer(b, answer))
 		}
 		a, err := agent.New(context.Background(), agent.Config{Model: m, Output: o, Permissions: agent.AllowAll()})
 		if err != nil {
