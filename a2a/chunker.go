@@ -1,6 +1,8 @@
 package a2a
 
 import (
+	"encoding/json"
+
 	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 )
@@ -68,4 +70,21 @@ func (c *chunker) final(answer string) *a2ago.TaskArtifactUpdateEvent {
 	}
 	c.sent = false // replace whatever an earlier turn streamed
 	return c.event(answer, true)
+}
+
+// withData adds a typed answer (agent.Answer.Data) to the answer's last
+// chunk as a data part (media type application/json) after its text, so
+// that the "answer" artifact holds the text and the value. A value that
+// does not decode is left out (the run validated it).
+func withData(ev *a2ago.TaskArtifactUpdateEvent, data json.RawMessage) {
+	if len(data) == 0 || ev.Artifact == nil {
+		return
+	}
+	var v any
+	if json.Unmarshal(data, &v) != nil {
+		return
+	}
+	p := a2ago.NewDataPart(v)
+	p.MediaType = "application/json"
+	ev.Artifact.Parts = append(ev.Artifact.Parts, p)
 }

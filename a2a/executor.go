@@ -300,7 +300,11 @@ func (s *Server) pump(ctx context.Context, ec *a2asrv.ExecutorContext, tr *taskR
 				return
 			}
 		case agent.EventFinal:
-			if !yield(ch.final(ev.Text), nil) {
+			art := ch.final(ev.Text)
+			if ev.Answer != nil {
+				withData(art, ev.Answer.Data)
+			}
+			if !yield(art, nil) {
 				return
 			}
 			if !yield(a2ago.NewStatusUpdateEvent(ec, a2ago.TaskStateCompleted, nil), nil) {

@@ -285,6 +285,10 @@ func (s *Server) Card(ctx context.Context, base string) *a2ago.AgentCard {
 	if desc == "" {
 		desc = "A Switchboard agent."
 	}
+	outModes := []string{"text/plain"}
+	if agent.OutputOf(s.cfg.Agent) != nil {
+		outModes = append(outModes, "application/json") // a typed answer: a data part (chunker.go)
+	}
 	card := &a2ago.AgentCard{
 		Name:        s.cfg.Agent.Name(),
 		Description: desc,
@@ -299,7 +303,7 @@ func (s *Server) Card(ctx context.Context, base string) *a2ago.AgentCard {
 		},
 		Capabilities:       s.caps,
 		DefaultInputModes:  []string{"text/plain", "application/json"},
-		DefaultOutputModes: []string{"text/plain"},
+		DefaultOutputModes: outModes,
 		Skills:             skills,
 		Provider:           s.cfg.Provider,
 		DocumentationURL:   s.cfg.DocumentationURL,

@@ -9,6 +9,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"iter"
 	"slices"
@@ -108,6 +109,17 @@ type Config struct {
 	// Budget.MaxCost): nil is llm.DefaultPrices(); a table set here
 	// replaces it (extend it with llm.DefaultPrices().With(...)).
 	Prices llm.Prices
+	// Output, if set, asks every run for a typed answer: one JSON value
+	// valid against Output.Schema, enforced by the provider where it can
+	// (llm.Capabilities.StructuredOutput) and asked for in the system
+	// prompt where it cannot, then validated; the value is the Answer's
+	// Data. An [Input.Output] replaces it for one run. See
+	// docs/typed-answers.md.
+	Output *llm.Output
+	// OutputRepairs bounds the repair turns of a run whose answer does not
+	// match its schema: the model is told what was wrong and answers
+	// again, each repair a turn of the Budget (default 2; negative: none).
+	OutputRepairs int
 	// Durable keeps sessions, runs and parked questions in stores, so that
 	// any process with the same configuration continues them (zero: in
 	// memory, as before). See docs/durability.md.
@@ -197,6 +209,10 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 	if err := checkPrices(&cfg); err != nil {
 		return nil, err
 	}
+	schemas := schema.NewCache()
+	if err := checkOutput(schemas, cfg.Output, "agent.Config.Output"); err != nil {
+		return nil, err
+	}
 	b := &cfg.Budget
 	if b.MaxTurns == 0 {
 		b.MaxTurns = 25
@@ -220,7 +236,7 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 		cfg.Name = "switchboard-agent"
 	}
 	contextDefaults(&cfg.Context)
-	a := &Agent{cfg: cfg, log: zerolog.Nop(), perms: cfg.Permissions, schemas: schema.NewCache(),
+	a := &Agent{cfg: cfg, log: zerolog.Nop(), perms: cfg.Permissions, schemas: schemas,
 		timeoutErr: callTimeoutErr(cfg.ToolTimeout), stopGrace: stopGrace}
 	if cfg.Logger != nil {
 		a.log = cfg.Logger.Hook(telemetry.LogHook{})
@@ -274,6 +290,10 @@ type Answer struct {
 	Run string `json:"run"`
 	// Text is the model's final answer.
 	Text string `json:"text"`
+	// Data is the typed answer, when one was asked for (Config.Output,
+	// Input.Output): the JSON value of Text (inside its code fence, if the
+	// model put it in one), validated against its schema.
+	Data json.RawMessage `json:"data,omitempty"`
 	// Usage is the provider-reported usage summed over the run's turns.
 	Usage llm.Usage `json:"usage"`
 	// Cost is what the run's model turns cost, priced by Config.Prices;

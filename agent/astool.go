@@ -10,7 +10,17 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/failure"
+	"github.com/switchboard-dev/switchboard/internal/schema"
+	"github.com/switchboard-dev/switchboard/llm"
 )
+
+// outputSchema is the schema of o (nil for nil).
+func outputSchema(o *llm.Output) json.RawMessage {
+	if o == nil {
+		return nil
+	}
+	return o.Schema
+}
 
 // defaultAgentToolSchema is the input of an agent offered as a tool.
 const defaultAgentToolSchema = `{"type":"object","properties":{"input":{"type":"string",` +
@@ -34,6 +44,11 @@ type AgentToolOptions struct {
 	// (default: the "input" argument with the default schema, and the
 	// arguments' JSON text with a custom one).
 	Input func(args json.RawMessage) (string, error)
+	// Output, if set, asks each run for a typed answer of this shape (as
+	// [Input.Output]), in place of the runner's own ([OutputOf]). The
+	// tool's spec declares the shape as its OutputSchema, and a typed
+	// answer is the call's result as one PartJSON part.
+	Output *llm.Output
 	// Timeout bounds one call, overriding the calling agent's ToolTimeout:
 	// a sub-agent's run usually takes longer than a tool call. Zero keeps
 	// the caller's; the sub-agent's own Budget bounds it either way.
@@ -50,6 +65,8 @@ type agentTool struct {
 	r     Runner
 	spec  ToolSpec
 	input func(json.RawMessage) (string, error)
+	// output is AgentToolOptions.Output (nil: the runner's own shape).
+	output *llm.Output
 }
 
 // AsTool offers a Runner (an *Agent, a workflow, a remote worker pool) to
@@ -58,7 +75,9 @@ type agentTool struct {
 // every event of the run is forwarded into the calling run as an
 // EventNested whose Parent names the call (one trace, parent and child).
 //
-// The tool's result is the run's answer. A run that ends on its own budget
+// The tool's result is the run's answer: a typed answer (the runner is
+// [Typed], or AgentToolOptions.Output asks for one) is one PartJSON part
+// holding Answer.Data, and the spec's OutputSchema declares its schema. A run that ends on its own budget
 // returns an error result the calling model can act on; any other failure
 // is returned typed, so the caller's failure policy handles it (a failure
 // the sub-run already retried is not retried again).
@@ -79,7 +98,14 @@ func AsTool(r Runner, opts *AgentToolOptions) (Tool, error) {
 	if o.Description == "" {
 		o.Description = r.Description()
 	}
-	t := &agentTool{r: r, input: o.Input}
+	t := &agentTool{r: r, input: o.Input, output: o.Output}
+	if err := checkOutput(schema.NewCache(), o.Output, "AgentToolOptions.Output"); err != nil {
+		return nil, err
+	}
+	out := o.Output
+	if out == nil {
+		out = OutputOf(r)
+	}
 	schema := o.InputSchema
 	if len(schema) == 0 {
 		schema = json.RawMessage(defaultAgentToolSchema)
@@ -93,7 +119,8 @@ func AsTool(r Runner, opts *AgentToolOptions) (Tool, error) {
 		t.input = func(args json.RawMessage) (string, error) { return string(args), nil }
 	}
 	t.spec = ToolSpec{Name: o.Name, Description: o.Description, InputSchema: schema, Timeout: o.Timeout,
-		ReadOnly: !o.Destructive, Destructive: o.Destructive,
+		OutputSchema: outputSchema(out),
+		ReadOnly:     !o.Destructive, Destructive: o.Destructive,
 		Source: Provenance{Kind: failure.SourceAgent, Name: r.Name(), Tool: o.Name}}
 	return t, nil
 }
@@ -123,6 +150,9 @@ func (t *agentTool) Call(ctx context.Context, args json.RawMessage) (*Result, er
 	call, _ := CallFromContext(ctx)
 	var ans *Answer
 	var runErr error
+	if t.output != nil {
+		ctx = WithInput(ctx, Input{Output: t.output})
+	}
 	for ev, err := range t.r.Stream(ctx, input) {
 		call.Forward(ev)
 		if err != nil {
@@ -147,6 +177,8 @@ func (t *agentTool) Call(ctx context.Context, args json.RawMessage) (*Result, er
 			Message: "the agent's run ended without an answer"}
 	case ans.Handoff != nil:
 		return TextResult(fmt.Sprintf("The agent %s handed the task to %s: %s", t.r.Name(), ans.Handoff.To, ans.Handoff.Task)), nil
+	case len(ans.Data) > 0:
+		return &Result{Parts: []Part{{Type: PartJSON, JSON: ans.Data}}}, nil
 	}
 	return TextResult(ans.Text), nil
 }

@@ -110,6 +110,9 @@ func (r *run) resumeRun(cp *Checkpoint) ([]llm.Message, int, error) {
 	r.a.log.Info().Str("run", r.id).Str("session", cp.Session).Str("from", string(cp.State)).Int("turn", cp.Turn).Msg("run resumed")
 	r.s.grants.set(cp.Grants)
 	r.ans.Turns, r.ans.Usage, r.ans.Cost, r.ans.ToolCalls, r.ans.Failures = cp.Turn, cp.Usage, cp.Cost, cp.ToolCalls, cp.Failures
+	if cp.Output != nil {
+		r.in.Output = cp.Output
+	}
 	r.system = r.systemPrompt()
 	r.emit(Event{Type: EventRunStarted, Text: cp.Input})
 	last := cp.Messages[len(cp.Messages)-1]
@@ -119,6 +122,14 @@ func (r *run) resumeRun(cp *Checkpoint) ([]llm.Message, int, error) {
 		return hist, cp.Base, err
 	case last.Role == llm.RoleAssistant: // answered, not yet committed
 		r.ans.Text = last.Text
+		fix, err := r.typedAnswer(last.Text)
+		if err != nil {
+			return hist, cp.Base, err
+		}
+		if fix != nil {
+			hist, err = r.turns(append(hist, *fix), cp.Base, cp.Turn+1)
+			return hist, cp.Base, err
+		}
 		if err := r.commit(hist, cp.Base); err != nil {
 			return hist, cp.Base, err
 		}

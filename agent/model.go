@@ -60,6 +60,7 @@ func (r *run) modelTurn(ctx context.Context, hist []llm.Message, defs []llm.Tool
 			}
 		}()
 		req := r.request(hist, defs, onText)
+		req.Output = r.output()
 		resp, err = model.Generate(ctx, req)
 		if err == nil && resp == nil {
 			err = &failure.Error{Kind: failure.Model, Message: "the model returned no response"}

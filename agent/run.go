@@ -62,6 +62,11 @@ type run struct {
 	skills string
 	// trace is the run's telemetry (telemetry.go).
 	trace runTrace
+	// in is the Input of the context the run was started with (its
+	// tools' context does not carry it); repaired counts the run's repair
+	// turns of a typed answer (output.go).
+	in       Input
+	repaired int
 }
 
 // errConsumerStopped is the cancellation cause when the caller of Stream
@@ -107,18 +112,25 @@ func (s *Session) streamRun(ctx context.Context, id, input, pausedAt string, don
 		if a.cfg.Logger != nil {
 			rctx = a.log.WithContext(rctx) // a policy without a Logger logs here
 		}
+		in, _ := InputFrom(ctx)
+		rctx = withoutInput(rctx)
 		if id == "" {
 			id = NewRunID()
 		}
 		r := &run{s: s, a: a, id: id, ctx: rctx, cancel: cancel, yield: yield,
-			start: time.Now(), lastGood: map[string][]Tool{}}
+			start: time.Now(), lastGood: map[string][]Tool{}, in: in}
 		r.parent, _ = parentFromContext(ctx)
 		r.traceStart(input, pausedAt)
 		r.sinkCtx = context.WithoutCancel(rctx)
 		r.detached = done != nil
 		r.ans.Run = r.id
 
-		newHist, err := body(r, hist)
+		newHist, err := hist, checkOutput(a.schemas, in.Output, "agent.Input.Output")
+		if err != nil {
+			err = r.handle(err, nil).Err
+		} else {
+			newHist, err = body(r, hist)
+		}
 		r.ans.Elapsed = time.Since(r.start)
 		r.traceEnd(err)
 
@@ -261,6 +273,12 @@ func (r *run) turns(hist []llm.Message, base, first int) ([]llm.Message, error) 
 			}
 			hist = append(hist, msg)
 			r.ans.Text = msg.Text
+			if fix, err := r.typedAnswer(msg.Text); err != nil {
+				return r.closeHistory(hist, base, failure.From(err))
+			} else if fix != nil {
+				hist = append(hist, *fix)
+				continue
+			}
 			if err := r.commit(hist, base); err != nil {
 				return hist, err
 			}
@@ -332,6 +350,9 @@ func (r *run) systemPrompt() string {
 				r.skills += t
 			}
 		}
+	}
+	if note := r.outputNote(); note != "" {
+		parts = append(parts, note)
 	}
 	parts = append(parts, trustNote)
 	return strings.Join(parts, "\n\n")

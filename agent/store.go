@@ -191,6 +191,9 @@ type Checkpoint struct {
 	// failed one.
 	Answer *Answer `json:"answer,omitempty"`
 	Error  string  `json:"error,omitempty"`
+	// Output is the answer shape the run's Input asked for in place of the
+	// agent's Config.Output (nil: none), kept for a resumed run.
+	Output *llm.Output `json:"output,omitempty"`
 	// Trace is the W3C traceparent of the run's span when the checkpoint
 	// was written ("" without tracing): a resumed run's span links to it.
 	Trace string `json:"trace,omitempty"`

@@ -59,6 +59,11 @@ type ToolSpec struct {
 	// InputSchema is the JSON Schema of the arguments object. Nil means any
 	// object.
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+	// OutputSchema, if set, is the JSON Schema of the tool's structured
+	// result (an MCP tool's output schema): the result then carries that
+	// value as a PartJSON part. A typed agent offered with [AsTool]
+	// declares its answer's schema here.
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
 	// Source is the tool's provenance.
 	Source Provenance `json:"source"`
 	// ReadOnly marks a tool that changes nothing (MCP readOnlyHint); the

@@ -266,6 +266,16 @@ func TestStructuredOutput(t *testing.T) {
 			if last.Type != "json" || string(last.JSON) != tt.wantJSON {
 				t.Fatalf("parts = %+v", res.Parts)
 			}
+			// The tool's spec carries the server's outputSchema.
+			tools, err := m.Toolset().Tools(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tl := range tools {
+				if s := tl.Spec(); s.Source.Tool == tt.tool && !strings.Contains(string(s.OutputSchema), `"temp_c"`) {
+					t.Fatalf("spec of %s: OutputSchema %s", tt.tool, s.OutputSchema)
+				}
+			}
 		})
 	}
 }

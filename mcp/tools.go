@@ -101,6 +101,7 @@ func newTool(s *server, name string, t *gomcp.Tool) *tool {
 	var out []byte
 	if t.OutputSchema != nil {
 		out, _ = json.Marshal(t.OutputSchema)
+		spec.OutputSchema = out
 	}
 	return &tool{s: s, spec: spec, orig: t.Name, output: out}
 }

@@ -22,6 +22,16 @@
 //     handoff tools ([agent.NewHandoffTool]), passing on the full history, a
 //     summary or only the task, as each handoff tool says.
 //
+// Typed answers pass between steps: a step whose runner is typed
+// ([agent.Typed], an agent with Config.Output) or whose [Step.Output] asks
+// for a shape answers a validated JSON value ([agent.Answer].Data); the
+// next step's default input is that JSON, and [Input].PreviousData holds it
+// for a step's Input function to decode. A workflow is typed by the step
+// that gives its answer (the last step, the body, the merge step), and an
+// answer shape asked of the workflow ([agent.Input].Output, [agent.RunAs])
+// goes to that step; the steps never see the workflow's own agent.Input
+// otherwise (its Parts go to the steps that take its task).
+//
 // A workflow's run streams its own events (run_started, step_started,
 // step_finished, failure, final or run_failed) and, as agent.EventNested,
 // every event of its steps' runs, whose Parent names the workflow's run and

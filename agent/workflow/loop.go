@@ -2,12 +2,14 @@ package workflow
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"iter"
 	"strings"
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/failure"
+	"github.com/switchboard-dev/switchboard/llm"
 )
 
 // LoopConfig configures a [NewLoop] workflow.
@@ -102,27 +104,32 @@ func NewLoop(cfg LoopConfig) (agent.Runner, error) {
 func (l *loopRunner) Stream(ctx context.Context, input string) iter.Seq2[agent.Event, error] {
 	return l.stream(ctx, input, func(w *wrun, task string) (string, error) {
 		var last, feedback string
+		var data json.RawMessage
 		for i := 0; i < l.max; i++ {
 			in := task
 			if i > 0 {
 				in = renderRevision(task, last, feedback)
 			}
 			if l.body.Input != nil {
-				in = l.body.Input(Input{Task: task, Previous: last, Feedback: feedback, Index: i})
+				in = l.body.Input(Input{Task: task, Previous: last, PreviousData: data, Feedback: feedback, Index: i})
 			}
-			out, err := l.runOne(w, l.body, i, in)
+			ans, err := w.step(l.body, i, in, w.passOn(i == 0, true))
 			if err != nil {
 				return "", err
 			}
-			last, feedback = out, ""
+			out := output(ans)
+			last, data, feedback = out, ans.Data, ""
+			w.ans.Data = data
 			if l.check != nil {
 				cin := fmt.Sprintf("Task:\n%s\n\nAttempt to review:\n%s", task, out)
 				if l.check.Input != nil {
 					cin = l.check.Input(Input{Task: task, Previous: out, Index: i})
 				}
-				if feedback, err = l.runOne(w, *l.check, i, cin); err != nil {
+				cans, err := w.step(*l.check, i, cin, agent.Input{})
+				if err != nil {
 					return "", err
 				}
+				feedback = cans.Text
 			}
 			done, err := l.until(w.ctx, Input{Index: i, Task: task, Previous: out, Feedback: feedback})
 			if err != nil {
@@ -149,11 +156,5 @@ func (l *loopRunner) Stream(ctx context.Context, input string) iter.Seq2[agent.E
 	})
 }
 
-// runOne runs one step of an iteration on the workflow's goroutine.
-func (l *loopRunner) runOne(w *wrun, s Step, i int, in string) (string, error) {
-	ans, err := w.step(s, i, in)
-	if err != nil {
-		return "", err
-	}
-	return ans.Text, nil
-}
+// Output is the shape of the loop's answers: its body's.
+func (l *loopRunner) Output() *llm.Output { return l.body.output() }

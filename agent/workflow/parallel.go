@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -10,14 +11,17 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/failure"
+	"github.com/switchboard-dev/switchboard/llm"
 )
 
 // BranchResult is a branch's outcome, as the merge step receives it.
 type BranchResult struct {
 	// Name is the branch's step name.
 	Name string `json:"name"`
-	// Output is the branch's answer (empty when it failed).
-	Output string `json:"output,omitempty"`
+	// Output is the branch's answer (empty when it failed): the JSON of a
+	// typed answer, which Data holds too.
+	Output string          `json:"output,omitempty"`
+	Data   json.RawMessage `json:"data,omitempty"`
 	// Failed marks a dropped branch; Note says why, worded for a model.
 	Failed bool   `json:"failed,omitempty"`
 	Note   string `json:"note,omitempty"`
@@ -131,7 +135,7 @@ func (p *parallelRunner) Stream(ctx context.Context, input string) iter.Seq2[age
 					msgs <- branchMsg{i: i, done: &r}
 					return
 				}
-				r := w.runStep(bctx, st, i, in, func(ev agent.Event) { msgs <- branchMsg{i: i, ev: &ev} })
+				r := w.runStep(bctx, st, i, in, w.passOn(true, false), func(ev agent.Event) { msgs <- branchMsg{i: i, ev: &ev} })
 				msgs <- branchMsg{i: i, done: &r}
 			}()
 		}
@@ -151,7 +155,7 @@ func (p *parallelRunner) Stream(ctx context.Context, input string) iter.Seq2[age
 			res := BranchResult{Name: p.branches[m.i].Name}
 			if r.err == nil {
 				w.account(r.ans)
-				res.Output = r.ans.Text
+				res.Output, res.Data = output(r.ans), r.ans.Data
 				ok++
 				w.finished(r, r.ans.Text, false)
 				results[m.i] = res
@@ -192,10 +196,11 @@ func (p *parallelRunner) Stream(ctx context.Context, input string) iter.Seq2[age
 		if p.merge.Input != nil {
 			in = p.merge.Input(Input{Task: task, Previous: merged, Index: len(p.branches), Results: results})
 		}
-		ans, err := w.step(*p.merge, len(p.branches), in)
+		ans, err := w.step(*p.merge, len(p.branches), in, w.passOn(false, true))
 		if err != nil {
 			return "", err
 		}
+		w.ans.Data = ans.Data
 		return ans.Text, nil
 	})
 }
@@ -209,4 +214,13 @@ func (w *wrun) endErrOf(ctx context.Context) error {
 			Message: "not started: " + fe.Message}
 	}
 	return &failure.Error{Kind: failure.Canceled, Source: failure.SourceAgent, Err: cause, Message: "not started: the workflow was cancelled"}
+}
+
+// Output is the shape of the workflow's answers: its merge step's (nil
+// without one: the rendered results are text).
+func (p *parallelRunner) Output() *llm.Output {
+	if p.merge == nil {
+		return nil
+	}
+	return p.merge.output()
 }

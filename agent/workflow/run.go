@@ -86,6 +86,9 @@ type wrun struct {
 	start   time.Time
 	ans     agent.Answer
 	op      *telemetry.Op // the invoke_workflow span (nil: off)
+	// in is the Input of the context the workflow was started with; its
+	// steps do not see it, but what passOn gives them.
+	in agent.Input
 }
 
 // stream runs body as a workflow run: it opens and closes the run's events
@@ -97,7 +100,9 @@ func (b *base) stream(ctx context.Context, input string, body func(w *wrun, inpu
 		if b.logs {
 			rctx = b.log.WithContext(rctx) // a policy without a Logger logs here
 		}
-		w := &wrun{b: b, id: agent.NewRunID(), ctx: rctx, cancel: cancel, yield: yield, start: time.Now()}
+		in, _ := agent.InputFrom(ctx)
+		rctx = agent.WithInput(rctx, agent.Input{})
+		w := &wrun{b: b, id: agent.NewRunID(), ctx: rctx, cancel: cancel, yield: yield, start: time.Now(), in: in}
 		if p, ok := agent.ParentFrom(ctx); ok {
 			w.parent = &p
 		}

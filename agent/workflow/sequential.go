@@ -2,10 +2,12 @@ package workflow
 
 import (
 	"context"
+	"encoding/json"
 	"iter"
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/failure"
+	"github.com/switchboard-dev/switchboard/llm"
 )
 
 // SequentialConfig configures a [NewSequential] workflow.
@@ -47,17 +49,22 @@ func NewSequential(cfg SequentialConfig) (agent.Runner, error) {
 func (s *sequentialRunner) Stream(ctx context.Context, input string) iter.Seq2[agent.Event, error] {
 	return s.stream(ctx, input, func(w *wrun, task string) (string, error) {
 		prev := task
+		var data json.RawMessage
 		for i, st := range s.steps {
 			in := prev
 			if st.Input != nil {
-				in = st.Input(Input{Task: task, Previous: prev, Index: i})
+				in = st.Input(Input{Task: task, Previous: prev, PreviousData: data, Index: i})
 			}
-			ans, err := w.step(st, i, in)
+			ans, err := w.step(st, i, in, w.passOn(i == 0, i == len(s.steps)-1))
 			if err != nil {
 				return "", err
 			}
-			prev = ans.Text
+			prev, data = output(ans), ans.Data
 		}
+		w.ans.Data = data
 		return prev, nil
 	})
 }
+
+// Output is the shape of the sequence's answers: its last step's.
+func (s *sequentialRunner) Output() *llm.Output { return s.steps[len(s.steps)-1].output() }

@@ -2,11 +2,13 @@ package workflow
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/failure"
+	"github.com/switchboard-dev/switchboard/llm"
 )
 
 // Step is one runner in a workflow: an *agent.Agent, another workflow, a
@@ -22,6 +24,28 @@ type Step struct {
 	// the branches' results for a merge, the task with the last draft and
 	// its feedback in a loop.
 	Input func(in Input) string
+	// Output, if set, asks the step's runner for a typed answer of this
+	// shape (agent.Input.Output), in place of the runner's own. A typed
+	// step's answer is its value: the next step's default input is its
+	// JSON, and Input.PreviousData holds it.
+	Output *llm.Output
+}
+
+// output is the shape of the step's answers: its Output, else its runner's.
+func (s Step) output() *llm.Output {
+	if s.Output != nil {
+		return s.Output
+	}
+	return agent.OutputOf(s.Runner)
+}
+
+// output is what a step's answer passes on: its typed value as JSON text
+// when it has one, else its text.
+func output(a *agent.Answer) string {
+	if len(a.Data) > 0 {
+		return string(a.Data)
+	}
+	return a.Text
 }
 
 // Input is what a step's input is rendered from, and what a loop's Until
@@ -31,7 +55,12 @@ type Input struct {
 	Task string
 	// Previous is the previous step's output (sequential), the last output
 	// of the body (loop), or the rendered branch results (the parallel merge step).
+	// The output of a typed step is its answer's JSON.
 	Previous string
+	// PreviousData is the typed answer (agent.Answer.Data) of the step
+	// Previous comes from, when it gave one (sequential, loop); decode it
+	// with json.Unmarshal.
+	PreviousData json.RawMessage
 	// Feedback is the check's answer on Previous (loop).
 	Feedback string
 	// Index is the step's position, or the loop's iteration (from 0).
@@ -72,7 +101,14 @@ type stepResult struct {
 // runStep runs a step under the failure policy, passing each of its events
 // (and its step_started events, one per attempt) to out. It may run on any
 // goroutine; out must be safe to call from it.
-func (w *wrun) runStep(ctx context.Context, s Step, index int, input string, out func(agent.Event)) stepResult {
+//
+// The step's run takes in as its agent.Input (never the workflow's own),
+// with the step's Output unless in has one.
+func (w *wrun) runStep(ctx context.Context, s Step, index int, input string, in agent.Input, out func(agent.Event)) stepResult {
+	if in.Output == nil {
+		in.Output = s.Output
+	}
+	ctx = agent.WithInput(ctx, in)
 	start := time.Now()
 	info := agent.StepInfo{Name: s.Name, Index: index}
 	key := failure.Key{Source: failure.SourceAgent, Name: w.b.name + "/" + s.Name}
@@ -134,9 +170,24 @@ func stepErr(step string, err error) error {
 	return &cp
 }
 
-// step runs a step on the workflow's goroutine and ends it (see end).
-func (w *wrun) step(s Step, index int, input string) (*agent.Answer, error) {
-	return w.end(w.runStep(w.ctx, s, index, input, w.emit))
+// step runs a step on the workflow's goroutine and ends it (see end); in
+// is what the step takes of the workflow's Input (see passOn).
+func (w *wrun) step(s Step, index int, input string, in agent.Input) (*agent.Answer, error) {
+	return w.end(w.runStep(w.ctx, s, index, input, in, w.emit))
+}
+
+// passOn is what a step takes of the workflow's own agent.Input: its Parts
+// when the step takes the workflow's task (task), its Output when the
+// step's answer is the workflow's (answers).
+func (w *wrun) passOn(task, answers bool) agent.Input {
+	var in agent.Input
+	if task {
+		in.Parts = w.in.Parts
+	}
+	if answers {
+		in.Output = w.in.Output
+	}
+	return in
 }
 
 // end closes a step run on the workflow's goroutine: a failure is handled

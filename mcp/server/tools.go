@@ -124,11 +124,17 @@ func (r *toolRegistry) handler(name string) gomcp.ToolHandler {
 	}
 }
 
-// mcpTool is the MCP definition of an agent tool. A schema that is not a
-// JSON object of type "object" (go-sdk refuses those) is offered as any
-// object, and the tool's own validation decides.
+// mcpTool is the MCP definition of an agent tool. An input schema that is
+// not a JSON object of type "object" (go-sdk refuses those) is offered as
+// any object, and the tool's own validation decides. An output schema (a
+// typed agent's answer, agent.ToolSpec.OutputSchema) is declared as the
+// tool's outputSchema when it is of type "object", as MCP requires; its
+// results then carry the value as structuredContent (toMCPResult).
 func (r *toolRegistry) mcpTool(spec agent.ToolSpec) *gomcp.Tool {
 	t := &gomcp.Tool{Name: spec.Name, Description: spec.Description, InputSchema: objectSchema(spec.InputSchema)}
+	if isObjectSchema(spec.OutputSchema) {
+		t.OutputSchema = spec.OutputSchema
+	}
 	ann := &gomcp.ToolAnnotations{ReadOnlyHint: spec.ReadOnly}
 	if !spec.ReadOnly {
 		d := spec.Destructive
@@ -141,9 +147,14 @@ func (r *toolRegistry) mcpTool(spec agent.ToolSpec) *gomcp.Tool {
 // objectSchema returns s when it is a JSON object whose type is "object",
 // else an empty object schema.
 func objectSchema(s json.RawMessage) json.RawMessage {
-	var m map[string]any
-	if len(s) > 0 && json.Unmarshal(s, &m) == nil && m["type"] == "object" {
+	if isObjectSchema(s) {
 		return s
 	}
 	return json.RawMessage(`{"type":"object"}`)
+}
+
+// isObjectSchema reports whether s is a JSON object whose type is "object".
+func isObjectSchema(s json.RawMessage) bool {
+	var m map[string]any
+	return len(s) > 0 && json.Unmarshal(s, &m) == nil && m["type"] == "object"
 }
