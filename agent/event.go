@@ -15,7 +15,8 @@ type EventType string
 
 // Run event types, in the order a run produces them.
 const (
-	// EventRunStarted opens a run; Text is the input.
+	// EventRunStarted opens a run; Text is the input and Parts its media
+	// (Input.Parts).
 	EventRunStarted EventType = "run_started"
 	// EventTurnStarted opens a model turn; Turn is its number (from 1) and
 	// Context the breakdown of the prompt about to be sent.
@@ -119,6 +120,10 @@ type Event struct {
 	Time     time.Time    `json:"time"`
 	Turn     int          `json:"turn,omitempty"`
 	Text     string       `json:"text,omitempty"`
+	// Parts are the media of EventRunStarted's input. Events leave out the
+	// data of parts over 16 KiB (here and in Result): such a part is a text
+	// part that describes it.
+	Parts    []llm.Part   `json:"parts,omitempty"`
 	Call     *CallInfo    `json:"call,omitempty"`
 	Result   *Result      `json:"result,omitempty"`
 	Progress *Progress    `json:"progress,omitempty"`

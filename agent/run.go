@@ -62,6 +62,9 @@ type run struct {
 	skills string
 	// trace is the run's telemetry (telemetry.go).
 	trace runTrace
+	// input is the Input of the context the run was started with (it is
+	// removed from the context the run gives its tools: withoutInput).
+	input Input
 }
 
 // errConsumerStopped is the cancellation cause when the caller of Stream
@@ -95,6 +98,8 @@ func (s *Session) streamRun(ctx context.Context, id, input, pausedAt string, don
 		s.mu.Unlock()
 
 		a := s.a
+		in, _ := InputFrom(ctx)
+		ctx = withoutInput(ctx)
 		budgetErr := &failure.Error{Kind: failure.Budget, Source: failure.SourceAgent,
 			Message: fmt.Sprintf("the run's time budget of %s is exhausted", a.cfg.Budget.MaxDuration)}
 		rctx, cancel := context.WithCancelCause(ctx)
@@ -111,7 +116,7 @@ func (s *Session) streamRun(ctx context.Context, id, input, pausedAt string, don
 			id = NewRunID()
 		}
 		r := &run{s: s, a: a, id: id, ctx: rctx, cancel: cancel, yield: yield,
-			start: time.Now(), lastGood: map[string][]Tool{}}
+			start: time.Now(), lastGood: map[string][]Tool{}, input: in}
 		r.parent, _ = parentFromContext(ctx)
 		r.traceStart(input, pausedAt)
 		r.sinkCtx = context.WithoutCancel(rctx)
@@ -205,8 +210,8 @@ func (r *run) endErr() *failure.Error {
 // the history to keep: every tool call in it has exactly one result.
 func (r *run) loop(hist []llm.Message, input string) ([]llm.Message, error) {
 	base := len(hist)
-	hist = append(hist, llm.Message{Role: llm.RoleUser, Text: input})
-	r.emit(Event{Type: EventRunStarted, Text: input})
+	hist = append(hist, r.userMessage(input))
+	r.emit(Event{Type: EventRunStarted, Text: input, Parts: eventParts(r.input.Parts)})
 	r.system = r.systemPrompt()
 	return r.turns(hist, base, 1)
 }
