@@ -69,7 +69,7 @@ func RuleFor(model string) Rule {
 
 // Rule constants.
 const (
-	anthropicLongEdge = 1568
+	anthropicLongEdge  = 1568
 	anthropicMaxPixels = 1_150_000
 	anthropicPerToken  = 750
 	openAIBox          = 2048
@@ -81,8 +81,8 @@ const (
 	geminiTile         = 768
 	geminiPerTile      = 258
 	// unknownSide is the side of the square image assumed when an image's
-	// size cannot be read: large enough for each rule's most (Anthropic
-	// 1534, OpenAI 765 for a square, Gemini 4 tiles).
+	// size cannot be read: Anthropic's largest (1533 tokens), OpenAI's
+	// largest square (765), 4 Gemini tiles (1032).
 	unknownSide = 1536
 )
 
