@@ -120,10 +120,6 @@ type Event struct {
 	Time     time.Time    `json:"time"`
 	Turn     int          `json:"turn,omitempty"`
 	Text     string       `json:"text,omitempty"`
-	// Parts are the media of EventRunStarted's input. Events leave out the
-	// data of parts over 16 KiB (here and in Result): such a part is a text
-	// part that describes it.
-	Parts    []llm.Part   `json:"parts,omitempty"`
 	Call     *CallInfo    `json:"call,omitempty"`
 	Result   *Result      `json:"result,omitempty"`
 	Progress *Progress    `json:"progress,omitempty"`
@@ -131,6 +127,10 @@ type Event struct {
 	Usage    *llm.Usage   `json:"usage,omitempty"`
 	// Calls are the tool calls an EventModelTurn asked for.
 	Calls []llm.ToolCall `json:"calls,omitempty"`
+	// Parts are the media of EventRunStarted's input. Events leave out the
+	// data of parts over 16 KiB (here and in Result): such a part is a text
+	// part that describes it.
+	Parts []llm.Part `json:"parts,omitempty"`
 	// Toolset names the toolset of an EventToolsChanged.
 	Toolset string `json:"toolset,omitempty"`
 	// Agent names the agent (or workflow) whose run this is.
