@@ -111,7 +111,7 @@ func (r *run) resumeRun(cp *Checkpoint) ([]llm.Message, int, error) {
 	r.s.grants.set(cp.Grants)
 	r.ans.Turns, r.ans.Usage, r.ans.ToolCalls, r.ans.Failures = cp.Turn, cp.Usage, cp.ToolCalls, cp.Failures
 	r.system = r.systemPrompt()
-	r.emit(Event{Type: EventRunStarted, Text: cp.Input})
+	r.emit(Event{Type: EventRunStarted, Text: cp.Input, Parts: eventParts(inputParts(cp))})
 	last := cp.Messages[len(cp.Messages)-1]
 	switch {
 	case last.Role == llm.RoleAssistant && len(last.ToolCalls) > 0:
@@ -260,7 +260,7 @@ func (r *run) replayEnd(cp *Checkpoint) error {
 		r.ans = *cp.Answer
 	}
 	r.ans.Run = r.id
-	r.emit(Event{Type: EventRunStarted, Text: cp.Input})
+	r.emit(Event{Type: EventRunStarted, Text: cp.Input, Parts: eventParts(inputParts(cp))})
 	r.final(cp.Turn)
 	return nil
 }

@@ -275,3 +275,12 @@ func (cx *ctxRun) partsTokens(ps []llm.Part) int {
 	}
 	return n
 }
+
+// inputParts are the media of a checkpointed run's input: the parts of its
+// first message, the user's.
+func inputParts(cp *Checkpoint) []llm.Part {
+	if len(cp.Messages) == 0 || cp.Messages[0].Role != llm.RoleUser {
+		return nil
+	}
+	return cp.Messages[0].Parts
+}

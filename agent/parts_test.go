@@ -298,7 +298,7 @@ func TestPartsSurviveSessionStore(t *testing.T) {
 	png := testPNG(t)
 	store := agent.NewMemoryStore(agent.MemoryStoreOptions{})
 	var rs requests
-	m := capModel{Scripted: llm.NewScripted(rs.step("a chart"), rs.step("still a chart")), caps: imagesOnly}
+	m := capModel{Scripted: llm.NewScripted(rs.step("a chart"), rs.step("still a chart"), rs.step("a chart again")), caps: imagesOnly}
 	a := newAgent(t, agent.Config{Model: m, Durable: agent.Durability{Sessions: store, Runs: store}})
 	s := a.NewSession()
 	ctx := agent.WithInput(context.Background(), agent.Input{Parts: []llm.Part{llm.ImagePart("image/png", png)}})
@@ -317,5 +317,17 @@ func TestPartsSurviveSessionStore(t *testing.T) {
 	}
 	if p := rs.last(t).Messages[0].Parts; len(p) != 1 || len(p[0].Data) != len(png) {
 		t.Errorf("the next run's first message has parts %+v", p)
+	}
+	// A finished run resumed says again what its input was, parts included.
+	ans, err := s.Run(ctx, "once more")
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := collect(t, a.ResumeStream(context.Background(), ans.Run))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) == 0 || evs[0].Type != agent.EventRunStarted || evs[0].Text != "once more" || len(evs[0].Parts) != 1 || len(evs[0].Parts[0].Data) != len(png) {
+		t.Errorf("resumed events start with %+v", evs)
 	}
 }
