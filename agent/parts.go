@@ -18,10 +18,10 @@ import (
 // Result.Text, and every message through fitParts, the one place before a
 // request is sent.
 
-// defaultMaxPartBytes is Config.MaxPartBytes's default: 4 MiB, about 5.3 MB
-// once base64-encoded, within every provider's inline limit for one image
-// but Anthropic's (5 MB per image, which its provider's MaxPartBytes
-// enforces).
+// defaultMaxPartBytes is Config.MaxPartBytes's default: 4 MiB (about 5.6 MB
+// once base64-encoded), so that one part fits a stored session record of the
+// default 8 MiB; a provider whose inline limit is lower says so in its
+// llm.Capabilities.MaxPartBytes.
 const defaultMaxPartBytes = 4 << 20
 
 // eventDataMax is the most data one part may carry in an event; a larger
