@@ -120,6 +120,13 @@ type Config struct {
 	// match its schema: the model is told what was wrong and answers
 	// again, each repair a turn of the Budget (default 2; negative: none).
 	OutputRepairs int
+	// MaxPartBytes caps one media part (an image, audio, a document) given
+	// to the model as a part, in a run's Input and in tool results (0: 4
+	// MiB; negative: no cap of the agent's own). The model's
+	// llm.Capabilities.MaxPartBytes caps it further. A larger part, or one
+	// of a kind the model does not accept, reaches the model as text
+	// describing it (docs/context.md).
+	MaxPartBytes int64
 	// Durable keeps sessions, runs and parked questions in stores, so that
 	// any process with the same configuration continues them (zero: in
 	// memory, as before). See docs/durability.md.

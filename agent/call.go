@@ -23,6 +23,8 @@ type Call struct {
 	elicitor Elicitor
 	grants   *grants
 	idem     string
+	// parts is the run's rule for media parts (nil outside a run).
+	parts *partRule
 }
 
 // CallFromContext returns the tool call ctx belongs to, if any: the

@@ -212,7 +212,7 @@ func (b *batch) finish(m callMsg) {
 	}
 	// The event goes out as soon as the result is known; the model's copy
 	// of it is rendered after.
-	r.emit(Event{Type: EventToolFinished, Turn: b.turn, Call: info, Result: shown})
+	r.emit(Event{Type: EventToolFinished, Turn: b.turn, Call: info, Result: eventResult(shown)})
 	b.results[m.i] = r.toolResult(b.calls[m.i], info, m.result, m.outcome)
 	if err := b.journal.save(b.calls[m.i], b.results[m.i]); err != nil {
 		b.cancel(err)
@@ -281,7 +281,7 @@ func (r *run) validates(spec ToolSpec, perm Permission) bool {
 // failed, the failure (not yet handled).
 func (r *run) execCall(bctx context.Context, c llm.ToolCall, tool Tool, spec ToolSpec, info *CallInfo, perm Permission, cs *callState) (*Result, *failure.Outcome) {
 	call := &Call{Run: r.id, ID: c.ID, Tool: c.Name, Source: spec.Source, state: cs,
-		elicitor: r.elicitor(), grants: &r.s.grants, idem: r.id + "/" + c.ID}
+		elicitor: r.elicitor(), grants: &r.s.grants, idem: r.id + "/" + c.ID, parts: r.partRule()}
 	if o := r.permit(bctx, call, spec, info.Args, perm); o != nil {
 		return nil, o
 	}
@@ -397,22 +397,23 @@ func (r *run) permit(ctx context.Context, call *Call, spec ToolSpec, args json.R
 // toolResult renders a call's result for the model (see envelope).
 func (r *run) toolResult(c llm.ToolCall, info *CallInfo, res *Result, o *failure.Outcome) llm.ToolResult {
 	var text string
+	var parts []llm.Part
 	isErr := false
 	switch {
 	case res != nil:
-		text = res.Text()
+		text, parts = r.partRule().split(res)
 		isErr = res.IsError
 	case o != nil:
 		text = o.ModelText
 		isErr = true
 	}
 	if o != nil && res != nil && o.Err.Kind != failure.ToolError {
-		text, isErr = o.ModelText, true
+		text, parts, isErr = o.ModelText, nil, true
 	}
 	src := info.Source
 	if res != nil && res.Source.Kind != "" {
 		src = res.Source
 	}
 	content := envelope(c.Name, src.String(), text, isErr, r.a.cfg.MaxResultBytes)
-	return llm.ToolResult{CallID: c.ID, Name: c.Name, Content: content, IsError: isErr}
+	return llm.ToolResult{CallID: c.ID, Name: c.Name, Content: content, Parts: parts, IsError: isErr}
 }

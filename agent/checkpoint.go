@@ -114,7 +114,7 @@ func (r *run) resumeRun(cp *Checkpoint) ([]llm.Message, int, error) {
 		r.in.Output = cp.Output
 	}
 	r.system = r.systemPrompt()
-	r.emit(Event{Type: EventRunStarted, Text: cp.Input})
+	r.emit(Event{Type: EventRunStarted, Text: cp.Input, Parts: eventParts(inputParts(cp))})
 	last := cp.Messages[len(cp.Messages)-1]
 	switch {
 	case last.Role == llm.RoleAssistant && len(last.ToolCalls) > 0:
@@ -267,7 +267,7 @@ func (r *run) replayEnd(cp *Checkpoint) error {
 		r.ans = *cp.Answer
 	}
 	r.ans.Run = r.id
-	r.emit(Event{Type: EventRunStarted, Text: cp.Input})
+	r.emit(Event{Type: EventRunStarted, Text: cp.Input, Parts: eventParts(inputParts(cp))})
 	r.final(cp.Turn)
 	return nil
 }

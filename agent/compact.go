@@ -47,7 +47,7 @@ func (cx *ctxRun) estimates(hist []llm.Message) []msgTok {
 		}
 	}
 	for i := len(st.tok); i < len(hist); i++ {
-		st.tok = append(st.tok, measure(&hist[i]))
+		st.tok = append(st.tok, measure(&hist[i], cx.partsTokens))
 	}
 	return st.tok
 }
@@ -103,8 +103,8 @@ func (cx *ctxRun) tail(out, hist []llm.Message, est []msgTok, from, h, res int) 
 		if from+i < cx.st.elideBefore && est[i].elided != est[i].results {
 			rs := make([]llm.ToolResult, len(m.ToolResults))
 			for j, tr := range m.ToolResults {
-				if len(tr.Content) > elideBytes {
-					tr.Content = elisionNote(tr)
+				if elides(tr) {
+					tr.Content, tr.Parts = elisionNote(tr), nil
 				}
 				rs[j] = tr
 			}
@@ -292,6 +292,9 @@ func (cx *ctxRun) transcript(msgs []llm.Message) string {
 		}
 		if m.Text != "" {
 			fmt.Fprintf(&b, "%s: %s\n", m.Role, clip(m.Text, transcriptClip))
+		}
+		for _, p := range m.Parts {
+			fmt.Fprintf(&b, "%s attached %s\n", m.Role, clip(p.Describe(), transcriptClip))
 		}
 		for _, c := range m.ToolCalls {
 			fmt.Fprintf(&b, "assistant called %s %s\n", c.Name, clip(string(c.Args), transcriptClip))

@@ -148,6 +148,10 @@ type ctxRun struct {
 	deferring bool
 	search    *searchTool
 	lastEst   int
+	// parts is the run's rule for media parts (partRule) and media the
+	// provider's rule for counting their tokens.
+	parts *partRule
+	media tokens.Rule
 }
 
 // window resolves the context window of the agent's model, and whether it
@@ -186,7 +190,8 @@ func (r *run) newCtxRun(skillsText string) {
 	if st.scale < 1 {
 		st.scale = 1
 	}
-	r.cx = &ctxRun{r: r, st: st, skillsTok: tokens.Count(skillsText)}
+	pr := r.a.partRule()
+	r.cx = &ctxRun{r: r, st: st, skillsTok: tokens.Count(skillsText), parts: &pr, media: tokens.RuleFor(r.a.cfg.Model.Name())}
 	r.cx.window, r.cx.known = r.a.window()
 	r.cx.systemTok = tokens.Count(r.system) - r.cx.skillsTok
 }
@@ -213,6 +218,7 @@ func (r *run) prepare(hist []llm.Message, all []llm.ToolDef) ([]llm.Message, []l
 		}
 	}
 	info.Compacted = comp
+	msgs = cx.parts.fitParts(msgs)
 	info.Prompt = info.System + info.Skills + info.Tools + info.History + info.ToolResults
 	cx.lastEst = info.Prompt
 	// The estimate may be low by its error bound: a prompt that could
@@ -260,9 +266,9 @@ type msgTok struct{ hist, results, elided, sig int }
 // signature is a cheap fingerprint of a message: its role, sizes and
 // counts (a history cut by a failed run and grown again is measured anew).
 func signature(m *llm.Message) int {
-	n := len(m.Role) + len(m.Text)<<8 + len(m.ToolCalls)<<40 + len(m.ToolResults)<<48
+	n := len(m.Role) + len(m.Text)<<8 + len(m.ToolCalls)<<40 + len(m.ToolResults)<<48 + len(m.Parts)<<56
 	for _, r := range m.ToolResults {
-		n += len(r.Content) << 4
+		n += len(r.Content)<<4 + len(r.Parts)<<32
 	}
 	for _, c := range m.ToolCalls {
 		n += len(c.ID) + len(c.Args)<<2
@@ -270,16 +276,16 @@ func signature(m *llm.Message) int {
 	return n
 }
 
-// measure estimates a message.
-func measure(m *llm.Message) msgTok {
-	t := msgTok{hist: msgOverhead + tokens.Count(m.Text), sig: signature(m)}
+// measure estimates a message, its parts by parts.
+func measure(m *llm.Message, parts func([]llm.Part) int) msgTok {
+	t := msgTok{hist: msgOverhead + tokens.Count(m.Text) + parts(m.Parts), sig: signature(m)}
 	for _, c := range m.ToolCalls {
 		t.hist += defOverhead + tokens.Count(c.Name) + tokens.Count(string(c.Args))
 	}
 	for _, tr := range m.ToolResults {
-		n := defOverhead + tokens.Count(tr.Content)
+		n := defOverhead + tokens.Count(tr.Content) + parts(tr.Parts)
 		t.results += n
-		if len(tr.Content) > elideBytes {
+		if elides(tr) {
 			n = defOverhead + tokens.Count(elisionNote(tr))
 		}
 		t.elided += n

@@ -15,7 +15,8 @@ type EventType string
 
 // Run event types, in the order a run produces them.
 const (
-	// EventRunStarted opens a run; Text is the input.
+	// EventRunStarted opens a run; Text is the input and Parts its media
+	// (Input.Parts).
 	EventRunStarted EventType = "run_started"
 	// EventTurnStarted opens a model turn; Turn is its number (from 1) and
 	// Context the breakdown of the prompt about to be sent.
@@ -132,6 +133,10 @@ type Event struct {
 	Cost *llm.Cost `json:"cost,omitempty"`
 	// Calls are the tool calls an EventModelTurn asked for.
 	Calls []llm.ToolCall `json:"calls,omitempty"`
+	// Parts are the media of EventRunStarted's input. Events leave out the
+	// data of parts over 16 KiB (here and in Result): such a part is a text
+	// part that describes it.
+	Parts []llm.Part `json:"parts,omitempty"`
 	// Toolset names the toolset of an EventToolsChanged.
 	Toolset string `json:"toolset,omitempty"`
 	// Agent names the agent (or workflow) whose run this is.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"iter"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -121,24 +122,12 @@ func TestTypedAnswer(t *testing.T) {
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			if !slicesEqual(seen, tc.failures) {
+			if !slices.Equal(seen, tc.failures) {
 				t.Fatalf("failures handled = %v, want %v", seen, tc.failures)
 			}
 			checkOneResultPerCall(t, s.History())
 		})
 	}
-}
-
-func slicesEqual[T comparable](a, b []T) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // abortInvalid is a policy that ends the run on every failure, as a user's
@@ -319,7 +308,7 @@ func TestRunAs(t *testing.T) {
 	if err := json.Unmarshal(out.Schema, &sch); err != nil {
 		t.Fatal(err)
 	}
-	if out.Name != "Weather" || !slicesEqual(sch.Required, []string{"city", "temp_c"}) || len(sch.AdditionalProperties) == 0 ||
+	if out.Name != "Weather" || !slices.Equal(sch.Required, []string{"city", "temp_c"}) || len(sch.AdditionalProperties) == 0 ||
 		sch.Properties["city"].Description != "the city asked about" {
 		t.Fatalf("OutputFor[Weather] = %s %s", out.Name, out.Schema)
 	}

@@ -100,6 +100,8 @@ func (s *Session) streamRun(ctx context.Context, id, input, pausedAt string, don
 		s.mu.Unlock()
 
 		a := s.a
+		in, _ := InputFrom(ctx)
+		ctx = withoutInput(ctx)
 		budgetErr := &failure.Error{Kind: failure.Budget, Source: failure.SourceAgent,
 			Message: fmt.Sprintf("the run's time budget of %s is exhausted", a.cfg.Budget.MaxDuration)}
 		rctx, cancel := context.WithCancelCause(ctx)
@@ -112,8 +114,6 @@ func (s *Session) streamRun(ctx context.Context, id, input, pausedAt string, don
 		if a.cfg.Logger != nil {
 			rctx = a.log.WithContext(rctx) // a policy without a Logger logs here
 		}
-		in, _ := InputFrom(ctx)
-		rctx = withoutInput(rctx)
 		if id == "" {
 			id = NewRunID()
 		}
@@ -217,8 +217,8 @@ func (r *run) endErr() *failure.Error {
 // the history to keep: every tool call in it has exactly one result.
 func (r *run) loop(hist []llm.Message, input string) ([]llm.Message, error) {
 	base := len(hist)
-	hist = append(hist, llm.Message{Role: llm.RoleUser, Text: input})
-	r.emit(Event{Type: EventRunStarted, Text: input})
+	hist = append(hist, r.userMessage(input))
+	r.emit(Event{Type: EventRunStarted, Text: input, Parts: eventParts(r.in.Parts)})
 	r.system = r.systemPrompt()
 	return r.turns(hist, base, 1)
 }

@@ -255,11 +255,7 @@ func (m *Manager) readResourceTool(src agent.Provenance) agent.Tool {
 			if err != nil {
 				return nil, err
 			}
-			res := &agent.Result{Parts: parts}
-			if resultBytes(res) > m.cfg.SaveResultsOver {
-				return m.results.spill(nameReadResource, res)
-			}
-			return res, nil
+			return m.fitResult(ctx, nameReadResource, &agent.Result{Parts: parts})
 		})
 }
 

@@ -249,7 +249,7 @@ func (s *server) callTool(ctx context.Context, modelName, orig string, output []
 	if err != nil {
 		return nil, s.callErr(cctx, sess, err, modelName, context.Cause(cctx))
 	}
-	return s.convertResult(modelName, output, res)
+	return s.convertResult(ctx, modelName, output, res)
 }
 
 // drainNotes waits, at most noteFlushWait, for the notifications read so
@@ -265,8 +265,9 @@ func (s *server) drainNotes() {
 
 // convertResult is a call's result as an agent.Result: its structured
 // content checked against the tool's output schema, and saved to files
-// when it is over SaveResultsOver.
-func (s *server) convertResult(modelName string, output []byte, res *gomcp.CallToolResult) (*agent.Result, error) {
+// when it is over SaveResultsOver (but for the media parts the call's model
+// takes: fitResult).
+func (s *server) convertResult(ctx context.Context, modelName string, output []byte, res *gomcp.CallToolResult) (*agent.Result, error) {
 	out := &agent.Result{Parts: convertContent(res.Content), IsError: res.IsError}
 	if res.StructuredContent != nil {
 		sc, err := json.Marshal(res.StructuredContent)
@@ -285,10 +286,7 @@ func (s *server) convertResult(modelName string, output []byte, res *gomcp.CallT
 		return nil, &failure.Error{Kind: failure.Protocol, Source: failure.SourceMCP, Name: s.cfg.Name, Tool: modelName,
 			Message: "the tool declares an output schema but returned no structured content"}
 	}
-	if resultBytes(out) > s.m.cfg.SaveResultsOver {
-		return s.m.results.spill(modelName, out)
-	}
-	return out, nil
+	return s.m.fitResult(ctx, modelName, out)
 }
 
 // callErr classifies a failed call. cause is the call context's cause (a

@@ -289,6 +289,9 @@ func (t *Toolset) callReadFile(ctx context.Context, raw json.RawMessage) (*agent
 		if mt == "" {
 			mt = "application/octet-stream"
 		}
+		if res := filePart(ctx, args.Path, mt, data, args.Offset == 0 && end == size); res != nil {
+			return res, nil
+		}
 		fmt.Fprintf(&b, "[binary file %s (%s), bytes %d-%d of %d, base64]\n", args.Path, mt, args.Offset, end, size)
 		b.WriteString(base64.StdEncoding.EncodeToString(data))
 	} else {

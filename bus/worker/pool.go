@@ -123,6 +123,9 @@ func (p *Pool) Description() string { return p.cfg.Description }
 func (p *Pool) Stream(ctx context.Context, input string) iter.Seq2[agent.Event, error] {
 	return func(yield func(agent.Event, error) bool) {
 		st := &stream{p: p, ctx: ctx, input: input, yield: yield, id: agent.NewRunID()}
+		if in, ok := agent.InputFrom(ctx); ok {
+			st.parts = in.Parts
+		}
 		if parent, ok := agent.ParentFrom(ctx); ok {
 			st.parent = &parent
 		}

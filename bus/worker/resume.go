@@ -52,7 +52,7 @@ func storeOf(r agent.Runner) *agent.Durability {
 func (s *Server) runEvents(j *job) iter.Seq2[agent.Event, error] {
 	r := s.resume
 	if j.resume == "" || r == nil {
-		return s.r.Stream(j.ctx, j.input)
+		return s.r.Stream(j.inputCtx(), j.input)
 	}
 	return func(yield func(agent.Event, error) bool) {
 		for try := 1; ; try++ {
@@ -64,7 +64,7 @@ func (s *Server) runEvents(j *job) iter.Seq2[agent.Event, error] {
 			for ev, err := range r.ResumeStream(j.ctx, j.resume) {
 				if first && err != nil && ev.Type == "" && errors.Is(err, failure.NotFound) {
 					s.log.Debug().Str("job", j.id).Str("run", j.resume).Msg("no checkpoint to resume: the input runs anew")
-					for ev, err := range s.r.Stream(j.ctx, j.input) {
+					for ev, err := range s.r.Stream(j.inputCtx(), j.input) {
 						if !yield(ev, err) {
 							return
 						}

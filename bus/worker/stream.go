@@ -16,6 +16,7 @@ import (
 	"github.com/switchboard-dev/switchboard/bus/internal/wire"
 	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/telemetry"
+	"github.com/switchboard-dev/switchboard/llm"
 )
 
 // stream is one Pool.Stream call: attempts under the policy until a remote
@@ -24,6 +25,7 @@ type stream struct {
 	p      *Pool
 	ctx    context.Context
 	input  string
+	parts  []llm.Part // the media of the run's input (agent.InputFrom)
 	yield  func(agent.Event, error) bool
 	id     string // the run id of the events the pool adds
 	parent *agent.Parent
@@ -228,12 +230,16 @@ func (a *attempt) onElicit(msg *nats.Msg) {
 // CapacityWait.
 func (a *attempt) start(ctx context.Context) (err error) {
 	st, p := a.st, a.st.p
-	req := startRequest{Job: a.job, Input: st.input, Resume: st.remoteRun, Lost: st.lost, HeartbeatMS: p.cfg.Heartbeat.Milliseconds(),
+	req := startRequest{Job: a.job, Input: st.input, Parts: st.parts, Resume: st.remoteRun, Lost: st.lost, HeartbeatMS: p.cfg.Heartbeat.Milliseconds(),
 		Missed: p.cfg.MissedHeartbeats, Parent: st.parent}
 	if dl, ok := ctx.Deadline(); ok {
 		req.DeadlineMS = deadlineMS(dl)
 	}
 	data := mustJSON(startWire{V: wire.Version, startRequest: req})
+	if max := p.nc.MaxPayload(); int64(len(data)) > max {
+		return &failure.Error{Kind: failure.InvalidArgs, Source: failure.SourceBus, Name: p.name, Op: "start",
+			Message: fmt.Sprintf("the run's input is %d bytes on the wire (its parts base64-encoded), over the bus's maximum message size of %d bytes; send large media by URL", len(data), max)}
+	}
 	capacity := time.Now().Add(p.cfg.CapacityWait)
 	pctx, op := telemetry.StartProducer(ctx, telemetry.Messaging{Destination: p.name})
 	defer func() { op.End(ctx, kindOf(err)) }()

@@ -9,6 +9,7 @@ import (
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/bus/internal/wire"
 	"github.com/switchboard-dev/switchboard/failure"
+	"github.com/switchboard-dev/switchboard/llm"
 )
 
 // The payloads of a pool's subjects. Every payload is a JSON object with
@@ -23,6 +24,12 @@ type startRequest struct {
 	Job string `json:"job"`
 	// Input is the run's input.
 	Input string `json:"input"`
+	// Parts are the media of the run's input (agent.Input.Parts of the
+	// caller's context), which the worker passes on with agent.WithInput:
+	// base64 in JSON, so the whole request must fit the connection's
+	// maximum payload (a larger one is refused with InvalidArgs; send
+	// large media by URL).
+	Parts []llm.Part `json:"parts,omitempty"`
 	// Resume, on a retry after a lost worker, is the id of the remote run
 	// that worker started: a runner with durable runs (an agent with a
 	// store) resumes it from its checkpoint instead of running Input again.
