@@ -63,7 +63,8 @@ func (m *model) classify(ctx context.Context, err error) *failure.Error {
 			f.Message = "no AWS credentials were found for Bedrock: configure the standard AWS chain (AWS_ACCESS_KEY_ID, AWS_PROFILE, a role) or set AWS_BEARER_TOKEN_BEDROCK"
 		}
 		return f
-	case status != 0:
+	}
+	if status >= 300 {
 		f := m.cls.Status(wire.HTTPFailure{Status: status})
 		f.Err = m.cls.Scrub.ScrubErr(err)
 		return f
