@@ -42,6 +42,7 @@ func TestImportRules(t *testing.T) {
 		{"llm/provider", []string{"failure", "llm"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo", "github.com/aws"}},
 		{"llm/provider/openai", []string{"failure", "llm", "llm/provider"}, []string{"github.com/nats-io", "github.com/aws"}},
 		{"llm/provider/anthropic", []string{"failure", "llm", "llm/provider"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo", "github.com/aws"}},
+		{"llm/provider/bedrock", []string{"failure", "llm", "llm/provider"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo"}},
 		{"skills", []string{"agent", "failure", "llm"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo"}},
 		{"mcp", []string{"agent", "failure", "llm"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo"}},
 		{"mcp/server", []string{"agent", "failure", "llm", "mcp", "skills"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo", "github.com/a2aproject"}},

@@ -46,8 +46,8 @@ func (in *converseInput) converseStream() *bedrockruntime.ConverseStreamInput {
 		ToolConfig: in.tools, InferenceConfig: in.inference, AdditionalModelRequestFields: in.additional}
 }
 
-// cachePoint is a default cache checkpoint.
-func cachePoint() types.CachePointBlock {
+// defaultCachePoint is a cache checkpoint of the default kind.
+func defaultCachePoint() types.CachePointBlock {
 	return types.CachePointBlock{Type: types.CachePointTypeDefault}
 }
 
@@ -59,7 +59,7 @@ func (m *model) converseInput(req *llm.Request) (*converseInput, error) {
 	if req.System != "" {
 		in.system = []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: req.System}}
 		if cache {
-			in.system = append(in.system, &types.SystemContentBlockMemberCachePoint{Value: cachePoint()})
+			in.system = append(in.system, &types.SystemContentBlockMemberCachePoint{Value: defaultCachePoint()})
 		}
 	}
 
@@ -182,7 +182,7 @@ func (m *model) toolConfig(req *llm.Request, cache, thinking bool) (*types.ToolC
 		}
 	}
 	if cache {
-		tc.Tools = append(tc.Tools, &types.ToolMemberCachePoint{Value: cachePoint()})
+		tc.Tools = append(tc.Tools, &types.ToolMemberCachePoint{Value: defaultCachePoint()})
 	}
 	return tc, nil
 }
@@ -291,7 +291,7 @@ func placeCachePoints(msgs []types.Message) {
 		return
 	}
 	mark := func(i int) {
-		msgs[i].Content = append(msgs[i].Content, &types.ContentBlockMemberCachePoint{Value: cachePoint()})
+		msgs[i].Content = append(msgs[i].Content, &types.ContentBlockMemberCachePoint{Value: defaultCachePoint()})
 	}
 	for i := n - 2; i >= 0; i-- {
 		if msgs[i].Role == types.ConversationRoleAssistant {
