@@ -81,6 +81,10 @@ func newModel(awsCfg aws.Config, cfg provider.Config) (*model, error) {
 		return nil, failure.New(failure.Config, failure.SourceModel,
 			"the Bedrock provider needs a region (set AWS_REGION or provider.Config.Region)")
 	}
+	if cfg.APIKey != "" && strings.HasPrefix(strings.ToLower(cfg.BaseURL), "http://") {
+		return nil, failure.New(failure.Config, failure.SourceModel,
+			"a Bedrock API key is sent over HTTPS only: the base URL must be https://")
+	}
 	name := "bedrock/" + cfg.Model
 	envTok := os.Getenv(envToken)
 	if cfg.APIKey == "" && envTok == "" && awsCfg.Credentials == nil {

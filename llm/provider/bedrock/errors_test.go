@@ -163,6 +163,12 @@ func TestAuthentication(t *testing.T) {
 			t.Errorf("Authorization = %q, want the bearer token", a)
 		}
 	})
+	t.Run("api key over http", func(t *testing.T) {
+		_, err := New(provider.Config{Region: "us-east-1", APIKey: testToken, BaseURL: "http://127.0.0.1:9"})
+		if !errors.Is(err, failure.Config) || strings.Contains(err.Error(), testToken) {
+			t.Errorf("New with an API key over http: %v, want a Config failure", err)
+		}
+	})
 	t.Run("no credentials", func(t *testing.T) {
 		s := newServer(t, jsonReply(t, "converse_final.json"))
 		none := aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
@@ -258,3 +264,28 @@ func TestStreamCancelled(t *testing.T) {
 }
 
 var _ llm.Describer = (*model)(nil)
+
+// TestBoundedBody: a body longer than its bound fails with errTooLong
+// once the bound is read, which classify reports as a protocol failure;
+// a body of exactly the bound reads to its end.
+func TestBoundedBody(t *testing.T) {
+	for _, tt := range []struct {
+		body    string
+		bound   int64
+		wantErr error
+	}{{"0123456789", 4, errTooLong}, {"0123", 4, nil}, {"", 4, nil}} {
+		b := &boundedBody{rc: io.NopCloser(strings.NewReader(tt.body)), left: tt.bound}
+		got, err := io.ReadAll(b)
+		if !errors.Is(err, tt.wantErr) || string(got) != tt.body[:min(len(tt.body), int(tt.bound))] {
+			t.Errorf("%q bounded by %d: read %q, %v", tt.body, tt.bound, got, err)
+		}
+	}
+	m, err := New(provider.Config{Region: "us-east-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := m.(*model).classify(t.Context(), fmt.Errorf("operation error: deserialization failed: %w", errTooLong))
+	if f.Kind != failure.Protocol || !strings.Contains(f.Message, "longer than") {
+		t.Errorf("classify(errTooLong) = %v", f)
+	}
+}
