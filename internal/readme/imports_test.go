@@ -47,6 +47,7 @@ func TestImportRules(t *testing.T) {
 		// times larger).
 		{"llm/provider/gemini", []string{"failure", "llm", "llm/provider"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo", "github.com/aws", "google.golang.org/genai", "cloud.google.com/go", "github.com/google/generative-ai-go"}},
 		{"llm/provider/ollama", []string{"failure", "llm", "llm/provider"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo", "github.com/aws"}},
+		{"llm/provider/bedrock", []string{"failure", "llm", "llm/provider"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo"}},
 		{"skills", []string{"agent", "failure", "llm"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo"}},
 		{"mcp", []string{"agent", "failure", "llm"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo"}},
 		{"mcp/server", []string{"agent", "failure", "llm", "mcp", "skills"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo", "github.com/a2aproject"}},

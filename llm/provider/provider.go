@@ -30,6 +30,10 @@ type Config struct {
 	BaseURL string
 	// Model is the provider's model name (each provider has a default).
 	Model string
+	// Region is the cloud region of a provider whose endpoint depends on
+	// one (AWS Bedrock: "us-east-1"; "" means the provider's own lookup,
+	// such as AWS_REGION); the others ignore it.
+	Region string
 	// MaxTokens is the answer cap used when a Request sets none (Anthropic
 	// requires one; default 4096). Providers that need none leave it to the
 	// server.
