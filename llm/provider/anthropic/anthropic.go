@@ -293,17 +293,10 @@ func (a *anthropicModel) generate(ctx context.Context, req *llm.Request) (*llm.R
 		return nil, a.cls.Err(ctx, err)
 	}
 	areq := a.toAnthropic(req)
-	body, err := json.Marshal(areq)
+	hreq, err := a.cls.PostJSON(ctx, a.url, areq, "Anthropic")
 	if err != nil {
-		return nil, &failure.Error{Kind: failure.Model, Source: failure.SourceModel, Name: a.name, Op: "generate",
-			Message: "the request could not be encoded (a tool or answer schema is not valid JSON?)", Err: err}
+		return nil, err
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, a.url, bytes.NewReader(body))
-	if err != nil {
-		return nil, &failure.Error{Kind: failure.Config, Source: failure.SourceModel, Name: a.name, Op: "generate",
-			Message: "the Anthropic base URL is invalid", Err: a.cls.Scrub.ScrubErr(err)}
-	}
-	hreq.Header.Set("content-type", "application/json")
 	hreq.Header.Set("x-api-key", a.key)
 	hreq.Header.Set("anthropic-version", anthropicVersion)
 	if req.OnText != nil {

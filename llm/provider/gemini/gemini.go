@@ -1,7 +1,6 @@
 package gemini
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -145,21 +144,14 @@ func (g *geminiModel) generate(ctx context.Context, req *llm.Request) (*llm.Resp
 	if err := ctx.Err(); err != nil {
 		return nil, g.cls.Err(ctx, err)
 	}
-	body, err := json.Marshal(g.toGemini(req))
-	if err != nil {
-		return nil, &failure.Error{Kind: failure.Model, Source: failure.SourceModel, Name: g.name, Op: "generate",
-			Message: "the request could not be encoded (a tool or answer schema is not valid JSON?)", Err: err}
-	}
 	u := g.base + ":generateContent"
 	if req.OnText != nil {
 		u = g.base + ":streamGenerateContent?alt=sse"
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+	hreq, err := g.cls.PostJSON(ctx, u, g.toGemini(req), "Gemini")
 	if err != nil {
-		return nil, &failure.Error{Kind: failure.Config, Source: failure.SourceModel, Name: g.name, Op: "generate",
-			Message: "the Gemini base URL is invalid", Err: g.cls.Scrub.ScrubErr(err)}
+		return nil, err
 	}
-	hreq.Header.Set("content-type", "application/json")
 	hreq.Header.Set("x-goog-api-key", g.key)
 	if req.OnText != nil {
 		hreq.Header.Set("accept", "text/event-stream")

@@ -1,7 +1,6 @@
 package ollama
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -283,17 +282,10 @@ func (o *ollamaModel) generate(ctx context.Context, req *llm.Request) (*llm.Resp
 	if err != nil {
 		return nil, err
 	}
-	body, err := json.Marshal(cr)
+	hreq, err := o.cls.PostJSON(ctx, o.url, cr, "Ollama")
 	if err != nil {
-		return nil, &failure.Error{Kind: failure.Model, Source: failure.SourceModel, Name: o.name, Op: "generate",
-			Message: "the request could not be encoded (a tool schema is not valid JSON?)", Err: err}
+		return nil, err
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, o.url, bytes.NewReader(body))
-	if err != nil {
-		return nil, &failure.Error{Kind: failure.Config, Source: failure.SourceModel, Name: o.name, Op: "generate",
-			Message: "the Ollama base URL is invalid", Err: o.cls.Scrub.ScrubErr(err)}
-	}
-	hreq.Header.Set("content-type", "application/json")
 	if o.key != "" {
 		hreq.Header.Set("authorization", "Bearer "+o.key)
 	}

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -272,4 +273,23 @@ func (c Classifier) Do(ctx context.Context, hc *http.Client, req *http.Request) 
 		return nil, c.Status(HTTPFailure{Status: resp.StatusCode, Message: msg, ErrType: typ})
 	}
 	return resp, nil
+}
+
+// PostJSON is a POST of v, encoded as JSON, to url: a body that does not
+// encode is a Model failure (a tool or answer schema that is not JSON),
+// a url that does not parse a Config failure naming the provider's base
+// URL (provider: "Anthropic", ...).
+func (c Classifier) PostJSON(ctx context.Context, url string, v any, provider string) (*http.Request, error) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return nil, &failure.Error{Kind: failure.Model, Source: failure.SourceModel, Name: c.Name, Op: "generate",
+			Message: "the request could not be encoded (a tool or answer schema is not valid JSON?)", Err: err}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, &failure.Error{Kind: failure.Config, Source: failure.SourceModel, Name: c.Name, Op: "generate",
+			Message: "the " + provider + " base URL is invalid", Err: c.Scrub.ScrubErr(err)}
+	}
+	req.Header.Set("content-type", "application/json")
+	return req, nil
 }
