@@ -19,6 +19,7 @@ import (
 	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/mcp/internal/lineconn"
 	"github.com/switchboard-dev/switchboard/mcp/internal/oauth"
+	"github.com/switchboard-dev/switchboard/mcp/internal/skillwire"
 )
 
 // legacyProtocol is the newest revision with the initialize handshake.
@@ -78,6 +79,9 @@ func newServer(m *Manager, cfg ServerConfig) *server {
 	}
 	s.client = gomcp.NewClient(&gomcp.Implementation{Name: m.cfg.ClientName, Version: m.cfg.ClientVersion}, s.clientOptions())
 	s.client.AddSendingMiddleware(s.traceSending) // W3C trace context in _meta, MCP client spans
+	// The skills extension's methods (errors only for a standard method's name).
+	_ = gomcp.AddSendingCustomMethod[*skillwire.ListParams, *skillwire.ListResult](s.client, skillwire.MethodList)
+	_ = gomcp.AddSendingCustomMethod[*skillwire.GetParams, *skillwire.GetResult](s.client, skillwire.MethodGet)
 	var roots []*gomcp.Root
 	for _, r := range cfg.Roots {
 		roots = append(roots, rootOf(r))

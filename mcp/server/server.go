@@ -175,6 +175,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		opts.Instructions = cfg.Instructions
 	}
 	opts.HasTools = true
+	if cfg.Skills != nil {
+		declareSkills(&opts)
+	}
 	s.mcp = gomcp.NewServer(&gomcp.Implementation{Name: cfg.Name, Version: cfg.Version}, &opts)
 	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	var err error
