@@ -141,7 +141,11 @@ func (s *server) onLog(ctx context.Context, req *gomcp.LoggingMessageRequest) {
 	data, _ := json.Marshal(p.Data)
 	ev.Str("stream", "mcp-log").Str("level_mcp", string(p.Level)).Str("logger", p.Logger).RawJSON("data", jsonOr(data)).Msg("server log message")
 	if f := s.m.cfg.OnLog; f != nil {
-		f(ctx, LogMessage{Server: s.cfg.Name, Level: string(p.Level), Logger: p.Logger, Data: p.Data})
+		msg := LogMessage{Server: s.cfg.Name, Level: string(p.Level), Logger: p.Logger, Data: p.Data}
+		if c := s.callOf(ctx); c != nil {
+			msg.Run = c.Run
+		}
+		f(ctx, msg)
 	}
 }
 

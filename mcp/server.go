@@ -50,6 +50,8 @@ type server struct {
 	tools      []*gomcp.Tool
 	hasRes     bool
 	hasPrompts bool
+	// caps are the capabilities the server declared at its last handshake.
+	caps *gomcp.ServerCapabilities
 	inprocUsed bool
 	inflight   map[string]*inflight
 	// urlElicits remembers the URL-mode elicitations forwarded, by id, to
@@ -458,6 +460,7 @@ func (s *server) loadLists(ctx context.Context, sess *gomcp.ClientSession) {
 	s.mu.Lock()
 	s.hasRes = caps.Resources != nil
 	s.hasPrompts = caps.Prompts != nil
+	s.caps = caps
 	if err == nil {
 		s.tools = tools
 	}
