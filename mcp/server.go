@@ -51,7 +51,7 @@ type server struct {
 	hasRes     bool
 	hasPrompts bool
 	// caps are the capabilities the server declared at its last handshake.
-	caps *gomcp.ServerCapabilities
+	caps       *gomcp.ServerCapabilities
 	inprocUsed bool
 	inflight   map[string]*inflight
 	// urlElicits remembers the URL-mode elicitations forwarded, by id, to
