@@ -220,6 +220,26 @@ func (s *server) onSample(ctx context.Context, req *gomcp.CreateMessageRequest) 
 	return &gomcp.CreateMessageResult{Content: &gomcp.TextContent{Text: res.Text}, Model: res.Model, Role: "assistant", StopReason: stop}, nil
 }
 
+// elicitUnchecked serves form elicitations without go-sdk's client-side
+// check of the requested schema, which refuses valid schemas of SEP-1330
+// (a multi-select of titled values: array items with anyOf): the
+// Elicitor, and for a gateway the client behind it, judges the schema.
+func (s *server) elicitUnchecked(next gomcp.MethodHandler) gomcp.MethodHandler {
+	return func(ctx context.Context, method string, req gomcp.Request) (gomcp.Result, error) {
+		if method == "elicitation/create" && s.m.cfg.Elicitor != nil {
+			if er, ok := req.(*gomcp.ElicitRequest); ok && er.Params != nil && er.Params.URL == "" &&
+				(er.Params.Mode == "" || er.Params.Mode == "form") {
+				res, err := s.onElicit(ctx, er)
+				if err != nil {
+					return nil, err
+				}
+				return res, nil
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
 // onElicit bridges elicitation/create (form and URL modes) to the
 // configured Elicitor.
 func (s *server) onElicit(ctx context.Context, req *gomcp.ElicitRequest) (*gomcp.ElicitResult, error) {

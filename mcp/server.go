@@ -80,6 +80,7 @@ func newServer(m *Manager, cfg ServerConfig) *server {
 	}
 	s.client = gomcp.NewClient(&gomcp.Implementation{Name: m.cfg.ClientName, Version: m.cfg.ClientVersion}, s.clientOptions())
 	s.client.AddSendingMiddleware(s.traceSending) // W3C trace context in _meta, MCP client spans
+	s.client.AddReceivingMiddleware(s.elicitUnchecked)
 	var roots []*gomcp.Root
 	for _, r := range cfg.Roots {
 		roots = append(roots, rootOf(r))
