@@ -223,3 +223,19 @@ func TestMCPAppThroughGateway(t *testing.T) {
 	}
 	t.Logf("%s: %s, %d bytes, the same through the gateway", uri, rd.Contents[0].MIMEType, len(rd.Contents[0].Text))
 }
+
+func TestParsePrefix(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want server.Prefix
+		ok   bool
+	}{
+		{"", server.PrefixAuto, true}, {"auto", server.PrefixAuto, true}, {"on", server.PrefixOn, true},
+		{"off", server.PrefixOff, true}, {"yes", server.PrefixAuto, false}, {"ON", server.PrefixAuto, false},
+	} {
+		got, err := server.ParsePrefix(tc.in)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("ParsePrefix(%q) = %v, %v; want %v, ok %v", tc.in, got, err, tc.want, tc.ok)
+		}
+	}
+}

@@ -274,7 +274,6 @@ func (s *Server) Close() error {
 // watch resynchronises the tools whenever a toolset signals a change.
 func (s *Server) watch() {
 	for _, ts := range s.tools.toolsets {
-		ts := ts
 		cn, ok := ts.(interface{ Changed() <-chan struct{} })
 		if !ok {
 			continue
