@@ -141,7 +141,11 @@ func (s *server) onLog(ctx context.Context, req *gomcp.LoggingMessageRequest) {
 	data, _ := json.Marshal(p.Data)
 	ev.Str("stream", "mcp-log").Str("level_mcp", string(p.Level)).Str("logger", p.Logger).RawJSON("data", jsonOr(data)).Msg("server log message")
 	if f := s.m.cfg.OnLog; f != nil {
-		f(ctx, LogMessage{Server: s.cfg.Name, Level: string(p.Level), Logger: p.Logger, Data: p.Data})
+		msg := LogMessage{Server: s.cfg.Name, Level: string(p.Level), Logger: p.Logger, Data: p.Data}
+		if c := s.callOf(ctx); c != nil {
+			msg.Run = c.Run
+		}
+		f(ctx, msg)
 	}
 }
 
@@ -214,6 +218,26 @@ func (s *server) onSample(ctx context.Context, req *gomcp.CreateMessageRequest) 
 	}
 	stop := mcpStopReason(res.StopReason)
 	return &gomcp.CreateMessageResult{Content: &gomcp.TextContent{Text: res.Text}, Model: res.Model, Role: "assistant", StopReason: stop}, nil
+}
+
+// elicitUnchecked serves form elicitations without go-sdk's client-side
+// check of the requested schema, which refuses valid schemas of SEP-1330
+// (a multi-select of titled values: array items with anyOf): the
+// Elicitor, and for a gateway the client behind it, judges the schema.
+func (s *server) elicitUnchecked(next gomcp.MethodHandler) gomcp.MethodHandler {
+	return func(ctx context.Context, method string, req gomcp.Request) (gomcp.Result, error) {
+		if method == "elicitation/create" && s.m.cfg.Elicitor != nil {
+			if er, ok := req.(*gomcp.ElicitRequest); ok && er.Params != nil && er.Params.URL == "" &&
+				(er.Params.Mode == "" || er.Params.Mode == "form") {
+				res, err := s.onElicit(ctx, er)
+				if err != nil {
+					return nil, err
+				}
+				return res, nil
+			}
+		}
+		return next(ctx, method, req)
+	}
 }
 
 // onElicit bridges elicitation/create (form and URL modes) to the

@@ -112,6 +112,10 @@ type LogMessage struct {
 	Level  string `json:"level"`
 	Logger string `json:"logger,omitempty"`
 	Data   any    `json:"data"`
+	// Run is the run id of the agent call the message was sent during,
+	// when the server had exactly that call in flight (or the message came
+	// with the call's context); "" otherwise.
+	Run string `json:"run,omitempty"`
 }
 
 // Manager owns the connections to a set of MCP servers and offers their

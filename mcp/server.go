@@ -51,6 +51,8 @@ type server struct {
 	tools      []*gomcp.Tool
 	hasRes     bool
 	hasPrompts bool
+	// caps are the capabilities the server declared at its last handshake.
+	caps       *gomcp.ServerCapabilities
 	inprocUsed bool
 	inflight   map[string]*inflight
 	// urlElicits remembers the URL-mode elicitations forwarded, by id, to
@@ -82,6 +84,7 @@ func newServer(m *Manager, cfg ServerConfig) *server {
 	// The skills extension's methods (errors only for a standard method's name).
 	_ = gomcp.AddSendingCustomMethod[*skillwire.ListParams, *skillwire.ListResult](s.client, skillwire.MethodList)
 	_ = gomcp.AddSendingCustomMethod[*skillwire.GetParams, *skillwire.GetResult](s.client, skillwire.MethodGet)
+	s.client.AddReceivingMiddleware(s.elicitUnchecked)
 	var roots []*gomcp.Root
 	for _, r := range cfg.Roots {
 		roots = append(roots, rootOf(r))
@@ -462,6 +465,7 @@ func (s *server) loadLists(ctx context.Context, sess *gomcp.ClientSession) {
 	s.mu.Lock()
 	s.hasRes = caps.Resources != nil
 	s.hasPrompts = caps.Prompts != nil
+	s.caps = caps
 	if err == nil {
 		s.tools = tools
 	}

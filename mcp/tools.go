@@ -71,6 +71,7 @@ type tool struct {
 	spec   agent.ToolSpec
 	orig   string
 	output []byte
+	def    *gomcp.Tool // as the server listed it
 }
 
 func newTool(s *server, name string, t *gomcp.Tool) *tool {
@@ -103,7 +104,7 @@ func newTool(s *server, name string, t *gomcp.Tool) *tool {
 		out, _ = json.Marshal(t.OutputSchema)
 		spec.OutputSchema = out
 	}
-	return &tool{s: s, spec: spec, orig: t.Name, output: out}
+	return &tool{s: s, spec: spec, orig: t.Name, output: out, def: t}
 }
 
 // Spec describes the tool.
@@ -194,16 +195,28 @@ const idempotencyMetaKey = "dev.switchboard/idempotency-key"
 
 // callTool is the hot path of a tool call.
 func (s *server) callTool(ctx context.Context, modelName, orig string, output []byte, args json.RawMessage) (*agent.Result, error) {
-	sess, err := s.session(ctx, 0)
-	if err != nil {
-		return nil, s.callErr(ctx, nil, nil, modelName, err)
-	}
 	args = bytes.TrimSpace(args)
 	if len(args) == 0 || bytes.Equal(args, []byte("null")) {
 		args = json.RawMessage("{}")
 	} else if args[0] != '{' {
 		return nil, &failure.Error{Kind: failure.InvalidArgs, Source: failure.SourceMCP, Name: s.cfg.Name, Tool: modelName,
 			Message: "the arguments must be a JSON object"}
+	}
+	res, err := s.call(ctx, modelName, &gomcp.CallToolParams{Name: orig, Arguments: args})
+	if err != nil {
+		return nil, err
+	}
+	return s.convertResult(ctx, modelName, output, res)
+}
+
+// call sends one tools/call on the server's session: its progress reaches
+// the agent call of ctx, its idempotency key and trace context go in
+// _meta, and a request an expired HTTP session never saw is sent once
+// more on a new session.
+func (s *server) call(ctx context.Context, modelName string, params *gomcp.CallToolParams) (*gomcp.CallToolResult, error) {
+	sess, err := s.session(ctx, 0)
+	if err != nil {
+		return nil, s.callErr(ctx, nil, nil, modelName, err)
 	}
 	cctx, cancel, touch, stop := s.callContext(ctx, modelName)
 	defer stop()
@@ -219,7 +232,6 @@ func (s *server) callTool(ctx context.Context, modelName, orig string, output []
 		}
 	}
 	s.addInflight(token, fl)
-	params := &gomcp.CallToolParams{Name: orig, Arguments: args}
 	params.SetProgressToken(token)
 	if key := call.IdempotencyKey(); key != "" {
 		if params.Meta == nil {
@@ -249,7 +261,7 @@ func (s *server) callTool(ctx context.Context, modelName, orig string, output []
 	if err != nil {
 		return nil, s.callErr(cctx, sess, err, modelName, context.Cause(cctx))
 	}
-	return s.convertResult(ctx, modelName, output, res)
+	return res, nil
 }
 
 // drainNotes waits, at most noteFlushWait, for the notifications read so

@@ -51,7 +51,7 @@ func directEndpoint(tb testing.TB, protocol string) endpoint {
 
 // gatewayEndpoint is the count server behind the gateway (both on stdio).
 func gatewayEndpoint(tb testing.TB, protocol string) endpoint {
-	cmd := exec.Command(gatewayBin(tb), append([]string{"mcp", "serve", "-log-level", "warn"}, countArgs...)...)
+	cmd := exec.Command(gatewayBin(tb), append([]string{"mcp", "serve", "-prefix", "on", "-log-level", "warn"}, countArgs...)...)
 	cmd.Env = gatewayEnv(tb)
 	cs := connectCmd(tb, cmd, protocol)
 	return endpoint{cs: cs, tool: "mcp__count__echo", pids: func() []int { return append([]int{cmd.Process.Pid}, children(cmd.Process.Pid)...) }}

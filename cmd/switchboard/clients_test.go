@@ -94,7 +94,7 @@ func TestExternalClients(t *testing.T) {
 	env := gatewayEnv(t)
 	url := startHTTP(t, env, gatewayArgs...)
 	bin := gatewayBin(t)
-	stdioArgs := append([]string{"mcp", "serve"}, gatewayArgs...)
+	stdioArgs := append([]string{"mcp", "serve", "-prefix", "on"}, gatewayArgs...)
 	cases := []struct {
 		name, want string
 		run        func(t *testing.T) clientReport

@@ -41,7 +41,7 @@ func gatewayEnv(t testing.TB) []string {
 // endpoint URL, read from its log line.
 func startHTTP(t testing.TB, env []string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(gatewayBin(t), append([]string{"mcp", "serve", "-listen", "127.0.0.1:0"}, args...)...)
+	cmd := exec.Command(gatewayBin(t), append([]string{"mcp", "serve", "-prefix", "on", "-listen", "127.0.0.1:0"}, args...)...)
 	cmd.Env = env
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

@@ -54,6 +54,7 @@ type serveOptions struct {
 	callTimeout time.Duration
 	drain       time.Duration
 	logLevel    string
+	prefix      server.Prefix
 	auth        authOptions
 	verifier    auth.TokenVerifier // of auth, when enabled (built by parseServe)
 }
@@ -81,6 +82,7 @@ func parseServe(args []string, stderr io.Writer) (*serveOptions, error) {
 	fs.DurationVar(&o.callTimeout, "call-timeout", 2*time.Minute, "bound of one tools/call when the tool sets none")
 	fs.DurationVar(&o.drain, "shutdown-delay", 0, "on SIGINT or SIGTERM, answer /readyz 503 for this long, still serving, before shutting down (HTTP)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "log level on stderr: debug, info, warn, error")
+	prefix := fs.String("prefix", "auto", "prefix the names of the -mcp-config servers' tools, prompts and resources with mcp__<server>__: auto (when there are several servers), on, off")
 	o.auth.register(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -88,6 +90,12 @@ func parseServe(args []string, stderr io.Writer) (*serveOptions, error) {
 		}
 		return nil, errUsage
 	}
+	p, err := server.ParsePrefix(*prefix)
+	if err != nil {
+		fmt.Fprintf(stderr, "-prefix: %v\n", err)
+		return nil, errUsage
+	}
+	o.prefix = p
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "unexpected arguments: %v\n", fs.Args())
 		return nil, errUsage
@@ -221,12 +229,13 @@ func (o *serveOptions) sources(ctx context.Context, policy failure.Policy, log *
 			return cfg, closeSources, err
 		}
 		m, err := mcp.New(ctx, mcp.Config{Servers: servers, Policy: policy, Logger: log,
-			Elicitor: client.Elicitor(), Sampler: client.Sampler()})
+			Elicitor: client.Elicitor(), Sampler: client.Sampler(),
+			OnLog: client.Log, OnResourceUpdated: client.ResourceUpdated})
 		if err != nil {
 			return cfg, closeSources, err
 		}
 		closers = append(closers, m.Close)
-		cfg.Toolsets = append(cfg.Toolsets, m.Toolset())
+		cfg.Servers, cfg.Prefix = m, o.prefix
 	}
 	if len(o.skillDirs) > 0 {
 		var roots []skills.Root

@@ -24,6 +24,7 @@ func TestParseServeRefuses(t *testing.T) {
 		{[]string{"-skills", "x", "-call-timeout", "0s"}, "-call-timeout 0s"},
 		{[]string{"-skills", "x", "-rate", "-1"}, "-rate -1"},
 		{[]string{"-skills", "x", "-burst", "-2"}, "-burst -2"},
+		{[]string{"-skills", "x", "-prefix", "sometimes"}, "-prefix: prefix \"sometimes\""},
 	} {
 		var out strings.Builder
 		if _, err := parseServe(tc.args, &out); err == nil || !strings.Contains(out.String(), tc.want) {

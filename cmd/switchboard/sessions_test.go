@@ -47,7 +47,7 @@ func (g *gatewayProc) count(msg string) int {
 func startGateway(t *testing.T, name string, env []string, args ...string) *gatewayProc {
 	t.Helper()
 	g := &gatewayProc{name: name, msgs: map[string]int{}, done: make(chan struct{})}
-	g.cmd = exec.Command(gatewayBin(t), append([]string{"mcp", "serve", "-listen", "127.0.0.1:0"}, args...)...)
+	g.cmd = exec.Command(gatewayBin(t), append([]string{"mcp", "serve", "-prefix", "on", "-listen", "127.0.0.1:0"}, args...)...)
 	g.cmd.Env = env
 	stderr, err := g.cmd.StderrPipe()
 	if err != nil {

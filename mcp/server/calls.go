@@ -16,6 +16,7 @@ import (
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/schema"
+	"github.com/switchboard-dev/switchboard/mcp"
 )
 
 // stopGrace is how long a tool that ignores its cancelled context is waited
@@ -86,7 +87,7 @@ func (s *Server) serveCall(ctx context.Context, req *gomcp.CallToolRequest, name
 	if s.cfg.Logger != nil {
 		ctx = s.log.WithContext(ctx) // a policy without a Logger logs here
 	}
-	result, err := s.runTool(ctx, req, link, tool, spec, args)
+	result, raw, err := s.runTool(ctx, req, link, tool, spec, args)
 	if err != nil {
 		fe := failure.From(err)
 		if fe.Tool == "" {
@@ -95,7 +96,10 @@ func (s *Server) serveCall(ctx context.Context, req *gomcp.CallToolRequest, name
 		failure.Or(s.policy).Handle(ctx, fe)
 		return errorResult(fe.ModelText()), outcomeFailed
 	}
-	out := toMCPResult(result)
+	out := raw
+	if out == nil {
+		out = toMCPResult(result)
+	}
 	if out.IsError {
 		return out, outcomeToolError
 	}
@@ -105,8 +109,10 @@ func (s *Server) serveCall(ctx context.Context, req *gomcp.CallToolRequest, name
 // runTool runs the tool under the failure policy (one circuit per source,
 // keyed as an agent keys it) and its timeout, with its call context bound
 // to the session. A panic is recovered; a tool that ignores its cancelled
-// context is abandoned stopGrace after its deadline.
-func (s *Server) runTool(ctx context.Context, req *gomcp.CallToolRequest, link *clientLink, tool agent.Tool, spec agent.ToolSpec, args json.RawMessage) (*agent.Result, error) {
+// context is abandoned stopGrace after its deadline. A tool of
+// Config.Servers is called as its server defines it, and its result (raw)
+// is the server's own.
+func (s *Server) runTool(ctx context.Context, req *gomcp.CallToolRequest, link *clientLink, tool agent.Tool, spec agent.ToolSpec, args json.RawMessage) (*agent.Result, *gomcp.CallToolResult, error) {
 	timeout := s.cfg.CallTimeout
 	if spec.Timeout > 0 {
 		timeout = spec.Timeout
@@ -128,16 +134,56 @@ func (s *Server) runTool(ctx context.Context, req *gomcp.CallToolRequest, link *
 		Elicitor: s.Elicitor()})
 	defer done()
 	var result *agent.Result
+	var raw *gomcp.CallToolResult
 	op := func(ctx context.Context) error {
 		r, err := guarded(ctx, tool, args)
 		result = r
 		return err
 	}
+	if pt, ok := tool.(mcp.PassthroughTool); ok && s.cfg.Servers != nil {
+		var meta gomcp.Meta
+		if req.Params != nil {
+			meta = req.Params.Meta
+		}
+		op = func(ctx context.Context) error {
+			r, err := guardedRaw(ctx, pt, args, meta)
+			raw = r
+			return err
+		}
+	}
 	err := failure.Or(s.policy).Execute(ctx, sourceKey(spec), op)
 	if err != nil && ctx.Err() != nil {
 		err = deadlineErr(ctx, spec, err)
 	}
-	return result, err
+	if err == nil && raw == nil && result == nil {
+		result = &agent.Result{}
+	}
+	return result, raw, err
+}
+
+// guardedRaw is guarded for a tool called as its server defines it.
+func guardedRaw(ctx context.Context, tool mcp.PassthroughTool, args json.RawMessage, meta gomcp.Meta) (*gomcp.CallToolResult, error) {
+	var raw *gomcp.CallToolResult
+	_, err := guarded(ctx, rawCall{tool, func(ctx context.Context) error {
+		r, err := tool.CallMCP(ctx, args, meta)
+		raw = r
+		return err
+	}}, args)
+	if err == nil && raw == nil {
+		raw = &gomcp.CallToolResult{Content: []gomcp.Content{}}
+	}
+	return raw, err
+}
+
+// rawCall is a passthrough tool whose Call runs do (guarded's goroutine
+// and grace for the raw call).
+type rawCall struct {
+	mcp.PassthroughTool
+	do func(ctx context.Context) error
+}
+
+func (r rawCall) Call(ctx context.Context, _ json.RawMessage) (*agent.Result, error) {
+	return nil, r.do(ctx)
 }
 
 // guarded runs tool.Call on a goroutine of its own, recovering a panic, and

@@ -28,6 +28,12 @@ func callLink(call context.Context, ss *gomcp.ServerSession) *clientLink {
 		defer cancel()
 		return ask(ctx, r)
 	}
+	// A log message goes out on the call's own response stream.
+	l.log = func(ctx context.Context, p *gomcp.LoggingMessageParams) {
+		ctx, cancel := withCallValues(ctx, call)
+		defer cancel()
+		_ = l.ss.Log(ctx, p)
+	}
 	return l
 }
 

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/llm"
+	"github.com/switchboard-dev/switchboard/mcp"
 )
 
 // mrtrVersion is the first protocol revision in which a server may not
@@ -35,6 +37,8 @@ type clientLink struct {
 	ss   *gomcp.ServerSession
 	caps *gomcp.ClientCapabilities
 	ask  func(ctx context.Context, r gomcp.InputRequest) (gomcp.InputResponse, error)
+	// log sends a log message to the client (nil: it cannot be sent).
+	log func(ctx context.Context, p *gomcp.LoggingMessageParams)
 }
 
 // directLink asks by sending requests on ss.
@@ -55,6 +59,7 @@ func directLink(ss *gomcp.ServerSession) *clientLink {
 		}
 		return nil, fmt.Errorf("unsupported request %T", r)
 	}
+	l.log = func(ctx context.Context, p *gomcp.LoggingMessageParams) { _ = ss.Log(ctx, p) }
 	return l
 }
 
@@ -122,6 +127,42 @@ func (l *clientLink) sample(ctx context.Context, p *gomcp.CreateMessageParams) (
 type Client struct {
 	// inflight maps the run id of each call being served to its link.
 	inflight sync.Map
+	// srv is the server the Client was given to (nil before).
+	srv atomic.Pointer[Server]
+}
+
+// Log passes a log message of one of the servers of [Config].Servers
+// (the Manager's OnLog) on to the MCP client of the call it was sent
+// during, else to every client; each client gets the messages at or above
+// the level it set (logging/setLevel). Before the server exists it drops
+// the message.
+func (c *Client) Log(ctx context.Context, msg mcp.LogMessage) {
+	s := c.srv.Load()
+	if s == nil {
+		return
+	}
+	p := &gomcp.LoggingMessageParams{Level: gomcp.LoggingLevel(msg.Level), Logger: msg.Logger, Data: msg.Data}
+	if p.Logger == "" && s.fronted != nil && s.fronted.prefix {
+		p.Logger = msg.Server
+	}
+	if v, ok := c.inflight.Load(msg.Run); ok && msg.Run != "" {
+		if l := v.(*clientLink); l.log != nil {
+			l.log(ctx, p)
+			return
+		}
+	}
+	for ss := range s.mcp.Sessions() {
+		_ = ss.Log(ctx, p)
+	}
+}
+
+// ResourceUpdated passes a resources/updated notification of one of the
+// servers of [Config].Servers (the Manager's OnResourceUpdated) on to the
+// clients subscribed to uri.
+func (c *Client) ResourceUpdated(ctx context.Context, server, uri string) {
+	if s := c.srv.Load(); s != nil {
+		_ = s.mcp.ResourceUpdated(ctx, &gomcp.ResourceUpdatedNotificationParams{URI: uri})
+	}
 }
 
 // linkFor finds the client link a question or sampling request belongs

@@ -13,7 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/internal/testkit"
+	"github.com/switchboard-dev/switchboard/mcp"
+	"github.com/switchboard-dev/switchboard/mcp/server"
 )
 
 // scenarioLine is one line of the suite's summary: "✓ name: 1 passed, 0 failed".
@@ -30,10 +33,17 @@ type conformanceRun struct {
 // parses its summary.
 func runConformance(t *testing.T, url string) conformanceRun {
 	t.Helper()
-	node, suite := testkit.Node22(t), testkit.Conformance(t)
+	return runSuite(t, url, "active")
+}
+
+// runSuite runs `conformance server --url url --suite suite` and parses
+// its summary.
+func runSuite(t *testing.T, url, suite string) conformanceRun {
+	t.Helper()
+	node, js := testkit.Node22(t), testkit.Conformance(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 80*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, suite, "server", "--url", url, "--suite", "active", "-o", t.TempDir())
+	cmd := exec.CommandContext(ctx, node, js, "server", "--url", url, "--suite", suite, "-o", t.TempDir())
 	out, _ := cmd.CombinedOutput() // exits 1 when a check fails; the summary says which
 	run := conformanceRun{ok: map[string]bool{}}
 	sc := bufio.NewScanner(bytes.NewReader(out))
@@ -70,7 +80,7 @@ func TestConformanceServer(t *testing.T) {
 
 	url := serveHTTP(t, newReferenceServer(t), "/mcp")
 
-	ref := startEverythingServer(t)
+	ref := startEverythingServer(t, true)
 	theirs := runConformance(t, ref)
 	ours := runConformance(t, url)
 	t.Logf("conformance server --suite active: switchboard %d checks passed and %d failed (%d scenarios clean); go-sdk everything-server %d passed and %d failed (%d scenarios clean); %.1f s",
@@ -90,8 +100,8 @@ func TestConformanceServer(t *testing.T) {
 
 // startEverythingServer builds go-sdk's conformance everything-server (from
 // the module cache, at the go-sdk version go.mod pins) and starts it on a
-// free loopback port with its defaults (stateless Streamable HTTP).
-func startEverythingServer(t *testing.T) string {
+// free loopback port, stateless (its default) or stateful.
+func startEverythingServer(t *testing.T, stateless bool) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "everything-server")
 	build := exec.Command("go", "build", "-o", bin, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server")
@@ -99,7 +109,7 @@ func startEverythingServer(t *testing.T) string {
 		t.Fatalf("building go-sdk's everything-server: %v\n%s", err, out)
 	}
 	addr := freeAddr(t)
-	cmd := exec.Command(bin, "-http", addr)
+	cmd := exec.Command(bin, "-http", addr, "-stateless="+strconv.FormatBool(stateless))
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -128,4 +138,49 @@ func waitListening(t testing.TB, addr string) {
 		}
 		return err == nil
 	})
+}
+
+// TestConformanceGateway runs the official suite's server side, --suite
+// all, against go-sdk's conformance everything-server (stateful) directly
+// and through a Server fronting it (Config.Servers, prefixing off), in the
+// same run: the gateway must pass at least as many checks, and every
+// scenario the server passes directly.
+func TestConformanceGateway(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the conformance suite twice")
+	}
+	testkit.Node22(t)
+	testkit.Conformance(t)
+	start := time.Now()
+	ref := startEverythingServer(t, false)
+
+	ctx := context.Background()
+	client := new(server.Client)
+	m, err := mcp.New(ctx, mcp.Config{Servers: []mcp.ServerConfig{{Name: "everything", Type: "http", URL: ref}},
+		Elicitor: client.Elicitor(), Sampler: client.Sampler(), OnLog: client.Log, OnResourceUpdated: client.ResourceUpdated})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close() })
+	if err := m.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(ctx, server.Config{Servers: m, Prefix: server.PrefixOff, Client: client, Permissions: agent.AllowAll()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := serveHTTP(t, srv, "/mcp")
+
+	direct := runSuite(t, ref, "all")
+	gateway := runSuite(t, url, "all")
+	t.Logf("conformance server --suite all, go-sdk everything-server (stateful): directly %d checks passed and %d failed (%d scenarios clean); through the gateway %d passed and %d failed (%d scenarios clean); %.1f s",
+		direct.passed, direct.failed, len(direct.ok), gateway.passed, gateway.failed, len(gateway.ok), time.Since(start).Seconds())
+	for name := range direct.ok {
+		if !gateway.ok[name] {
+			t.Errorf("scenario %s: the server passes it directly, not through the gateway", name)
+		}
+	}
+	if gateway.passed < direct.passed {
+		t.Errorf("through the gateway %d checks pass, directly %d", gateway.passed, direct.passed)
+	}
 }

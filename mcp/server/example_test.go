@@ -8,6 +8,7 @@ import (
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/mcp"
 	"github.com/switchboard-dev/switchboard/mcp/server"
 )
 
@@ -84,4 +85,49 @@ func ExampleServer_Run() {
 	cs.Close()
 	<-done
 	// Output: echo true
+}
+
+// A go-sdk server fronted transparently (Config.Servers): a client sees
+// its tool under its own name (one server: no prefix) with its _meta,
+// and reads the ui:// resource the _meta names.
+func ExampleConfig_servers() {
+	ctx := context.Background()
+	client := new(server.Client)
+	m, err := mcp.New(ctx, mcp.Config{Servers: []mcp.ServerConfig{{Name: "app", Server: appServer()}},
+		Elicitor: client.Elicitor(), Sampler: client.Sampler(), OnLog: client.Log, OnResourceUpdated: client.ResourceUpdated})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer m.Close()
+	srv, err := server.New(ctx, server.Config{Servers: m, Client: client, Permissions: agent.AllowAll()})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+	cs, err := gomcp.NewClient(&gomcp.Implementation{Name: "host"}, nil).Connect(ctx, &gomcp.StreamableClientTransport{Endpoint: hs.URL}, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer cs.Close()
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	uri := tools.Tools[0].Meta["ui"].(map[string]any)["resourceUri"].(string)
+	res, err := cs.ReadResource(ctx, &gomcp.ReadResourceParams{URI: uri})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(tools.Tools[0].Name, tools.Tools[0].Title, uri)
+	fmt.Println(res.Contents[0].MIMEType, res.Contents[0].Text)
+	// Output:
+	// get-time Get the time ui://app/clock.html
+	// text/html;profile=mcp-app <html>clock</html>
 }

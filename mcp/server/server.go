@@ -18,6 +18,7 @@ import (
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/telemetry"
+	"github.com/switchboard-dev/switchboard/mcp"
 	"github.com/switchboard-dev/switchboard/skills"
 )
 
@@ -32,6 +33,21 @@ type Config struct {
 	// Names must be unique: a second tool of the same name is hidden and
 	// logged.
 	Toolsets []agent.Toolset
+	// Servers, when set, are MCP servers fronted transparently: each of
+	// their tools offered with its own definition (title, icons,
+	// annotations, output schema, _meta) and results unchanged (content,
+	// structuredContent, _meta), and their resources, resource templates,
+	// prompts, completion, resource subscriptions and log messages routed
+	// to and from the server they belong to; the extensions they declare
+	// (the MCP Apps extension, io.modelcontextprotocol/ui) are declared
+	// too. Do not also put Servers.Toolset() in Toolsets. Give the Manager
+	// the OnLog and OnResourceUpdated of Client ([Client.Log],
+	// [Client.ResourceUpdated]) so that log messages and resource updates
+	// reach the clients. See docs/gateway.md.
+	Servers *mcp.Manager
+	// Prefix says whether the names of what Servers offer carry their
+	// server's name (PrefixAuto: when there are several servers).
+	Prefix Prefix
 	// Runners are offered as tools taking one string, "input" (see
 	// agent.AsTool), named by the runner.
 	Runners []agent.Runner
@@ -122,6 +138,9 @@ type Server struct {
 	// events keeps the recent events of every stateful HTTP session's
 	// streams, so that a client whose stream was cut resumes it.
 	events *gomcp.MemoryEventStore
+	// fronted routes what Config.Servers offer besides tools (nil without
+	// Servers).
+	fronted *fronted
 	// tel resolves Config.Telemetry.
 	tel *telemetry.Source
 
@@ -175,6 +194,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		opts.Instructions = cfg.Instructions
 	}
 	opts.HasTools = true
+	if cfg.Servers != nil {
+		s.fronted = newFronted(s, cfg.Servers, cfg.Prefix)
+		s.fronted.configure(&opts)
+	}
 	if cfg.Skills != nil {
 		declareSkills(&opts)
 	}
@@ -187,6 +210,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.mcp.AddReceivingMiddleware(s.traced, s.middleware)
 	s.tools.sync(ctx)
+	if s.fronted != nil {
+		s.fronted.sync(ctx)
+	}
+	cfg.Client.srv.Store(s)
 	s.watch()
 	if cfg.Skills != nil {
 		s.offerSkills(ctx)
@@ -263,6 +290,9 @@ func (s *Server) watch() {
 				case <-ch:
 					ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
 					s.tools.sync(ctx)
+					if s.fronted != nil && ts == s.tools.servers {
+						s.fronted.sync(ctx)
+					}
 					cancel()
 				}
 			}
@@ -277,6 +307,12 @@ func (s *Server) middleware(next gomcp.MethodHandler) gomcp.MethodHandler {
 		if method == "tools/list" {
 			s.tools.sync(ctx)
 		}
-		return next(ctx, method, req)
+		res, err := next(ctx, method, req)
+		if method == "logging/setLevel" && err == nil && s.fronted != nil {
+			if p, ok := req.GetParams().(*gomcp.SetLoggingLevelParams); ok && p != nil {
+				s.fronted.setLevel(ctx, p.Level)
+			}
+		}
+		return res, err
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/schema"
+	"github.com/switchboard-dev/switchboard/mcp"
 )
 
 // listTimeout bounds one toolset's listing during a resynchronisation.
@@ -23,7 +24,10 @@ const listTimeout = 10 * time.Second
 type toolRegistry struct {
 	s        *Server
 	toolsets []agent.Toolset
-	schemas  *schema.Cache
+	// servers is Config.Servers' toolset (nil without), whose tools are
+	// offered as their servers define them (mcp.PassthroughTool).
+	servers agent.Toolset
+	schemas *schema.Cache
 
 	// syncMu serialises resynchronisations; mu guards offered.
 	syncMu sync.Mutex
@@ -42,6 +46,10 @@ func newToolRegistry(s *Server) (*toolRegistry, error) {
 			return nil, failure.New(failure.Config, failure.SourceMCP, "server: Config.Toolsets holds a nil toolset")
 		}
 		r.toolsets = append(r.toolsets, ts)
+	}
+	if s.cfg.Servers != nil {
+		r.servers = s.cfg.Servers.Toolset()
+		r.toolsets = append(r.toolsets, r.servers)
 	}
 	if len(s.cfg.Runners) > 0 {
 		var tools []agent.Tool
@@ -83,14 +91,22 @@ func (r *toolRegistry) sync(ctx context.Context) {
 		}
 		for _, t := range tools {
 			spec := t.Spec()
-			if _, dup := want[spec.Name]; dup {
-				r.s.log.Warn().Str("tool", spec.Name).Str("toolset", ts.Name()).Msg("tool name already offered; hidden")
+			name := spec.Name
+			if ts == r.servers {
+				pt, ok := t.(mcp.PassthroughTool)
+				if !ok {
+					continue // the Manager's own cross-server tools are for agents
+				}
+				name = r.s.fronted.offeredName(spec.Source.Name, pt.Definition().Name)
+			}
+			if _, dup := want[name]; dup {
+				r.s.log.Warn().Str("tool", name).Str("toolset", ts.Name()).Msg("tool name already offered; hidden")
 				continue
 			}
 			if r.s.cfg.Permissions.Decide(spec, nil) == agent.Deny {
 				continue
 			}
-			want[spec.Name] = t
+			want[name] = t
 		}
 	}
 	r.mu.Lock()
@@ -113,7 +129,12 @@ func (r *toolRegistry) sync(ctx context.Context) {
 			continue
 		}
 		r.offered[name] = t
-		r.s.mcp.AddTool(r.mcpTool(t.Spec()), r.handler(name))
+		def := r.mcpTool(t.Spec())
+		if pt, ok := t.(mcp.PassthroughTool); ok && r.s.cfg.Servers != nil && pt.Definition() != nil {
+			def = passthroughDef(pt.Definition())
+		}
+		def.Name = name
+		r.s.mcp.AddTool(def, r.handler(name))
 	}
 }
 
@@ -142,6 +163,23 @@ func (r *toolRegistry) mcpTool(spec agent.ToolSpec) *gomcp.Tool {
 	}
 	t.Annotations = ann
 	return t
+}
+
+// passthroughDef is a server's own tool definition as offered: a copy,
+// its input schema made an object schema when it is not one (go-sdk
+// refuses those).
+func passthroughDef(d *gomcp.Tool) *gomcp.Tool {
+	c := *d
+	in, _ := json.Marshal(d.InputSchema)
+	if !isObjectSchema(in) {
+		c.InputSchema = json.RawMessage(`{"type":"object"}`)
+	}
+	if c.OutputSchema != nil {
+		if out, _ := json.Marshal(c.OutputSchema); !isObjectSchema(out) {
+			c.OutputSchema = nil
+		}
+	}
+	return &c
 }
 
 // objectSchema returns s when it is a JSON object whose type is "object",

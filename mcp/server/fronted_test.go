@@ -1,0 +1,241 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+	"time"
+
+	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/internal/testkit"
+	"github.com/switchboard-dev/switchboard/mcp"
+	"github.com/switchboard-dev/switchboard/mcp/server"
+)
+
+// uiExtension is the MCP Apps extension's identifier.
+const uiExtension = "io.modelcontextprotocol/ui"
+
+// appServer is a go-sdk server with what a gateway must pass on unchanged:
+// the MCP Apps extension, a tool with a title, icons, annotations, an
+// output schema and _meta naming its ui:// resource, a result with
+// structuredContent and _meta, a resource, a template and a prompt.
+func appServer() *gomcp.Server {
+	s := gomcp.NewServer(&gomcp.Implementation{Name: "app", Version: "1"}, &gomcp.ServerOptions{
+		Capabilities: &gomcp.ServerCapabilities{Extensions: map[string]any{
+			uiExtension: map[string]any{"mimeTypes": []any{"text/html;profile=mcp-app"}}}}})
+	ro := true
+	s.AddTool(&gomcp.Tool{Name: "get-time", Title: "Get the time", Description: "the time",
+		Icons:        []gomcp.Icon{{Source: "https://example.com/clock.png", MIMEType: "image/png"}},
+		Annotations:  &gomcp.ToolAnnotations{ReadOnlyHint: ro, Title: "Clock"},
+		InputSchema:  json.RawMessage(`{"type":"object","properties":{"tz":{"type":"string"}}}`),
+		OutputSchema: json.RawMessage(`{"type":"object","properties":{"time":{"type":"string"}},"required":["time"]}`),
+		Meta:         gomcp.Meta{"ui": map[string]any{"resourceUri": "ui://app/clock.html"}}},
+		func(context.Context, *gomcp.CallToolRequest) (*gomcp.CallToolResult, error) {
+			return &gomcp.CallToolResult{Content: []gomcp.Content{&gomcp.TextContent{Text: "noon"}},
+				StructuredContent: map[string]any{"time": "12:00"}, Meta: gomcp.Meta{"app/x": "y"}}, nil
+		})
+	s.AddResource(&gomcp.Resource{Name: "clock", URI: "ui://app/clock.html", MIMEType: "text/html;profile=mcp-app",
+		Meta: gomcp.Meta{"ui": map[string]any{"prefersBorder": true}}},
+		func(_ context.Context, req *gomcp.ReadResourceRequest) (*gomcp.ReadResourceResult, error) {
+			return &gomcp.ReadResourceResult{Contents: []*gomcp.ResourceContents{{URI: req.Params.URI,
+				MIMEType: "text/html;profile=mcp-app", Text: "<html>clock</html>"}}}, nil
+		})
+	s.AddResourceTemplate(&gomcp.ResourceTemplate{Name: "zone", URITemplate: "zone://{name}"},
+		func(_ context.Context, req *gomcp.ReadResourceRequest) (*gomcp.ReadResourceResult, error) {
+			return &gomcp.ReadResourceResult{Contents: []*gomcp.ResourceContents{{URI: req.Params.URI, Text: "zone " + req.Params.URI}}}, nil
+		})
+	s.AddPrompt(&gomcp.Prompt{Name: "ask-time", Title: "Ask"},
+		func(context.Context, *gomcp.GetPromptRequest) (*gomcp.GetPromptResult, error) {
+			return &gomcp.GetPromptResult{Messages: []*gomcp.PromptMessage{{Role: "user", Content: &gomcp.TextContent{Text: "what time?"}}}}, nil
+		})
+	return s
+}
+
+// frontedGateway serves a Server fronting servers over Streamable HTTP.
+func frontedGateway(t *testing.T, prefix server.Prefix, servers ...mcp.ServerConfig) (*mcp.Manager, *gomcp.ClientSession) {
+	t.Helper()
+	ctx := testkit.Ctx(t, time.Minute)
+	client := new(server.Client)
+	m, err := mcp.New(ctx, mcp.Config{Servers: servers, Elicitor: client.Elicitor(), Sampler: client.Sampler(),
+		OnLog: client.Log, OnResourceUpdated: client.ResourceUpdated})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close() })
+	if err := m.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(ctx, server.Config{Servers: m, Prefix: prefix, Client: client, Permissions: agent.AllowAll()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, connectHTTP(t, serveHTTP(t, srv, "/mcp"), nil)
+}
+
+func jsonOf(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestFrontedPassesThrough checks that a fronted server's tools, results,
+// resources, templates, prompts and extensions reach the client as the
+// server sent them, under their own names with one server (PrefixAuto)
+// and prefixed with two.
+func TestFrontedPassesThrough(t *testing.T) {
+	cases := []struct {
+		name     string
+		servers  []mcp.ServerConfig
+		tool     string
+		prompt   string
+		resource string
+	}{
+		{"one server", []mcp.ServerConfig{{Name: "app", Server: appServer()}}, "get-time", "ask-time", "clock"},
+		{"two servers", []mcp.ServerConfig{{Name: "app", Server: appServer()}, {Name: "other", Server: gomcp.NewServer(&gomcp.Implementation{Name: "o"}, nil)}},
+			"mcp__app__get-time", "mcp__app__ask-time", "mcp__app__clock"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testkit.Ctx(t, time.Minute)
+			_, cs := frontedGateway(t, server.PrefixAuto, tc.servers...)
+			direct := appServer()
+			if _, ok := cs.InitializeResult().Capabilities.Extensions[uiExtension]; !ok {
+				t.Errorf("the gateway does not declare %s: %s", uiExtension, jsonOf(t, cs.InitializeResult().Capabilities))
+			}
+			tools, err := cs.ListTools(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(tools.Tools) != 1 {
+				t.Fatalf("tools: %s", jsonOf(t, tools.Tools))
+			}
+			want := directTool(t, direct)
+			want.Name = tc.tool
+			if got := jsonOf(t, tools.Tools[0]); got != jsonOf(t, want) {
+				t.Errorf("tool through the gateway:\n%s\nwant\n%s", got, jsonOf(t, want))
+			}
+			res, err := cs.CallTool(ctx, &gomcp.CallToolParams{Name: tc.tool, Arguments: map[string]any{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// go-sdk's server adds its own serverInfo to _meta, as it does
+			// for any server it serves.
+			got := jsonOf(t, []any{res.Content, res.StructuredContent, res.Meta["app/x"], res.IsError})
+			if want := `[[{"type":"text","text":"noon"}],{"time":"12:00"},"y",false]`; got != want {
+				t.Errorf("result %s, want %s", jsonOf(t, res), want)
+			}
+			rl, err := cs.ListResources(ctx, nil)
+			if err != nil || len(rl.Resources) != 1 || rl.Resources[0].Name != tc.resource || rl.Resources[0].URI != "ui://app/clock.html" {
+				t.Fatalf("resources %s, %v", jsonOf(t, rl), err)
+			}
+			rd, err := cs.ReadResource(ctx, &gomcp.ReadResourceParams{URI: "ui://app/clock.html"})
+			if err != nil || rd.Contents[0].Text != "<html>clock</html>" || rd.Contents[0].MIMEType != "text/html;profile=mcp-app" {
+				t.Fatalf("read %s, %v", jsonOf(t, rd), err)
+			}
+			rz, err := cs.ReadResource(ctx, &gomcp.ReadResourceParams{URI: "zone://utc"})
+			if err != nil || rz.Contents[0].Text != "zone zone://utc" {
+				t.Fatalf("template read %s, %v", jsonOf(t, rz), err)
+			}
+			pr, err := cs.GetPrompt(ctx, &gomcp.GetPromptParams{Name: tc.prompt})
+			if err != nil || jsonOf(t, pr.Messages) != `[{"content":{"type":"text","text":"what time?"},"role":"user"}]` {
+				t.Fatalf("prompt %s, %v", jsonOf(t, pr), err)
+			}
+		})
+	}
+}
+
+// directTool is appServer's tool as a client lists it directly.
+func directTool(t *testing.T, s *gomcp.Server) *gomcp.Tool {
+	t.Helper()
+	ctx := testkit.Ctx(t, 30*time.Second)
+	ct, st := gomcp.NewInMemoryTransports()
+	ss, err := s.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := gomcp.NewClient(&gomcp.Implementation{Name: "direct"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	l, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l.Tools[0]
+}
+
+// TestMCPAppThroughGateway fronts the MCP App example server of the
+// ext-apps SDK (npm @modelcontextprotocol/server-basic-vanillajs): its
+// tool's _meta names a ui:// resource, which the client reads through the
+// gateway as the server serves it.
+func TestMCPAppThroughGateway(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a node process")
+	}
+	node := testkit.Node22(t)
+	js := filepath.Join(testkit.NodeModules(t), "@modelcontextprotocol", "server-basic-vanillajs", "dist", "index.js")
+	ctx := testkit.Ctx(t, time.Minute)
+	m, cs := frontedGateway(t, server.PrefixAuto, mcp.ServerConfig{Name: "basic", Command: node, Args: []string{js, "--stdio"}})
+	var directTools *gomcp.ListToolsResult
+	var directRead *gomcp.ReadResourceResult
+	const uri = "ui://get-time/mcp-app.html"
+	err := m.WithSession(ctx, "basic", "direct", func(ctx context.Context, sess *gomcp.ClientSession) error {
+		var err error
+		if directTools, err = sess.ListTools(ctx, nil); err != nil {
+			return err
+		}
+		directRead, err = sess.ReadResource(ctx, &gomcp.ReadResourceParams{URI: uri})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := jsonOf(t, tools.Tools), jsonOf(t, directTools.Tools); got != want {
+		t.Errorf("tools through the gateway:\n%s\ndirectly:\n%s", got, want)
+	}
+	found := false
+	for _, tool := range tools.Tools {
+		if ui, ok := tool.Meta["ui"].(map[string]any); ok && ui["resourceUri"] == uri {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("no tool's _meta.ui.resourceUri is %s: %s", uri, jsonOf(t, tools.Tools))
+	}
+	rd, err := cs.ReadResource(ctx, &gomcp.ReadResourceParams{URI: uri})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := jsonOf(t, rd.Contents), jsonOf(t, directRead.Contents); got != want || len(rd.Contents) == 0 || rd.Contents[0].Text == "" {
+		t.Errorf("%s through the gateway: %.300s\ndirectly: %.300s", uri, got, want)
+	}
+	t.Logf("%s: %s, %d bytes, the same through the gateway", uri, rd.Contents[0].MIMEType, len(rd.Contents[0].Text))
+}
+
+func TestParsePrefix(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want server.Prefix
+		ok   bool
+	}{
+		{"", server.PrefixAuto, true}, {"auto", server.PrefixAuto, true}, {"on", server.PrefixOn, true},
+		{"off", server.PrefixOff, true}, {"yes", server.PrefixAuto, false}, {"ON", server.PrefixAuto, false},
+	} {
+		got, err := server.ParsePrefix(tc.in)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("ParsePrefix(%q) = %v, %v; want %v, ok %v", tc.in, got, err, tc.want, tc.ok)
+		}
+	}
+}
