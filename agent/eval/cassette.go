@@ -463,3 +463,10 @@ func CassetteFromEvents(events iter.Seq2[agent.Event, error]) (*Cassette, error)
 	}
 	return c, nil
 }
+
+// LLM returns the recorded request as an llm.Request (to replay a turn by
+// hand, or show it).
+func (r Request) LLM() *llm.Request {
+	c := clone(r)
+	return &llm.Request{System: c.System, Tools: c.Tools, Messages: c.Messages, Output: c.Output, Compaction: c.Compaction}
+}
