@@ -109,11 +109,11 @@ type Answer struct {
 
 // Limits bound a run; zero fields are no limit.
 type Limits struct {
-	MaxTurns  int      `json:"max_turns,omitempty"`
-	MaxTokens int      `json:"max_tokens,omitempty"`
+	MaxTurns  int `json:"max_turns,omitempty"`
+	MaxTokens int `json:"max_tokens,omitempty"`
 	// MaxCostUSD is in dollars (priced by the agent's Config.Prices).
-	MaxCostUSD float64 `json:"max_cost_usd,omitempty"`
-	MaxTime   Duration `json:"max_time,omitempty"`
+	MaxCostUSD float64  `json:"max_cost_usd,omitempty"`
+	MaxTime    Duration `json:"max_time,omitempty"`
 }
 
 // Duration is a time.Duration written as a Go duration string ("30s").

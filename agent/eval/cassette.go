@@ -32,6 +32,20 @@ type Cassette struct {
 	// Model is the name of the model recorded.
 	Model string `json:"model"`
 	Turns []Turn `json:"turns"`
+
+	once   sync.Once
+	leaves [][]leaf
+}
+
+// recorded returns the leaves of turn i's request, computed once.
+func (c *Cassette) recorded(i int) []leaf {
+	c.once.Do(func() {
+		c.leaves = make([][]leaf, len(c.Turns))
+		for j, t := range c.Turns {
+			c.leaves[j] = flatten(t.Request)
+		}
+	})
+	return c.leaves[i]
 }
 
 // Turn is one recorded model call.
@@ -242,7 +256,7 @@ func (r *Replayer) Generate(ctx context.Context, req *llm.Request) (*llm.Respons
 		return nil, d.failure()
 	}
 	t := &r.c.Turns[r.pos]
-	if d := diverge(t.Request, req); d != nil {
+	if d := diverge(r.c, r.pos, req); d != nil {
 		d.Turn = r.pos + 1
 		r.div = d
 		r.mu.Unlock()
@@ -250,7 +264,8 @@ func (r *Replayer) Generate(ctx context.Context, req *llm.Request) (*llm.Respons
 	}
 	r.pos++
 	r.mu.Unlock()
-	resp := clone(t.Response)
+	resp := t.Response
+	resp.Message.ToolCalls = slices.Clone(resp.Message.ToolCalls)
 	if req.OnText != nil && resp.Message.Text != "" {
 		req.OnText(resp.Message.Text)
 	}
@@ -278,15 +293,16 @@ func (d *Divergence) failure() error {
 	return &failure.Error{Kind: failure.Config, Source: failure.SourceModel, Name: "replay", Err: d, Message: d.Error()}
 }
 
-// diverge returns the first difference between a recorded request and a
-// live one, or nil.
-func diverge(rec Request, req *llm.Request) *Divergence {
-	live := recordRequest(req)
+// diverge returns the first difference between recorded turn i of c and
+// a live request, or nil. Live text is compared as it is first and, where
+// it differs, redacted as the record was.
+func diverge(c *Cassette, i int, req *llm.Request) *Divergence {
+	rec := c.Turns[i].Request
 	if rec.Partial {
-		return divergePartial(rec, live)
+		return divergePartial(rec, recordRequest(req))
 	}
-	rec.Partial = false
-	a, b := flatten(rec), flatten(live)
+	a := c.recorded(i)
+	b := flatten(Request{System: req.System, Tools: req.Tools, Messages: req.Messages, Output: req.Output, Compaction: req.Compaction})
 	for i := 0; i < len(a) || i < len(b); i++ {
 		switch {
 		case i >= len(a):
@@ -295,12 +311,22 @@ func diverge(rec Request, req *llm.Request) *Divergence {
 			return &Divergence{Path: a[i].path, Recorded: a[i].value, Replayed: "(absent)"}
 		case a[i].path != b[i].path:
 			return &Divergence{Path: a[i].path + " / " + b[i].path, Recorded: a[i].path + " = " + a[i].value, Replayed: b[i].path + " = " + b[i].value}
-		case a[i].value != b[i].value:
-			ra, rb := firstDiffLine(a[i].value, b[i].value)
+		case a[i].value != b[i].value && a[i].value != redactLeaf(b[i].value):
+			ra, rb := firstDiffLine(a[i].value, redactLeaf(b[i].value))
 			return &Divergence{Path: a[i].path, Recorded: ra, Replayed: rb}
 		}
 	}
 	return nil
+}
+
+// redactLeaf redacts a JSON string leaf's text.
+func redactLeaf(v string) string {
+	var s string
+	if json.Unmarshal([]byte(v), &s) != nil {
+		return v
+	}
+	b, _ := json.Marshal(redact.Secrets(s))
+	return string(b)
 }
 
 // divergePartial checks the newest message of a live request against a

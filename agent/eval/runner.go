@@ -98,7 +98,8 @@ type CaseResult struct {
 
 // Runner runs cases under one Config; its judge's calls count across them.
 type Runner struct {
-	cfg    Config
+	cfg       Config
+	cassettes sync.Map // path -> *Cassette
 	judge  *Judge
 	tracer trace.Tracer
 }
@@ -314,7 +315,7 @@ func (r *Runner) trial(ctx context.Context, c *Case) *Trial {
 	var rep *Replayer
 	switch r.cfg.Mode {
 	case Replay:
-		cas, err := LoadCassette(r.CassettePath(c))
+		cas, err := r.cassette(r.CassettePath(c))
 		if err != nil {
 			t.Err = err
 			return t
@@ -388,4 +389,17 @@ func (rep *Report) WriteJSON(path string) error {
 		return err
 	}
 	return os.WriteFile(path, b, 0o644)
+}
+
+// cassette loads the cassette at path once per runner.
+func (r *Runner) cassette(path string) (*Cassette, error) {
+	if c, ok := r.cassettes.Load(path); ok {
+		return c.(*Cassette), nil
+	}
+	c, err := LoadCassette(path)
+	if err != nil {
+		return nil, err
+	}
+	got, _ := r.cassettes.LoadOrStore(path, c)
+	return got.(*Cassette), nil
 }
