@@ -301,6 +301,9 @@ func diverge(c *Cassette, i int, req *llm.Request) *Divergence {
 	if rec.Partial {
 		return divergePartial(rec, recordRequest(req))
 	}
+	if sameRequest(&rec, req) {
+		return nil
+	}
 	a := c.recorded(i)
 	b := flatten(Request{System: req.System, Tools: req.Tools, Messages: req.Messages, Output: req.Output, Compaction: req.Compaction})
 	for i := 0; i < len(a) || i < len(b); i++ {
@@ -444,7 +447,8 @@ func firstDiffLine(a, b string) (string, string) {
 // tool results, not the system prompt or tool definitions.
 func CassetteFromEvents(events iter.Seq2[agent.Event, error]) (*Cassette, error) {
 	c := &Cassette{Version: cassetteVersion, Model: "run events"}
-	var pending llm.Message
+	pending := llm.Message{}
+	order := map[string]int{} // call id -> its place among the turn's calls
 	run := ""
 	for ev, err := range events {
 		if err != nil {
@@ -472,7 +476,14 @@ func CassetteFromEvents(events iter.Seq2[agent.Event, error]) (*Cassette, error)
 			}
 			c.Turns = append(c.Turns, Turn{Request: Request{Partial: true, Messages: []llm.Message{pending}},
 				Response: redactResponse(resp)})
-			pending = llm.Message{Role: llm.RoleTool}
+			// Tools run in parallel and finish in any order; the model sees
+			// their results in the order of its calls.
+			pending = llm.Message{Role: llm.RoleTool, ToolResults: make([]llm.ToolResult, len(ev.Calls))}
+			clear(order)
+			for i, call := range ev.Calls {
+				order[call.ID] = i
+				pending.ToolResults[i].Name = call.Name
+			}
 		case agent.EventToolFinished:
 			if ev.Call == nil {
 				continue
@@ -481,7 +492,11 @@ func CassetteFromEvents(events iter.Seq2[agent.Event, error]) (*Cassette, error)
 			if ev.Result != nil {
 				r.IsError = ev.Result.IsError
 			}
-			pending.ToolResults = append(pending.ToolResults, r)
+			if i, ok := order[ev.Call.ID]; ok {
+				pending.ToolResults[i] = r
+			} else {
+				pending.ToolResults = append(pending.ToolResults, r)
+			}
 		}
 	}
 	if len(c.Turns) == 0 {

@@ -100,8 +100,8 @@ type CaseResult struct {
 type Runner struct {
 	cfg       Config
 	cassettes sync.Map // path -> *Cassette
-	judge  *Judge
-	tracer trace.Tracer
+	judge     *Judge
+	tracer    trace.Tracer
 }
 
 // NewRunner returns a runner of cfg (no I/O).

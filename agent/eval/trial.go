@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"bytes"
 	"encoding/json"
 	"time"
 
@@ -35,6 +36,8 @@ type Call struct {
 	Args json.RawMessage `json:"args,omitempty"`
 	// Result is the text of the call's result.
 	Result string `json:"result,omitempty"`
+
+	id string
 }
 
 // observe adds ev to the trial.
@@ -46,14 +49,14 @@ func (t *Trial) observe(ev agent.Event) {
 	switch ev.Type {
 	case agent.EventToolStarted:
 		if ev.Call != nil {
-			t.Calls = append(t.Calls, Call{Tool: ev.Call.Tool, Args: ev.Call.Args})
+			t.Calls = append(t.Calls, Call{Tool: ev.Call.Tool, Args: compactArgs(ev.Call.Args), id: ev.Call.ID})
 		}
 	case agent.EventToolFinished:
 		if ev.Call == nil {
 			return
 		}
 		for i := len(t.Calls) - 1; i >= 0; i-- {
-			if t.Calls[i].Tool == ev.Call.Tool && t.Calls[i].Result == "" {
+			if t.Calls[i].id == ev.Call.ID {
 				t.Calls[i].Result = ev.Result.Text()
 				break
 			}
@@ -70,4 +73,12 @@ func (t *Trial) observe(ev agent.Event) {
 		t.Text = ev.Text
 		t.Answer = ev.Answer
 	}
+}
+
+func compactArgs(b json.RawMessage) json.RawMessage {
+	var out bytes.Buffer
+	if json.Compact(&out, b) != nil {
+		return b
+	}
+	return out.Bytes()
 }
