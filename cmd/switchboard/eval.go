@@ -143,4 +143,3 @@ func evalCompare(a, b string, stdout io.Writer) error {
 	}
 	return nil
 }
-
