@@ -8,6 +8,7 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -208,16 +209,26 @@ func redactMessage(m *llm.Message) {
 // first request that differs (another tool result, another system prompt
 // or tool description) ends the replay with a [*Divergence].
 type Replayer struct {
-	c    *Cassette
-	mu   sync.Mutex
-	pos  int
-	div  *Divergence
-	name string
+	c      *Cassette
+	ignore []*regexp.Regexp
+	mu     sync.Mutex
+	pos    int
+	div    *Divergence
+	name   string
 }
 
-// NewReplayer returns a model replaying c.
-func NewReplayer(c *Cassette) *Replayer {
-	return &Replayer{c: c, name: "replay of " + c.Model}
+// NewReplayer returns a model replaying c. Text that ignore matches (ids,
+// times: what differs from run to run) is left out of the comparison.
+func NewReplayer(c *Cassette, ignore ...*regexp.Regexp) *Replayer {
+	return &Replayer{c: c, ignore: ignore, name: "replay of " + c.Model}
+}
+
+// mask replaces what ignore matches in s.
+func mask(ignore []*regexp.Regexp, s string) string {
+	for _, re := range ignore {
+		s = re.ReplaceAllString(s, "…")
+	}
+	return s
 }
 
 // Name says what is replayed.
@@ -256,7 +267,7 @@ func (r *Replayer) Generate(ctx context.Context, req *llm.Request) (*llm.Respons
 		return nil, d.failure()
 	}
 	t := &r.c.Turns[r.pos]
-	if d := diverge(r.c, r.pos, req); d != nil {
+	if d := diverge(r.c, r.pos, req, r.ignore); d != nil {
 		d.Turn = r.pos + 1
 		r.div = d
 		r.mu.Unlock()
@@ -296,12 +307,12 @@ func (d *Divergence) failure() error {
 // diverge returns the first difference between recorded turn i of c and
 // a live request, or nil. Live text is compared as it is first and, where
 // it differs, redacted as the record was.
-func diverge(c *Cassette, i int, req *llm.Request) *Divergence {
+func diverge(c *Cassette, i int, req *llm.Request, ignore []*regexp.Regexp) *Divergence {
 	rec := c.Turns[i].Request
 	if rec.Partial {
-		return divergePartial(rec, recordRequest(req))
+		return divergePartial(rec, recordRequest(req), ignore)
 	}
-	if sameRequest(&rec, req) {
+	if sameRequest(&rec, req, ignore) {
 		return nil
 	}
 	a := c.recorded(i)
@@ -314,7 +325,8 @@ func diverge(c *Cassette, i int, req *llm.Request) *Divergence {
 			return &Divergence{Path: a[i].path, Recorded: a[i].value, Replayed: "(absent)"}
 		case a[i].path != b[i].path:
 			return &Divergence{Path: a[i].path + " / " + b[i].path, Recorded: a[i].path + " = " + a[i].value, Replayed: b[i].path + " = " + b[i].value}
-		case a[i].value != b[i].value && a[i].value != redactLeaf(b[i].value):
+		case a[i].value != b[i].value && a[i].value != redactLeaf(b[i].value) &&
+			mask(ignore, a[i].value) != mask(ignore, redactLeaf(b[i].value)):
 			ra, rb := firstDiffLine(a[i].value, redactLeaf(b[i].value))
 			return &Divergence{Path: a[i].path, Recorded: ra, Replayed: rb}
 		}
@@ -335,7 +347,7 @@ func redactLeaf(v string) string {
 // divergePartial checks the newest message of a live request against a
 // partial record: the same role and tool names, and each recorded text
 // found in the live one (events show results without their envelope).
-func divergePartial(rec, live Request) *Divergence {
+func divergePartial(rec, live Request, ignore []*regexp.Regexp) *Divergence {
 	if len(rec.Messages) == 0 || len(live.Messages) == 0 {
 		return nil
 	}
@@ -356,7 +368,7 @@ func divergePartial(rec, live Request) *Divergence {
 		if w.Name != g.Name {
 			return &Divergence{Path: p + ".name", Recorded: w.Name, Replayed: g.Name}
 		}
-		if !strings.Contains(g.Content, strings.TrimSpace(w.Content)) {
+		if !strings.Contains(mask(ignore, g.Content), mask(ignore, strings.TrimSpace(w.Content))) {
 			ra, rb := firstDiffLine(w.Content, g.Content)
 			return &Divergence{Path: p + ".content", Recorded: ra, Replayed: rb}
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -45,6 +46,10 @@ type Config struct {
 	// Cassettes is the directory of the cassettes, one per case, named
 	// for the case (<dir>/<case>.json).
 	Cassettes string
+	// Ignore are regular expressions of text that differs from run to run
+	// (task ids, times, temporary paths), masked on both sides when a
+	// replay compares requests.
+	Ignore []*regexp.Regexp
 	// Scorers are custom scorers, run after DefaultScorers.
 	Scorers []Scorer
 	// Judge, if set, scores Answer.Rubric (a *Judge of this model).
@@ -320,7 +325,7 @@ func (r *Runner) trial(ctx context.Context, c *Case) *Trial {
 			t.Err = err
 			return t
 		}
-		rep = NewReplayer(cas)
+		rep = NewReplayer(cas, r.cfg.Ignore...)
 		model = rep
 	case Record:
 		rec = NewRecorder(r.cfg.Model)

@@ -3,6 +3,7 @@ package eval
 import (
 	"bytes"
 	"encoding/json"
+	"regexp"
 
 	"github.com/switchboard-dev/switchboard/internal/redact"
 	"github.com/switchboard-dev/switchboard/llm"
@@ -12,7 +13,8 @@ import (
 // the recorded one field by field (text as it is or redacted, JSON by its
 // compact form, call ids left out). Only a request that fails it is
 // flattened to find and show the first difference.
-func sameRequest(rec *Request, req *llm.Request) bool {
+func sameRequest(rec *Request, req *llm.Request, ignore []*regexp.Regexp) bool {
+	sameText := func(rec, live string) bool { return sameTextMasked(rec, live, ignore) }
 	if !sameText(rec.System, req.System) || rec.Compaction != req.Compaction ||
 		len(rec.Tools) != len(req.Tools) || len(rec.Messages) != len(req.Messages) {
 		return false
@@ -29,21 +31,22 @@ func sameRequest(rec *Request, req *llm.Request) bool {
 		}
 	}
 	for i := range rec.Messages {
-		if !sameMessage(&rec.Messages[i], &req.Messages[i]) {
+		if !sameMessage(&rec.Messages[i], &req.Messages[i], ignore) {
 			return false
 		}
 	}
 	return true
 }
 
-func sameMessage(a, b *llm.Message) bool {
+func sameMessage(a, b *llm.Message, ignore []*regexp.Regexp) bool {
+	sameText := func(rec, live string) bool { return sameTextMasked(rec, live, ignore) }
 	if a.Role != b.Role || !sameText(a.Text, b.Text) || !sameText(a.Reasoning, b.Reasoning) ||
 		len(a.Parts) != len(b.Parts) || len(a.ToolCalls) != len(b.ToolCalls) || len(a.ToolResults) != len(b.ToolResults) ||
 		!bytes.Equal(a.Provider, b.Provider) && !sameJSON(a.Provider, b.Provider) {
 		return false
 	}
 	for i := range a.Parts {
-		if !samePart(&a.Parts[i], &b.Parts[i]) {
+		if !samePart(&a.Parts[i], &b.Parts[i], ignore) {
 			return false
 		}
 	}
@@ -59,7 +62,7 @@ func sameMessage(a, b *llm.Message) bool {
 			return false
 		}
 		for j := range x.Parts {
-			if !samePart(&x.Parts[j], &y.Parts[j]) {
+			if !samePart(&x.Parts[j], &y.Parts[j], ignore) {
 				return false
 			}
 		}
@@ -67,13 +70,20 @@ func sameMessage(a, b *llm.Message) bool {
 	return true
 }
 
-func samePart(a, b *llm.Part) bool {
-	return a.Kind == b.Kind && sameText(a.Text, b.Text) && a.MediaType == b.MediaType &&
+func samePart(a, b *llm.Part, ignore []*regexp.Regexp) bool {
+	return a.Kind == b.Kind && sameTextMasked(a.Text, b.Text, ignore) && a.MediaType == b.MediaType &&
 		bytes.Equal(a.Data, b.Data) && a.URL == b.URL && a.Name == b.Name
 }
 
-// sameText: recorded text rec is live text as it is, or redacted.
-func sameText(rec, live string) bool { return rec == live || rec == redact.Secrets(live) }
+// sameTextMasked: recorded text rec is live text as it is, or redacted,
+// or the same once what ignore matches is masked.
+func sameTextMasked(rec, live string, ignore []*regexp.Regexp) bool {
+	if rec == live {
+		return true
+	}
+	red := redact.Secrets(live)
+	return rec == red || len(ignore) > 0 && mask(ignore, rec) == mask(ignore, red)
+}
 
 func sameJSON(a, b json.RawMessage) bool {
 	if bytes.Equal(a, b) {
