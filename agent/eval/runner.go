@@ -338,6 +338,12 @@ func (r *Runner) trial(ctx context.Context, c *Case) *Trial {
 		t.Err = err
 		return t
 	}
+	if l := time.Duration(c.Limits.MaxTime); l > 0 {
+		// The time limit also bounds the run: a run past it ends.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, l)
+		defer cancel()
+	}
 	start := time.Now()
 	t.Err = r.stream(ctx, runner, c, t)
 	t.Elapsed = time.Since(start)
