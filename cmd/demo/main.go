@@ -19,6 +19,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/switchboard-dev/switchboard/llm"
 	"io"
 	"os"
 	"os/signal"
@@ -43,6 +44,9 @@ type options struct {
 	// interactive answers permission asks on the terminal.
 	interactive bool
 	color       bool
+	// mainModel, if set, answers the main agent's turns (the demo's eval
+	// records and replays them); the researcher peer keeps its own.
+	mainModel llm.Model
 }
 
 func main() {

@@ -150,7 +150,7 @@ func newWorld(ctx context.Context, o options, stdout io.Writer, stdin io.Reader,
 	w.agent, err = agent.New(ctx, agent.Config{
 		Name:         "switchboard-demo",
 		Description:  "Prepares reports from workspace files, with help from a research agent.",
-		Model:        w.scriptOr(mainScript("a2a__researcher")),
+		Model:        w.mainModel(),
 		Instructions: "You prepare short reports. Use the tools; ask the researcher agent for facts you lack.",
 		Toolsets:     []agent.Toolset{w.mcp.Toolset(), w.skills, w.peers},
 		Events:       w.bus,
@@ -191,6 +191,15 @@ func (w *world) prices() llm.Prices {
 	}
 	p, _ := llm.DefaultPrices().Lookup(pricedAs)
 	return llm.DefaultPrices().With(llm.Prices{llm.NewScripted().Name(): p})
+}
+
+// mainModel is the main agent's model: options.mainModel, the real model,
+// or the main script.
+func (w *world) mainModel() llm.Model {
+	if w.o.mainModel != nil {
+		return w.o.mainModel
+	}
+	return w.scriptOr(mainScript("a2a__researcher"))
 }
 
 // scriptOr returns the world's real model, or a scripted one playing steps.

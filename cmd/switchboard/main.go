@@ -1,5 +1,6 @@
-// Command switchboard is Switchboard's command line. Its one command so far,
-// `switchboard mcp serve`, is an MCP gateway: it aggregates the servers of
+// Command switchboard is Switchboard's command line. `switchboard eval`
+// runs eval sets against a model and compares their reports
+// (docs/evals.md); `switchboard mcp serve` is an MCP gateway: it aggregates the servers of
 // an .mcp.json, skills folders and A2A peers into one MCP endpoint (stdio,
 // or Streamable HTTP with --listen), under the same mcp__<server>__<tool>
 // names an agent sees, with the permission policy applied to listing and
@@ -21,6 +22,7 @@ import (
 )
 
 const usage = `usage: switchboard mcp serve [flags]
+       switchboard eval run|compare ...
 
 Serves the servers of an .mcp.json, skills folders and A2A peers as one MCP
 server, over stdio (default) or Streamable HTTP (--listen). Run
@@ -45,6 +47,9 @@ var errUsage = errors.New("usage")
 
 // run dispatches the command line.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "eval" {
+		return runEval(ctx, args[1:], stdout, stderr)
+	}
 	if len(args) < 2 || args[0] != "mcp" || args[1] != "serve" {
 		fmt.Fprint(stderr, usage)
 		return errUsage

@@ -56,10 +56,7 @@ func run(ctx context.Context, w io.Writer, dir string, scripts bool) error {
 	}
 	fmt.Fprintf(w, "\n%s\n\n", ts.Instructions(ctx))
 
-	steps := []llm.Step{
-		llm.Calls(llm.CallTool("c1", skills.ToolActivate, map[string]any{"name": "commit-message"})),
-		llm.Calls(llm.CallTool("c2", skills.ToolReadFile, map[string]any{"skill": "commit-message", "path": "references/conventional-commits.md"})),
-	}
+	steps := script()
 	cfg := agent.Config{Toolsets: []agent.Toolset{ts}}
 	if scripts && dir != "" {
 		steps = append(steps, llm.Calls(llm.CallTool("c3", skills.ToolRunScript,
@@ -75,7 +72,7 @@ func run(ctx context.Context, w io.Writer, dir string, scripts bool) error {
 	if err != nil {
 		return err
 	}
-	for ev, err := range a.Stream(ctx, "Write a commit message for the staged changes.") {
+	for ev, err := range a.Stream(ctx, task) {
 		if err != nil {
 			return err
 		}
@@ -93,6 +90,18 @@ func run(ctx context.Context, w io.Writer, dir string, scripts bool) error {
 		}
 	}
 	return nil
+}
+
+// task is what the example asks of its agent.
+const task = "Write a commit message for the staged changes."
+
+// script is the scripted model's turns: activate the commit-message skill
+// and read its reference (then, with scripts, run one; then answer).
+func script() []llm.Step {
+	return []llm.Step{
+		llm.Calls(llm.CallTool("c1", skills.ToolActivate, map[string]any{"name": "commit-message"})),
+		llm.Calls(llm.CallTool("c2", skills.ToolReadFile, map[string]any{"skill": "commit-message", "path": "references/conventional-commits.md"})),
+	}
 }
 
 // askTerminal asks the permission question on the terminal.

@@ -37,6 +37,12 @@ func TestImportRules(t *testing.T) {
 		{"llm", []string{"failure"}, []string{"github.com/tmc/langchaingo", "github.com/nats-io"}},
 		{"agent", []string{"failure", "llm"}, []string{"github.com/tmc/langchaingo", "github.com/nats-io", "github.com/modelcontextprotocol", "github.com/a2aproject"}},
 		{"agent/workflow", []string{"agent", "failure", "llm"}, []string{"github.com/tmc/langchaingo", "github.com/nats-io"}},
+		// Evaluations run in any program's tests: no NATS, MCP or A2A
+		// linked. A cassette of a past run is built from the events the bus
+		// replays (bus.Bus.Replay), handed in as an iterator.
+		{"agent/eval", []string{"agent", "failure", "llm"}, []string{"github.com/tmc/langchaingo", "github.com/nats-io", "github.com/modelcontextprotocol", "github.com/a2aproject"}},
+		{"agent/eval/evaltest", []string{"agent/eval"}, []string{"github.com/tmc/langchaingo", "github.com/nats-io", "github.com/modelcontextprotocol", "github.com/a2aproject"}},
+		{"agent/eval/safety", []string{"agent", "agent/eval", "llm", "skills"}, []string{"github.com/tmc/langchaingo", "github.com/nats-io", "github.com/modelcontextprotocol", "github.com/a2aproject"}},
 		// Each provider links only its own dependencies: a program that uses
 		// one provider does not link another's.
 		{"llm/provider", []string{"failure", "llm"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo", "github.com/aws"}},

@@ -22,6 +22,16 @@ const maxModelText = 2000
 // Redact removes what looks like a secret from s and caps its length. It is
 // applied to every error text the model sees.
 func Redact(s string) string {
+	s = Secrets(s)
+	if len(s) > maxModelText {
+		s = strings.ToValidUTF8(s[:maxModelText], "") + "…"
+	}
+	return s
+}
+
+// Secrets removes what looks like a secret from s, as Redact does, without
+// capping its length: for records kept whole (an evaluation's cassettes).
+func Secrets(s string) string {
 	for i, re := range secretPatterns {
 		switch i {
 		case 2:
@@ -31,9 +41,6 @@ func Redact(s string) string {
 		default:
 			s = re.ReplaceAllString(s, "[REDACTED]")
 		}
-	}
-	if len(s) > maxModelText {
-		s = strings.ToValidUTF8(s[:maxModelText], "") + "…"
 	}
 	return s
 }
