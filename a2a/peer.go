@@ -47,6 +47,8 @@ type Peer struct {
 	Description string `json:"description,omitempty"`
 	// PreferREST picks HTTP+JSON over JSON-RPC when the peer offers both.
 	PreferREST bool `json:"prefer_rest,omitempty"`
+	// CardTrust, if set, replaces ToolsetConfig.CardTrust for this peer.
+	CardTrust *CardTrust `json:"-"`
 }
 
 var peerName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)

@@ -52,6 +52,10 @@ type ToolsetConfig struct {
 	// RefreshInterval, if positive, re-reads the peers' cards at this
 	// interval (see Refresh) until Close.
 	RefreshInterval time.Duration
+	// CardTrust, if set, is the trust policy every fetched card must pass
+	// (its signatures, A2A 1.0 §8.4), when it is read and on each Refresh;
+	// nil: cards are not checked.
+	CardTrust *CardTrust
 }
 
 // Toolset is the delegation tools of a set of A2A peers. It is safe for
@@ -258,9 +262,10 @@ func (ts *Toolset) connect(ctx context.Context, p Peer) (*remote, error) {
 	hc := httpClientFor(ts.cfg.HTTPClient, p)
 	card := p.Card
 	if card == nil {
+		var rawCard []byte
 		err := ts.pol().Execute(ctx, key, func(ctx context.Context) error {
-			c, err := resolveCard(ctx, hc, p.URL, p.CardPath)
-			card = c
+			c, raw, err := resolveCardJSON(ctx, hc, p.URL, p.CardPath)
+			card, rawCard = c, raw
 			return err
 		})
 		if err != nil {
@@ -271,6 +276,9 @@ func (ts *Toolset) connect(ctx context.Context, p Peer) (*remote, error) {
 				c.Op = "resolve card"
 			}
 			return nil, &c
+		}
+		if err := ts.verifyPeerCard(ctx, p, rawCard); err != nil {
+			return nil, err
 		}
 	}
 	prefs := []a2ago.TransportProtocol{a2ago.TransportProtocolJSONRPC, a2ago.TransportProtocolHTTPJSON}
