@@ -55,6 +55,10 @@ type ServerConfig struct {
 	// served card carries a JWS over its canonical form in its signatures
 	// (A2A 1.0 §8.4), for clients that check it ([CardTrust]).
 	CardKey *CardKey
+	// Extensions are the A2A extensions the server supports: declared on
+	// its card, activated per request through the A2A-Extensions header
+	// (see [Extension]).
+	Extensions []Extension
 	// Store keeps the tasks instead of memory: any a2a-go task store (nil:
 	// in memory, per replica). For tasks shared by replicas and kept across
 	// restarts, bus/store's OpenTasks gives one on JetStream (its Store,
@@ -186,7 +190,7 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		return nil, err
 	}
 	s.caps = a2ago.AgentCapabilities{Streaming: true, PushNotifications: cfg.PushNotifications,
-		ExtendedAgentCard: cfg.ExtendedCard != nil}
+		ExtendedAgentCard: cfg.ExtendedCard != nil, Extensions: declarations(cfg.Extensions)}
 	s.handler = &answerHandler{RequestHandler: s.newRequestHandler(&executor{s: s}, s.slogger()), s: s}
 	s.mux = s.routes()
 	return s, nil
@@ -251,10 +255,10 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("GET "+cardPath, card)
 	mux.Handle("GET "+legacyCardPath, card)
 	mux.Handle("OPTIONS "+cardPath, card)
-	rpcH := withPeer(s.cfg.Auth.middleware(bindingJSONRPC, limitBody(bindingJSONRPC, lim, rpc)))
+	rpcH := withPeer(s.cfg.Auth.middleware(bindingJSONRPC, limitBody(bindingJSONRPC, lim, s.withExtensions(rpc))))
 	mux.Handle(jsonrpcPath, rpcH)
 	mux.Handle("POST /{$}", rpcH)
-	mux.Handle(restPath+"/", withPeer(s.cfg.Auth.middleware(bindingREST, limitBody(bindingREST, lim, http.StripPrefix(restPath, rest)))))
+	mux.Handle(restPath+"/", withPeer(s.cfg.Auth.middleware(bindingREST, limitBody(bindingREST, lim, s.withExtensions(http.StripPrefix(restPath, rest))))))
 	return mux
 }
 

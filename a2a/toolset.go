@@ -56,6 +56,10 @@ type ToolsetConfig struct {
 	// (its signatures, A2A 1.0 §8.4), when it is read and on each Refresh;
 	// nil: cards are not checked.
 	CardTrust *CardTrust
+	// Extensions are the A2A extensions asked of every peer (their URIs in
+	// each request's A2A-Extensions header); each is told which answers
+	// activated it (see [ClientExtension]).
+	Extensions []ClientExtension
 }
 
 // Toolset is the delegation tools of a set of A2A peers. It is safe for
@@ -260,6 +264,9 @@ func (ts *Toolset) Close() error {
 func (ts *Toolset) connect(ctx context.Context, p Peer) (*remote, error) {
 	key := failure.Key{Source: failure.SourceA2A, Name: p.Name}
 	hc := httpClientFor(ts.cfg.HTTPClient, p)
+	if pt, ok := hc.Transport.(*peerTransport); ok {
+		pt.peer, pt.exts = p.Name, ts.cfg.Extensions
+	}
 	card := p.Card
 	if card == nil {
 		var rawCard []byte
