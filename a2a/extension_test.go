@@ -1,9 +1,12 @@
 package a2a
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -119,5 +122,43 @@ func TestRequiredExtension(t *testing.T) {
 	tools, _ = ts2.Tools(ctxT(t))
 	if _, err := tools[0].Call(ctxT(t), json.RawMessage(`{"message":"hello"}`)); err != nil {
 		t.Fatalf("with the required extension: %v", err)
+	}
+}
+
+// TestTenantSent: Peer.Tenant travels in each JSON-RPC request's params.
+func TestTenantSent(t *testing.T) {
+	srv, _ := newWorker(t, ServerConfig{})
+	var mu sync.Mutex
+	var tenants []string
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			b, _ := io.ReadAll(r.Body)
+			var req struct {
+				Params struct {
+					Tenant string `json:"tenant"`
+				} `json:"params"`
+			}
+			_ = json.Unmarshal(b, &req)
+			mu.Lock()
+			tenants = append(tenants, req.Params.Tenant)
+			mu.Unlock()
+			r.Body = io.NopCloser(bytes.NewReader(b))
+		}
+		srv.ServeHTTP(w, r)
+	}))
+	defer hs.Close()
+	ts, err := NewToolset(ctxT(t), ToolsetConfig{Peers: []Peer{{Name: "w", URL: hs.URL, Tenant: "acme", NoStreaming: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ts.Close()
+	tools, _ := ts.Tools(ctxT(t))
+	if _, err := tools[0].Call(ctxT(t), json.RawMessage(`{"message":"hello"}`)); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(tenants) == 0 || tenants[0] != "acme" {
+		t.Fatalf("tenants sent = %q, want acme", tenants)
 	}
 }

@@ -48,6 +48,11 @@ type Peer struct {
 	Description string `json:"description,omitempty"`
 	// PreferREST picks HTTP+JSON over JSON-RPC when the peer offers both.
 	PreferREST bool `json:"prefer_rest,omitempty"`
+	// Tenant, if set, is the tenant (A2A 1.0) of the messages sent to the
+	// peer when the card's interface names none (a2a-go prefers the
+	// card's); empty: the card's, else the tenant of the request the
+	// calling run serves, if any.
+	Tenant string `json:"tenant,omitempty"`
 	// CardTrust, if set, replaces ToolsetConfig.CardTrust for this peer.
 	CardTrust *CardTrust `json:"-"`
 }
