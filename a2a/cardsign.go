@@ -153,7 +153,8 @@ func (t *CardTrust) remote(ctx context.Context, hc *http.Client, kid string) (*j
 	if fresh && (len(t.fetched.Key(kid)) > 0 || now.Sub(t.tried) < time.Minute) {
 		return t.fetched, nil
 	}
-	if !fresh && t.fetched == nil && !t.tried.IsZero() && now.Sub(t.tried) < time.Second {
+	if t.fetched == nil && !t.tried.IsZero() && now.Sub(t.tried) < time.Second {
+		// A read failed a moment ago: do not send one per card.
 		return nil, errors.New("the key set at CardTrust.JWKSURL could not be read a moment ago")
 	}
 	t.tried = now
