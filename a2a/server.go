@@ -40,6 +40,10 @@ type ServerConfig struct {
 	// handler is mounted under a prefix with http.StripPrefix or behind a
 	// proxy that rewrites paths.
 	URL string
+	// GRPCURL, if set, is the address where the server is also served
+	// over gRPC (package a2a/grpc's Register): the card names it as a
+	// GRPC interface.
+	GRPCURL string
 	// Version of the agent, for its card (default "1.0.0").
 	Version string
 	// Skills on the card; nil means one skill per tool of the agent.
@@ -345,6 +349,10 @@ func (s *Server) unsignedCard(ctx context.Context, base string) *a2ago.AgentCard
 		Provider:           s.cfg.Provider,
 		DocumentationURL:   s.cfg.DocumentationURL,
 		IconURL:            s.cfg.IconURL,
+	}
+	if s.cfg.GRPCURL != "" {
+		card.SupportedInterfaces = append(card.SupportedInterfaces,
+			&a2ago.AgentInterface{URL: s.cfg.GRPCURL, ProtocolBinding: a2ago.TransportProtocolGRPC, ProtocolVersion: a2ago.Version})
 	}
 	s.cfg.Auth.describe(card)
 	return card

@@ -60,6 +60,9 @@ type ToolsetConfig struct {
 	// each request's A2A-Extensions header); each is told which answers
 	// activated it (see [ClientExtension]).
 	Extensions []ClientExtension
+	// ClientOptions are more a2a-go client options for every peer, such as
+	// package a2a/grpc's ClientOption for the gRPC binding.
+	ClientOptions []a2aclient.FactoryOption
 }
 
 // Toolset is the delegation tools of a set of A2A peers. It is safe for
@@ -292,7 +295,7 @@ func (ts *Toolset) connect(ctx context.Context, p Peer) (*remote, error) {
 	if p.PreferREST {
 		prefs[0], prefs[1] = prefs[1], prefs[0]
 	}
-	client, err := a2aclient.NewFromCard(ctx, card,
+	opts := []a2aclient.FactoryOption{
 		a2aclient.WithConfig(a2aclient.Config{PreferredTransports: prefs}),
 		a2aclient.WithCallInterceptors(slogInterceptor{log: ts.slog}),
 		a2aclient.WithJSONRPCTransport(hc),
@@ -301,7 +304,8 @@ func (ts *Toolset) connect(ctx context.Context, p Peer) (*remote, error) {
 			a2av0.NewJSONRPCTransportFactory(a2av0.JSONRPCTransportConfig{Client: hc})),
 		a2aclient.WithCompatTransport(a2av0.Version, a2ago.TransportProtocolHTTPJSON,
 			a2av0.NewRESTTransportFactory(a2av0.RESTTransportConfig{Client: hc})),
-	)
+	}
+	client, err := a2aclient.NewFromCard(ctx, card, append(opts, ts.cfg.ClientOptions...)...)
 	if err != nil {
 		return nil, &failure.Error{Kind: failure.Protocol, Source: failure.SourceA2A, Name: p.Name, Op: "connect",
 			Message: "no binding of the peer's card is usable (JSON-RPC or HTTP+JSON, A2A 1.0 or 0.3)", Err: err}
