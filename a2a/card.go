@@ -110,6 +110,13 @@ func normalizeSecurity(b []byte) []byte {
 // resolveCard fetches and parses a peer's card: the 1.0 well-known path,
 // then the legacy one when the first answers 404.
 func resolveCard(ctx context.Context, hc *http.Client, base, path string) (*a2ago.AgentCard, error) {
+	card, _, err := resolveCardJSON(ctx, hc, base, path)
+	return card, err
+}
+
+// resolveCardJSON is resolveCard that also returns the card as read (its
+// signatures cover that JSON, not a2a-go's reading of it).
+func resolveCardJSON(ctx context.Context, hc *http.Client, base, path string) (*a2ago.AgentCard, []byte, error) {
 	paths := []string{cardPath, legacyCardPath}
 	if path != "" {
 		paths = []string{path}
@@ -118,21 +125,21 @@ func resolveCard(ctx context.Context, hc *http.Client, base, path string) (*a2ag
 	for _, p := range paths {
 		u, err := url.JoinPath(base, p)
 		if err != nil {
-			return nil, &failure.Error{Kind: failure.Config, Source: failure.SourceA2A, Message: "the peer URL is malformed", Err: err}
+			return nil, nil, &failure.Error{Kind: failure.Config, Source: failure.SourceA2A, Message: "the peer URL is malformed", Err: err}
 		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 		if err != nil {
-			return nil, &failure.Error{Kind: failure.Config, Source: failure.SourceA2A, Message: "the peer URL is malformed", Err: err}
+			return nil, nil, &failure.Error{Kind: failure.Config, Source: failure.SourceA2A, Message: "the peer URL is malformed", Err: err}
 		}
 		req.Header.Set("Accept", "application/json")
 		resp, err := hc.Do(req)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		body, err := io.ReadAll(io.LimitReader(resp.Body, maxCardBytes+1))
 		resp.Body.Close()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if resp.StatusCode == http.StatusNotFound {
 			lastErr = &failure.Error{Kind: failure.Protocol, Source: failure.SourceA2A, Op: "resolve card",
@@ -140,21 +147,21 @@ func resolveCard(ctx context.Context, hc *http.Client, base, path string) (*a2ag
 			continue
 		}
 		if resp.StatusCode != http.StatusOK {
-			return nil, &failure.Error{Kind: failure.KindOfStatus(resp.StatusCode), Source: failure.SourceA2A, Op: "resolve card",
+			return nil, nil, &failure.Error{Kind: failure.KindOfStatus(resp.StatusCode), Source: failure.SourceA2A, Op: "resolve card",
 				Retryable: failure.KindOfStatus(resp.StatusCode) == failure.Transient,
 				Message:   fmt.Sprintf("fetching the agent card answered HTTP %d", resp.StatusCode)}
 		}
 		if len(body) > maxCardBytes {
-			return nil, &failure.Error{Kind: failure.Protocol, Source: failure.SourceA2A, Op: "resolve card", Message: "the agent card is too large"}
+			return nil, nil, &failure.Error{Kind: failure.Protocol, Source: failure.SourceA2A, Op: "resolve card", Message: "the agent card is too large"}
 		}
 		card, err := parseCard(body)
 		if err != nil {
-			return nil, &failure.Error{Kind: failure.Protocol, Source: failure.SourceA2A, Op: "resolve card",
+			return nil, nil, &failure.Error{Kind: failure.Protocol, Source: failure.SourceA2A, Op: "resolve card",
 				Message: "the agent card is malformed: " + err.Error()}
 		}
-		return card, nil
+		return card, body, nil
 	}
-	return nil, lastErr
+	return nil, nil, lastErr
 }
 
 // cardJSON encodes a card in the union of the 1.0 and 0.3 formats, so that

@@ -38,6 +38,9 @@ func (t *delegateTool) Call(ctx context.Context, raw json.RawMessage) (*agent.Re
 		return agent.ErrorResult("invalid arguments: send {\"message\": \"...\"} with a non-empty message"), nil
 	}
 	msg := a2ago.NewMessage(a2ago.MessageRoleUser, a2ago.NewTextPart(in.Message))
+	if t.r.peer.Tenant != "" {
+		ctx = a2ago.AttachTenant(ctx, t.r.peer.Tenant)
+	}
 	call, _ := agent.CallFromContext(ctx)
 	if key := call.IdempotencyKey(); key != "" {
 		// The same call sends the same message: a resend (a retry, a resumed

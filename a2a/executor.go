@@ -129,6 +129,11 @@ const runItemBuffer = 16
 // startRun starts the agent on text in the task's context session.
 func (s *Server) startRun(ctx context.Context, ec *a2asrv.ExecutorContext, text string) *taskRun {
 	rctx, cancel := context.WithCancel(telemetry.Carry(s.ctx, ctx)) // the run continues the request's trace
+	if ec.Tenant != "" {
+		// The run's A2A calls to other peers carry the tenant on (a2a-go's
+		// clients read it from the context when the card names none).
+		rctx = a2ago.AttachTenant(rctx, ec.Tenant)
+	}
 	tr := &taskRun{id: ec.TaskID, artifact: a2ago.NewArtifactID(), cancel: cancel, out: make(chan runItem, runItemBuffer), done: make(chan struct{}),
 		s: s}
 	tr.ctx = rctx

@@ -10,6 +10,7 @@ import (
 	"net/http/httptrace"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -47,6 +48,13 @@ type Peer struct {
 	Description string `json:"description,omitempty"`
 	// PreferREST picks HTTP+JSON over JSON-RPC when the peer offers both.
 	PreferREST bool `json:"prefer_rest,omitempty"`
+	// Tenant, if set, is the tenant (A2A 1.0) of the messages sent to the
+	// peer when the card's interface names none (a2a-go prefers the
+	// card's); empty: the card's, else the tenant of the request the
+	// calling run serves, if any.
+	Tenant string `json:"tenant,omitempty"`
+	// CardTrust, if set, replaces ToolsetConfig.CardTrust for this peer.
+	CardTrust *CardTrust `json:"-"`
 }
 
 var peerName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
@@ -104,13 +112,24 @@ func (p Peer) headers() http.Header {
 type peerTransport struct {
 	base    http.RoundTripper
 	headers http.Header
+	peer    string            // the peer's name, for exts
+	exts    []ClientExtension // asked for in A2A-Extensions; told what was activated
 }
 
 func (t *peerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if len(t.headers) > 0 || telemetry.Active(r.Context()) {
+	if len(t.headers) > 0 || len(t.exts) > 0 || telemetry.Active(r.Context()) {
 		r = r.Clone(r.Context())
 		for k, v := range t.headers {
 			r.Header[k] = v
+		}
+		if len(t.exts) > 0 {
+			uris := splitExtensions(r.Header)
+			for _, e := range t.exts {
+				if u := e.URI(); !slices.Contains(uris, u) {
+					uris = append(uris, u)
+				}
+			}
+			r.Header.Set(extensionsHeader, strings.Join(uris, ", "))
 		}
 		telemetry.InjectHTTP(r.Context(), r.Header) // the peer continues the caller's trace
 	}
@@ -130,6 +149,12 @@ func (t *peerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(r)
 	if err != nil {
 		return nil, err
+	}
+	if len(t.exts) > 0 && r.Method == http.MethodPost {
+		active := splitExtensions(resp.Header)
+		for _, e := range t.exts {
+			e.Activated(r.Context(), t.peer, slices.Contains(active, e.URI()))
+		}
 	}
 	if dl != nil {
 		dl.status.Store(int32(resp.StatusCode))

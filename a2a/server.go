@@ -2,6 +2,7 @@ package a2a
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 	"github.com/rs/zerolog"
 
+	"github.com/switchboard-dev/switchboard/a2a/internal/cardsig"
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/telemetry"
@@ -38,6 +40,10 @@ type ServerConfig struct {
 	// handler is mounted under a prefix with http.StripPrefix or behind a
 	// proxy that rewrites paths.
 	URL string
+	// GRPCURL, if set, is the address where the server is also served
+	// over gRPC (package a2a/grpc's Register): the card names it as a
+	// GRPC interface.
+	GRPCURL string
 	// Version of the agent, for its card (default "1.0.0").
 	Version string
 	// Skills on the card; nil means one skill per tool of the agent.
@@ -49,6 +55,14 @@ type ServerConfig struct {
 	// ExtendedCard, if set, is served to authenticated callers
 	// (GetExtendedAgentCard); nil answers "not configured".
 	ExtendedCard *a2ago.AgentCard
+	// CardKey, if set, signs the public card (and ExtendedCard): each
+	// served card carries a JWS over its canonical form in its signatures
+	// (A2A 1.0 §8.4), for clients that check it ([CardTrust]).
+	CardKey *CardKey
+	// Extensions are the A2A extensions the server supports: declared on
+	// its card, activated per request through the A2A-Extensions header
+	// (see [Extension]).
+	Extensions []Extension
 	// Store keeps the tasks instead of memory: any a2a-go task store (nil:
 	// in memory, per replica). For tasks shared by replicas and kept across
 	// restarts, bus/store's OpenTasks gives one on JetStream (its Store,
@@ -127,6 +141,7 @@ type Server struct {
 	sessions *sessionCache
 	tel      *telemetry.Source // the agent's providers (requests metric)
 	slots    *taskSlots        // MaxTasks, MaxTasksPerCaller
+	signer   *cardsig.Signer   // CardKey; nil: cards are not signed
 }
 
 // pol is the server's failure policy: ServerConfig.Policy, else the process
@@ -156,10 +171,21 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	if err := cfg.Auth.validate(); err != nil {
 		return nil, &failure.Error{Kind: failure.Config, Source: failure.SourceA2A, Message: err.Error()}
 	}
+	signer, err := cfg.CardKey.signer()
+	if err != nil {
+		return nil, &failure.Error{Kind: failure.Config, Source: failure.SourceA2A, Message: "a2a.ServerConfig.CardKey: " + err.Error()}
+	}
+	if signer != nil && cfg.ExtendedCard != nil {
+		ext, err := signCard(signer, cfg.ExtendedCard, func(c *a2ago.AgentCard) ([]byte, error) { return json.Marshal(c) })
+		if err != nil {
+			return nil, &failure.Error{Kind: failure.Config, Source: failure.SourceA2A, Message: "signing ExtendedCard: " + err.Error()}
+		}
+		cfg.ExtendedCard = ext
+	}
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s := &Server{cfg: cfg, log: zerolog.Nop(), ctx: rctx, cancel: cancel,
 		runs: map[a2ago.TaskID]*taskRun{}, sessions: newSessionCache(1024), tel: telemetrySource(cfg.Agent),
-		slots: newTaskSlots(cfg.MaxTasks, cfg.MaxTasksPerCaller)}
+		slots: newTaskSlots(cfg.MaxTasks, cfg.MaxTasksPerCaller), signer: signer}
 	if cfg.Logger != nil {
 		s.log = *cfg.Logger
 	}
@@ -168,7 +194,7 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		return nil, err
 	}
 	s.caps = a2ago.AgentCapabilities{Streaming: true, PushNotifications: cfg.PushNotifications,
-		ExtendedAgentCard: cfg.ExtendedCard != nil}
+		ExtendedAgentCard: cfg.ExtendedCard != nil, Extensions: declarations(cfg.Extensions)}
 	s.handler = &answerHandler{RequestHandler: s.newRequestHandler(&executor{s: s}, s.slogger()), s: s}
 	s.mux = s.routes()
 	return s, nil
@@ -233,10 +259,10 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("GET "+cardPath, card)
 	mux.Handle("GET "+legacyCardPath, card)
 	mux.Handle("OPTIONS "+cardPath, card)
-	rpcH := withPeer(s.cfg.Auth.middleware(bindingJSONRPC, limitBody(bindingJSONRPC, lim, rpc)))
+	rpcH := withPeer(s.cfg.Auth.middleware(bindingJSONRPC, limitBody(bindingJSONRPC, lim, s.withExtensions(rpc))))
 	mux.Handle(jsonrpcPath, rpcH)
 	mux.Handle("POST /{$}", rpcH)
-	mux.Handle(restPath+"/", withPeer(s.cfg.Auth.middleware(bindingREST, limitBody(bindingREST, lim, http.StripPrefix(restPath, rest)))))
+	mux.Handle(restPath+"/", withPeer(s.cfg.Auth.middleware(bindingREST, limitBody(bindingREST, lim, s.withExtensions(http.StripPrefix(restPath, rest))))))
 	return mux
 }
 
@@ -275,8 +301,23 @@ func (s *Server) baseURL(r *http.Request) string {
 	return scheme + "://" + r.Host + strings.TrimRight(prefix, "/")
 }
 
-// Card returns the agent card as served under base.
+// Card returns the agent card as served under base (signed with
+// ServerConfig.CardKey, if set).
 func (s *Server) Card(ctx context.Context, base string) *a2ago.AgentCard {
+	card := s.unsignedCard(ctx, base)
+	if s.signer == nil {
+		return card
+	}
+	signed, err := signCard(s.signer, card, func(c *a2ago.AgentCard) ([]byte, error) { return cardJSON(ctx, c) })
+	if err != nil {
+		s.pol().Handle(ctx, &failure.Error{Kind: failure.Internal, Source: failure.SourceA2A, Op: "sign card", Err: err})
+		return card
+	}
+	return signed
+}
+
+// unsignedCard is the agent card under base before it is signed.
+func (s *Server) unsignedCard(ctx context.Context, base string) *a2ago.AgentCard {
 	skills := s.cfg.Skills
 	if skills == nil {
 		skills = s.toolSkills(ctx)
@@ -308,6 +349,10 @@ func (s *Server) Card(ctx context.Context, base string) *a2ago.AgentCard {
 		Provider:           s.cfg.Provider,
 		DocumentationURL:   s.cfg.DocumentationURL,
 		IconURL:            s.cfg.IconURL,
+	}
+	if s.cfg.GRPCURL != "" {
+		card.SupportedInterfaces = append(card.SupportedInterfaces,
+			&a2ago.AgentInterface{URL: s.cfg.GRPCURL, ProtocolBinding: a2ago.TransportProtocolGRPC, ProtocolVersion: a2ago.Version})
 	}
 	s.cfg.Auth.describe(card)
 	return card

@@ -52,6 +52,17 @@ type ToolsetConfig struct {
 	// RefreshInterval, if positive, re-reads the peers' cards at this
 	// interval (see Refresh) until Close.
 	RefreshInterval time.Duration
+	// CardTrust, if set, is the trust policy every fetched card must pass
+	// (its signatures, A2A 1.0 §8.4), when it is read and on each Refresh;
+	// nil: cards are not checked.
+	CardTrust *CardTrust
+	// Extensions are the A2A extensions asked of every peer (their URIs in
+	// each request's A2A-Extensions header); each is told which answers
+	// activated it (see [ClientExtension]).
+	Extensions []ClientExtension
+	// ClientOptions are more a2a-go client options for every peer, such as
+	// package a2a/grpc's ClientOption for the gRPC binding.
+	ClientOptions []a2aclient.FactoryOption
 }
 
 // Toolset is the delegation tools of a set of A2A peers. It is safe for
@@ -256,11 +267,15 @@ func (ts *Toolset) Close() error {
 func (ts *Toolset) connect(ctx context.Context, p Peer) (*remote, error) {
 	key := failure.Key{Source: failure.SourceA2A, Name: p.Name}
 	hc := httpClientFor(ts.cfg.HTTPClient, p)
+	if pt, ok := hc.Transport.(*peerTransport); ok {
+		pt.peer, pt.exts = p.Name, ts.cfg.Extensions
+	}
 	card := p.Card
 	if card == nil {
+		var rawCard []byte
 		err := ts.pol().Execute(ctx, key, func(ctx context.Context) error {
-			c, err := resolveCard(ctx, hc, p.URL, p.CardPath)
-			card = c
+			c, raw, err := resolveCardJSON(ctx, hc, p.URL, p.CardPath)
+			card, rawCard = c, raw
 			return err
 		})
 		if err != nil {
@@ -272,12 +287,15 @@ func (ts *Toolset) connect(ctx context.Context, p Peer) (*remote, error) {
 			}
 			return nil, &c
 		}
+		if err := ts.verifyPeerCard(ctx, p, rawCard); err != nil {
+			return nil, err
+		}
 	}
 	prefs := []a2ago.TransportProtocol{a2ago.TransportProtocolJSONRPC, a2ago.TransportProtocolHTTPJSON}
 	if p.PreferREST {
 		prefs[0], prefs[1] = prefs[1], prefs[0]
 	}
-	client, err := a2aclient.NewFromCard(ctx, card,
+	opts := []a2aclient.FactoryOption{
 		a2aclient.WithConfig(a2aclient.Config{PreferredTransports: prefs}),
 		a2aclient.WithCallInterceptors(slogInterceptor{log: ts.slog}),
 		a2aclient.WithJSONRPCTransport(hc),
@@ -286,7 +304,8 @@ func (ts *Toolset) connect(ctx context.Context, p Peer) (*remote, error) {
 			a2av0.NewJSONRPCTransportFactory(a2av0.JSONRPCTransportConfig{Client: hc})),
 		a2aclient.WithCompatTransport(a2av0.Version, a2ago.TransportProtocolHTTPJSON,
 			a2av0.NewRESTTransportFactory(a2av0.RESTTransportConfig{Client: hc})),
-	)
+	}
+	client, err := a2aclient.NewFromCard(ctx, card, append(opts, ts.cfg.ClientOptions...)...)
 	if err != nil {
 		return nil, &failure.Error{Kind: failure.Protocol, Source: failure.SourceA2A, Name: p.Name, Op: "connect",
 			Message: "no binding of the peer's card is usable (JSON-RPC or HTTP+JSON, A2A 1.0 or 0.3)", Err: err}

@@ -1,7 +1,9 @@
 // A2A 1.0 peer built with @a2a-js/sdk 1.3.0 for Switchboard's interop tests.
-// Usage: node a2a-js-server.mjs [compat] -> prints "LISTENING <port>" on
-// stdout. With "compat" the SDK's v0.3 compatibility layer is enabled on the
-// card, JSON-RPC and REST handlers, and the card lists 0.3 interfaces too.
+// Usage: node a2a-js-server.mjs [compat] [sign=<private JWK JSON>] -> prints
+// "LISTENING <port>" on stdout. With "compat" the SDK's v0.3 compatibility
+// layer is enabled on the card, JSON-RPC and REST handlers, and the card
+// lists 0.3 interfaces too. With "sign=" the card is served signed by the
+// SDK's generateAgentCardSignature (ES256, kid from the JWK, typ JOSE).
 // Push notification configs are kept in memory (pushNotifications: true).
 // Behaviour by the first word of the user's text:
 //   chunks <n>  streams one artifact in n chunks (append, lastChunk), completes
@@ -11,7 +13,7 @@
 import express from 'express';
 import { AgentEvent, DefaultRequestHandler, InMemoryPushNotificationStore, InMemoryTaskStore } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler, restHandler, UserBuilder } from '@a2a-js/sdk/server/express';
-import { TaskState, Role } from '@a2a-js/sdk';
+import { TaskState, Role, generateAgentCardSignature } from '@a2a-js/sdk';
 
 const text = (s) => ({ content: { $case: 'text', value: s }, metadata: undefined, filename: '', mediaType: 'text/plain' });
 const msgText = (m) => (m?.parts ?? []).map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
@@ -74,8 +76,10 @@ const executor = {
 };
 
 const compat = process.argv.includes('compat');
+const signArg = process.argv.find((a) => a.startsWith('sign='));
+const signJwk = signArg ? JSON.parse(signArg.slice('sign='.length)) : undefined;
 const app = express();
-const server = app.listen(0, '127.0.0.1', () => {
+const server = app.listen(0, '127.0.0.1', async () => {
   const port = server.address().port;
   const base = `http://127.0.0.1:${port}`;
   const card = {
@@ -93,9 +97,10 @@ const server = app.listen(0, '127.0.0.1', () => {
     skills: [{ id: 'echo', name: 'echo', description: 'Echoes, streams chunks, asks.', tags: ['test'], examples: ['chunks 3'], inputModes: [], outputModes: [], securityRequirements: [] }],
     signatures: [],
   };
+  const served = signJwk ? await generateAgentCardSignature(signJwk, { alg: 'ES256', kid: signJwk.kid, typ: 'JOSE' })(card) : card;
   const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor, undefined, new InMemoryPushNotificationStore());
   const legacyCompat = compat ? { enabled: true } : undefined;
-  app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: async () => card, legacyCompat }));
+  app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: async () => served, legacyCompat }));
   app.use('/a2a/jsonrpc', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication, legacyCompat }));
   app.use('/a2a/rest', restHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication, legacyCompat }));
   process.stdout.write(`LISTENING ${port}\n`);

@@ -66,7 +66,10 @@ func TestImportRules(t *testing.T) {
 		{"bus/store", []string{"agent", "failure", "llm", "bus"}, []string{"github.com/tmc/langchaingo", "github.com/modelcontextprotocol"}},
 		// a2a takes any a2a-go task store; the JetStream one is bus/store's,
 		// so a2a links no NATS at all.
-		{"a2a", []string{"agent", "failure", "llm", "bus/task"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo"}},
+		{"a2a", []string{"agent", "failure", "llm", "bus/task"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo", "github.com/a2aproject/a2a-go/v2/a2agrpc"}},
+		// The gRPC binding is opt-in: only a program importing a2a/grpc
+		// links a2a-go's a2agrpc.
+		{"a2a/grpc", []string{"a2a"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo"}},
 	}
 	for _, r := range rules {
 		t.Run(r.pkg, func(t *testing.T) {
