@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
@@ -233,11 +235,39 @@ func (s *server) elicitUnchecked(next gomcp.MethodHandler) gomcp.MethodHandler {
 				if err != nil {
 					return nil, err
 				}
+				if err := applyElicitDefaults(er.Params.RequestedSchema, res); err != nil {
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+				}
 				return res, nil
 			}
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// applyElicitDefaults fills an accepted form's missing fields from the
+// requested schema's defaults (SEP-1034), as go-sdk's client does after
+// its own handler.
+func applyElicitDefaults(requested any, res *gomcp.ElicitResult) error {
+	if requested == nil || res == nil || res.Action != string(agent.ElicitAccept) || res.Content == nil {
+		return nil
+	}
+	raw, err := json.Marshal(requested)
+	if err != nil {
+		return fmt.Errorf("elicitation: requested schema: %w", err)
+	}
+	var sch jsonschema.Schema
+	if err := json.Unmarshal(raw, &sch); err != nil {
+		return fmt.Errorf("elicitation: requested schema: %w", err)
+	}
+	resolved, err := sch.Resolve(nil)
+	if err != nil {
+		return fmt.Errorf("elicitation: requested schema cannot be resolved: %w", err)
+	}
+	if err := resolved.ApplyDefaults(&res.Content); err != nil {
+		return fmt.Errorf("elicitation: schema defaults cannot be applied: %w", err)
+	}
+	return nil
 }
 
 // onElicit bridges elicitation/create (form and URL modes) to the

@@ -83,7 +83,7 @@ func TestTraceThroughTheGateway(t *testing.T) {
 				gwEnv["OTEL_EXPORTER_OTLP_ENDPOINT"] = recv.URL
 			}
 			servers, err := mcp.New(ctx, mcp.Config{Servers: []mcp.ServerConfig{{Name: "gw", Command: bin,
-				Args: []string{"mcp", "serve", "-mcp-config", path, "-allow-all"}, Env: gwEnv}}})
+				Args: []string{"mcp", "serve", "-mcp-config", path, "-allow-all", "-prefix", "on"}, Env: gwEnv}}})
 			if err != nil {
 				t.Fatal(err)
 			}
