@@ -343,10 +343,14 @@ func (m *Mapper) Finish(ev agent.Event, err error) []Event {
 // Interrupt returns the events that end the AG-UI run to ask: the open
 // messages, steps and subagents closed, and RUN_FINISHED with the
 // interrupt outcome.
-func (m *Mapper) Interrupt(in Interrupt) []Event {
-	out := m.closeAll(nil, []string{in.ID})
+func (m *Mapper) Interrupt(ins ...Interrupt) []Event {
+	ids := make([]string, len(ins))
+	for i, in := range ins {
+		ids[i] = in.ID
+	}
+	out := m.closeAll(nil, ids)
 	return append(out, Event{Type: RunFinished, ThreadID: m.threadID, RunID: m.runID,
-		Outcome: &Outcome{Type: "interrupt", Interrupts: []Interrupt{in}}})
+		Outcome: &Outcome{Type: "interrupt", Interrupts: ins}})
 }
 
 // interruptOf words an elicitation as an AG-UI interrupt.

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -144,6 +146,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			end := it.err != nil || it.ev.Type == agent.EventFinal || it.ev.Type == agent.EventRunFailed
 			evs := run.mapper.Map(it.ev)
 			if end {
+				if ins := h.parked(r.Context(), run, it.err); len(ins) > 0 {
+					<-run.done
+					write(append(evs, run.mapper.Interrupt(ins...)...))
+					return
+				}
 				evs = append(evs, run.mapper.Finish(it.ev, it.err)...)
 			}
 			if !write(evs) {
@@ -190,6 +197,9 @@ func (h *Handler) runFor(in *RunAgentInput) (*liveRun, string, error) {
 			a.reply <- answerOf(a.e, entry)
 			return run, parent, nil
 		}
+		if run, parent, ok, err := h.resumeParked(in); ok || err != nil {
+			return run, parent, err
+		}
 		// Unrecognised entries: the spec says proceed without them.
 	}
 	text := ""
@@ -206,6 +216,12 @@ func (h *Handler) runFor(in *RunAgentInput) (*liveRun, string, error) {
 }
 
 func (h *Handler) start(in *RunAgentInput, text string) *liveRun {
+	return h.launch(in, func(ctx context.Context) iter.Seq2[agent.Event, error] { return h.cfg.Runner.Stream(ctx, text) })
+}
+
+// launch starts a run whose events stream yields, on a goroutine the
+// handler owns.
+func (h *Handler) launch(in *RunAgentInput, stream func(context.Context) iter.Seq2[agent.Event, error]) *liveRun {
 	ctx, cancel := context.WithCancel(h.ctx)
 	run := &liveRun{mapper: NewMapper(in.ThreadID, in.RunID, h.cfg.State), events: make(chan item),
 		asks: make(chan *ask), cancel: cancel, done: make(chan struct{})}
@@ -228,7 +244,7 @@ func (h *Handler) start(in *RunAgentInput, text string) *liveRun {
 		defer h.wg.Done()
 		defer close(run.done)
 		defer close(run.events)
-		for ev, err := range h.cfg.Runner.Stream(ctx, text) {
+		for ev, err := range stream(ctx) {
 			select {
 			case run.events <- item{ev, err}:
 			case <-ctx.Done():
@@ -269,4 +285,62 @@ func errorText(err error) string {
 		return fe.Message
 	}
 	return err.Error()
+}
+
+// parkedPrefix marks the interrupt id of a question parked in a durable
+// inbox; the rest is the question's id.
+const parkedPrefix = "parked-"
+
+// parked returns the interrupts of a run that ended parked: when the
+// Runner is an *agent.Agent with an inbox (Config.Durable), its questions
+// for this run.
+func (h *Handler) parked(ctx context.Context, run *liveRun, err error) []Interrupt {
+	a, ok := h.cfg.Runner.(*agent.Agent)
+	if !ok || !errors.Is(err, failure.Parked) {
+		return nil
+	}
+	qs, qerr := a.Inbox(ctx)
+	if qerr != nil {
+		return nil
+	}
+	var ins []Interrupt
+	for _, q := range qs {
+		if q.Run == run.mapper.top {
+			ins = append(ins, interruptOf(parkedPrefix+q.ID, q.Elicitation))
+		}
+	}
+	return ins
+}
+
+// resumeParked answers the parked questions in.Resume names and resumes
+// their run (ok is false when it names none).
+func (h *Handler) resumeParked(in *RunAgentInput) (*liveRun, string, bool, error) {
+	a, isAgent := h.cfg.Runner.(*agent.Agent)
+	if !isAgent || a.Durability().Inbox == nil {
+		return nil, "", false, nil
+	}
+	inbox := a.Durability().Inbox
+	ctx, cancel := context.WithTimeout(h.ctx, 30*time.Second)
+	defer cancel()
+	runID := ""
+	for _, e := range in.Resume {
+		id, ok := strings.CutPrefix(e.InterruptID, parkedPrefix)
+		if !ok {
+			continue
+		}
+		q, err := inbox.LoadQuestion(ctx, id)
+		if err != nil || q.Agent != a.Name() {
+			continue
+		}
+		if _, err := inbox.AnswerQuestion(ctx, id, answerOf(q.Elicitation, e)); err != nil {
+			return nil, "", true, err
+		}
+		runID = q.Run
+	}
+	if runID == "" {
+		return nil, "", false, nil
+	}
+	run := h.launch(in, func(ctx context.Context) iter.Seq2[agent.Event, error] { return a.ResumeStream(ctx, runID) })
+	run.mapper.top = runID
+	return run, in.ParentRunID, true, nil
 }
