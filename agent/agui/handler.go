@@ -260,8 +260,8 @@ func (h *Handler) launch(in *RunAgentInput, stream func(context.Context) iter.Se
 func (h *Handler) park(id string, run *liveRun, a *ask) {
 	run.waiting = a
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	h.pending[id] = run
-	h.mu.Unlock()
 	run.timer = time.AfterFunc(h.cfg.AnswerTimeout, func() {
 		h.mu.Lock()
 		_, still := h.pending[id]
