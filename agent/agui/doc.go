@@ -1,0 +1,19 @@
+// Package agui serves any agent.Runner to AG-UI clients (the agent–user
+// interaction protocol of CopilotKit and @ag-ui/client):
+//
+//	h, err := agui.New(ctx, agui.Config{Runner: myAgent})
+//	if err != nil { ... }
+//	defer h.Close()
+//	http.Handle("/agent", h)
+//
+// Each POST of a RunAgentInput (JSON, at most Config.MaxBody) answers with
+// a text/event-stream of AG-UI events (Mapper says which event becomes
+// which). The run's input is the text of the last user message. A
+// permission ask or an elicitation ends the stream with RUN_FINISHED whose
+// outcome is an interrupt while the run waits (up to Config.AnswerTimeout);
+// the client's next RunAgentInput, whose resume entry answers the
+// interrupt, streams the rest of the same run; a run of an *agent.Agent
+// parked in its durable inbox becomes an interrupt too, answered in the
+// inbox and resumed with Agent.ResumeStream. A client that goes away
+// cancels its run. See docs/agui.md.
+package agui

@@ -1,0 +1,346 @@
+package agui
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/failure"
+)
+
+// Config configures a Handler. Zero values mean the defaults.
+type Config struct {
+	// Runner runs every AG-UI run (required).
+	Runner agent.Runner
+	// MaxBody bounds a RunAgentInput's size (default 1 MiB).
+	MaxBody int64
+	// AnswerTimeout bounds how long a run waits, interrupted, for the
+	// client's resume (default 10 minutes); then the run is cancelled.
+	AnswerTimeout time.Duration
+	// State keeps a "switchboard" key of the AG-UI state (the run id, the
+	// turn and its usage) with STATE_SNAPSHOT and STATE_DELTA events.
+	State bool
+}
+
+// Handler is an http.Handler that runs Config.Runner for AG-UI clients:
+// each POST of a RunAgentInput answers with a text/event-stream of AG-UI
+// events. A question the run asks (a permission or an elicitation) ends
+// the stream with an interrupt outcome while the run waits; the client's
+// next RunAgentInput, whose resume entry answers it, streams the rest of
+// the same run.
+type Handler struct {
+	cfg    Config
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu      sync.Mutex
+	pending map[string]*liveRun // interrupt id → waiting run
+}
+
+// New returns a Handler; it starts nothing until a request comes.
+func New(ctx context.Context, cfg Config) (*Handler, error) {
+	if cfg.Runner == nil {
+		return nil, failure.New(failure.InvalidArgs, failure.SourceAgent, "agui: Config.Runner is required")
+	}
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = 1 << 20
+	}
+	if cfg.AnswerTimeout <= 0 {
+		cfg.AnswerTimeout = 10 * time.Minute
+	}
+	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	return &Handler{cfg: cfg, ctx: hctx, cancel: cancel, pending: map[string]*liveRun{}}, nil
+}
+
+// Close cancels every run the handler owns and waits for them to end.
+func (h *Handler) Close() error {
+	h.cancel()
+	h.wg.Wait()
+	return nil
+}
+
+type item struct {
+	ev  agent.Event
+	err error
+}
+
+type ask struct {
+	e     agent.Elicitation
+	reply chan agent.ElicitationResult
+}
+
+// liveRun is a run of the Runner, owned by the handler: its goroutine
+// iterates the stream into events; its questions arrive on asks.
+type liveRun struct {
+	mapper *Mapper
+	events chan item
+	asks   chan *ask
+	cancel context.CancelFunc
+	done   chan struct{}
+	// waiting is the question the run waits on while interrupted.
+	waiting *ask
+	timer   *time.Timer
+}
+
+// ServeHTTP answers one RunAgentInput.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "AG-UI: POST a RunAgentInput", http.StatusMethodNotAllowed)
+		return
+	}
+	in, err := DecodeInput(http.MaxBytesReader(w, r.Body, h.cfg.MaxBody+1), h.cfg.MaxBody)
+	if err != nil {
+		http.Error(w, errorText(err), http.StatusBadRequest)
+		return
+	}
+	run, parent, err := h.runFor(in)
+	if err != nil {
+		http.Error(w, errorText(err), http.StatusBadRequest)
+		return
+	}
+	flusher, _ := w.(http.Flusher)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	write := func(evs []Event) bool {
+		for _, e := range evs {
+			b, err := json.Marshal(e)
+			if err != nil {
+				return false
+			}
+			if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
+				return false
+			}
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		return true
+	}
+	var state map[string]any
+	if len(in.State) > 0 {
+		_ = json.Unmarshal(in.State, &state)
+	} else {
+		state = map[string]any{}
+	}
+	run.mapper.threadID = in.ThreadID
+	if !write(run.mapper.Start(in.RunID, parent, state)) {
+		h.stop(run)
+		return
+	}
+	for {
+		select {
+		case it, ok := <-run.events:
+			if !ok {
+				return
+			}
+			end := it.err != nil || it.ev.Type == agent.EventFinal || it.ev.Type == agent.EventRunFailed
+			evs := run.mapper.Map(it.ev)
+			if end {
+				if ins := h.parked(r.Context(), run, it.err); len(ins) > 0 {
+					<-run.done
+					write(append(evs, run.mapper.Interrupt(ins...)...))
+					return
+				}
+				evs = append(evs, run.mapper.Finish(it.ev, it.err)...)
+			}
+			if !write(evs) {
+				h.stop(run)
+				return
+			}
+			if end {
+				<-run.done
+				return
+			}
+		case a := <-run.asks:
+			id := run.mapper.id("interrupt")
+			h.park(id, run, a)
+			write(run.mapper.Interrupt(interruptOf(id, a.e)))
+			return
+		case <-r.Context().Done():
+			h.stop(run)
+			return
+		}
+	}
+}
+
+// runFor starts a run for in, or finds the interrupted run its resume
+// entries answer (and delivers the answer); parent is the interrupted
+// AG-UI run's id.
+func (h *Handler) runFor(in *RunAgentInput) (*liveRun, string, error) {
+	if len(in.Resume) > 0 {
+		h.mu.Lock()
+		var run *liveRun
+		var entry ResumeEntry
+		for _, e := range in.Resume {
+			if r, ok := h.pending[e.InterruptID]; ok {
+				run, entry = r, e
+				delete(h.pending, e.InterruptID)
+				break
+			}
+		}
+		h.mu.Unlock()
+		if run != nil {
+			run.timer.Stop()
+			a := run.waiting
+			run.waiting = nil
+			parent := run.mapper.runID
+			a.reply <- answerOf(a.e, entry)
+			return run, parent, nil
+		}
+		if run, parent, ok, err := h.resumeParked(in); ok || err != nil {
+			return run, parent, err
+		}
+		// Unrecognised entries: the spec says proceed without them.
+	}
+	text := ""
+	for i := len(in.Messages) - 1; i >= 0; i-- {
+		if in.Messages[i].Role == "user" {
+			text = in.Messages[i].Text()
+			break
+		}
+	}
+	if text == "" {
+		return nil, "", bad("field %q holds no user message with text", "messages")
+	}
+	return h.start(in, text), "", nil
+}
+
+func (h *Handler) start(in *RunAgentInput, text string) *liveRun {
+	return h.launch(in, func(ctx context.Context) iter.Seq2[agent.Event, error] { return h.cfg.Runner.Stream(ctx, text) })
+}
+
+// launch starts a run whose events stream yields, on a goroutine the
+// handler owns.
+func (h *Handler) launch(in *RunAgentInput, stream func(context.Context) iter.Seq2[agent.Event, error]) *liveRun {
+	ctx, cancel := context.WithCancel(h.ctx)
+	run := &liveRun{mapper: NewMapper(in.ThreadID, in.RunID, h.cfg.State), events: make(chan item),
+		asks: make(chan *ask), cancel: cancel, done: make(chan struct{})}
+	ctx = agent.WithElicitor(ctx, agent.ElicitorFunc(func(qctx context.Context, e agent.Elicitation) (agent.ElicitationResult, error) {
+		a := &ask{e: e, reply: make(chan agent.ElicitationResult, 1)}
+		select {
+		case run.asks <- a:
+		case <-qctx.Done():
+			return agent.ElicitationResult{}, qctx.Err()
+		}
+		select {
+		case res := <-a.reply:
+			return res, nil
+		case <-qctx.Done():
+			return agent.ElicitationResult{}, qctx.Err()
+		}
+	}))
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		defer close(run.done)
+		defer close(run.events)
+		for ev, err := range stream(ctx) {
+			select {
+			case run.events <- item{ev, err}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return run
+}
+
+// park records run as waiting on a under interrupt id, cancelling it when
+// no answer comes within AnswerTimeout.
+func (h *Handler) park(id string, run *liveRun, a *ask) {
+	run.waiting = a
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.pending[id] = run
+	run.timer = time.AfterFunc(h.cfg.AnswerTimeout, func() {
+		h.mu.Lock()
+		_, still := h.pending[id]
+		delete(h.pending, id)
+		h.mu.Unlock()
+		if still {
+			run.cancel()
+		}
+	})
+}
+
+// stop cancels run and waits for its goroutine.
+func (h *Handler) stop(run *liveRun) {
+	run.cancel()
+	<-run.done
+}
+
+func errorText(err error) string {
+	var fe *failure.Error
+	if errors.As(err, &fe) && fe.Message != "" {
+		return fe.Message
+	}
+	return err.Error()
+}
+
+// parkedPrefix marks the interrupt id of a question parked in a durable
+// inbox; the rest is the question's id.
+const parkedPrefix = "parked-"
+
+// parked returns the interrupts of a run that ended parked: when the
+// Runner is an *agent.Agent with an inbox (Config.Durable), its questions
+// for this run.
+func (h *Handler) parked(ctx context.Context, run *liveRun, err error) []Interrupt {
+	a, ok := h.cfg.Runner.(*agent.Agent)
+	if !ok || !errors.Is(err, failure.Parked) {
+		return nil
+	}
+	qs, qerr := a.Inbox(ctx)
+	if qerr != nil {
+		return nil
+	}
+	var ins []Interrupt
+	for _, q := range qs {
+		if q.Run == run.mapper.top {
+			ins = append(ins, interruptOf(parkedPrefix+q.ID, q.Elicitation))
+		}
+	}
+	return ins
+}
+
+// resumeParked answers the parked questions in.Resume names and resumes
+// their run (ok is false when it names none).
+func (h *Handler) resumeParked(in *RunAgentInput) (*liveRun, string, bool, error) {
+	a, isAgent := h.cfg.Runner.(*agent.Agent)
+	if !isAgent || a.Durability().Inbox == nil {
+		return nil, "", false, nil
+	}
+	inbox := a.Durability().Inbox
+	ctx, cancel := context.WithTimeout(h.ctx, 30*time.Second)
+	defer cancel()
+	runID := ""
+	for _, e := range in.Resume {
+		id, ok := strings.CutPrefix(e.InterruptID, parkedPrefix)
+		if !ok {
+			continue
+		}
+		q, err := inbox.LoadQuestion(ctx, id)
+		if err != nil || q.Agent != a.Name() {
+			continue
+		}
+		if _, err := inbox.AnswerQuestion(ctx, id, answerOf(q.Elicitation, e)); err != nil {
+			return nil, "", true, err
+		}
+		runID = q.Run
+	}
+	if runID == "" {
+		return nil, "", false, nil
+	}
+	run := h.launch(in, func(ctx context.Context) iter.Seq2[agent.Event, error] { return a.ResumeStream(ctx, runID) })
+	run.mapper.top = runID
+	return run, in.ParentRunID, true, nil
+}
