@@ -617,6 +617,11 @@ func (g *outGate) finish(text string) (string, bool, *failure.Error) {
 	if g.trip != nil {
 		return "", false, g.trip
 	}
+	if gs := g.r.a.guardrails; gs != nil && !gs.holds && len(gs.output) > 0 && text != "" {
+		// Only detect-only rules: they see the whole turn, beside the run.
+		c := GuardCheck{Point: GuardOutput, Run: g.r.id, Text: text}
+		g.r.detect.add(c, guardText(g.r.ctx, gs.output, c).detect)
+	}
 	if !g.seen {
 		gs := g.r.a.guardrails
 		if gs == nil || !gs.holds {

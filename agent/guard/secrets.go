@@ -38,7 +38,7 @@ var secretRules = []secretRule{
 	{id: "stripe-access-token", keywords: []string{"sk_test", "sk_live", "sk_prod", "rk_test", "rk_live", "rk_prod"},
 		re: regexp.MustCompile(`\b(?:sk|rk)_(?:test|live|prod)_[a-zA-Z0-9]{10,99}\b`), span: 112},
 	{id: "openai-api-key", keywords: []string{"T3BlbkFJ"},
-		re: regexp.MustCompile(`\b(?:sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{58,74}T3BlbkFJ[A-Za-z0-9_-]{58,74}|sk-[a-zA-Z0-9]{20}T3BlbkFJ[a-zA-Z0-9]{20})\b`),
+		re:   regexp.MustCompile(`\b(?:sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{58,74}T3BlbkFJ[A-Za-z0-9_-]{58,74}|sk-[a-zA-Z0-9]{20}T3BlbkFJ[a-zA-Z0-9]{20})\b`),
 		back: 96, span: 96},
 	{id: "anthropic-api-key", keywords: []string{"sk-ant-api03", "sk-ant-admin01"},
 		re: regexp.MustCompile(`sk-ant-(?:api03|admin01)-[a-zA-Z0-9_\-]{93}AA`), span: 120},

@@ -37,6 +37,7 @@ func TestImportRules(t *testing.T) {
 		{"llm", []string{"failure"}, []string{"github.com/tmc/langchaingo", "github.com/nats-io"}},
 		{"agent", []string{"failure", "llm"}, []string{"github.com/tmc/langchaingo", "github.com/nats-io", "github.com/modelcontextprotocol", "github.com/a2aproject"}},
 		{"agent/workflow", []string{"agent", "failure", "llm"}, []string{"github.com/tmc/langchaingo", "github.com/nats-io"}},
+		{"agent/guard", []string{"agent", "failure", "llm"}, []string{"github.com/tmc/langchaingo", "github.com/nats-io", "github.com/modelcontextprotocol", "github.com/a2aproject"}},
 		// Each provider links only its own dependencies: a program that uses
 		// one provider does not link another's.
 		{"llm/provider", []string{"failure", "llm"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo", "github.com/aws"}},
