@@ -179,7 +179,7 @@ func TestGuardHangsAndPanics(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := newAgent(t, agent.Config{Tools: []agent.Tool{echoTool("echo", nil)},
-				Model: llm.NewScripted(llm.Calls(llm.CallTool("c1", "echo", map[string]string{"v": "x"})), llm.SummarizeResults("got: ")),
+				Model:  llm.NewScripted(llm.Calls(llm.CallTool("c1", "echo", map[string]string{"v": "x"})), llm.SummarizeResults("got: ")),
 				Guards: []agent.GuardRule{{Guard: tc.g, At: agent.GuardToolResult, Timeout: 50 * time.Millisecond}}})
 			start := time.Now()
 			evs, _ := collect(t, a.NewSession().Stream(context.Background(), "go"))
