@@ -29,6 +29,17 @@ type Guard interface {
 	Check(ctx context.Context, c GuardCheck) (Verdict, error)
 }
 
+// LocalGuard is a [Guard] whose Check only computes over its text, in
+// time bounded by the text's size, with no I/O and no waiting (the
+// regular-expression guards of agent/guard). The agent runs it on the
+// calling goroutine, still recovering a panic, without the goroutine and
+// timer a deadline costs; GuardRule.Timeout does not apply to it.
+type LocalGuard interface {
+	Guard
+	// Local marks the guard as local; it is never called.
+	Local()
+}
+
 // GuardPoint is where a guard applies; points combine with |.
 type GuardPoint uint8
 
@@ -232,6 +243,9 @@ type guardVerdict struct {
 // A guard that ignores its context is abandoned at the deadline: its
 // goroutine ends when Check returns.
 func checkOne(ctx context.Context, r GuardRule, c GuardCheck) guardVerdict {
+	if _, ok := r.Guard.(LocalGuard); ok {
+		return checkLocal(ctx, r, c)
+	}
 	cctx, cancel := context.WithTimeout(ctx, r.Timeout)
 	defer cancel()
 	ch := make(chan guardVerdict, 1)
@@ -244,19 +258,7 @@ func checkOne(ctx context.Context, r GuardRule, c GuardCheck) guardVerdict {
 			}
 		}()
 		v, err := r.Guard.Check(cctx, c)
-		gv := guardVerdict{rule: r, v: v}
-		if err != nil {
-			fe := *failure.From(err)
-			if fe.Kind == failure.Unknown {
-				fe.Kind = failure.Internal
-			}
-			fe.Source, fe.Name, fe.Op, fe.Tool = failure.SourceAgent, r.Guard.Name(), "guard", c.Tool
-			if fe.Message == "" {
-				fe.Message = fmt.Sprintf("guard %q failed", r.Guard.Name())
-			}
-			gv.err = &fe
-		}
-		ch <- gv
+		ch <- verdictOf(r, c, v, err)
 	}()
 	select {
 	case gv := <-ch:
@@ -269,6 +271,36 @@ func checkOne(ctx context.Context, r GuardRule, c GuardCheck) guardVerdict {
 			Name: r.Guard.Name(), Op: "guard", Tool: c.Tool,
 			Message: fmt.Sprintf("guard %q did not answer within %s", r.Guard.Name(), r.Timeout)}}
 	}
+}
+
+// checkLocal runs a LocalGuard's check on the calling goroutine.
+func checkLocal(ctx context.Context, r GuardRule, c GuardCheck) (gv guardVerdict) {
+	defer func() {
+		if v := recover(); v != nil {
+			gv = guardVerdict{rule: r, err: &failure.Error{Kind: failure.Panic, Source: failure.SourceAgent,
+				Name: r.Guard.Name(), Op: "guard", Tool: c.Tool, Err: panicError(v),
+				Message: fmt.Sprintf("guard %q crashed", r.Guard.Name())}}
+		}
+	}()
+	v, err := r.Guard.Check(ctx, c)
+	return verdictOf(r, c, v, err)
+}
+
+// verdictOf classifies a check's answer.
+func verdictOf(r GuardRule, c GuardCheck, v Verdict, err error) guardVerdict {
+	gv := guardVerdict{rule: r, v: v}
+	if err != nil {
+		fe := *failure.From(err)
+		if fe.Kind == failure.Unknown {
+			fe.Kind = failure.Internal
+		}
+		fe.Source, fe.Name, fe.Op, fe.Tool = failure.SourceAgent, r.Guard.Name(), "guard", c.Tool
+		if fe.Message == "" {
+			fe.Message = fmt.Sprintf("guard %q failed", r.Guard.Name())
+		}
+		gv.err = &fe
+	}
+	return gv
 }
 
 // guardOutcome is what the rules of one point made of one text.

@@ -48,6 +48,9 @@ func NewDenyList(cfg DenyConfig) (*DenyList, error) {
 	return d, nil
 }
 
+// Local marks the guard as an agent.LocalGuard: it only computes.
+func (*DenyList) Local() {}
+
 // Name is the guard's name.
 func (d *DenyList) Name() string { return d.name }
 

@@ -24,6 +24,9 @@ type InjectionConfig struct {
 type Injection struct {
 	name    string
 	phrases []string
+	// byFirst lists the phrases by their first byte: the text is read
+	// once, and a phrase compared only where its first byte is.
+	byFirst [256][]string
 }
 
 // injectionPhrases are lower-case; each is searched for in the lower-cased
@@ -52,8 +55,14 @@ func NewInjection(cfg InjectionConfig) *Injection {
 			}
 		}
 	}
+	for _, p := range g.phrases {
+		g.byFirst[p[0]] = append(g.byFirst[p[0]], p)
+	}
 	return g
 }
+
+// Local marks the guard as an agent.LocalGuard: it only computes.
+func (*Injection) Local() {}
 
 // Name is the guard's name.
 func (g *Injection) Name() string { return g.name }
@@ -64,9 +73,11 @@ func (g *Injection) Check(_ context.Context, c agent.GuardCheck) (agent.Verdict,
 		return agent.Trip(why), nil
 	}
 	low := lower(c.Text)
-	for _, p := range g.phrases {
-		if strings.Contains(low, p) {
-			return agent.Trip("the text addresses the model: " + quote(strings.TrimSpace(p))), nil
+	for i := 0; i < len(low); i++ {
+		for _, p := range g.byFirst[low[i]] {
+			if strings.HasPrefix(low[i:], p) {
+				return agent.Trip("the text addresses the model: " + quote(strings.TrimSpace(p))), nil
+			}
 		}
 	}
 	return agent.Pass(), nil

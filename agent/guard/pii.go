@@ -54,6 +54,9 @@ func NewPII(cfg PIIConfig) *PII {
 	return p
 }
 
+// Local marks the guard as an agent.LocalGuard: it only computes.
+func (*PII) Local() {}
+
 // Name is the guard's name.
 func (p *PII) Name() string { return p.name }
 

@@ -38,6 +38,9 @@ func NewSchema(cfg SchemaConfig) (*Schema, error) {
 	return s, nil
 }
 
+// Local marks the guard as an agent.LocalGuard: it only computes.
+func (*Schema) Local() {}
+
 // Name is the guard's name.
 func (s *Schema) Name() string { return s.name }
 
