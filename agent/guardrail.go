@@ -676,3 +676,55 @@ func sentenceEnd(s string) int {
 	}
 	return 0
 }
+
+// Guards applies guard rules outside a run: a server fronting tools
+// (mcp/server's Config.Guards) checks each call and result through it, as
+// an agent does at GuardToolCall and GuardToolResult. Detect-only rules
+// are waited for (within their deadlines) and only reported.
+type Guards struct{ set *guardSet }
+
+// NewGuards returns the rules ready to apply; a rule without a Guard is a
+// Config failure.
+func NewGuards(rules []GuardRule) (*Guards, error) {
+	gs, err := newGuardSet(rules)
+	if err != nil || gs == nil {
+		return nil, err
+	}
+	return &Guards{set: gs}, nil
+}
+
+// Call checks a call's JSON arguments (c.Point is GuardToolCall); it returns
+// the arguments to run with and the verdicts to report, or the blocking
+// failure (kind failure.Guardrail for a trip).
+func (g *Guards) Call(ctx context.Context, c GuardCheck, args json.RawMessage) (json.RawMessage, []GuardInfo, error) {
+	if g == nil || len(g.set.call) == 0 {
+		return args, nil, nil
+	}
+	c.Point, c.Text = GuardToolCall, string(args)
+	r := &run{a: &Agent{guardrails: g.set}}
+	cs := &callState{}
+	out, fe := r.guardCall(ctx, c, cs)
+	infos := append(cs.guards, r.detect.take(true)...)
+	if fe != nil {
+		return nil, infos, fe
+	}
+	return out, infos, nil
+}
+
+// Result checks each text-bearing part of a result (c.Point is
+// GuardToolResult); it returns the result to pass on and the verdicts to
+// report, or the blocking failure.
+func (g *Guards) Result(ctx context.Context, c GuardCheck, res *Result) (*Result, []GuardInfo, error) {
+	if g == nil || len(g.set.result) == 0 || res == nil {
+		return res, nil, nil
+	}
+	c.Point = GuardToolResult
+	r := &run{a: &Agent{guardrails: g.set}}
+	cs := &callState{}
+	out, fe := r.guardResult(ctx, c, res, cs)
+	infos := append(cs.guards, r.detect.take(true)...)
+	if fe != nil {
+		return nil, infos, fe
+	}
+	return out, infos, nil
+}

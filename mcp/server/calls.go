@@ -86,7 +86,20 @@ func (s *Server) serveCall(ctx context.Context, req *gomcp.CallToolRequest, name
 	if s.cfg.Logger != nil {
 		ctx = s.log.WithContext(ctx) // a policy without a Logger logs here
 	}
+	gc := agent.GuardCheck{Tool: name, Source: spec.Source}
+	args, infos, err := s.guards.Call(ctx, gc, args)
+	s.logGuards(infos)
+	if err != nil {
+		return s.guardFailed(ctx, name, err), outcomeGuarded
+	}
 	result, err := s.runTool(ctx, req, link, tool, spec, args)
+	if err == nil {
+		result, infos, err = s.guards.Result(ctx, gc, result)
+		s.logGuards(infos)
+		if err != nil {
+			return s.guardFailed(ctx, name, err), outcomeGuarded
+		}
+	}
 	if err != nil {
 		fe := failure.From(err)
 		if fe.Tool == "" {
@@ -138,6 +151,25 @@ func (s *Server) runTool(ctx context.Context, req *gomcp.CallToolRequest, link *
 		err = deadlineErr(ctx, spec, err)
 	}
 	return result, err
+}
+
+// guardFailed answers a call a guard blocked: the failure goes through
+// the policy, the client gets its model-safe wording.
+func (s *Server) guardFailed(ctx context.Context, name string, err error) *gomcp.CallToolResult {
+	fe := failure.From(err)
+	if fe.Tool == "" {
+		fe.Tool = name
+	}
+	failure.Or(s.policy).Handle(ctx, fe)
+	return errorResult(fe.ModelText())
+}
+
+// logGuards logs the guards' verdicts.
+func (s *Server) logGuards(infos []agent.GuardInfo) {
+	for _, gi := range infos {
+		s.log.Info().Str("guard", gi.Guard).Str("point", gi.Point).Str("action", gi.Action).Str("tool", gi.Tool).
+			Bool("detect_only", gi.DetectOnly).Str("reason", gi.Reason).Msg("guard")
+	}
 }
 
 // guarded runs tool.Call on a goroutine of its own, recovering a panic, and
