@@ -12,7 +12,7 @@ import (
 // slack-user-token, stripe-access-token, openai-api-key,
 // anthropic-api-key, gcp-api-key, npm-access-token, sendgrid-api-token,
 // jwt and private-key. As gitleaks does, each rule has keywords: the text
-// is searched for the keywords first (strings.Index, vectorised), and a
+// is searched for the keywords first (one pass, keywords by first byte), and a
 // rule's expression runs only on the bytes around a keyword it found.
 // Unlike gitleaks, keywords are matched in the case the tokens are issued
 // in, and the generic-api-key rule (entropy-based) is left out.
@@ -51,28 +51,40 @@ var secretRules = []secretRule{
 		re: regexp.MustCompile(`-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----[\s\S-]{64,}?KEY(?: BLOCK)?-----`), span: 16384},
 }
 
+// secretKeyword is a keyword of a rule.
+type secretKeyword struct {
+	kw   string
+	rule *secretRule
+}
+
+// byFirst lists the keywords by their first byte, so that the text is read
+// once and a keyword compared only where its first byte is.
+var byFirst = func() (t [256][]secretKeyword) {
+	for ri := range secretRules {
+		for _, kw := range secretRules[ri].keywords {
+			t[kw[0]] = append(t[kw[0]], secretKeyword{kw, &secretRules[ri]})
+		}
+	}
+	return t
+}()
+
 // scanSecrets appends the secrets of text to ms.
 func scanSecrets(text string, ms []Match) []Match {
-	for ri := range secretRules {
-		r := &secretRules[ri]
-		for _, kw := range r.keywords {
-			for off := 0; off < len(text); {
-				i := strings.Index(text[off:], kw)
-				if i < 0 {
-					break
-				}
-				at := off + i
-				s := max(at-r.back, 0)
-				if s > 0 {
-					s-- // room for \b
-				}
-				e := min(at+r.span+1, len(text))
-				if loc := r.re.FindStringIndex(text[s:e]); loc != nil && s+loc[1] > at {
-					ms = append(ms, Match{Kind: KindSecret, Rule: r.id, Start: s + loc[0], End: s + loc[1]})
-					off = s + loc[1]
-					continue
-				}
-				off = at + len(kw)
+	for at := 0; at < len(text); at++ {
+		for _, k := range byFirst[text[at]] {
+			if !strings.HasPrefix(text[at:], k.kw) {
+				continue
+			}
+			r := k.rule
+			s := max(at-r.back, 0)
+			if s > 0 {
+				s-- // room for \b
+			}
+			e := min(at+r.span+1, len(text))
+			if loc := r.re.FindStringIndex(text[s:e]); loc != nil && s+loc[1] > at {
+				ms = append(ms, Match{Kind: KindSecret, Rule: r.id, Start: s + loc[0], End: s + loc[1]})
+				at = s + loc[1] - 1
+				break
 			}
 		}
 	}
