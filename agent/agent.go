@@ -120,6 +120,11 @@ type Config struct {
 	// match its schema: the model is told what was wrong and answers
 	// again, each repair a turn of the Budget (default 2; negative: none).
 	OutputRepairs int
+	// Guards check the run's input, each tool call, each tool result and
+	// the answer ([Guard], package agent/guard; docs/guardrails.md). A
+	// trip is a failure of kind failure.Guardrail, handled by the policy
+	// like any other: reported to the model, or the end of the run.
+	Guards []GuardRule
 	// MaxPartBytes caps one media part (an image, audio, a document) given
 	// to the model as a part, in a run's Input and in tool results (0: 4
 	// MiB; negative: no cap of the agent's own). The model's
@@ -199,6 +204,8 @@ type Agent struct {
 	stopGrace time.Duration
 	// deferIx is the tool search index of the last tool snapshot.
 	deferIx atomic.Pointer[deferIndex]
+	// guardrails is Config.Guards by point (nil without guards).
+	guardrails *guardSet
 }
 
 // New validates cfg and returns an Agent. It lists every toolset once to
@@ -243,8 +250,12 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 		cfg.Name = "switchboard-agent"
 	}
 	contextDefaults(&cfg.Context)
+	gs, err := newGuardSet(cfg.Guards)
+	if err != nil {
+		return nil, err
+	}
 	a := &Agent{cfg: cfg, log: zerolog.Nop(), perms: cfg.Permissions, schemas: schemas,
-		timeoutErr: callTimeoutErr(cfg.ToolTimeout), stopGrace: stopGrace}
+		timeoutErr: callTimeoutErr(cfg.ToolTimeout), stopGrace: stopGrace, guardrails: gs}
 	if cfg.Logger != nil {
 		a.log = cfg.Logger.Hook(telemetry.LogHook{})
 	}

@@ -24,6 +24,8 @@ type callMsg struct {
 	result   *Result
 	outcome  *failure.Outcome
 	elapsed  time.Duration
+	// guards are the verdicts of the call's guards to report.
+	guards []GuardInfo
 }
 
 // callJob is a call that passed the early checks and is to be run.
@@ -183,7 +185,7 @@ func (b *batch) do(j callJob, inline bool) callMsg {
 	cs := newCallState(b.r, b.turn, j, b.msgs, inline)
 	res, o := b.r.tracedExecCall(b.ctx, j.c, j.tool, j.spec, j.info, j.perm, cs)
 	cs.done()
-	return callMsg{i: j.i, done: true, result: res, outcome: o, elapsed: time.Since(start)}
+	return callMsg{i: j.i, done: true, result: res, outcome: o, elapsed: time.Since(start), guards: cs.guards}
 }
 
 // finish handles a call's outcome and records its one result.
@@ -194,6 +196,7 @@ func (b *batch) finish(m callMsg) {
 		return // no result yet: the run parks after the batch
 	}
 	shown := m.result
+	r.emitGuards(r.ctx, b.turn, info, m.guards)
 	if m.outcome != nil {
 		o := r.a.pol().Handle(r.ctx, m.outcome.Err)
 		r.ans.Failures++
@@ -282,6 +285,18 @@ func (r *run) validates(spec ToolSpec, perm Permission) bool {
 func (r *run) execCall(bctx context.Context, c llm.ToolCall, tool Tool, spec ToolSpec, info *CallInfo, perm Permission, cs *callState) (*Result, *failure.Outcome) {
 	call := &Call{Run: r.id, ID: c.ID, Tool: c.Name, Source: spec.Source, state: cs,
 		elicitor: r.elicitor(), grants: &r.s.grants, idem: r.id + "/" + c.ID, parts: r.partRule()}
+	var gc GuardCheck
+	if gs := r.a.guardrails; gs != nil {
+		gc = GuardCheck{Run: r.id, Tool: c.Name, Source: spec.Source}
+		if len(gs.call) > 0 {
+			gc.Point, gc.Text = GuardToolCall, string(info.Args)
+			args, fe := r.guardCall(bctx, gc, cs)
+			if fe != nil {
+				return nil, &failure.Outcome{Err: fe}
+			}
+			info.Args = args
+		}
+	}
 	if o := r.permit(bctx, call, spec, info.Args, perm); o != nil {
 		return nil, o
 	}
@@ -327,6 +342,14 @@ func (r *run) execCall(bctx context.Context, c llm.ToolCall, tool Tool, spec Too
 		res.Source = spec.Source
 	} else if res.Source.Tool == "" {
 		res.Source.Tool = spec.Source.Tool
+	}
+	if gs := r.a.guardrails; gs != nil && len(gs.result) > 0 {
+		gc.Point = GuardToolResult
+		g, fe := r.guardResult(bctx, gc, res, cs)
+		if fe != nil {
+			return nil, &failure.Outcome{Err: fe}
+		}
+		res = g
 	}
 	if res.IsError {
 		return res, &failure.Outcome{Err: &failure.Error{Kind: failure.ToolError, Source: key.Source,

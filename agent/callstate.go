@@ -20,6 +20,9 @@ type callState struct {
 	live chan callMsg
 	// closing unblocks a sender waiting to forward once the call returned.
 	closing chan struct{}
+	// guards are the verdicts of the call's guards, reported with its
+	// result (written by the call's goroutine only).
+	guards []GuardInfo
 
 	mu       sync.Mutex
 	finished bool

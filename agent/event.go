@@ -39,6 +39,10 @@ const (
 	// EventFailure: a failure was handled; Failure is set (and Call, when the
 	// failure belongs to a tool call).
 	EventFailure EventType = "failure"
+	// EventGuard: a guard tripped, rewrote text or (DetectOnly) would
+	// have; Guard is set (and Call, at a tool call or result). A trip is
+	// followed by its EventFailure.
+	EventGuard EventType = "guard"
 	// EventToolsChanged: a toolset's list changed.
 	EventToolsChanged EventType = "tools_changed"
 	// EventStepStarted: a workflow step (or branch, or iteration) began;
@@ -154,6 +158,8 @@ type Event struct {
 	Handoff *Handoff `json:"handoff,omitempty"`
 	// Answer summarises the run on EventFinal.
 	Answer *Answer `json:"answer,omitempty"`
+	// Guard is a guard's verdict on EventGuard.
+	Guard *GuardInfo `json:"guard,omitempty"`
 	// Context is the prompt's breakdown on EventTurnStarted.
 	Context *ContextInfo `json:"context,omitempty"`
 }

@@ -11,15 +11,15 @@ import (
 // text as model_text events. The model runs on a goroutine of its own, its
 // deltas handed over by channel, so that events are only ever yielded from
 // the run's goroutine whichever goroutine the model calls OnText on.
-func (r *run) generate(hist []llm.Message, defs []llm.ToolDef) (*llm.Response, error) {
+func (r *run) generate(hist []llm.Message, defs []llm.ToolDef, gate *outGate) (*llm.Response, error) {
 	deltas := make(chan string, 16)
 	type outcome struct {
 		resp *llm.Response
 		err  error
 	}
 	done := make(chan outcome, 1)
-	gctx, cancel := context.WithCancel(r.ctx)
-	defer cancel()
+	gctx, cancel := context.WithCancelCause(r.ctx)
+	defer cancel(nil)
 	go func() {
 		resp, err := r.traceChat(gctx, hist, defs, func(d string) {
 			select {
@@ -29,17 +29,45 @@ func (r *run) generate(hist []llm.Message, defs []llm.ToolDef) (*llm.Response, e
 		})
 		done <- outcome{resp, err}
 	}()
+	// The input guard runs beside the first turn, whose text is held
+	// until it passes; a trip cancels the turn.
+	var inDone <-chan struct{}
+	if r.input != nil {
+		inDone = r.input.done
+	}
+	inputChecked := func() bool {
+		inDone = nil
+		r.emitGuards(r.ctx, gate.turn, nil, r.input.out.infos)
+		if r.input.out.trip != nil || r.input.out.text != r.input.in {
+			return false
+		}
+		gate.held = false
+		gate.release(false)
+		return true
+	}
 	for {
 		select {
 		case d := <-deltas:
-			r.emit(Event{Type: EventModelText, Text: d})
+			gate.add(d)
+		case <-inDone:
+			if !inputChecked() {
+				cancel(errGuardTripped)
+				<-done
+				return nil, errGuardTripped
+			}
 		case o := <-done:
 			for drained := false; !drained; {
 				select {
 				case d := <-deltas:
-					r.emit(Event{Type: EventModelText, Text: d})
+					gate.add(d)
 				default:
 					drained = true
+				}
+			}
+			if inDone != nil {
+				<-inDone // bounded by the guards' deadlines
+				if !inputChecked() {
+					return nil, errGuardTripped
 				}
 			}
 			return o.resp, r.modelFailure(o.err)

@@ -67,6 +67,10 @@ type run struct {
 	// turns of a typed answer (output.go).
 	in       Input
 	repaired int
+	// detect holds the run's detect-only guard checks still running;
+	// input the input guard of the run's first turn (guardrail.go).
+	detect detectSet
+	input  *inputGuard
 }
 
 // errConsumerStopped is the cancellation cause when the caller of Stream
@@ -140,6 +144,7 @@ func (s *Session) streamRun(ctx context.Context, id, input, pausedAt string, don
 		s.mu.Unlock()
 
 		if err != nil {
+			r.flushDetect(true)
 			r.fail(err)
 		}
 		if done != nil {
@@ -220,6 +225,7 @@ func (r *run) loop(hist []llm.Message, input string) ([]llm.Message, error) {
 	hist = append(hist, r.userMessage(input))
 	r.emit(Event{Type: EventRunStarted, Text: input, Parts: eventParts(r.in.Parts)})
 	r.system = r.systemPrompt()
+	r.input = r.startInput(input)
 	return r.turns(hist, base, 1)
 }
 
@@ -250,7 +256,30 @@ func (r *run) turns(hist []llm.Message, base, first int) ([]llm.Message, error) 
 		if err != nil {
 			return fail(err)
 		}
-		resp, err := r.generate(prompt, defs)
+		ig := r.input
+		gate := &outGate{r: r, turn: turn, held: ig != nil}
+		resp, err := r.generate(prompt, defs, gate)
+		if ig != nil {
+			// The first turn ran on the input as given: a trip or a
+			// rewrite discards it, and the turn runs again.
+			r.input = nil
+			if fe := ig.out.trip; fe != nil {
+				o := r.handle(fe, nil)
+				if o.Abort {
+					return r.closeHistory(hist, base, o.Err)
+				}
+				hist[base] = llm.Message{Role: llm.RoleUser,
+					Text: "(The user's message was withheld: " + o.Err.Message + ". Tell the user it could not be processed.)"}
+				turn--
+				continue
+			}
+			if ig.out.text != ig.in {
+				hist[base].Text = ig.out.text
+				turn--
+				continue
+			}
+		}
+		r.flushDetect(false)
 		if err != nil {
 			if r.ctx.Err() != nil {
 				return fail(r.endErr())
@@ -261,6 +290,19 @@ func (r *run) turns(hist []llm.Message, base, first int) ([]llm.Message, error) 
 		r.observe(resp.Usage)
 		msg := resp.Message
 		msg.Role = llm.RoleAssistant
+		if text, changed, trip := gate.finish(msg.Text); trip != nil {
+			o := r.handle(trip, nil)
+			if o.Abort {
+				return r.closeHistory(hist, base, o.Err)
+			}
+			// The model is told, and answers again (a turn of the budget).
+			hist = append(hist, llm.Message{Role: llm.RoleAssistant, Text: "(answer withheld)"},
+				llm.Message{Role: llm.RoleUser, Text: "(Your previous answer was withheld: " + o.Err.Message +
+					". Answer again without what it objected to.)"})
+			continue
+		} else if changed {
+			msg.Text = text
+		}
 		fixCallIDs(msg.ToolCalls, r.id, turn)
 		usage := resp.Usage
 		r.reasoned(turn, msg.Reasoning)
@@ -319,6 +361,7 @@ func (r *run) turns(hist []llm.Message, base, first int) ([]llm.Message, error) 
 
 // final emits the EventFinal of a successful run, with its answer.
 func (r *run) final(turn int) {
+	r.flushDetect(true)
 	r.ans.Elapsed = time.Since(r.start)
 	ans := r.ans
 	r.emit(Event{Type: EventFinal, Turn: turn, Text: ans.Text, Handoff: ans.Handoff, Answer: &ans})

@@ -92,6 +92,10 @@ const (
 	// Parked means a run stopped to wait for a person's answer; it is
 	// stored and resumes when the answer comes (see agent.Durability).
 	Parked
+	// Guardrail means a guard (agent.Guard) tripped: the run's input, a
+	// tool call, a tool result or the answer was blocked. Name is the
+	// guard's name and Message says why.
+	Guardrail
 )
 
 var kindNames = [...]string{
@@ -116,6 +120,7 @@ var kindNames = [...]string{
 	Conflict:         "conflict",
 	InDoubt:          "in_doubt",
 	Parked:           "parked",
+	Guardrail:        "guardrail",
 }
 
 // String returns the kind's stable snake_case name, as used in logs, events

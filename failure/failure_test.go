@@ -73,7 +73,8 @@ func TestModelTextNeverLeaksCause(t *testing.T) {
 		t.Fatalf("leak: %q", got)
 	}
 	for _, k := range []failure.Kind{failure.InvalidArgs, failure.UnknownTool, failure.ToolError, failure.PermissionDenied,
-		failure.Declined, failure.Timeout, failure.Unavailable, failure.Protocol, failure.Rejected, failure.Panic, failure.Budget} {
+		failure.Declined, failure.Timeout, failure.Unavailable, failure.Protocol, failure.Rejected, failure.Panic, failure.Budget,
+		failure.Guardrail} {
 		if txt := (&failure.Error{Kind: k, Tool: "t"}).ModelText(); !strings.HasPrefix(txt, "Error") {
 			t.Errorf("%s: %q", k, txt)
 		}
@@ -86,7 +87,7 @@ func TestDefaultActions(t *testing.T) {
 		failure.ToolError: false, failure.PermissionDenied: false, failure.Declined: false,
 		failure.Timeout: false, failure.Unavailable: false,
 		failure.Budget: true, failure.Panic: true, failure.Canceled: true, failure.Model: true,
-		failure.InDoubt: false, failure.Parked: true,
+		failure.InDoubt: false, failure.Parked: true, failure.Guardrail: false,
 	} {
 		if got := failure.NewPolicy(failure.PolicyConfig{}).Handle(context.Background(), failure.New(k, failure.SourceTool, "x")).Abort; got != want {
 			t.Errorf("%s: abort %v, want %v", k, got, want)
@@ -260,7 +261,7 @@ func TestMarkRetried(t *testing.T) {
 // The durability kinds have stable names, and the model is told what an
 // in-doubt call means without the failure's cause.
 func TestDurabilityKinds(t *testing.T) {
-	for k, name := range map[failure.Kind]string{failure.InDoubt: "in_doubt", failure.Parked: "parked"} {
+	for k, name := range map[failure.Kind]string{failure.InDoubt: "in_doubt", failure.Parked: "parked", failure.Guardrail: "guardrail"} {
 		var back failure.Kind
 		if k.String() != name || back.UnmarshalText([]byte(name)) != nil || back != k {
 			t.Errorf("%d: name %q, decoded %v", int(k), k.String(), back)

@@ -410,6 +410,8 @@ func (e *Error) ModelText() string {
 			"tool, or by asking the user) before calling it again.", who)
 	case Parked:
 		return fmt.Sprintf("The call to %s waits for a person's answer.", who)
+	case Guardrail:
+		return fmt.Sprintf("Error: a guardrail blocked %s%s. Do not retry it unchanged.", who, detail)
 	case Panic:
 		return fmt.Sprintf("Error: %s crashed.", who)
 	case Canceled:

@@ -19,6 +19,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/a2a"
 	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/agent/guard"
 	"github.com/switchboard-dev/switchboard/agent/otelenv"
 	"github.com/switchboard-dev/switchboard/bus"
 	"github.com/switchboard-dev/switchboard/failure"
@@ -56,7 +57,10 @@ type serveOptions struct {
 	logLevel    string
 	prefix      server.Prefix
 	auth        authOptions
-	verifier    auth.TokenVerifier // of auth, when enabled (built by parseServe)
+	// guards: -guard-pii, -guard-injection, -guard-deny, -guard-detect-only
+	guardPII, guardInjection, guardDetect bool
+	guardDeny                             list
+	verifier                              auth.TokenVerifier // of auth, when enabled (built by parseServe)
 }
 
 func parseServe(args []string, stderr io.Writer) (*serveOptions, error) {
@@ -83,6 +87,10 @@ func parseServe(args []string, stderr io.Writer) (*serveOptions, error) {
 	fs.DurationVar(&o.drain, "shutdown-delay", 0, "on SIGINT or SIGTERM, answer /readyz 503 for this long, still serving, before shutting down (HTTP)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "log level on stderr: debug, info, warn, error")
 	prefix := fs.String("prefix", "auto", "prefix the names of the -mcp-config servers' tools, prompts and resources with mcp__<server>__: auto (when there are several servers), on, off")
+	fs.BoolVar(&o.guardPII, "guard-pii", false, "redact emails, phone and card numbers, keys and tokens in every tool result")
+	fs.BoolVar(&o.guardInjection, "guard-injection", false, "refuse tool results that look like prompt injection")
+	fs.Var(&o.guardDeny, "guard-deny", "refuse tool calls whose arguments match this regular expression (repeatable)")
+	fs.BoolVar(&o.guardDetect, "guard-detect-only", false, "the -guard-* guards only log what they would do")
 	o.auth.register(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -213,6 +221,9 @@ func (o *serveOptions) sources(ctx context.Context, policy failure.Policy, log *
 	cfg = server.Config{Name: "switchboard", Version: version(), Permissions: o.permissions(),
 		CallTimeout: o.callTimeout, RateLimit: rate.Limit(o.rate), RateBurst: o.burst,
 		AllowedOrigins: o.origins, Stateless: o.stateless, Policy: policy, Logger: log, Client: client}
+	if cfg.Guards, err = o.guards(); err != nil {
+		return cfg, func() {}, err
+	}
 	if o.verifier != nil {
 		cfg.TokenVerifier = o.verifier
 		cfg.AuthOptions = &auth.RequireBearerTokenOptions{ResourceMetadataURL: o.auth.metadataURL}
@@ -341,3 +352,23 @@ func (nopWriteCloser) Close() error { return nil }
 
 // version is the module version the binary was built at.
 func version() string { return buildVersion }
+
+// guards builds the -guard-* guards: a tool-result PII redactor and
+// injection check, and a tool-call deny-list.
+func (o *serveOptions) guards() ([]agent.GuardRule, error) {
+	var rules []agent.GuardRule
+	if o.guardPII {
+		rules = append(rules, agent.GuardRule{Guard: guard.NewPII(guard.PIIConfig{}), At: agent.GuardToolResult, DetectOnly: o.guardDetect})
+	}
+	if o.guardInjection {
+		rules = append(rules, agent.GuardRule{Guard: guard.NewInjection(guard.InjectionConfig{}), At: agent.GuardToolResult, DetectOnly: o.guardDetect})
+	}
+	if len(o.guardDeny) > 0 {
+		d, err := guard.NewDenyList(guard.DenyConfig{Patterns: o.guardDeny})
+		if err != nil {
+			return nil, fmt.Errorf("-guard-deny: %w", err)
+		}
+		rules = append(rules, agent.GuardRule{Guard: d, At: agent.GuardToolCall, DetectOnly: o.guardDetect})
+	}
+	return rules, nil
+}

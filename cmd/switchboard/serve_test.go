@@ -35,3 +35,18 @@ func TestParseServeRefuses(t *testing.T) {
 		t.Errorf("valid flags refused: %v", err)
 	}
 }
+
+func TestServeGuardFlags(t *testing.T) {
+	o, err := parseServe([]string{"-skills", "x", "-guard-pii", "-guard-injection", "-guard-deny", `rm\s+-rf`}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules, err := o.guards()
+	if err != nil || len(rules) != 3 {
+		t.Fatalf("rules %+v, %v", rules, err)
+	}
+	o.guardDeny = list{"("}
+	if _, err := o.guards(); err == nil || !strings.Contains(err.Error(), "-guard-deny") {
+		t.Errorf("a broken -guard-deny: %v", err)
+	}
+}

@@ -45,6 +45,7 @@ func TestImportRules(t *testing.T) {
 		{"agent/eval/safety", []string{"agent", "agent/eval", "llm", "skills"}, []string{"github.com/tmc/langchaingo", "github.com/nats-io", "github.com/modelcontextprotocol", "github.com/a2aproject"}},
 		// AG-UI over HTTP for any Runner: links no NATS, MCP or A2A SDK.
 		{"agent/agui", []string{"agent", "failure", "llm"}, []string{"github.com/tmc/langchaingo", "github.com/nats-io", "github.com/modelcontextprotocol", "github.com/a2aproject"}},
+		{"agent/guard", []string{"agent", "failure", "llm"}, []string{"github.com/tmc/langchaingo", "github.com/nats-io", "github.com/modelcontextprotocol", "github.com/a2aproject"}},
 		// Each provider links only its own dependencies: a program that uses
 		// one provider does not link another's.
 		{"llm/provider", []string{"failure", "llm"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo", "github.com/aws"}},

@@ -37,6 +37,7 @@ const (
 	outcomeToolError   = "tool_error"
 	outcomeFailed      = "failed"
 	outcomeDenied      = "denied"
+	outcomeGuarded     = "guarded"
 	outcomeInvalidArgs = "invalid_args"
 	outcomeRateLimited = "rate_limited"
 	outcomeUnknownTool = "unknown_tool"

@@ -87,7 +87,28 @@ func (s *Server) serveCall(ctx context.Context, req *gomcp.CallToolRequest, name
 	if s.cfg.Logger != nil {
 		ctx = s.log.WithContext(ctx) // a policy without a Logger logs here
 	}
+	gc := agent.GuardCheck{Tool: name, Source: spec.Source}
+	args, infos, err := s.guards.Call(ctx, gc, args)
+	s.logGuards(infos)
+	if err != nil {
+		return s.guardFailed(ctx, name, err), outcomeGuarded
+	}
 	result, raw, err := s.runTool(ctx, req, link, tool, spec, args)
+	if err == nil {
+		checked := result
+		if raw != nil {
+			checked = guardView(raw) // a downstream server's own result: its text is checked
+		}
+		var out *agent.Result
+		out, infos, err = s.guards.Result(ctx, gc, checked)
+		s.logGuards(infos)
+		if err != nil {
+			return s.guardFailed(ctx, name, err), outcomeGuarded
+		}
+		if out != checked { // rewritten: the guard's result replaces the raw one
+			result, raw = out, nil
+		}
+	}
 	if err != nil {
 		fe := failure.From(err)
 		if fe.Tool == "" {
@@ -104,6 +125,28 @@ func (s *Server) serveCall(ctx context.Context, req *gomcp.CallToolRequest, name
 		return out, outcomeToolError
 	}
 	return out, outcomeOK
+}
+
+// guardView is the text of a downstream server's result as result parts,
+// for the result guards to read.
+func guardView(raw *gomcp.CallToolResult) *agent.Result {
+	r := &agent.Result{IsError: raw.IsError}
+	for _, c := range raw.Content {
+		switch c := c.(type) {
+		case *gomcp.TextContent:
+			r.Parts = append(r.Parts, agent.Part{Type: agent.PartText, Text: c.Text})
+		case *gomcp.EmbeddedResource:
+			if c.Resource != nil && c.Resource.Text != "" {
+				r.Parts = append(r.Parts, agent.Part{Type: agent.PartResource, URI: c.Resource.URI, MIMEType: c.Resource.MIMEType, Text: c.Resource.Text})
+			}
+		}
+	}
+	if raw.StructuredContent != nil {
+		if b, err := json.Marshal(raw.StructuredContent); err == nil {
+			r.Parts = append(r.Parts, agent.Part{Type: agent.PartJSON, JSON: b})
+		}
+	}
+	return r
 }
 
 // runTool runs the tool under the failure policy (one circuit per source,
@@ -184,6 +227,25 @@ type rawCall struct {
 
 func (r rawCall) Call(ctx context.Context, _ json.RawMessage) (*agent.Result, error) {
 	return nil, r.do(ctx)
+}
+
+// guardFailed answers a call a guard blocked: the failure goes through
+// the policy, the client gets its model-safe wording.
+func (s *Server) guardFailed(ctx context.Context, name string, err error) *gomcp.CallToolResult {
+	fe := failure.From(err)
+	if fe.Tool == "" {
+		fe.Tool = name
+	}
+	failure.Or(s.policy).Handle(ctx, fe)
+	return errorResult(fe.ModelText())
+}
+
+// logGuards logs the guards' verdicts.
+func (s *Server) logGuards(infos []agent.GuardInfo) {
+	for _, gi := range infos {
+		s.log.Info().Str("guard", gi.Guard).Str("point", gi.Point).Str("action", gi.Action).Str("tool", gi.Tool).
+			Bool("detect_only", gi.DetectOnly).Str("reason", gi.Reason).Msg("guard")
+	}
 }
 
 // guarded runs tool.Call on a goroutine of its own, recovering a panic, and

@@ -77,6 +77,13 @@ type Config struct {
 	// ended (also refused ones). It runs on the call's goroutine: it must
 	// not block for long.
 	Audit func(ctx context.Context, rec AuditRecord)
+	// Guards are applied to every tool call the server serves, from every
+	// toolset it fronts (the gateway's downstream MCP servers included):
+	// rules at agent.GuardToolCall check the arguments before the call,
+	// rules at agent.GuardToolResult its result before the client sees
+	// it; a trip answers the client with an error result
+	// (docs/guardrails.md). Other points do not apply here.
+	Guards []agent.GuardRule
 	// TokenVerifier, when set, makes Handler require a bearer token
 	// verified by it (OAuth 2.1 resource server: it must check the
 	// token's audience). AuthOptions are passed to
@@ -120,6 +127,7 @@ type Server struct {
 	cfg    Config
 	log    zerolog.Logger
 	policy failure.Policy // Config.Policy; nil: failure.Default at each use
+	guards *agent.Guards  // Config.Guards (nil without)
 	mcp    *gomcp.Server
 	tools  *toolRegistry
 	limits *limiters
@@ -185,6 +193,11 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		s.log = cfg.Logger.With().Str("component", "mcp-server").Logger()
 	}
 	s.policy = cfg.Policy
+	guards, gerr := agent.NewGuards(cfg.Guards)
+	if gerr != nil {
+		return nil, gerr
+	}
+	s.guards = guards
 	s.limits = newLimiters(cfg.RateLimit, cfg.RateBurst, cfg.MaxClients)
 	var opts gomcp.ServerOptions
 	if cfg.MCPOptions != nil {

@@ -1,0 +1,104 @@
+package guard
+
+import (
+	"context"
+	"strings"
+
+	"github.com/switchboard-dev/switchboard/agent"
+)
+
+// InjectionConfig configures the prompt-injection heuristics.
+type InjectionConfig struct {
+	// Name is the guard's name (default "prompt-injection").
+	Name string
+	// Phrases adds phrases (matched case-insensitively) to the built-in
+	// ones.
+	Phrases []string
+}
+
+// Injection trips on text that addresses the model rather than informing
+// it: phrases that override instructions or roles, fake conversation
+// markers and system tags, and invisible Unicode (tag characters, bidi
+// overrides) that hides text from a person. It is meant for tool results
+// and resources (agent.GuardToolResult): heuristics, not a classifier.
+type Injection struct {
+	name    string
+	phrases []string
+	// byFirst lists the phrases by their first byte: the text is read
+	// once, and a phrase compared only where its first byte is.
+	byFirst [256][]string
+}
+
+// injectionPhrases are lower-case; each is searched for in the lower-cased
+// text.
+var injectionPhrases = []string{
+	"ignore previous instructions", "ignore all previous instructions", "ignore the previous instructions",
+	"ignore prior instructions", "ignore your instructions", "ignore the above", "disregard previous instructions",
+	"disregard all previous", "disregard your instructions", "forget your instructions", "forget all previous",
+	"new instructions:", "you are now", "from now on you", "act as if you", "pretend you are",
+	"system prompt:", "reveal your system prompt", "print your system prompt", "do not tell the user",
+	"<|im_start|>", "<|im_end|>", "<|system|>", "[system]", "<system>", "</system>", "### system:",
+	"### instruction", "[inst]", "<<sys>>", "\nsystem:", "\nassistant:", "\nhuman:",
+}
+
+// NewInjection returns the heuristics.
+func NewInjection(cfg InjectionConfig) *Injection {
+	g := &Injection{name: cfg.Name, phrases: injectionPhrases}
+	if g.name == "" {
+		g.name = "prompt-injection"
+	}
+	if len(cfg.Phrases) > 0 {
+		g.phrases = append([]string(nil), injectionPhrases...)
+		for _, p := range cfg.Phrases {
+			if p != "" {
+				g.phrases = append(g.phrases, strings.ToLower(p))
+			}
+		}
+	}
+	for _, p := range g.phrases {
+		g.byFirst[p[0]] = append(g.byFirst[p[0]], p)
+	}
+	return g
+}
+
+// Local marks the guard as an agent.LocalGuard: it only computes.
+func (*Injection) Local() {}
+
+// Name is the guard's name.
+func (g *Injection) Name() string { return g.name }
+
+// Check trips on the first sign found.
+func (g *Injection) Check(_ context.Context, c agent.GuardCheck) (agent.Verdict, error) {
+	if why := hidden(c.Text); why != "" {
+		return agent.Trip(why), nil
+	}
+	low := lower(c.Text)
+	for i := 0; i < len(low); i++ {
+		for _, p := range g.byFirst[low[i]] {
+			if strings.HasPrefix(low[i:], p) {
+				return agent.Trip("the text addresses the model: " + quote(strings.TrimSpace(p))), nil
+			}
+		}
+	}
+	return agent.Pass(), nil
+}
+
+// hidden reports invisible Unicode used to smuggle instructions: tag
+// characters (U+E0000 block) and bidirectional overrides.
+func hidden(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x80 {
+			continue
+		}
+		for _, r := range s[i:] {
+			switch {
+			case r >= 0xE0000 && r <= 0xE007F:
+				return "the text holds invisible Unicode tag characters"
+			case r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069:
+				return "the text holds bidirectional override characters"
+			}
+		}
+		return ""
+	}
+	return ""
+}

@@ -1,0 +1,286 @@
+package guard
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/switchboard-dev/switchboard/agent"
+)
+
+// PII kinds, as matches and redactions name them.
+const (
+	KindEmail  = "email"
+	KindPhone  = "phone"
+	KindCard   = "card"
+	KindSecret = "secret"
+)
+
+// PIIConfig configures the PII guard. The zero value redacts every kind.
+type PIIConfig struct {
+	// Name is the guard's name (default "pii").
+	Name string
+	// Kinds limits the kinds detected (KindEmail, KindPhone, KindCard,
+	// KindSecret; empty: all).
+	Kinds []string
+	// Block trips on a match instead of redacting it.
+	Block bool
+}
+
+// PII detects emails, phone numbers, card numbers (Luhn-checked) and keys
+// and tokens (rules ported from gitleaks, see secrets.go), and redacts them
+// as "[REDACTED:<kind>]" or trips.
+type PII struct {
+	name  string
+	kinds map[string]bool
+	block bool
+}
+
+// NewPII returns the PII guard.
+func NewPII(cfg PIIConfig) *PII {
+	p := &PII{name: cfg.Name, block: cfg.Block, kinds: map[string]bool{}}
+	if p.name == "" {
+		p.name = "pii"
+	}
+	kinds := cfg.Kinds
+	if len(kinds) == 0 {
+		kinds = []string{KindEmail, KindPhone, KindCard, KindSecret}
+	}
+	for _, k := range kinds {
+		p.kinds[k] = true
+	}
+	return p
+}
+
+// Local marks the guard as an agent.LocalGuard: it only computes.
+func (*PII) Local() {}
+
+// Name is the guard's name.
+func (p *PII) Name() string { return p.name }
+
+// Check redacts or trips on what Scan finds.
+func (p *PII) Check(_ context.Context, c agent.GuardCheck) (agent.Verdict, error) {
+	ms := p.scan(c.Text)
+	if len(ms) == 0 {
+		return agent.Pass(), nil
+	}
+	counts := map[string]int{}
+	for _, m := range ms {
+		counts[m.Kind]++
+	}
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var why []string
+	for _, k := range keys {
+		why = append(why, fmt.Sprintf("%d %s", counts[k], k))
+	}
+	reason := "found " + strings.Join(why, ", ")
+	if p.block {
+		return agent.Trip(reason), nil
+	}
+	return agent.Rewrite(Redact(c.Text, ms), "redacted "+strings.Join(why, ", ")), nil
+}
+
+// Match is a span of text Scan found.
+type Match struct {
+	Kind string
+	// Rule names the secret rule (a gitleaks rule id) of a KindSecret.
+	Rule       string
+	Start, End int
+}
+
+// Scan returns every match of every kind in text, in order, without
+// overlaps.
+func Scan(text string) []Match { return allPII.scan(text) }
+
+var allPII = NewPII(PIIConfig{})
+
+func (p *PII) scan(text string) []Match {
+	var ms []Match
+	if p.kinds[KindSecret] {
+		ms = scanSecrets(text, ms)
+	}
+	if p.kinds[KindEmail] {
+		ms = scanEmails(text, ms)
+	}
+	if p.kinds[KindPhone] || p.kinds[KindCard] {
+		ms = scanNumbers(text, ms, p.kinds[KindPhone], p.kinds[KindCard])
+	}
+	if len(ms) < 2 {
+		return ms
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].Start < ms[j].Start })
+	out := ms[:1]
+	for _, m := range ms[1:] {
+		if last := &out[len(out)-1]; m.Start < last.End {
+			if m.End > last.End {
+				last.End = m.End
+			}
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// Redact replaces each match in text by "[REDACTED:<kind>]".
+func Redact(text string, ms []Match) string {
+	var b strings.Builder
+	b.Grow(len(text))
+	at := 0
+	for _, m := range ms {
+		b.WriteString(text[at:m.Start])
+		b.WriteString("[REDACTED:" + m.Kind + "]")
+		at = m.End
+	}
+	b.WriteString(text[at:])
+	return b.String()
+}
+
+// Emails: each '@' is found with IndexByte and the address grown around
+// it, so the text is not run through a regular expression.
+
+func isLocal(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+		c == '.' || c == '_' || c == '%' || c == '+' || c == '-'
+}
+
+func isDomain(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-'
+}
+
+func scanEmails(text string, ms []Match) []Match {
+	for off := 0; ; {
+		i := strings.IndexByte(text[off:], '@')
+		if i < 0 {
+			return ms
+		}
+		at := off + i
+		off = at + 1
+		s := at
+		for s > 0 && isLocal(text[s-1]) {
+			s--
+		}
+		e := at + 1
+		for e < len(text) && isDomain(text[e]) {
+			e++
+		}
+		for e > at+1 && (text[e-1] == '.' || text[e-1] == '-') {
+			e--
+		}
+		if s == at || e == at+1 {
+			continue
+		}
+		dom := text[at+1 : e]
+		dot := strings.LastIndexByte(dom, '.')
+		if dot <= 0 || len(dom)-dot-1 < 2 {
+			continue
+		}
+		tld := dom[dot+1:]
+		letters := true
+		for j := 0; j < len(tld); j++ {
+			if c := tld[j]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+				letters = false
+			}
+		}
+		if !letters {
+			continue
+		}
+		ms = append(ms, Match{Kind: KindEmail, Start: s, End: e})
+		off = e
+	}
+}
+
+// Numbers: one pass finds runs of digits with the separators phone and
+// card numbers use; a run of 13 to 19 digits that passes Luhn is a card,
+// and a run that looks like a phone number (phoneRE, on the run only) is
+// a phone.
+
+var phoneRE = regexp.MustCompile(`^(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,4}\)[ .-]?)?\d{2,4}(?:[ .-]\d{2,4}){1,4}$|^\+\d{8,15}$`)
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func scanNumbers(text string, ms []Match, phone, card bool) []Match {
+	n := len(text)
+	for i := 0; i < n; i++ {
+		c := text[i]
+		if !isDigit(c) && c != '+' && c != '(' {
+			continue
+		}
+		if i > 0 && (isDigit(text[i-1]) || isWordByte(text[i-1])) {
+			// inside a word or number already passed over
+			continue
+		}
+		s := i
+		digits := 0
+		e := i
+		for e < n {
+			b := text[e]
+			if isDigit(b) {
+				digits++
+			} else if !(b == ' ' || b == '-' || b == '.' || b == '(' || b == ')' || (b == '+' && e == s)) {
+				break
+			} else if e+1 < n && !isDigit(text[e+1]) && text[e+1] != '(' && b != ')' {
+				break
+			}
+			e++
+		}
+		for e > s && !isDigit(text[e-1]) {
+			e--
+		}
+		i = e
+		if digits < 7 || (e < n && isWordByte(text[e])) {
+			continue
+		}
+		run := text[s:e]
+		if card && digits >= 13 && digits <= 19 && luhn(run) && cardSeparators(run) {
+			ms = append(ms, Match{Kind: KindCard, Start: s, End: e})
+			continue
+		}
+		if phone && digits <= 15 && digits >= 8 && phoneRE.MatchString(run) {
+			ms = append(ms, Match{Kind: KindPhone, Start: s, End: e})
+		}
+	}
+	return ms
+}
+
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_'
+}
+
+// cardSeparators accepts digits alone or grouped by single spaces or
+// dashes.
+func cardSeparators(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !isDigit(c) && c != ' ' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+// luhn checks the digits of s with the Luhn algorithm.
+func luhn(s string) bool {
+	sum, double := 0, false
+	for i := len(s) - 1; i >= 0; i-- {
+		c := s[i]
+		if !isDigit(c) {
+			continue
+		}
+		d := int(c - '0')
+		if double {
+			d *= 2
+			if d > 9 {
+				d -= 9
+			}
+		}
+		sum += d
+		double = !double
+	}
+	return sum%10 == 0
+}
