@@ -9,17 +9,21 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"go.uber.org/goleak"
 
 	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/llm"
 	"github.com/switchboard-dev/switchboard/llm/provider"
 	"github.com/switchboard-dev/switchboard/llm/provider/anthropic"
+	"github.com/switchboard-dev/switchboard/llm/provider/bedrock"
 	"github.com/switchboard-dev/switchboard/llm/provider/gemini"
 	"github.com/switchboard-dev/switchboard/llm/provider/internal/providertest"
 	"github.com/switchboard-dev/switchboard/llm/provider/ollama"
@@ -238,6 +242,7 @@ func TestStopSequences(t *testing.T) {
 		{"anthropic", providertest.AnthropicFinal, newAnthropic, []any{"stop_sequences"}},
 		{"gemini", providertest.GeminiFinal, newGemini, []any{"generationConfig", "stopSequences"}},
 		{"ollama", providertest.OllamaFinal, newOllama, []any{"options", "stop"}},
+		{"bedrock", bedrockFinal, newBedrock, []any{"inferenceConfig", "stopSequences"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -277,6 +282,9 @@ var modelLayerCases = []struct {
 		newOpenAI, []any{"response_format", "json_schema", "schema"}},
 	{"ollama", `{"model":"llama3.2","message":{"role":"assistant","content":"{\"ok\":true}"},"done":true,"done_reason":"stop","prompt_eval_count":20,"eval_count":4}`,
 		newOllama, []any{"format"}},
+	// Bedrock's answer comes as a call of the forced answer tool.
+	{"bedrock", `{"output":{"message":{"role":"assistant","content":[{"toolUse":{"toolUseId":"tooluse_1","name":"answer","input":{"ok":true}}}]}},"stopReason":"tool_use","usage":{"inputTokens":20,"outputTokens":4,"totalTokens":24}}`,
+		newBedrock, []any{"toolConfig", "tools", 0, "toolSpec", "inputSchema", "json"}},
 }
 
 // TestAnswerSchema: each provider sends Request.Output's schema in its own
@@ -325,5 +333,127 @@ func TestToolResultImageReachesModel(t *testing.T) {
 				t.Errorf("the image did not reach the model as an image: %s", raw)
 			}
 		})
+	}
+}
+
+func newBedrock(t *testing.T, p *providertest.Server) llm.Model {
+	awsCfg := aws.Config{Region: "us-east-1",
+		Credentials: credentials.NewStaticCredentialsProvider("AKIDTESTEXAMPLE00001", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYTESTSECRETKEY", "")}
+	m, err := bedrock.NewFromConfig(awsCfg, provider.Config{BaseURL: p.URL, Model: "us.anthropic.claude-sonnet-4-5-20250929-v1:0", HTTPClient: p.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// bedrockFinal is a Converse answer.
+const bedrockFinal = `{"output":{"message":{"role":"assistant","content":[{"text":"Paris is 18°C; Oslo is unknown."}]}},"stopReason":"end_turn","usage":{"inputTokens":610,"outputTokens":12,"totalTokens":622}}`
+
+// TestEndpointIsServerAddress: every provider's Capabilities.Endpoint is
+// the base URL it sends to, so that the agent's chat spans name the server
+// (server.address and server.port); a provider with no BaseURL names its
+// public API.
+func TestEndpointIsServerAddress(t *testing.T) {
+	cases := []struct {
+		name  string
+		model func(*testing.T, *providertest.Server) llm.Model
+		final string
+		def   func(*testing.T) llm.Model // built with no BaseURL
+		host  string                     // the default's host
+	}{
+		{"openai", newOpenAI, providertest.OpenAIFinal, func(t *testing.T) llm.Model {
+			m, err := openai.New(provider.Config{APIKey: providertest.OpenAIKey})
+			must(t, err)
+			return m
+		}, "api.openai.com"},
+		{"anthropic", newAnthropic, providertest.AnthropicFinal, func(t *testing.T) llm.Model {
+			m, err := anthropic.New(provider.Config{APIKey: providertest.AnthropicKey})
+			must(t, err)
+			return m
+		}, "api.anthropic.com"},
+		{"gemini", newGemini, providertest.GeminiFinal, func(t *testing.T) llm.Model {
+			m, err := gemini.New(provider.Config{APIKey: providertest.GeminiKey})
+			must(t, err)
+			return m
+		}, "generativelanguage.googleapis.com"},
+		{"ollama", newOllama, providertest.OllamaFinal, func(t *testing.T) llm.Model {
+			m, err := ollama.New(provider.Config{})
+			must(t, err)
+			return m
+		}, "localhost"},
+		{"bedrock", newBedrock, bedrockFinal, func(t *testing.T) llm.Model {
+			m, err := bedrock.NewFromConfig(aws.Config{Region: "eu-west-3", Credentials: credentials.NewStaticCredentialsProvider("AKIDTESTEXAMPLE00001", "secret", "")},
+				provider.Config{})
+			must(t, err)
+			return m
+		}, "bedrock-runtime.eu-west-3.amazonaws.com"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := providertest.NewServer(t, providertest.Reply{Status: 200, ContentType: "application/json", Body: []byte(tc.final)})
+			m := tc.model(t, p)
+			if _, err := m.Generate(t.Context(), providertest.UserReq("hi")); err != nil {
+				t.Fatal(err)
+			}
+			want, _ := url.Parse(p.URL)
+			got, err := url.Parse(llm.CapabilitiesOf(m).Endpoint)
+			if err != nil || got.Host != want.Host {
+				t.Errorf("Endpoint = %q, want the server's %s", llm.CapabilitiesOf(m).Endpoint, want.Host)
+			}
+			d, err := url.Parse(llm.CapabilitiesOf(tc.def(t)).Endpoint)
+			if err != nil || d.Hostname() != tc.host {
+				t.Errorf("default Endpoint = %q, want host %s", llm.CapabilitiesOf(tc.def(t)).Endpoint, tc.host)
+			}
+		})
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestContextLengthIsBudget: each provider's refusal of a prompt longer than
+// the context window, in its own wire format, is the same failure:
+// failure.Budget (as the agent's own check), not retryable, saying so.
+func TestContextLengthIsBudget(t *testing.T) {
+	js := func(body string) providertest.Reply {
+		return providertest.Reply{Status: 400, ContentType: "application/json", Body: []byte(body)}
+	}
+	bed := js(`{"message":"Input is too long for requested model."}`)
+	bed.Header = http.Header{"X-Amzn-Errortype": {"ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/"}}
+	cases := []struct {
+		name  string
+		model func(*testing.T, *providertest.Server) llm.Model
+		reply providertest.Reply
+	}{
+		{"openai", newOpenAI, js(`{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130001 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`)},
+		{"anthropic", newAnthropic, js(`{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208310 tokens > 200000 maximum"}}`)},
+		{"gemini", newGemini, js(`{"error":{"code":400,"message":"The input token count (1200345) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}`)},
+		{"ollama", newOllama, js(`{"error":"the input length exceeds the context length"}`)},
+		{"bedrock", newBedrock, bed},
+	}
+	for _, tc := range cases {
+		for _, stream := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/stream=%v", tc.name, stream), func(t *testing.T) {
+				p := providertest.NewServer(t, tc.reply)
+				m := tc.model(t, p)
+				req := providertest.UserReq("hi")
+				if stream {
+					req.OnText = func(string) {}
+				}
+				_, err := m.Generate(t.Context(), req)
+				var fe *failure.Error
+				if !errors.As(err, &fe) || fe.Kind != failure.Budget || fe.Retryable || fe.Source != failure.SourceModel ||
+					!strings.Contains(fe.Message, "does not fit the model's context window") {
+					t.Fatalf("err = %#v, want a Budget failure of the model saying the prompt does not fit", err)
+				}
+				if fe.Name != m.Name() {
+					t.Errorf("Name = %q, want %q", fe.Name, m.Name())
+				}
+			})
+		}
 	}
 }
