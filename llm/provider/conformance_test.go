@@ -1,6 +1,7 @@
 package provider_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -17,8 +19,10 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/smithy-go/eventstream"
 	"go.uber.org/goleak"
 
+	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/llm"
 	"github.com/switchboard-dev/switchboard/llm/provider"
@@ -455,5 +459,142 @@ func TestContextLengthIsBudget(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestTypedAnswerRepair runs an agent asked for a typed answer over every
+// provider: the model's first answer does not match the schema, the agent
+// tells it what was wrong (a repair turn, through the failure policy), and
+// the second, valid answer is the run's Data.
+func TestTypedAnswerRepair(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"],"additionalProperties":false}`)
+	answers := map[string]func(v string) string{
+		"openai": func(v string) string { // streamed: the agent streams
+			return `data: {"id":"chatcmpl-J","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{"role":"assistant","content":` +
+				strconv.Quote(v) + `}}]}` + "\n\n" +
+				`data: {"id":"chatcmpl-J","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":20,"completion_tokens":4}}` +
+				"\n\ndata: [DONE]\n\n"
+		},
+		"anthropic": func(v string) string {
+			return `{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":` +
+				strconv.Quote(v) + `}],"stop_reason":"end_turn","usage":{"input_tokens":20,"output_tokens":4}}`
+		},
+		"gemini": func(v string) string {
+			return `{"candidates":[{"content":{"role":"model","parts":[{"text":` + strconv.Quote(v) +
+				`}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":20,"candidatesTokenCount":4}}`
+		},
+		"ollama": func(v string) string {
+			return `{"model":"llama3.2","message":{"role":"assistant","content":` + strconv.Quote(v) +
+				`},"done":true,"done_reason":"stop","prompt_eval_count":20,"eval_count":4}`
+		},
+		"bedrock": func(v string) string { // ConverseStream's event-stream frames
+			return converseStream(t,
+				"messageStart", `{"role":"assistant"}`,
+				"contentBlockStart", `{"contentBlockIndex":0,"start":{"toolUse":{"name":"answer","toolUseId":"tooluse_1"}}}`,
+				"contentBlockDelta", `{"contentBlockIndex":0,"delta":{"toolUse":{"input":`+strconv.Quote(v)+`}}}`,
+				"contentBlockStop", `{"contentBlockIndex":0}`,
+				"messageStop", `{"stopReason":"tool_use"}`,
+				"metadata", `{"usage":{"inputTokens":20,"outputTokens":4,"totalTokens":24},"metrics":{"latencyMs":5}}`)
+		},
+	}
+	models := map[string]func(*testing.T, *providertest.Server) llm.Model{"openai": newOpenAI, "anthropic": newAnthropic,
+		"gemini": newGemini, "ollama": newOllama, "bedrock": newBedrock}
+	for _, name := range []string{"openai", "anthropic", "gemini", "ollama", "bedrock"} {
+		t.Run(name, func(t *testing.T) {
+			js := func(b string) providertest.Reply {
+				switch name {
+				case "openai":
+					return providertest.Reply{Status: 200, ContentType: "text/event-stream", Body: []byte(b)}
+				case "bedrock":
+					return providertest.Reply{Status: 200, ContentType: "application/vnd.amazon.eventstream", Body: []byte(b)}
+				}
+				return providertest.Reply{Status: 200, ContentType: "application/json", Body: []byte(b)}
+			}
+			p := providertest.NewServer(t, js(answers[name](`{"ok":"yes"}`)), js(answers[name](`{"ok":true}`)))
+			a, err := agent.New(t.Context(), agent.Config{Model: models[name](t, p), Output: &llm.Output{Name: "answer", Schema: schema}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ans, err := a.Run(t.Context(), "ok?")
+			if err != nil {
+				t.Fatal(err)
+			}
+			providertest.JSONEqual(t, "answer", ans.Data, `{"ok":true}`)
+			reqs := p.Requests()
+			if len(reqs) != 2 {
+				t.Fatalf("%d requests, want the answer and one repair", len(reqs))
+			}
+			if raw := string(reqs[1].Raw); !strings.Contains(raw, "/ok") {
+				t.Errorf("the repair request does not say what was wrong (at /ok): %s", raw)
+			}
+		})
+	}
+}
+
+// converseStream encodes Bedrock ConverseStream events, given as pairs of
+// event type and JSON payload, as event-stream frames.
+func converseStream(t *testing.T, events ...string) string {
+	var buf bytes.Buffer
+	enc := eventstream.NewEncoder()
+	for i := 0; i+1 < len(events); i += 2 {
+		var msg eventstream.Message
+		msg.Headers.Set(eventstream.EventTypeHeader, eventstream.StringValue(events[i]))
+		msg.Headers.Set(eventstream.MessageTypeHeader, eventstream.StringValue(eventstream.EventMessageType))
+		msg.Headers.Set(eventstream.ContentTypeHeader, eventstream.StringValue("application/json"))
+		msg.Payload = []byte(events[i+1])
+		if err := enc.Encode(&buf, msg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return buf.String()
+}
+
+// TestImagesReachEveryModel: through every provider, an image the user
+// sent with the prompt and an image a tool returned both reach the model as
+// images (their bytes in the request, no description in their place).
+func TestImagesReachEveryModel(t *testing.T) {
+	photo := []byte("\x89PNG\r\n\x1a\nuser-photo")
+	radar := []byte("\x89PNG\r\n\x1a\nradar-image")
+	cases := []struct {
+		name  string
+		final string
+		model func(*testing.T, *providertest.Server) llm.Model
+	}{
+		{"openai", providertest.OpenAIFinal, newOpenAI},
+		{"anthropic", providertest.AnthropicFinal, newAnthropic},
+		{"gemini", providertest.GeminiFinal, newGemini},
+		{"ollama", providertest.OllamaFinal, func(t *testing.T, p *providertest.Server) llm.Model {
+			m, err := ollama.New(provider.Config{BaseURL: p.URL, Model: "llava", HTTPClient: p.Client()})
+			must(t, err)
+			return m
+		}},
+		{"bedrock", bedrockFinal, newBedrock},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := providertest.NewServer(t, providertest.Reply{Status: 200, ContentType: "application/json", Body: []byte(tc.final)})
+			m := tc.model(t, p)
+			if !llm.CapabilitiesOf(m).Accept(llm.PartImage) {
+				t.Fatalf("%s does not accept images", m.Name())
+			}
+			_, err := m.Generate(t.Context(), &llm.Request{Tools: providertest.WeatherTools(), Messages: []llm.Message{
+				{Role: llm.RoleUser, Text: "Is this Paris? And its radar?", Parts: []llm.Part{llm.ImagePart("image/png", photo)}},
+				{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "call_1", Name: "get_weather", Args: json.RawMessage(`{"city":"Paris"}`)}}},
+				{Role: llm.RoleTool, ToolResults: []llm.ToolResult{{CallID: "call_1", Name: "get_weather", Content: "rain; radar attached",
+					Parts: []llm.Part{llm.ImagePart("image/png", radar)}}}},
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw := string(p.Requests()[0].Raw)
+			for what, img := range map[string][]byte{"the user's image": photo, "the tool's image": radar} {
+				if !strings.Contains(raw, base64.StdEncoding.EncodeToString(img)) {
+					t.Errorf("%s did not reach the model as an image: %s", what, raw)
+				}
+			}
+			if strings.Contains(raw, "[image image/png") {
+				t.Errorf("an image was described instead of sent: %s", raw)
+			}
+		})
 	}
 }
