@@ -1,6 +1,7 @@
 package provider_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -9,17 +10,24 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/smithy-go/eventstream"
 	"go.uber.org/goleak"
 
+	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/llm"
 	"github.com/switchboard-dev/switchboard/llm/provider"
 	"github.com/switchboard-dev/switchboard/llm/provider/anthropic"
+	"github.com/switchboard-dev/switchboard/llm/provider/bedrock"
 	"github.com/switchboard-dev/switchboard/llm/provider/gemini"
 	"github.com/switchboard-dev/switchboard/llm/provider/internal/providertest"
 	"github.com/switchboard-dev/switchboard/llm/provider/ollama"
@@ -238,6 +246,7 @@ func TestStopSequences(t *testing.T) {
 		{"anthropic", providertest.AnthropicFinal, newAnthropic, []any{"stop_sequences"}},
 		{"gemini", providertest.GeminiFinal, newGemini, []any{"generationConfig", "stopSequences"}},
 		{"ollama", providertest.OllamaFinal, newOllama, []any{"options", "stop"}},
+		{"bedrock", bedrockFinal, newBedrock, []any{"inferenceConfig", "stopSequences"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -277,6 +286,9 @@ var modelLayerCases = []struct {
 		newOpenAI, []any{"response_format", "json_schema", "schema"}},
 	{"ollama", `{"model":"llama3.2","message":{"role":"assistant","content":"{\"ok\":true}"},"done":true,"done_reason":"stop","prompt_eval_count":20,"eval_count":4}`,
 		newOllama, []any{"format"}},
+	// Bedrock's answer comes as a call of the forced answer tool.
+	{"bedrock", `{"output":{"message":{"role":"assistant","content":[{"toolUse":{"toolUseId":"tooluse_1","name":"answer","input":{"ok":true}}}]}},"stopReason":"tool_use","usage":{"inputTokens":20,"outputTokens":4,"totalTokens":24}}`,
+		newBedrock, []any{"toolConfig", "tools", 0, "toolSpec", "inputSchema", "json"}},
 }
 
 // TestAnswerSchema: each provider sends Request.Output's schema in its own
@@ -323,6 +335,265 @@ func TestToolResultImageReachesModel(t *testing.T) {
 			raw := string(p.Requests()[0].Raw)
 			if !strings.Contains(raw, enc) || strings.Contains(raw, "[image image/png") || !strings.Contains(raw, "rain; radar attached") {
 				t.Errorf("the image did not reach the model as an image: %s", raw)
+			}
+		})
+	}
+}
+
+func newBedrock(t *testing.T, p *providertest.Server) llm.Model {
+	awsCfg := aws.Config{Region: "us-east-1",
+		Credentials: credentials.NewStaticCredentialsProvider("AKIDTESTEXAMPLE00001", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYTESTSECRETKEY", "")}
+	m, err := bedrock.NewFromConfig(awsCfg, provider.Config{BaseURL: p.URL, Model: "us.anthropic.claude-sonnet-4-5-20250929-v1:0", HTTPClient: p.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// bedrockFinal is a Converse answer.
+const bedrockFinal = `{"output":{"message":{"role":"assistant","content":[{"text":"Paris is 18°C; Oslo is unknown."}]}},"stopReason":"end_turn","usage":{"inputTokens":610,"outputTokens":12,"totalTokens":622}}`
+
+// TestEndpointIsServerAddress: every provider's Capabilities.Endpoint is
+// the base URL it sends to, so that the agent's chat spans name the server
+// (server.address and server.port); a provider with no BaseURL names its
+// public API.
+func TestEndpointIsServerAddress(t *testing.T) {
+	cases := []struct {
+		name  string
+		model func(*testing.T, *providertest.Server) llm.Model
+		final string
+		def   func(*testing.T) llm.Model // built with no BaseURL
+		host  string                     // the default's host
+	}{
+		{"openai", newOpenAI, providertest.OpenAIFinal, func(t *testing.T) llm.Model {
+			m, err := openai.New(provider.Config{APIKey: providertest.OpenAIKey})
+			must(t, err)
+			return m
+		}, "api.openai.com"},
+		{"anthropic", newAnthropic, providertest.AnthropicFinal, func(t *testing.T) llm.Model {
+			m, err := anthropic.New(provider.Config{APIKey: providertest.AnthropicKey})
+			must(t, err)
+			return m
+		}, "api.anthropic.com"},
+		{"gemini", newGemini, providertest.GeminiFinal, func(t *testing.T) llm.Model {
+			m, err := gemini.New(provider.Config{APIKey: providertest.GeminiKey})
+			must(t, err)
+			return m
+		}, "generativelanguage.googleapis.com"},
+		{"ollama", newOllama, providertest.OllamaFinal, func(t *testing.T) llm.Model {
+			m, err := ollama.New(provider.Config{})
+			must(t, err)
+			return m
+		}, "localhost"},
+		{"bedrock", newBedrock, bedrockFinal, func(t *testing.T) llm.Model {
+			m, err := bedrock.NewFromConfig(aws.Config{Region: "eu-west-3", Credentials: credentials.NewStaticCredentialsProvider("AKIDTESTEXAMPLE00001", "secret", "")},
+				provider.Config{})
+			must(t, err)
+			return m
+		}, "bedrock-runtime.eu-west-3.amazonaws.com"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := providertest.NewServer(t, providertest.Reply{Status: 200, ContentType: "application/json", Body: []byte(tc.final)})
+			m := tc.model(t, p)
+			if _, err := m.Generate(t.Context(), providertest.UserReq("hi")); err != nil {
+				t.Fatal(err)
+			}
+			want, _ := url.Parse(p.URL)
+			got, err := url.Parse(llm.CapabilitiesOf(m).Endpoint)
+			if err != nil || got.Host != want.Host {
+				t.Errorf("Endpoint = %q, want the server's %s", llm.CapabilitiesOf(m).Endpoint, want.Host)
+			}
+			d, err := url.Parse(llm.CapabilitiesOf(tc.def(t)).Endpoint)
+			if err != nil || d.Hostname() != tc.host {
+				t.Errorf("default Endpoint = %q, want host %s", llm.CapabilitiesOf(tc.def(t)).Endpoint, tc.host)
+			}
+		})
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestContextLengthIsBudget: each provider's refusal of a prompt longer than
+// the context window, in its own wire format, is the same failure:
+// failure.Budget (as the agent's own check), not retryable, saying so.
+func TestContextLengthIsBudget(t *testing.T) {
+	js := func(body string) providertest.Reply {
+		return providertest.Reply{Status: 400, ContentType: "application/json", Body: []byte(body)}
+	}
+	bed := js(`{"message":"Input is too long for requested model."}`)
+	bed.Header = http.Header{"X-Amzn-Errortype": {"ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/"}}
+	cases := []struct {
+		name  string
+		model func(*testing.T, *providertest.Server) llm.Model
+		reply providertest.Reply
+	}{
+		{"openai", newOpenAI, js(`{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130001 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`)},
+		{"anthropic", newAnthropic, js(`{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208310 tokens > 200000 maximum"}}`)},
+		{"gemini", newGemini, js(`{"error":{"code":400,"message":"The input token count (1200345) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}`)},
+		{"ollama", newOllama, js(`{"error":"the input length exceeds the context length"}`)},
+		{"bedrock", newBedrock, bed},
+	}
+	for _, tc := range cases {
+		for _, stream := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/stream=%v", tc.name, stream), func(t *testing.T) {
+				p := providertest.NewServer(t, tc.reply)
+				m := tc.model(t, p)
+				req := providertest.UserReq("hi")
+				if stream {
+					req.OnText = func(string) {}
+				}
+				_, err := m.Generate(t.Context(), req)
+				var fe *failure.Error
+				if !errors.As(err, &fe) || fe.Kind != failure.Budget || fe.Retryable || fe.Source != failure.SourceModel ||
+					!strings.Contains(fe.Message, "does not fit the model's context window") {
+					t.Fatalf("err = %#v, want a Budget failure of the model saying the prompt does not fit", err)
+				}
+				if fe.Name != m.Name() {
+					t.Errorf("Name = %q, want %q", fe.Name, m.Name())
+				}
+			})
+		}
+	}
+}
+
+// TestTypedAnswerRepair runs an agent asked for a typed answer over every
+// provider: the model's first answer does not match the schema, the agent
+// tells it what was wrong (a repair turn, through the failure policy), and
+// the second, valid answer is the run's Data.
+func TestTypedAnswerRepair(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"],"additionalProperties":false}`)
+	answers := map[string]func(v string) string{
+		"openai": func(v string) string { // streamed: the agent streams
+			return `data: {"id":"chatcmpl-J","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{"role":"assistant","content":` +
+				strconv.Quote(v) + `}}]}` + "\n\n" +
+				`data: {"id":"chatcmpl-J","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":20,"completion_tokens":4}}` +
+				"\n\ndata: [DONE]\n\n"
+		},
+		"anthropic": func(v string) string {
+			return `{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":` +
+				strconv.Quote(v) + `}],"stop_reason":"end_turn","usage":{"input_tokens":20,"output_tokens":4}}`
+		},
+		"gemini": func(v string) string {
+			return `{"candidates":[{"content":{"role":"model","parts":[{"text":` + strconv.Quote(v) +
+				`}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":20,"candidatesTokenCount":4}}`
+		},
+		"ollama": func(v string) string {
+			return `{"model":"llama3.2","message":{"role":"assistant","content":` + strconv.Quote(v) +
+				`},"done":true,"done_reason":"stop","prompt_eval_count":20,"eval_count":4}`
+		},
+		"bedrock": func(v string) string { // ConverseStream's event-stream frames
+			return converseStream(t,
+				"messageStart", `{"role":"assistant"}`,
+				"contentBlockStart", `{"contentBlockIndex":0,"start":{"toolUse":{"name":"answer","toolUseId":"tooluse_1"}}}`,
+				"contentBlockDelta", `{"contentBlockIndex":0,"delta":{"toolUse":{"input":`+strconv.Quote(v)+`}}}`,
+				"contentBlockStop", `{"contentBlockIndex":0}`,
+				"messageStop", `{"stopReason":"tool_use"}`,
+				"metadata", `{"usage":{"inputTokens":20,"outputTokens":4,"totalTokens":24},"metrics":{"latencyMs":5}}`)
+		},
+	}
+	models := map[string]func(*testing.T, *providertest.Server) llm.Model{"openai": newOpenAI, "anthropic": newAnthropic,
+		"gemini": newGemini, "ollama": newOllama, "bedrock": newBedrock}
+	for _, name := range []string{"openai", "anthropic", "gemini", "ollama", "bedrock"} {
+		t.Run(name, func(t *testing.T) {
+			js := func(b string) providertest.Reply {
+				switch name {
+				case "openai":
+					return providertest.Reply{Status: 200, ContentType: "text/event-stream", Body: []byte(b)}
+				case "bedrock":
+					return providertest.Reply{Status: 200, ContentType: "application/vnd.amazon.eventstream", Body: []byte(b)}
+				}
+				return providertest.Reply{Status: 200, ContentType: "application/json", Body: []byte(b)}
+			}
+			p := providertest.NewServer(t, js(answers[name](`{"ok":"yes"}`)), js(answers[name](`{"ok":true}`)))
+			a, err := agent.New(t.Context(), agent.Config{Model: models[name](t, p), Output: &llm.Output{Name: "answer", Schema: schema}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ans, err := a.Run(t.Context(), "ok?")
+			if err != nil {
+				t.Fatal(err)
+			}
+			providertest.JSONEqual(t, "answer", ans.Data, `{"ok":true}`)
+			reqs := p.Requests()
+			if len(reqs) != 2 {
+				t.Fatalf("%d requests, want the answer and one repair", len(reqs))
+			}
+			if raw := string(reqs[1].Raw); !strings.Contains(raw, "/ok") {
+				t.Errorf("the repair request does not say what was wrong (at /ok): %s", raw)
+			}
+		})
+	}
+}
+
+// converseStream encodes Bedrock ConverseStream events, given as pairs of
+// event type and JSON payload, as event-stream frames.
+func converseStream(t *testing.T, events ...string) string {
+	var buf bytes.Buffer
+	enc := eventstream.NewEncoder()
+	for i := 0; i+1 < len(events); i += 2 {
+		var msg eventstream.Message
+		msg.Headers.Set(eventstream.EventTypeHeader, eventstream.StringValue(events[i]))
+		msg.Headers.Set(eventstream.MessageTypeHeader, eventstream.StringValue(eventstream.EventMessageType))
+		msg.Headers.Set(eventstream.ContentTypeHeader, eventstream.StringValue("application/json"))
+		msg.Payload = []byte(events[i+1])
+		if err := enc.Encode(&buf, msg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return buf.String()
+}
+
+// TestImagesReachEveryModel: through every provider, an image the user
+// sent with the prompt and an image a tool returned both reach the model as
+// images (their bytes in the request, no description in their place).
+func TestImagesReachEveryModel(t *testing.T) {
+	photo := []byte("\x89PNG\r\n\x1a\nuser-photo")
+	radar := []byte("\x89PNG\r\n\x1a\nradar-image")
+	cases := []struct {
+		name  string
+		final string
+		model func(*testing.T, *providertest.Server) llm.Model
+	}{
+		{"openai", providertest.OpenAIFinal, newOpenAI},
+		{"anthropic", providertest.AnthropicFinal, newAnthropic},
+		{"gemini", providertest.GeminiFinal, newGemini},
+		{"ollama", providertest.OllamaFinal, func(t *testing.T, p *providertest.Server) llm.Model {
+			m, err := ollama.New(provider.Config{BaseURL: p.URL, Model: "llava", HTTPClient: p.Client()})
+			must(t, err)
+			return m
+		}},
+		{"bedrock", bedrockFinal, newBedrock},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := providertest.NewServer(t, providertest.Reply{Status: 200, ContentType: "application/json", Body: []byte(tc.final)})
+			m := tc.model(t, p)
+			if !llm.CapabilitiesOf(m).Accept(llm.PartImage) {
+				t.Fatalf("%s does not accept images", m.Name())
+			}
+			_, err := m.Generate(t.Context(), &llm.Request{Tools: providertest.WeatherTools(), Messages: []llm.Message{
+				{Role: llm.RoleUser, Text: "Is this Paris? And its radar?", Parts: []llm.Part{llm.ImagePart("image/png", photo)}},
+				{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "call_1", Name: "get_weather", Args: json.RawMessage(`{"city":"Paris"}`)}}},
+				{Role: llm.RoleTool, ToolResults: []llm.ToolResult{{CallID: "call_1", Name: "get_weather", Content: "rain; radar attached",
+					Parts: []llm.Part{llm.ImagePart("image/png", radar)}}}},
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw := string(p.Requests()[0].Raw)
+			for what, img := range map[string][]byte{"the user's image": photo, "the tool's image": radar} {
+				if !strings.Contains(raw, base64.StdEncoding.EncodeToString(img)) {
+					t.Errorf("%s did not reach the model as an image: %s", what, raw)
+				}
+			}
+			if strings.Contains(raw, "[image image/png") {
+				t.Errorf("an image was described instead of sent: %s", raw)
 			}
 		})
 	}

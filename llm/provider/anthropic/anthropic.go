@@ -54,6 +54,7 @@ const (
 type anthropicModel struct {
 	name      string
 	model     string
+	endpoint  string // the base URL, for Capabilities.Endpoint
 	family    generation
 	url       string
 	key       string
@@ -86,7 +87,7 @@ func newAnthropic(cfg provider.Config) (*anthropicModel, error) {
 		hc = &http.Client{}
 	}
 	name := "anthropic/" + cfg.Model
-	a := &anthropicModel{name: name, model: cfg.Model, family: generationOf(cfg.Model), url: base + "/v1/messages", key: cfg.APIKey, maxTokens: cfg.MaxTokens,
+	a := &anthropicModel{name: name, model: cfg.Model, endpoint: base, family: generationOf(cfg.Model), url: base + "/v1/messages", key: cfg.APIKey, maxTokens: cfg.MaxTokens,
 		hc: hc, cls: wire.Classifier{Name: name, Scrub: wire.NewScrubber(cfg.APIKey)}, policy: cfg.Policy, log: zerolog.Nop()}
 	if cfg.Logger != nil {
 		a.log = *cfg.Logger

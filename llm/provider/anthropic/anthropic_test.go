@@ -187,9 +187,9 @@ func TestAnthropicErrors(t *testing.T) {
 		{"body not JSON", false, providertest.Reply{Status: 200, ContentType: "application/json", Body: []byte(`<html>gateway</html>`)}, failure.Protocol, false, ""},
 		{"500", false, providertest.Reply{Status: 500, ContentType: "application/json", Body: []byte(`{"type":"error","error":{"type":"api_error","message":"Internal server error"}}`)}, failure.Transient, true, "api_error"},
 		{"prompt too long", false, providertest.Reply{Status: 400, ContentType: "application/json", Body: []byte(`{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208310 tokens > 200000 maximum"},"request_id":"req_011CSHoEeqs5C35K2UUqR7Fy"}`)},
-			failure.Model, false, "the prompt does not fit the model's context window (the provider said: prompt is too long: 208310 tokens > 200000 maximum)"},
+			failure.Budget, false, "the prompt does not fit the model's context window (the provider said: prompt is too long: 208310 tokens > 200000 maximum)"},
 		{"input and max_tokens past the window", true, providertest.Reply{Status: 400, ContentType: "application/json", Body: []byte(`{"type":"error","error":{"type":"invalid_request_error","message":"input length and ` + "`max_tokens`" + ` exceed context limit: 197202 + 21333 > 200000, decrease input length or ` + "`max_tokens`" + ` and try again"}}`)},
-			failure.Model, false, "does not fit the model's context window"},
+			failure.Budget, false, "does not fit the model's context window"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

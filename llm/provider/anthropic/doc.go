@@ -76,7 +76,7 @@
 // # Failures
 //
 // A prompt past the context window ("prompt is too long") is a
-// failure.Model that says so; 429, 529 and other 5xx are failure.Transient.
+// failure.Budget that says so, as in every provider; 429, 529 and other 5xx are failure.Transient.
 package anthropic
 
 import (

@@ -11,7 +11,7 @@ import (
 
 // do sends a request: a transport failure or a status outside 2xx is a
 // classified failure (wire.Classifier), and a request the API refuses as
-// longer than the model's context window says so.
+// longer than the model's context window is wire.Classifier.TooLong.
 func (a *anthropicModel) do(ctx context.Context, req *http.Request) (*http.Response, error) {
 	resp, err := a.hc.Do(req)
 	if err != nil {
@@ -23,11 +23,10 @@ func (a *anthropicModel) do(ctx context.Context, req *http.Request) (*http.Respo
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, wire.MaxErrorBody))
 	msg, typ := wire.ParseErrorBody(b)
-	f := a.cls.Status(wire.HTTPFailure{Status: resp.StatusCode, Message: msg, ErrType: typ})
 	if resp.StatusCode == http.StatusBadRequest && tooLong(typ, msg) {
-		f.Message = "the prompt does not fit the model's context window (the provider said: " + a.cls.Scrub.Scrub(msg) + ")"
+		return nil, a.cls.TooLong(msg)
 	}
-	return nil, f
+	return nil, a.cls.Status(wire.HTTPFailure{Status: resp.StatusCode, Message: msg, ErrType: typ})
 }
 
 // tooLong reports whether an invalid_request_error is the API's refusal of

@@ -71,7 +71,7 @@ const (
 // deferred tools through the provider's tool search; a prompt cache (the
 // breakpoints of cache.go); an enforced answer schema on the models with
 // structured outputs (others get a forced tool, asked but not enforced);
-// reasoning on the models that think.
+// reasoning on the models that think. Endpoint is the base URL.
 func (a *anthropicModel) Capabilities() llm.Capabilities {
 	return llm.Capabilities{
 		Accepts:          []llm.PartKind{llm.PartImage, llm.PartDocument},
@@ -80,5 +80,6 @@ func (a *anthropicModel) Capabilities() llm.Capabilities {
 		Reasoning:        a.family.reasoning(),
 		ToolSearch:       true,
 		PromptCache:      true,
+		Endpoint:         a.endpoint,
 	}
 }

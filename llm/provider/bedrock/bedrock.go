@@ -41,6 +41,7 @@ type model struct {
 	family    family
 	client    *bedrockruntime.Client
 	maxTokens int
+	endpoint  string // the client's base URL, for Capabilities.Endpoint
 	cls       wire.Classifier
 	policy    failure.Policy
 	log       zerolog.Logger
@@ -118,14 +119,37 @@ func newModel(awsCfg aws.Config, cfg provider.Config) (*model, error) {
 			o.AuthSchemePreference = []string{"httpBearerAuth"}
 		}
 	})
+	m.endpoint = endpointOf(m.client.Options())
 	return m, nil
+}
+
+// endpointOf is the base URL the client sends to: o.BaseEndpoint when set,
+// else the SDK's regional endpoint for o's region, FIPS and dual-stack
+// settings (resolved without I/O); "" when neither resolves.
+func endpointOf(o bedrockruntime.Options) string {
+	if o.BaseEndpoint != nil {
+		return *o.BaseEndpoint
+	}
+	fips := o.EndpointOptions.UseFIPSEndpoint == aws.FIPSEndpointStateEnabled
+	dual := o.EndpointOptions.UseDualStackEndpoint == aws.DualStackEndpointStateEnabled
+	e, err := bedrockruntime.NewDefaultEndpointResolverV2().ResolveEndpoint(context.Background(),
+		bedrockruntime.EndpointParameters{Region: aws.String(o.Region), UseFIPS: &fips, UseDualStack: &dual})
+	if err != nil {
+		return ""
+	}
+	return e.URI.String()
 }
 
 // Name returns "bedrock/<model id>".
 func (m *model) Name() string { return m.name }
 
-// Capabilities says what the model's family accepts on Bedrock.
-func (m *model) Capabilities() llm.Capabilities { return m.family.capabilities() }
+// Capabilities says what the model's family accepts on Bedrock; Endpoint
+// is the client's base URL.
+func (m *model) Capabilities() llm.Capabilities {
+	c := m.family.capabilities()
+	c.Endpoint = m.endpoint
+	return c
+}
 
 // Generate runs one model turn; with req.OnText set, the answer streams
 // (ConverseStream).

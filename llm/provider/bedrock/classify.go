@@ -119,8 +119,9 @@ func (m *model) apiFailure(api smithy.APIError, status int, err error) *failure.
 		text.WriteString(": " + m.cls.Scrub.Scrub(msg))
 	}
 	if code == "ValidationException" && contextExceeded(msg) {
-		text.Reset()
-		text.WriteString("the prompt is longer than the model's context window (ValidationException: " + m.cls.Scrub.Scrub(msg) + ")")
+		f := m.cls.TooLong("ValidationException: " + msg)
+		f.Err = m.cls.Scrub.ScrubErr(err)
+		return f
 	}
 	return &failure.Error{Kind: kind, Source: failure.SourceModel, Name: m.name, Op: "generate",
 		Retryable: kind == failure.Transient, Message: text.String(), Err: m.cls.Scrub.ScrubErr(err)}

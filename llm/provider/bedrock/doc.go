@@ -64,8 +64,9 @@
 // ModelNotReadyException, ServiceQuotaExceededException and
 // ModelStreamErrorException (mid-stream) are Transient; AccessDeniedException
 // and signature or token errors PermissionDenied; ModelTimeoutException
-// Timeout; ValidationException (an "Input is too long" one says the prompt
-// exceeds the model's context window) and any other refusal Model; missing
+// Timeout; a ValidationException saying the prompt exceeds the model's
+// context window ("Input is too long") Budget, as in every provider; any
+// other ValidationException and refusal Model; missing
 // credentials Config. The SDK's own retries are off: Config.Policy retries.
 //
 // Config.BaseURL replaces the regional endpoint

@@ -83,9 +83,10 @@
 //
 // Errors: Gemini's error body ({"error":{"code","message","status"}}) is
 // classified as every provider's (429 RESOURCE_EXHAUSTED and 5xx
-// Transient, 403 PermissionDenied, other 4xx Model, such as a prompt past
-// the context window), except that a 400 for an invalid API key
-// (API_KEY_INVALID) is PermissionDenied.
+// Transient, 403 PermissionDenied, other 4xx Model), except that a 400 for
+// an invalid API key (API_KEY_INVALID) is PermissionDenied and a prompt past
+// the context window ("The input token count ... exceeds the maximum") is
+// failure.Budget, as in every provider.
 package gemini
 
 import (

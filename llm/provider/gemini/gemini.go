@@ -39,16 +39,18 @@ const (
 
 // geminiModel is a Model that speaks the Gemini API's generateContent.
 type geminiModel struct {
-	name   string
-	model  string
-	base   string // {base}/v1beta/models/{model}
-	key    string
-	maxTok int
-	gen    generation
-	hc     *http.Client
-	cls    wire.Classifier
-	policy failure.Policy
-	log    zerolog.Logger
+	name  string
+	model string
+	base  string // {base}/v1beta/models/{model}
+	// endpoint is the base URL, for Capabilities.Endpoint.
+	endpoint string
+	key      string
+	maxTok   int
+	gen      generation
+	hc       *http.Client
+	cls      wire.Classifier
+	policy   failure.Policy
+	log      zerolog.Logger
 }
 
 // generation is what a model's name says of its family: Gemini major.minor
@@ -110,7 +112,7 @@ func newGemini(cfg provider.Config) (*geminiModel, error) {
 		hc = &http.Client{}
 	}
 	name := Name + "/" + model
-	g := &geminiModel{name: name, model: model, base: base + "/" + apiVersion + "/models/" + url.PathEscape(model),
+	g := &geminiModel{name: name, model: model, endpoint: base, base: base + "/" + apiVersion + "/models/" + url.PathEscape(model),
 		key: cfg.APIKey, maxTok: cfg.MaxTokens, gen: generationOf(model), hc: hc,
 		cls: wire.Classifier{Name: name, Scrub: wire.NewScrubber(cfg.APIKey)}, policy: cfg.Policy, log: zerolog.Nop()}
 	if cfg.Logger != nil {
@@ -125,10 +127,11 @@ func (g *geminiModel) Name() string { return g.name }
 // Capabilities says what the model takes: images, audio and documents
 // (inline up to 50 MB a part, or by URL), structured output, reasoning for
 // Gemini 2.5 and later, and the implicit prompt cache, whose reads are
-// reported.
+// reported. Endpoint is the base URL.
 func (g *geminiModel) Capabilities() llm.Capabilities {
 	c := llm.Capabilities{Accepts: []llm.PartKind{llm.PartImage, llm.PartAudio, llm.PartDocument},
-		MaxPartBytes: maxPartBytes, StructuredOutput: true, Reasoning: g.gen.reasons(), PromptCache: true}
+		MaxPartBytes: maxPartBytes, StructuredOutput: true, Reasoning: g.gen.reasons(), PromptCache: true,
+		Endpoint: g.endpoint}
 	if g.gen.atLeast(1, 5) || g.gen.latest {
 		c.ContextWindow = contextWindow
 	}
@@ -221,6 +224,9 @@ func (e apiError) reason() string {
 // statusFailure classifies a failed exchange (an HTTP status, or an error
 // event in a stream, whose code is the status it stands for).
 func (g *geminiModel) statusFailure(status int, e apiError) *failure.Error {
+	if tooLong(status, e) {
+		return g.cls.TooLong(e.Message)
+	}
 	f := g.cls.Status(wire.HTTPFailure{Status: status, Message: e.Message, ErrType: e.Status})
 	switch {
 	case e.reason() == "API_KEY_INVALID" || e.Status == "UNAUTHENTICATED" || e.Status == "PERMISSION_DENIED":
@@ -229,6 +235,18 @@ func (g *geminiModel) statusFailure(status int, e apiError) *failure.Error {
 		f.Kind, f.Retryable = failure.Transient, true
 	}
 	return f
+}
+
+// tooLong reports whether e is the API's refusal of a prompt longer than
+// the model's input token limit: a 400 INVALID_ARGUMENT "The input token
+// count (1200000) exceeds the maximum number of tokens allowed (1048576)."
+// The API tells it only in the message's text.
+func tooLong(status int, e apiError) bool {
+	if status != http.StatusBadRequest || e.Status != "INVALID_ARGUMENT" {
+		return false
+	}
+	m := strings.ToLower(e.Message)
+	return strings.Contains(m, "input token count") && strings.Contains(m, "exceeds the maximum")
 }
 
 // protocolError is an answer that is not what the API documents.

@@ -468,7 +468,7 @@ func TestErrors(t *testing.T) {
 		retryable bool
 		says      string
 	}{
-		{"400 context too long", false, providertest.Reply{Status: 400, ContentType: "application/json", Body: []byte(tooLong)}, failure.Model, false, "exceeds the maximum number of tokens"},
+		{"400 context too long", false, providertest.Reply{Status: 400, ContentType: "application/json", Body: []byte(tooLong)}, failure.Budget, false, "the prompt does not fit the model's context window (the provider said: The input token count"},
 		{"400 invalid key echoing the key", false, providertest.Reply{Status: 400, ContentType: "application/json", Body: []byte(echoKey)}, failure.PermissionDenied, false, "API key not valid"},
 		{"403", true, providertest.Reply{Status: 403, ContentType: "application/json", Body: []byte(`{"error":{"code":403,"message":"Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.","status":"PERMISSION_DENIED"}}`)}, failure.PermissionDenied, false, "PERMISSION_DENIED"},
 		{"429", false, providertest.Reply{Status: 429, ContentType: "application/json", Body: []byte(`{"error":{"code":429,"message":"You exceeded your current quota, please check your plan and billing details.","status":"RESOURCE_EXHAUSTED"}}`)}, failure.Transient, true, "RESOURCE_EXHAUSTED"},

@@ -32,14 +32,16 @@ const (
 
 // ollamaModel is a Model that speaks Ollama's /api/chat with net/http.
 type ollamaModel struct {
-	name   string
-	model  string
-	url    string
-	key    string
-	hc     *http.Client
-	cls    wire.Classifier
-	policy failure.Policy
-	log    zerolog.Logger
+	name  string
+	model string
+	url   string
+	// endpoint is the server's root, for Capabilities.Endpoint.
+	endpoint string
+	key      string
+	hc       *http.Client
+	cls      wire.Classifier
+	policy   failure.Policy
+	log      zerolog.Logger
 }
 
 // newOllama returns a model of the Ollama server cfg names.
@@ -57,7 +59,7 @@ func newOllama(cfg provider.Config) (*ollamaModel, error) {
 		hc = &http.Client{}
 	}
 	name := "ollama/" + cfg.Model
-	m := &ollamaModel{name: name, model: cfg.Model, url: base + "/api/chat", key: cfg.APIKey, hc: hc,
+	m := &ollamaModel{name: name, model: cfg.Model, endpoint: base, url: base + "/api/chat", key: cfg.APIKey, hc: hc,
 		cls: wire.Classifier{Name: name, Scrub: wire.NewScrubber(cfg.APIKey)}, policy: cfg.Policy, log: zerolog.Nop()}
 	if cfg.Logger != nil {
 		m.log = *cfg.Logger
@@ -103,8 +105,13 @@ func (o *ollamaModel) Name() string { return o.name }
 // Capabilities says what the model takes, judged by its name: images for
 // the vision families (llava, llama3.2-vision, gemma3, qwen2.5vl, ...),
 // thinking for the thinking ones (deepseek-r1, qwen3, gpt-oss, ...), and
-// answer schemas for every model, which the server enforces.
-func (o *ollamaModel) Capabilities() llm.Capabilities { return capabilitiesOf(o.model) }
+// answer schemas for every model, which the server enforces. Endpoint is
+// the server's root.
+func (o *ollamaModel) Capabilities() llm.Capabilities {
+	c := capabilitiesOf(o.model)
+	c.Endpoint = o.endpoint
+	return c
+}
 
 // Generate runs one model turn; with req.OnText set, the answer streams.
 func (o *ollamaModel) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
@@ -399,8 +406,7 @@ func (o *ollamaModel) contextLength(msg string) *failure.Error {
 	if !strings.Contains(l, "context length") && !strings.Contains(l, "context window") && !strings.Contains(l, "prompt too long") {
 		return nil
 	}
-	return &failure.Error{Kind: failure.Budget, Source: failure.SourceModel, Name: o.name, Op: "generate",
-		Message: "the prompt does not fit the model's context window: " + o.cls.Scrub.Scrub(msg)}
+	return o.cls.TooLong(msg)
 }
 
 // newCallID returns an id for a tool call the server sent without one.

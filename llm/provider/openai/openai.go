@@ -78,7 +78,7 @@ func newOpenAI(cfg provider.Config) (*openAIModel, error) {
 	}
 	a.tapped = true
 	a.patch = func(req *llm.Request) (*bodyPatch, error) { return chatPatch(model, req) }
-	return &openAIModel{lc: a, model: model, responses: &responsesAPI{url: base + "/responses", key: key, model: model, hc: hc, cls: a.cls}}, nil
+	return &openAIModel{lc: a, model: model, endpoint: base, responses: &responsesAPI{url: base + "/responses", key: key, model: model, hc: hc, cls: a.cls}}, nil
 }
 
 // openAIModel is a Model that speaks the openAIModel chat completions API, built by
@@ -86,6 +86,7 @@ func newOpenAI(cfg provider.Config) (*openAIModel, error) {
 type openAIModel struct {
 	lc        *langChain
 	model     string
+	endpoint  string        // the base URL, for Capabilities.Endpoint
 	responses *responsesAPI // turns that defer tools (openai_responses.go)
 }
 
@@ -95,8 +96,12 @@ type openAIModel struct {
 // and is given answer schemas as a json_schema response format
 // (output.go); images, PDFs, audio, reasoning effort and the prompt cache
 // go to the models that take them. ContextWindow is left 0: the agent
-// knows OpenAI's windows by name.
-func (o *openAIModel) Capabilities() llm.Capabilities { return capabilitiesOf(o.model) }
+// knows OpenAI's windows by name. Endpoint is the base URL.
+func (o *openAIModel) Capabilities() llm.Capabilities {
+	c := capabilitiesOf(o.model)
+	c.Endpoint = o.endpoint
+	return c
+}
 
 // Name returns "openai/<model>".
 func (o *openAIModel) Name() string { return o.lc.Name() }

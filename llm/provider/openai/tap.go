@@ -211,14 +211,13 @@ func contextLength(c wire.Classifier, body []byte) *failure.Error {
 	return contextLengthError(c, b.Error.Message)
 }
 
-// contextLengthError is a prompt too long for the model's window: a
-// failure.Budget, as the agent reports a prompt it knows will not fit (the
-// context window is a budget of tokens; retrying the same prompt cannot
-// help), with the provider's code in the message.
+// contextLengthError is a prompt too long for the model's window
+// (wire.Classifier.TooLong), with the provider's code in the message.
 func contextLengthError(c wire.Classifier, msg string) *failure.Error {
-	m := "the prompt does not fit the model's context window (" + codeContextLength + ")"
-	if msg != "" {
-		m += ": " + c.Scrub.Scrub(msg)
+	if msg == "" {
+		msg = codeContextLength
+	} else {
+		msg = codeContextLength + ": " + msg
 	}
-	return &failure.Error{Kind: failure.Budget, Source: failure.SourceModel, Name: c.Name, Op: "generate", Message: m}
+	return c.TooLong(msg)
 }

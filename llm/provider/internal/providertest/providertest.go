@@ -25,6 +25,8 @@ type Reply struct {
 	Status      int
 	ContentType string
 	Body        []byte
+	// Header holds further response headers (Bedrock's x-amzn-ErrorType).
+	Header http.Header
 }
 
 // Seen is one request a fake Server received.
@@ -68,6 +70,9 @@ func NewServer(t *testing.T, replies ...Reply) *Server {
 			p.replies = p.replies[1:]
 		}
 		p.mu.Unlock()
+		for k, v := range rep.Header {
+			w.Header()[k] = v
+		}
 		if rep.ContentType != "" {
 			w.Header().Set("Content-Type", rep.ContentType)
 		}

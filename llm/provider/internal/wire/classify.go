@@ -164,6 +164,21 @@ func (c Classifier) Status(h HTTPFailure) *failure.Error {
 		Retryable: kind == failure.Transient, Message: msg}
 }
 
+// TooLong is the failure of a request the provider refused because the
+// prompt does not fit the model's context window: failure.Budget, as the
+// agent reports a prompt it knows will not fit (the window is a budget of
+// tokens; retrying the same prompt cannot help, compacting it can), not
+// retryable, with the provider's own words (scrubbed) when it gave any.
+// Every provider reports a context-length refusal through it, so the kind
+// is the same whichever model refused.
+func (c Classifier) TooLong(providerSaid string) *failure.Error {
+	msg := "the prompt does not fit the model's context window"
+	if providerSaid != "" {
+		msg += " (the provider said: " + c.Scrub.Scrub(providerSaid) + ")"
+	}
+	return &failure.Error{Kind: failure.Budget, Source: failure.SourceModel, Name: c.Name, Op: "generate", Message: msg}
+}
+
 // err classifies an error from a call: the context's own state first (a
 // provider library may hide the context error behind its own text), then
 // the failure taxonomy's classification of transport errors; anything else
