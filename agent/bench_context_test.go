@@ -88,7 +88,7 @@ func searchRun(t testing.TB, a *agent.Agent) string {
 func searchAgents(t testing.TB) (withSearch, baseline *agent.Agent) {
 	sets := serverTools(t, 20, 20, nil)
 	cfg := agent.ContextConfig{Window: 200_000, Pinned: []string{"add"}}
-	searchStep := llm.Calls(llm.CallTool("c1", "search_tools", map[string]string{"query": "create relations between entities in the knowledge graph"}))
+	searchStep := llm.Calls(llm.CallTool("c1", "search_tools", map[string]string{"query": "create relations"}))
 	addStep := llm.Calls(llm.CallTool("c1", "add", benchArgs))
 	withSearch = newAgent(t, agent.Config{Model: llm.NewCyclic(searchStep, llm.Say("done")), Toolsets: sets, Tools: []agent.Tool{benchTool()}, Context: cfg})
 	baseline = newAgent(t, agent.Config{Model: llm.NewCyclic(addStep, llm.Say("done")), Toolsets: sets, Tools: []agent.Tool{benchTool()}, Context: cfg})

@@ -22,13 +22,16 @@ const (
 )
 
 const searchToolDesc = "Search the tools that are not defined yet: this agent has more tools than fit its context, " +
-	"so most are found by searching. Describe what you want to do (words from a tool's name, purpose or parameters). " +
+	"so most are found by searching. Describe what you want to do (words from a tool's name, purpose or parameters); " +
+	"give several queries at once for several steps, or a server's name to list its tools. " +
 	"The tools found are defined from your next turn; a tool can also be called directly by its exact name."
 
 var searchToolSchema = json.RawMessage(`{"type":"object","properties":{` +
 	`"query":{"type":"string","minLength":1,"maxLength":1000,"description":"what the tool should do"},` +
-	`"limit":{"type":"integer","minimum":1,"maximum":20,"description":"how many tools to return (default 5)"}},` +
-	`"required":["query"],"additionalProperties":false}`)
+	`"queries":{"type":"array","maxItems":8,"items":{"type":"string","minLength":1,"maxLength":1000},"description":"several searches at once, one per step of the task"},` +
+	`"server":{"type":"string","maxLength":200,"description":"list this MCP server's tools"},` +
+	`"limit":{"type":"integer","minimum":1,"maximum":20,"description":"how many tools to return for each query (default 5)"}},` +
+	`"additionalProperties":false}`)
 
 // deferIndex is the search index of one tool snapshot's definitions (the
 // snapshot's defs slice identifies it), and their estimated tokens. It is
@@ -41,18 +44,12 @@ type deferIndex struct {
 	// ix is built by the first search.
 	once sync.Once
 	all  []llm.ToolDef
-	ix   *toolsearch.Index
+	ix   *ToolIndex
 }
 
 // index returns the search index, building it on first use.
-func (di *deferIndex) index() *toolsearch.Index {
-	di.once.Do(func() {
-		docs := make([]toolsearch.Doc, len(di.all))
-		for i, d := range di.all {
-			docs[i] = toolsearch.Doc{Name: d.Name, Description: d.Description, Schema: d.Schema}
-		}
-		di.ix = toolsearch.New(docs)
-	})
+func (di *deferIndex) index() *ToolIndex {
+	di.once.Do(func() { di.ix = NewToolIndex(di.all) })
 	return di.ix
 }
 
@@ -202,16 +199,32 @@ type foundTool struct {
 	Name        string   `json:"name"`
 	Description string   `json:"description"`
 	Parameters  []string `json:"parameters,omitempty"`
+	Why         string   `json:"why,omitempty"`
 }
+
+// searchMaxQueries bounds the queries of one search_tools call.
+const searchMaxQueries = 8
 
 func (t *searchTool) Call(ctx context.Context, args json.RawMessage) (*Result, error) {
 	var in struct {
-		Query string `json:"query"`
-		Limit int    `json:"limit"`
+		Query   string   `json:"query"`
+		Queries []string `json:"queries"`
+		Server  string   `json:"server"`
+		Limit   int      `json:"limit"`
 	}
-	if err := json.Unmarshal(args, &in); err != nil || strings.TrimSpace(in.Query) == "" {
-		return nil, &failure.Error{Kind: failure.InvalidArgs, Source: failure.SourceAgent, Tool: searchToolName,
-			Message: `search_tools needs {"query": "<what the tool should do>"}`}
+	bad := &failure.Error{Kind: failure.InvalidArgs, Source: failure.SourceAgent, Tool: searchToolName,
+		Message: `search_tools needs {"query": "<what the tool should do>"}, {"queries": [...]} (at most 8) or {"server": "<name>"}`}
+	if err := json.Unmarshal(args, &in); err != nil {
+		return nil, bad
+	}
+	var queries []string
+	for _, q := range append([]string{in.Query}, in.Queries...) {
+		if strings.TrimSpace(q) != "" {
+			queries = append(queries, q)
+		}
+	}
+	if (len(queries) == 0 && strings.TrimSpace(in.Server) == "") || len(queries) > searchMaxQueries {
+		return nil, bad
 	}
 	limit := in.Limit
 	if limit <= 0 {
@@ -222,14 +235,37 @@ func (t *searchTool) Call(ctx context.Context, args json.RawMessage) (*Result, e
 		Tools []foundTool `json:"tools"`
 		Note  string      `json:"note"`
 	}{Tools: []foundTool{}}
-	for _, h := range t.di.index().Search(in.Query, limit) {
-		d := t.all[h.Doc]
+	seen := map[string]bool{}
+	add := func(name, reason string) {
+		if seen[name] {
+			return
+		}
+		i, ok := t.di.pos[name]
+		if !ok {
+			return
+		}
+		seen[name] = true
+		d := t.all[i]
 		t.cx.load(d.Name)
-		f := foundTool{Name: d.Name, Description: clip(d.Description, searchDescBytes)}
+		f := foundTool{Name: d.Name, Description: clip(d.Description, searchDescBytes), Why: reason}
 		if p := toolsearch.ParamNames(d.Schema); p != "" {
 			f.Parameters = strings.Fields(p)
 		}
 		out.Tools = append(out.Tools, f)
+	}
+	ix := t.di.index()
+	if s := strings.TrimSpace(in.Server); s != "" {
+		for _, n := range ix.Server(s) {
+			if len(out.Tools) >= searchMaxLimit {
+				break
+			}
+			add(n, "a tool of "+s)
+		}
+	}
+	for _, q := range queries {
+		for _, m := range ix.Search(q, limit) {
+			add(m.Name, m.Why)
+		}
 	}
 	out.Note = "These tools are defined from your next turn: call them by name then."
 	if len(out.Tools) == 0 {

@@ -231,3 +231,33 @@ func TestLoadedToolsBounded(t *testing.T) {
 		t.Errorf("the last search's best tool %s is not defined in the last turn", found.Tools[0].Name)
 	}
 }
+
+// TestSearchToolQueriesAndServer: one search_tools call with several
+// queries finds a tool for each, and one naming a server lists its tools;
+// each tool found says why it matched.
+func TestSearchToolQueriesAndServer(t *testing.T) {
+	rec := &recorder{inner: llm.NewScripted(
+		llm.Calls(llm.CallTool("c1", "search_tools", map[string]any{"queries": []string{"add observations", "sequential thinking"}, "limit": 1}),
+			llm.CallTool("c2", "search_tools", map[string]any{"server": "srv03"}),
+			llm.CallTool("c3", "search_tools", map[string]any{"queries": slices.Repeat([]string{"x"}, 9)})),
+		llm.Say("ok"))}
+	a := newAgent(t, agent.Config{Model: rec, Toolsets: serverTools(t, 20, 20, nil), Context: agent.ContextConfig{Window: 200_000}})
+	s := a.NewSession()
+	if _, err := s.Run(testkit.Ctx(t, 10*time.Second), "x"); err != nil {
+		t.Fatal(err)
+	}
+	res := lastResults(s.History())
+	if len(res) != 3 {
+		t.Fatalf("%d results", len(res))
+	}
+	if res[0].IsError || strings.Count(res[0].Content, `"name":`) != 2 || !strings.Contains(res[0].Content, "add_observations") ||
+		!strings.Contains(res[0].Content, `"why":"matched`) {
+		t.Errorf("two queries: %+v", res[0])
+	}
+	if res[1].IsError || strings.Count(res[1].Content, `"name":"mcp__srv03__`) != 20 || !strings.Contains(res[1].Content, "a tool of srv03") {
+		t.Errorf("server listing: %+v", res[1])
+	}
+	if !res[2].IsError {
+		t.Errorf("nine queries: %+v", res[2])
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -70,7 +71,7 @@ func TestRankingReferenceCorpus(t *testing.T) {
 		{"remember an observation about an entity", "mcp__go-sdk-memory__add_observations", nil},
 		{"search nodes", "mcp__go-sdk-memory__search_nodes", nil},
 		{"delete relations", "mcp__go-sdk-memory__delete_relations",
-			[]string{"mcp__go-sdk-memory__delete_entities", "mcp__go-sdk-memory__create_relations"}},
+			[]string{"mcp__go-sdk-memory__delete_entities"}},
 		{"start thinking about a complex problem step by step", "mcp__go-sdk-sequentialthinking__start_thinking", nil},
 		{"revise a previous thought step", "mcp__go-sdk-sequentialthinking__continue_thinking", nil},
 		// A parameter all three thinking tools take: any may come first.
@@ -119,7 +120,7 @@ func TestSearchEdges(t *testing.T) {
 	}
 	// Stable: the same query gives the same order.
 	a, b := ix.Search("request from the server", 10), ix.Search("request from the server", 10)
-	if !slices.Equal(a, b) {
+	if !reflect.DeepEqual(a, b) {
 		t.Errorf("unstable order: %v then %v", a, b)
 	}
 }
@@ -130,7 +131,8 @@ func TestTerms(t *testing.T) {
 		want []string
 	}{
 		{"mcp__files__read_file", []string{"file", "read", "file"}},
-		{"getTinyImage", []string{"get", "tiny", "image"}},
+		{"getTinyImage", []string{"get", "tini", "imag", "gettinyimag"}},
+		{"GitHub HubSpot", []string{"git", "hub", "github", "hub", "spot", "hubspot"}},
 		{"Lists the roots", []string{"list", "root"}},
 		{"access", []string{"access"}},
 		{"", nil},

@@ -1,6 +1,3 @@
-// Package toolsearch ranks tools for a query with BM25 over their names,
-// descriptions and parameter names: the search behind the agent's deferred
-// tools. An Index is immutable once built and safe for concurrent use.
 package toolsearch
 
 import (
@@ -11,22 +8,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 )
-
-// Doc is one tool to index.
-type Doc struct {
-	Name        string
-	Description string
-	// Schema is the tool's input JSON Schema; the names of its top-level
-	// properties are indexed.
-	Schema json.RawMessage
-}
-
-// Hit is a ranked result: the position of the doc in the slice given to
-// New, and its score.
-type Hit struct {
-	Doc   int
-	Score float64
-}
 
 // Field weights: a term in the name counts three times, in a parameter
 // name twice, in the description once.
@@ -47,8 +28,9 @@ type posting struct {
 	tf  float32 // weighted term frequency
 }
 
-// Index is a BM25 index over tools.
-type Index struct {
+// BM25 is the plain BM25 index over tools (name, top-level parameter
+// names, description), kept as the baseline the ranking is measured against.
+type BM25 struct {
 	n      int
 	lens   []float32
 	avgLen float64
@@ -57,16 +39,16 @@ type Index struct {
 	terms map[string][]posting
 }
 
-// New indexes docs.
-func New(docs []Doc) *Index {
-	ix := &Index{n: len(docs), lens: make([]float32, len(docs)), terms: map[string][]posting{}}
+// NewBM25 indexes docs for plain BM25.
+func NewBM25(docs []Doc) *BM25 {
+	ix := &BM25{n: len(docs), lens: make([]float32, len(docs)), terms: map[string][]posting{}}
 	total := 0.0
 	tf := map[string]float32{}
 	for i, d := range docs {
 		clear(tf)
 		var l float32
 		add := func(text string, w float32) {
-			for _, t := range Terms(text) {
+			for _, t := range plainTerms(text) {
 				tf[t] += w
 				l += w
 			}
@@ -95,15 +77,15 @@ func New(docs []Doc) *Index {
 }
 
 // Len is the number of indexed docs.
-func (ix *Index) Len() int { return ix.n }
+func (ix *BM25) Len() int { return ix.n }
 
 // Search returns at most k docs matching query, best first (ties by
 // position, so results are stable).
-func (ix *Index) Search(query string, k int) []Hit {
+func (ix *BM25) Search(query string, k int) []Hit {
 	if ix.n == 0 || k <= 0 {
 		return nil
 	}
-	qt := Terms(query)
+	qt := plainTerms(query)
 	if len(qt) > maxQueryTerms {
 		qt = qt[:maxQueryTerms]
 	}
@@ -164,10 +146,10 @@ func ParamNames(schema json.RawMessage) string {
 	return strings.Join(names, " ")
 }
 
-// Terms splits text into lower-case search terms: letters and digits,
+// plainTerms splits text into lower-case search terms: letters and digits,
 // split at any other character and at camelCase boundaries, a plural "s"
 // dropped from words of more than three letters, and stop words left out.
-func Terms(text string) []string {
+func plainTerms(text string) []string {
 	var out []string
 	var cur []rune
 	flush := func() {
