@@ -277,6 +277,11 @@ func (s *Server) Handler() http.Handler { return s }
 // gRPC or custom bindings).
 func (s *Server) RequestHandler() a2asrv.RequestHandler { return s.handler }
 
+// Config is the server's configuration as given: what a wrapper serving it
+// over another binding (package a2a/grpc) reads, for instance whether it
+// authenticates its callers.
+func (s *Server) Config() ServerConfig { return s.cfg }
+
 // Close cancels the runs in flight and waits for them to end.
 func (s *Server) Close() error {
 	s.cancel()

@@ -2,6 +2,7 @@ package grpc_test
 
 import (
 	"context"
+	"errors"
 	"net"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/switchboard-dev/switchboard/a2a"
 	a2agrpc "github.com/switchboard-dev/switchboard/a2a/grpc"
 	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -40,7 +42,9 @@ func TestOurClientOverGRPC(t *testing.T) {
 	}
 	defer srv.Close()
 	gs := grpc.NewServer()
-	a2agrpc.Register(gs, srv)
+	if err := a2agrpc.Register(gs, srv, nil); err != nil {
+		t.Fatal(err)
+	}
 	done := make(chan error, 1)
 	go func() { done <- gs.Serve(lis) }()
 	defer func() { gs.Stop(); <-done }()
@@ -69,5 +73,38 @@ func TestOurClientOverGRPC(t *testing.T) {
 			t.Fatalf("no streaming %v: %v, %v", noStream, res, err)
 		}
 		_ = ts.Close()
+	}
+}
+
+// TestRegisterRefusesUnappliedAuth: a server with Auth is not served over
+// gRPC, where its Auth would not run, unless the gRPC server says it
+// authenticates callers itself.
+func TestRegisterRefusesUnappliedAuth(t *testing.T) {
+	ctx := context.Background()
+	worker, err := agent.New(ctx, agent.Config{Name: "worker", Model: llm.NewCyclic(llm.Say("ok"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := a2a.NewServer(ctx, a2a.ServerConfig{Agent: worker, Auth: &a2a.Auth{BearerTokens: map[string]string{"t0ken-0123456789abcdef": "alice"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	tests := []struct {
+		opts    *a2agrpc.Options
+		wantErr bool
+	}{
+		{nil, true},
+		{&a2agrpc.Options{}, true},
+		{&a2agrpc.Options{Authenticated: true}, false},
+	}
+	for _, tt := range tests {
+		gs := grpc.NewServer()
+		err := a2agrpc.Register(gs, srv, tt.opts)
+		var fe *failure.Error
+		if tt.wantErr != (err != nil) || (err != nil && (!errors.As(err, &fe) || fe.Kind != failure.Config)) {
+			t.Errorf("Register(%+v): %v; want error %v", tt.opts, err, tt.wantErr)
+		}
+		gs.Stop()
 	}
 }
