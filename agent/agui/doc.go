@@ -12,8 +12,9 @@
 // permission ask or an elicitation ends the stream with RUN_FINISHED whose
 // outcome is an interrupt while the run waits (up to Config.AnswerTimeout);
 // the client's next RunAgentInput, whose resume entry answers the
-// interrupt, streams the rest of the same run; a run of an *agent.Agent
-// parked in its durable inbox becomes an interrupt too, answered in the
-// inbox and resumed with Agent.ResumeStream. A client that goes away
+// interrupt, streams the rest of the same run; a run of a [Resumable]
+// Runner (an *agent.Agent with a durable inbox) parked in its inbox
+// becomes an interrupt too, answered in the inbox and resumed with
+// ResumeStream. A client that goes away
 // cancels its run. See docs/agui.md.
 package agui

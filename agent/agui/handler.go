@@ -291,11 +291,29 @@ func errorText(err error) string {
 // inbox; the rest is the question's id.
 const parkedPrefix = "parked-"
 
+// Resumable is a Runner whose runs park their questions in a durable
+// inbox and resume once they are answered: an *agent.Agent with
+// Config.Durable is one. The handler offers a parked run's questions as
+// interrupts, and a client's answers resume it, when Config.Runner is
+// Resumable.
+type Resumable interface {
+	agent.Runner
+	// Name is the agent's name, which its parked questions carry.
+	Name() string
+	// Durability holds the inbox the questions are parked in.
+	Durability() agent.Durability
+	// Inbox lists the questions waiting for an answer.
+	Inbox(ctx context.Context) ([]agent.Question, error)
+	// ResumeStream continues the run id once its questions are answered.
+	ResumeStream(ctx context.Context, id string) iter.Seq2[agent.Event, error]
+}
+
+var _ Resumable = (*agent.Agent)(nil)
+
 // parked returns the interrupts of a run that ended parked: when the
-// Runner is an *agent.Agent with an inbox (Config.Durable), its questions
-// for this run.
+// Runner is Resumable, its questions for this run.
 func (h *Handler) parked(ctx context.Context, run *liveRun, err error) []Interrupt {
-	a, ok := h.cfg.Runner.(*agent.Agent)
+	a, ok := h.cfg.Runner.(Resumable)
 	if !ok || !errors.Is(err, failure.Parked) {
 		return nil
 	}
@@ -315,8 +333,8 @@ func (h *Handler) parked(ctx context.Context, run *liveRun, err error) []Interru
 // resumeParked answers the parked questions in.Resume names and resumes
 // their run (ok is false when it names none).
 func (h *Handler) resumeParked(in *RunAgentInput) (*liveRun, string, bool, error) {
-	a, isAgent := h.cfg.Runner.(*agent.Agent)
-	if !isAgent || a.Durability().Inbox == nil {
+	a, ok := h.cfg.Runner.(Resumable)
+	if !ok || a.Durability().Inbox == nil {
 		return nil, "", false, nil
 	}
 	inbox := a.Durability().Inbox
