@@ -49,6 +49,9 @@ func (t *Toolset) guardRules(s *Skill) []agent.GuardRule {
 // withGuards wraps a skill tool's call: the skill named by its arguments
 // ("skill", or "name" for activate_skill) has its declared guards applied.
 func (t *Toolset) withGuards(tool string, call func(context.Context, json.RawMessage) (*agent.Result, error)) func(context.Context, json.RawMessage) (*agent.Result, error) {
+	if len(t.cfg.Guards) == 0 {
+		return call
+	}
 	return func(ctx context.Context, args json.RawMessage) (*agent.Result, error) {
 		var a struct {
 			Skill string `json:"skill"`
