@@ -2,7 +2,10 @@ package agent
 
 import (
 	"context"
+	"path"
+	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // Call is the context of one tool call, available to the tool through
@@ -101,10 +104,58 @@ func (c *Call) Grant(patterns ...string) {
 	}
 }
 
-// grants is the set of patterns pre-approved during a session.
+// GuardTools applies rules to the calls and results of the tools whose
+// names match the patterns (path.Match syntax) for the rest of the session,
+// after the agent's own Config.Guards. A rule without a Guard is a Config
+// failure. The skills toolset uses it for the guards a skill declares,
+// over the tools its allowed-tools grant. The rules are not kept in a
+// SessionRecord or a checkpoint: a resumed session has them again when the
+// skill is activated again.
+func (c *Call) GuardTools(patterns []string, rules ...GuardRule) error {
+	gs, err := newGuardSet(rules)
+	if err != nil || gs == nil || len(patterns) == 0 || c == nil || c.grants == nil {
+		return err
+	}
+	c.grants.mu.Lock()
+	c.grants.guarded = append(c.grants.guarded, guardedTools{patterns: slices.Clone(patterns), set: gs})
+	c.grants.guarding.Store(true)
+	c.grants.mu.Unlock()
+	return nil
+}
+
+// grants is the set of patterns pre-approved during a session, and the
+// guards added to some tools (Call.GuardTools).
 type grants struct {
 	mu       sync.Mutex
 	patterns []string
+	guarded  []guardedTools
+	// guarding is set once guarded has rules.
+	guarding atomic.Bool
+}
+
+// guardedTools are rules over the tools matching patterns.
+type guardedTools struct {
+	patterns []string
+	set      *guardSet
+}
+
+// guardsFor returns the session's rule sets that apply to tool.
+func (g *grants) guardsFor(tool string) []*guardSet {
+	if !g.guarding.Load() {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var sets []*guardSet
+	for _, gt := range g.guarded {
+		for _, p := range gt.patterns {
+			if ok, _ := path.Match(p, tool); ok {
+				sets = append(sets, gt.set)
+				break
+			}
+		}
+	}
+	return sets
 }
 
 func (g *grants) add(p ...string) {

@@ -285,12 +285,16 @@ func (r *run) validates(spec ToolSpec, perm Permission) bool {
 func (r *run) execCall(bctx context.Context, c llm.ToolCall, tool Tool, spec ToolSpec, info *CallInfo, perm Permission, cs *callState) (*Result, *failure.Outcome) {
 	call := &Call{Run: r.id, ID: c.ID, Tool: c.Name, Source: spec.Source, state: cs,
 		elicitor: r.elicitor(), grants: &r.s.grants, idem: r.id + "/" + c.ID, parts: r.partRule()}
-	var gc GuardCheck
-	if gs := r.a.guardrails; gs != nil {
-		gc = GuardCheck{Run: r.id, Tool: c.Name, Source: spec.Source}
+	// The agent's rules, then the session's over this tool (Call.GuardTools).
+	sets := r.s.grants.guardsFor(c.Name)
+	if r.a.guardrails != nil {
+		sets = append([]*guardSet{r.a.guardrails}, sets...)
+	}
+	gc := GuardCheck{Run: r.id, Tool: c.Name, Source: spec.Source}
+	for _, gs := range sets {
 		if len(gs.call) > 0 {
 			gc.Point, gc.Text = GuardToolCall, string(info.Args)
-			args, fe := r.guardCall(bctx, gc, cs)
+			args, fe := r.guardCall(bctx, gs, gc, cs)
 			if fe != nil {
 				return nil, &failure.Outcome{Err: fe}
 			}
@@ -343,13 +347,15 @@ func (r *run) execCall(bctx context.Context, c llm.ToolCall, tool Tool, spec Too
 	} else if res.Source.Tool == "" {
 		res.Source.Tool = spec.Source.Tool
 	}
-	if gs := r.a.guardrails; gs != nil && len(gs.result) > 0 {
-		gc.Point = GuardToolResult
-		g, fe := r.guardResult(bctx, gc, res, cs)
-		if fe != nil {
-			return nil, &failure.Outcome{Err: fe}
+	for _, gs := range sets {
+		if len(gs.result) > 0 {
+			gc.Point = GuardToolResult
+			g, fe := r.guardResult(bctx, gs, gc, res, cs)
+			if fe != nil {
+				return nil, &failure.Outcome{Err: fe}
+			}
+			res = g
 		}
-		res = g
 	}
 	if res.IsError {
 		return res, &failure.Outcome{Err: &failure.Error{Kind: failure.ToolError, Source: key.Source,

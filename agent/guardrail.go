@@ -448,7 +448,7 @@ func (r *run) emitGuards(ctx context.Context, turn int, call *CallInfo, infos []
 // flushDetect reports the detect-only checks that finished (all of them,
 // waiting, when wait is set).
 func (r *run) flushDetect(wait bool) {
-	if r.a.guardrails == nil {
+	if r.a.guardrails == nil && !r.s.grants.guarding.Load() {
 		return
 	}
 	r.emitGuards(r.ctx, r.ans.Turns, nil, r.detect.take(wait))
@@ -456,8 +456,7 @@ func (r *run) flushDetect(wait bool) {
 
 // guardCall applies the tool-call rules to a call's arguments; it returns
 // the arguments to run with, or the blocking failure.
-func (r *run) guardCall(ctx context.Context, c GuardCheck, cs *callState) (json.RawMessage, *failure.Error) {
-	gs := r.a.guardrails
+func (r *run) guardCall(ctx context.Context, gs *guardSet, c GuardCheck, cs *callState) (json.RawMessage, *failure.Error) {
 	out := guardText(ctx, gs.call, c)
 	r.detect.add(c, out.detect)
 	cs.guards = append(cs.guards, out.infos...)
@@ -476,8 +475,7 @@ func (r *run) guardCall(ctx context.Context, c GuardCheck, cs *callState) (json.
 
 // guardResult applies the tool-result rules to each text-bearing part of a
 // result; it returns the result the model sees, or the blocking failure.
-func (r *run) guardResult(ctx context.Context, c GuardCheck, res *Result, cs *callState) (*Result, *failure.Error) {
-	gs := r.a.guardrails
+func (r *run) guardResult(ctx context.Context, gs *guardSet, c GuardCheck, res *Result, cs *callState) (*Result, *failure.Error) {
 	var parts []Part
 	for i, p := range res.Parts {
 		var text string
@@ -703,7 +701,7 @@ func (g *Guards) Call(ctx context.Context, c GuardCheck, args json.RawMessage) (
 	c.Point, c.Text = GuardToolCall, string(args)
 	r := &run{a: &Agent{guardrails: g.set}}
 	cs := &callState{}
-	out, fe := r.guardCall(ctx, c, cs)
+	out, fe := r.guardCall(ctx, g.set, c, cs)
 	infos := append(cs.guards, r.detect.take(true)...)
 	if fe != nil {
 		return nil, infos, fe
@@ -721,7 +719,7 @@ func (g *Guards) Result(ctx context.Context, c GuardCheck, res *Result) (*Result
 	c.Point = GuardToolResult
 	r := &run{a: &Agent{guardrails: g.set}}
 	cs := &callState{}
-	out, fe := r.guardResult(ctx, c, res, cs)
+	out, fe := r.guardResult(ctx, g.set, c, res, cs)
 	infos := append(cs.guards, r.detect.take(true)...)
 	if fe != nil {
 		return nil, infos, fe

@@ -301,7 +301,7 @@ func (l *loader) parse(j parseJob, buf *[]byte) {
 // and parses it.
 func (l *loader) read(f io.Reader, file, folder string, bufp *[]byte) (*Skill, error) {
 	buf := (*bufp)[:0]
-	opts := parseOptions{Folder: folder, Strict: l.cfg.Strict, Lint: l.cfg.Lint}
+	opts := parseOptions{Folder: folder, Strict: l.cfg.Strict, Lint: l.cfg.Lint, Guards: l.cfg.Guards}
 	for {
 		if len(buf) == cap(buf) {
 			if len(buf) >= l.cfg.MaxFrontmatterBytes {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing/fstest"
 
+	"github.com/switchboard-dev/switchboard/agent/guard"
 	"github.com/switchboard-dev/switchboard/skills"
 )
 
@@ -92,4 +93,35 @@ func ExampleRefusalOf() {
 	// builtin:broken/SKILL.md:2: no-description
 	// builtin:unclosed/SKILL.md:0: unclosed
 	// 1 loaded
+}
+
+// ExampleSkill_Guards declares guards in a SKILL.md: the names resolve
+// through Config.Guards (the built-ins of agent/guard), and the skill's
+// bundled files reach the model redacted.
+func ExampleSkill_Guards() {
+	fsys := fstest.MapFS{
+		"crm/SKILL.md":  {Data: []byte("---\nname: crm\ndescription: Customer records. Use for account questions.\nmetadata:\n  switchboard.guards: pii\n---\nRead people.md.\n")},
+		"crm/people.md": {Data: []byte("Owner: carol@example.com\n")},
+	}
+	ctx := context.Background()
+	ts, err := skills.New(ctx, skills.Config{Roots: []skills.Root{{FS: fsys}}, Guards: guard.Named()})
+	if err != nil {
+		panic(err)
+	}
+	defer ts.Close()
+	s, _ := ts.Skill("crm")
+	fmt.Println(s.Guards())
+	tools, _ := ts.Tools(ctx)
+	for _, tool := range tools {
+		if tool.Spec().Name == skills.ToolReadFile {
+			res, err := tool.Call(ctx, []byte(`{"skill":"crm","path":"people.md"}`))
+			if err != nil {
+				panic(err)
+			}
+			fmt.Print(res.Parts[0].Text)
+		}
+	}
+	// Output:
+	// [pii]
+	// Owner: [REDACTED:email]
 }

@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/skills/internal/catalog"
 	"gopkg.in/yaml.v2"
 )
@@ -78,6 +79,8 @@ type parseOptions struct {
 	// refuses nothing beyond what lenient mode refuses: what a linter such
 	// as skillcheck needs. Strict takes precedence.
 	Lint bool
+	// Guards are the guard names a skill may declare (Config.Guards).
+	Guards map[string]agent.Guard
 }
 
 // parse parses the metadata of a SKILL.md from data, the whole file or its
@@ -175,10 +178,15 @@ func parseHeader(file string, data []byte, atEOF bool, opts parseOptions) (*Skil
 			warn(lineOf(k), warnUnknownField, "the field %q is not in the specification; it was kept in Extra", k)
 		}
 	}
+	for _, g := range s.Guards() {
+		if _, ok := opts.Guards[g]; !ok {
+			warn(lineOf("metadata"), warnGuardUnknown, "metadata %s names the guard %q, which this agent does not know (skills.Config.Guards); it is not applied", MetadataGuards, g)
+		}
+	}
 	if opts.Strict {
 		var devs []string
 		for _, w := range s.Warnings {
-			if w.Spec {
+			if w.Spec || w.Code == string(warnGuardUnknown) {
 				devs = append(devs, w.String())
 			}
 		}

@@ -52,14 +52,14 @@ func (t *Toolset) buildTools() []agent.Tool {
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","description":"The skill's exact name, as listed in <available_skills>."}},"required":["name"],"additionalProperties":false}`),
 			Source:      prov(ToolActivate),
 			ReadOnly:    true,
-		}, call: t.callActivate},
+		}, call: t.withGuards(p+ToolActivate, t.callActivate)},
 		&skillTool{spec: agent.ToolSpec{
 			Name:        p + ToolReadFile,
 			Description: "Read a file bundled with a skill (a reference, a template, a script's source), by its path relative to the skill's base directory. Text is returned as is, binary files as base64. Large files are returned in pages: pass the offset the previous page gave.",
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"skill":{"type":"string","description":"The skill's exact name."},"path":{"type":"string","description":"The file's path relative to the skill's base directory, e.g. references/forms.md."},"offset":{"type":"integer","minimum":0,"description":"Byte offset to start reading at (default 0)."}},"required":["skill","path"],"additionalProperties":false}`),
 			Source:      prov(ToolReadFile),
 			ReadOnly:    true,
-		}, call: t.callReadFile},
+		}, call: t.withGuards(p+ToolReadFile, t.callReadFile)},
 	}
 	if t.cfg.Scripts {
 		tools = append(tools, &skillTool{spec: agent.ToolSpec{
@@ -68,7 +68,7 @@ func (t *Toolset) buildTools() []agent.Tool {
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"skill":{"type":"string","description":"The skill's exact name."},"path":{"type":"string","description":"The script's path relative to the skill's base directory, e.g. scripts/fill.py."},"args":{"type":"array","items":{"type":"string"},"description":"Arguments passed to the script (no shell expansion)."}},"required":["skill","path"],"additionalProperties":false}`),
 			Source:      prov(ToolRunScript),
 			Executes:    true,
-		}, call: t.callRunScript})
+		}, call: t.withGuards(p+ToolRunScript, t.callRunScript)})
 	}
 	return tools
 }
@@ -97,7 +97,8 @@ type Activation struct {
 }
 
 // Activate loads a skill's body and files and, when ctx belongs to an agent
-// tool call, pre-approves its allowed-tools for the session.
+// tool call, pre-approves its allowed-tools for the session and puts the
+// guards the skill declares (Skill.Guards, Config.Guards) over them.
 func (t *Toolset) Activate(ctx context.Context, name string) (*Activation, error) {
 	s, b, err := t.Body(ctx, name)
 	if err != nil {
@@ -115,6 +116,9 @@ func (t *Toolset) Activate(ctx context.Context, name string) (*Activation, error
 	if len(a.Granted) > 0 {
 		if call, ok := agent.CallFromContext(ctx); ok {
 			call.Grant(a.Granted...)
+			if err := call.GuardTools(a.Granted, t.guardRules(s)...); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return a, nil

@@ -64,6 +64,14 @@ type Config struct {
 	// exact tool names and MCP server-scoped prefixes are granted; see
 	// docs/skills.md for the mapping.
 	ToolAliases map[string][]string
+	// Guards are the guards a skill may declare, by name, in its SKILL.md
+	// (metadata key switchboard.guards, e.g. guard.Named() of agent/guard):
+	// they check the calls and results of the skill's tools
+	// (activate_skill, read_skill_file, run_skill_script for that skill)
+	// and, once it is activated in a session, of the tools its
+	// allowed-tools grant. A name not in the map is a warning
+	// (guard-unknown), a refusal under Strict. See docs/skills.md.
+	Guards map[string]agent.Guard
 	// Scripts enables the run_skill_script tool (off by default). Each run
 	// is a permission ask; see docs/skills.md.
 	Scripts bool

@@ -41,6 +41,7 @@ const (
 	warnDiscovery         skillCode = "discovery"            // discovery limits, unreadable folders, broken symlinks, roots holding no skill
 	warnSkillFileName     skillCode = "skill-file-name"      // spec: the main file is named skill.md, not SKILL.md
 	warnFieldDropped      skillCode = "field-dropped"        // spec: an optional field whose YAML cannot be read (dropped)
+	warnGuardUnknown      skillCode = "guard-unknown"        // metadata switchboard.guards names a guard not in Config.Guards (strict mode refuses)
 )
 
 // specCodes are the warnings that deviate from the Agent Skills
@@ -92,6 +93,7 @@ func isSpec(c skillCode) bool {
 //	discovery             discovery limits, unreadable folders, broken symlinks, roots holding no skill
 //	skill-file-name       spec: the main file is named skill.md, not SKILL.md
 //	field-dropped         spec: an optional field whose YAML cannot be read (dropped)
+//	guard-unknown         metadata switchboard.guards names a guard not in Config.Guards (Config.Strict refuses)
 //
 // Refusal codes (the skill, or its body, does not load):
 //

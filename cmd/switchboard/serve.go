@@ -253,7 +253,7 @@ func (o *serveOptions) sources(ctx context.Context, policy failure.Policy, log *
 		for _, d := range o.skillDirs {
 			roots = append(roots, skills.Root{Path: d, Label: d})
 		}
-		sk, err := skills.New(ctx, skills.Config{Roots: roots, Policy: policy, Logger: log})
+		sk, err := skills.New(ctx, skills.Config{Roots: roots, Policy: policy, Logger: log, Guards: guard.Named()})
 		if err != nil {
 			return cfg, closeSources, err
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/switchboard-dev/switchboard/agent/guard"
 	"github.com/switchboard-dev/switchboard/skills"
 	"github.com/switchboard-dev/switchboard/skills/internal/catalog"
 	"github.com/switchboard-dev/switchboard/skills/internal/grant"
@@ -96,7 +97,7 @@ func Dirs(ctx context.Context, dirs []string, opts Options) (*Report, error) {
 		c.paths = append(c.paths, pathMap{abs: abs, given: d})
 		roots = append(roots, skills.Root{Path: d, Label: d})
 	}
-	ts, err := skills.New(ctx, skills.Config{Roots: roots, Lint: true, CatalogBudget: opts.CatalogBudget, MaxDepth: opts.MaxDepth, Logger: opts.Logger})
+	ts, err := skills.New(ctx, skills.Config{Roots: roots, Lint: true, Guards: guard.Named(), CatalogBudget: opts.CatalogBudget, MaxDepth: opts.MaxDepth, Logger: opts.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("check: %w", err)
 	}
