@@ -1,8 +1,11 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
+	"net/http"
 	"reflect"
 	"testing"
 
@@ -72,4 +75,39 @@ func TestEmbedderNeedsKeyOrURL(t *testing.T) {
 	if _, err := NewEmbedder(provider.Config{}); !errors.Is(err, failure.Config) {
 		t.Fatalf("err = %v, want a Config failure", err)
 	}
+}
+
+// roundTrip answers every request with body.
+type roundTrip []byte
+
+func (b roundTrip) RoundTrip(r *http.Request) (*http.Response, error) {
+	return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}},
+		Body: io.NopCloser(bytes.NewReader(b)), Request: r}, nil
+}
+
+// FuzzEmbedResponse: any answer body gives vectors, one per text of one
+// length, or a *failure.Error; never a panic.
+func FuzzEmbedResponse(f *testing.F) {
+	f.Add([]byte(`{"data":[{"index":1,"embedding":[0,1]},{"index":0,"embedding":[1,0]}]}`))
+	f.Add([]byte(`{"data":[{"index":-1,"embedding":[0]},{"index":7,"embedding":[]}]}`))
+	f.Add([]byte(`{"data":null}`))
+	f.Add([]byte(`[`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		e, err := NewEmbedder(provider.Config{BaseURL: "http://embed.test/v1", HTTPClient: &http.Client{Transport: roundTrip(body)},
+			Policy: providertest.Once})
+		if err != nil {
+			t.Fatal(err)
+		}
+		vecs, err := e.Embed(context.Background(), []string{"a", "b"})
+		if err != nil {
+			var fe *failure.Error
+			if !errors.As(err, &fe) {
+				t.Fatalf("err %v (%T) is not a *failure.Error", err, err)
+			}
+			return
+		}
+		if len(vecs) != 2 || len(vecs[0]) == 0 || len(vecs[0]) != len(vecs[1]) {
+			t.Fatalf("vectors %v", vecs)
+		}
+	})
 }
