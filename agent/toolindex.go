@@ -35,7 +35,16 @@ type ToolIndex struct {
 	// emb, vecs and log rank by meaning (nil emb: lexical only).
 	emb  llm.Embedder
 	vecs *toolVectors
+	docs *docVectors
 	log  zerolog.Logger
+}
+
+// docVectors holds an index's tool vectors once computed; turn (a
+// one-slot semaphore) lets one search compute them while concurrent ones
+// wait (or give up with their context) rather than embed the tools again.
+type docVectors struct {
+	turn chan struct{}
+	v    [][]float32
 }
 
 // ToolMatch is one tool a [ToolIndex.Search] found: its name, score, and
@@ -90,6 +99,7 @@ func (x *ToolIndex) WithEmbedder(e llm.Embedder, log *zerolog.Logger) *ToolIndex
 func (x *ToolIndex) withVectors(e llm.Embedder, vecs *toolVectors, log *zerolog.Logger) *ToolIndex {
 	cp := *x
 	cp.emb, cp.vecs, cp.log = e, vecs, zerolog.Nop()
+	cp.docs = &docVectors{turn: make(chan struct{}, 1)}
 	if log != nil {
 		cp.log = *log
 	}
@@ -129,7 +139,7 @@ func (x *ToolIndex) SearchContext(ctx context.Context, query string, limit int) 
 // semantic ranks the tools by the cosine similarity of their vectors to
 // query's.
 func (x *ToolIndex) semantic(ctx context.Context, query string, k int) ([]toolsearch.Hit, error) {
-	docs, err := x.vecs.vectors(ctx, x.emb, x.defs)
+	docs, err := x.docVectors(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -142,6 +152,25 @@ func (x *ToolIndex) semantic(ctx context.Context, query string, k int) ([]toolse
 			fmt.Sprintf("embedder %s returned %d vectors for one query", x.emb.Name(), len(q)))
 	}
 	return toolsearch.Cosine(q[0], docs, k), nil
+}
+
+// docVectors returns the tools' vectors, computing them (through the
+// cache) on first use; a failure is retried by the next search.
+func (x *ToolIndex) docVectors(ctx context.Context) ([][]float32, error) {
+	select {
+	case x.docs.turn <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-x.docs.turn }()
+	if x.docs.v == nil {
+		v, err := x.vecs.vectors(ctx, x.emb, x.defs)
+		if err != nil {
+			return nil, err
+		}
+		x.docs.v = v
+	}
+	return x.docs.v, nil
 }
 
 // matches turns hits into ToolMatches; with lexical set (a fused

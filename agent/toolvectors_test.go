@@ -114,6 +114,17 @@ func TestToolIndexWithEmbedder(t *testing.T) {
 	if n := emb.texts.Load(); n != int64(len(defs))+1 {
 		t.Errorf("embedded %d texts, want %d tools and 1 query", n, len(defs)+1)
 	}
+	// Concurrent first searches of a fresh index embed the tools once.
+	fresh := &conceptEmbedder{}
+	ix2 := lex.WithEmbedder(fresh, nil)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() { ix2.SearchContext(t.Context(), "erase those things", 5) })
+	}
+	wg.Wait()
+	if n := fresh.texts.Load(); n != int64(len(defs))+4 {
+		t.Errorf("4 concurrent searches embedded %d texts, want %d tools once and 4 queries", n, len(defs)+4)
+	}
 	ix.SearchContext(t.Context(), "add two numbers", 5)
 	if n := emb.texts.Load(); n != int64(len(defs))+2 {
 		t.Errorf("after a second search: embedded %d texts, want the tools once and 2 queries (%d)", n, len(defs)+2)
