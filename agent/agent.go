@@ -140,6 +140,12 @@ type Config struct {
 	// search when tool definitions are big, history compaction when the
 	// prompt is (docs/context.md).
 	Context ContextConfig
+	// Embedder, if set, makes the search for deferred tools (search_tools)
+	// rank tools by meaning too: each tool's vector is computed once and
+	// cached in memory, the query's at each search, and the ranking is
+	// fused with the lexical one ([ToolIndex.WithEmbedder]). An embedder
+	// failure leaves that search to the lexical ranking (logged).
+	Embedder llm.Embedder
 	// Telemetry configures OpenTelemetry traces and metrics (zero: the
 	// global providers; no cost while they are no-ops).
 	Telemetry Telemetry
@@ -204,6 +210,8 @@ type Agent struct {
 	stopGrace time.Duration
 	// deferIx is the tool search index of the last tool snapshot.
 	deferIx atomic.Pointer[deferIndex]
+	// vectors caches tools' vectors under Config.Embedder.
+	vectors toolVectors
 	// guardrails is Config.Guards by point (nil without guards).
 	guardrails *guardSet
 }

@@ -1,9 +1,14 @@
 package agent
 
 import (
+	"context"
+	"fmt"
 	"strings"
 
+	"github.com/rs/zerolog"
+
 	"github.com/switchboard-dev/switchboard/agent/internal/toolsearch"
+	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -18,11 +23,28 @@ import (
 //		fmt.Println(m.Name, m.Why)
 //	}
 //
+// With an embedder ([ToolIndex.WithEmbedder]), [ToolIndex.SearchContext]
+// also ranks tools by the cosine similarity of their vectors to the
+// query's and fuses the two rankings by reciprocal rank fusion (k=60).
+//
 // A ToolIndex is immutable and safe for concurrent use.
 type ToolIndex struct {
 	defs    []llm.ToolDef
 	servers []string
 	ix      *toolsearch.Index
+	// emb, vecs and log rank by meaning (nil emb: lexical only).
+	emb  llm.Embedder
+	vecs *toolVectors
+	docs *docVectors
+	log  zerolog.Logger
+}
+
+// docVectors holds an index's tool vectors once computed; turn (a
+// one-slot semaphore) lets one search compute them while concurrent ones
+// wait (or give up with their context) rather than embed the tools again.
+type docVectors struct {
+	turn chan struct{}
+	v    [][]float32
 }
 
 // ToolMatch is one tool a [ToolIndex.Search] found: its name, score, and
@@ -62,11 +84,105 @@ func toolServer(name string) string {
 // Len is the number of tools indexed.
 func (x *ToolIndex) Len() int { return len(x.defs) }
 
-// Search returns at most limit tools for query, best first.
+// WithEmbedder returns an index of the same tools whose
+// [ToolIndex.SearchContext] also ranks by meaning with e: each tool's
+// vector is computed on the first search and cached in memory (keyed by a
+// hash of the tool's definition and e's name), the query's at each
+// search. When e fails, the search falls back to the lexical ranking and
+// logs a warning to log (nil: none).
+func (x *ToolIndex) WithEmbedder(e llm.Embedder, log *zerolog.Logger) *ToolIndex {
+	return x.withVectors(e, &toolVectors{}, log)
+}
+
+// withVectors is WithEmbedder with a cache shared with other indexes (an
+// agent's, across its tool snapshots).
+func (x *ToolIndex) withVectors(e llm.Embedder, vecs *toolVectors, log *zerolog.Logger) *ToolIndex {
+	cp := *x
+	cp.emb, cp.vecs, cp.log = e, vecs, zerolog.Nop()
+	cp.docs = &docVectors{turn: make(chan struct{}, 1)}
+	if log != nil {
+		cp.log = *log
+	}
+	return &cp
+}
+
+// Search returns at most limit tools for query, best first, by the
+// lexical ranking alone.
 func (x *ToolIndex) Search(query string, limit int) []ToolMatch {
+	return x.matches(x.ix.Search(query, limit), nil)
+}
+
+// fuseDepth is how many of each ranking's best tools are fused.
+const fuseDepth = 50
+
+// SearchContext returns at most limit tools for query, best first: the
+// lexical ranking fused with the ranking by meaning when the index has an
+// embedder (ctx bounds its calls), else the lexical ranking.
+func (x *ToolIndex) SearchContext(ctx context.Context, query string, limit int) []ToolMatch {
+	if x.emb == nil || limit <= 0 || len(x.defs) == 0 {
+		return x.Search(query, limit)
+	}
+	depth := max(limit, fuseDepth)
+	lex := x.ix.Search(query, depth)
+	sem, err := x.semantic(ctx, query, depth)
+	if err != nil {
+		x.log.Warn().Err(err).Str("embedder", x.emb.Name()).Msg("tool search by meaning failed; ranking by words alone")
+		return x.matches(lex[:min(limit, len(lex))], nil)
+	}
+	lexical := make(map[int]bool, len(lex))
+	for _, h := range lex {
+		lexical[h.Doc] = true
+	}
+	return x.matches(toolsearch.Fuse(limit, lex, sem), lexical)
+}
+
+// semantic ranks the tools by the cosine similarity of their vectors to
+// query's.
+func (x *ToolIndex) semantic(ctx context.Context, query string, k int) ([]toolsearch.Hit, error) {
+	docs, err := x.docVectors(ctx)
+	if err != nil {
+		return nil, err
+	}
+	q, err := x.emb.Embed(ctx, []string{query})
+	if err != nil {
+		return nil, err
+	}
+	if len(q) != 1 {
+		return nil, failure.New(failure.Protocol, failure.SourceModel,
+			fmt.Sprintf("embedder %s returned %d vectors for one query", x.emb.Name(), len(q)))
+	}
+	return toolsearch.Cosine(q[0], docs, k), nil
+}
+
+// docVectors returns the tools' vectors, computing them (through the
+// cache) on first use; a failure is retried by the next search.
+func (x *ToolIndex) docVectors(ctx context.Context) ([][]float32, error) {
+	select {
+	case x.docs.turn <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-x.docs.turn }()
+	if x.docs.v == nil {
+		v, err := x.vecs.vectors(ctx, x.emb, x.defs)
+		if err != nil {
+			return nil, err
+		}
+		x.docs.v = v
+	}
+	return x.docs.v, nil
+}
+
+// matches turns hits into ToolMatches; with lexical set (a fused
+// ranking), a hit the lexical ranking did not find matched by meaning.
+func (x *ToolIndex) matches(hits []toolsearch.Hit, lexical map[int]bool) []ToolMatch {
 	var out []ToolMatch
-	for _, h := range x.ix.Search(query, limit) {
-		out = append(out, ToolMatch{Name: x.defs[h.Doc].Name, Score: h.Score, Why: why(h.Matched)})
+	for _, h := range hits {
+		w := why(h.Matched)
+		if lexical != nil && !lexical[h.Doc] {
+			w = "similar in meaning"
+		}
+		out = append(out, ToolMatch{Name: x.defs[h.Doc].Name, Score: h.Score, Why: w})
 	}
 	return out
 }

@@ -47,9 +47,15 @@ type deferIndex struct {
 	ix   *ToolIndex
 }
 
-// index returns the search index, building it on first use.
-func (di *deferIndex) index() *ToolIndex {
-	di.once.Do(func() { di.ix = NewToolIndex(di.all) })
+// index returns the search index, building it on first use; with
+// Config.Embedder it ranks by meaning too, with the agent's vector cache.
+func (di *deferIndex) index(a *Agent) *ToolIndex {
+	di.once.Do(func() {
+		di.ix = NewToolIndex(di.all)
+		if a.cfg.Embedder != nil {
+			di.ix = di.ix.withVectors(a.cfg.Embedder, &a.vectors, &a.log)
+		}
+	})
 	return di.ix
 }
 
@@ -253,7 +259,7 @@ func (t *searchTool) Call(ctx context.Context, args json.RawMessage) (*Result, e
 		}
 		out.Tools = append(out.Tools, f)
 	}
-	ix := t.di.index()
+	ix := t.di.index(t.cx.r.a)
 	if s := strings.TrimSpace(in.Server); s != "" {
 		for _, n := range ix.Server(s) {
 			if len(out.Tools) >= searchMaxLimit {
@@ -263,7 +269,7 @@ func (t *searchTool) Call(ctx context.Context, args json.RawMessage) (*Result, e
 		}
 	}
 	for _, q := range queries {
-		for _, m := range ix.Search(q, limit) {
+		for _, m := range ix.SearchContext(ctx, q, limit) {
 			add(m.Name, m.Why)
 		}
 	}
