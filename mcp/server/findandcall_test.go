@@ -192,20 +192,42 @@ func TestFindAndCallLimits(t *testing.T) {
 	}
 }
 
-// TestFindAndCallAskRefused: a tool the policy asks about is found, and
-// call_tool puts the question to the client as a tools/call would: a
-// client that cannot be asked is refused.
-func TestFindAndCallAskRefused(t *testing.T) {
-	srv := newServer(t, server.Config{Toolsets: []agent.Toolset{issueTools()}, FindAndCall: true,
-		Permissions: &agent.Permissions{Rules: []agent.Rule{{Tool: "*", Permission: agent.Allow}, {Tool: "create_*", Permission: agent.Ask}}}})
-	cs := connectMem(t, srv, nil)
-	tools, _, _ := findCall(t, cs, map[string]any{"query": "create a new issue"})
-	if !slices.Contains(foundNames(tools), "create_issue") {
-		t.Fatalf("found %v, want create_issue", foundNames(tools))
-	}
-	txt, isErr := callText(t, cs, "call_tool", map[string]any{"name": "create_issue", "arguments": map[string]any{"title": "x"}})
-	if !isErr || !strings.Contains(txt, "permission denied") {
-		t.Errorf("%q (error %v), want permission denied", txt, isErr)
+// TestFindAndCallAsk: a tool the policy asks about is found, and
+// call_tool puts the question to the client as a tools/call would (an
+// elicitation before 2026-07-28, an input-required result the client
+// answers on its retry of call_tool after): the tool runs only when the
+// person accepts, and a client that cannot be asked is refused.
+func TestFindAndCallAsk(t *testing.T) {
+	for _, tc := range []struct {
+		protocol, answer string // answer "": the client cannot be asked
+		ran              bool
+	}{
+		{"2025-11-25", "accept", true}, {"2025-11-25", "decline", false},
+		{"", "accept", true}, {"", "decline", false}, // go-sdk's latest: multi round-trip requests
+		{"2025-11-25", "", false},
+	} {
+		t.Run(tc.protocol+"/"+tc.answer, func(t *testing.T) {
+			srv := newServer(t, server.Config{Toolsets: []agent.Toolset{issueTools()}, FindAndCall: true,
+				Permissions: &agent.Permissions{Rules: []agent.Rule{{Tool: "*", Permission: agent.Allow}, {Tool: "create_*", Permission: agent.Ask}}}})
+			var opts *gomcp.ClientOptions
+			if tc.answer != "" {
+				opts = &gomcp.ClientOptions{ElicitationHandler: func(_ context.Context, req *gomcp.ElicitRequest) (*gomcp.ElicitResult, error) {
+					if !strings.Contains(req.Params.Message, "create_issue") {
+						t.Errorf("the question does not name the tool: %q", req.Params.Message)
+					}
+					return &gomcp.ElicitResult{Action: tc.answer}, nil
+				}}
+			}
+			cs := connectMemAt(t, srv, opts, tc.protocol)
+			tools, _, _ := findCall(t, cs, map[string]any{"query": "create a new issue"})
+			if !slices.Contains(foundNames(tools), "create_issue") {
+				t.Fatalf("found %v, want create_issue", foundNames(tools))
+			}
+			txt, isErr := callText(t, cs, "call_tool", map[string]any{"name": "create_issue", "arguments": map[string]any{"title": "x"}})
+			if tc.ran && (isErr || txt != `create_issue {"title":"x"}`) || !tc.ran && (!isErr || !strings.Contains(txt, "permission denied")) {
+				t.Errorf("%q (error %v), want the tool run: %v", txt, isErr, tc.ran)
+			}
+		})
 	}
 }
 
