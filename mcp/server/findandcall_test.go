@@ -3,15 +3,19 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/guard"
+	"github.com/switchboard-dev/switchboard/internal/testkit"
+	"github.com/switchboard-dev/switchboard/mcp"
 	"github.com/switchboard-dev/switchboard/mcp/server"
 )
 
@@ -261,5 +265,49 @@ func TestFindAndCallFollowsChanges(t *testing.T) {
 		if got := toolNames(t, cs); !slices.Equal(got, []string{"call_tool", "find_tools"}) {
 			t.Errorf("tools/list %v", got)
 		}
+	}
+}
+
+// TestFindAndCallFronted: in front of server-everything (a real reference
+// MCP server over stdio, Config.Servers), find_tools finds its tools with
+// their own schemas and call_tool answers with the server's own result; a
+// denied tool of it is neither found nor called.
+func TestFindAndCallFronted(t *testing.T) {
+	ctx := testkit.Ctx(t, 90*time.Second)
+	client := new(server.Client)
+	m, err := mcp.New(ctx, mcp.Config{Servers: []mcp.ServerConfig{everythingStdio(t, filepath.Join(t.TempDir(), "pid"))},
+		Elicitor: client.Elicitor(), Sampler: client.Sampler()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if err := m.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	srv := newServer(t, server.Config{Servers: m, Client: client, FindAndCall: true,
+		Permissions: &agent.Permissions{Rules: []agent.Rule{{Tool: "*", Permission: agent.Allow}, {Tool: "*sum*", Permission: agent.Deny}}}})
+	cs := connectMem(t, srv, nil)
+	if got := toolNames(t, cs); !slices.Equal(got, []string{"call_tool", "find_tools"}) {
+		t.Fatalf("tools/list %v", got)
+	}
+	for _, tc := range []struct {
+		query, want, notWant string
+	}{
+		{"echo back a message", "echo", ""},
+		{"add two numbers and get their sum", "", "get-sum"},
+	} {
+		tools, txt, isErr := findCall(t, cs, map[string]any{"query": tc.query, "limit": 10})
+		got := foundNames(tools)
+		if isErr || tc.want != "" && !slices.Contains(got, tc.want) || slices.ContainsFunc(got, func(n string) bool { return strings.Contains(n, "sum") }) {
+			t.Errorf("find %q: %v (%q, error %v), want %q and no denied *sum* tool", tc.query, got, txt, isErr, tc.want)
+		}
+	}
+	txt, isErr := callText(t, cs, "call_tool", map[string]any{"name": "echo", "arguments": map[string]any{"message": "hi there"}})
+	if isErr || !strings.Contains(txt, "hi there") {
+		t.Errorf("call_tool echo: %q (error %v)", txt, isErr)
+	}
+	txt, isErr = callText(t, cs, "call_tool", map[string]any{"name": "get-sum", "arguments": map[string]any{"a": 1, "b": 2}})
+	if !isErr || !strings.Contains(txt, "unknown tool") {
+		t.Errorf("call_tool of the denied get-sum: %q (error %v)", txt, isErr)
 	}
 }
