@@ -87,23 +87,9 @@ func (s *Server) offerFindAndCall() {
 // findTools serves find_tools: each query's best matches, once each, with
 // their definitions.
 func (s *Server) findTools(ctx context.Context, req *gomcp.CallToolRequest) (*gomcp.CallToolResult, error) {
-	var a findArgs
-	if len(req.Params.Arguments) > 0 {
-		if err := json.Unmarshal(req.Params.Arguments, &a); err != nil {
-			return errorResult(fmt.Sprintf("invalid arguments for %s: %v", findToolsName, err)), nil
-		}
-	}
-	queries := slices.DeleteFunc(append([]string{a.Query}, a.Queries...), func(q string) bool { return strings.TrimSpace(q) == "" })
-	switch {
-	case len(queries) == 0:
-		return errorResult(findToolsName + ": give query (or queries): what the tool should do"), nil
-	case len(queries) > findMaxQueries:
-		return errorResult(fmt.Sprintf("%s: %d queries; at most %d", findToolsName, len(queries), findMaxQueries)), nil
-	case a.Limit < 0 || a.Limit > findMaxLimit:
-		return errorResult(fmt.Sprintf("%s: limit %d; want 1 to %d", findToolsName, a.Limit, findMaxLimit)), nil
-	}
-	if a.Limit == 0 {
-		a.Limit = findDefaultLimit
+	queries, limit, err := parseFindArgs(req.Params.Arguments)
+	if err != nil {
+		return errorResult(err.Error()), nil
 	}
 	s.tools.sync(ctx) // the toolsets' current tools (they cache)
 	r := s.tools
@@ -112,7 +98,7 @@ func (s *Server) findTools(ctx context.Context, req *gomcp.CallToolRequest) (*go
 	var found []foundTool
 	seen := map[string]bool{}
 	for _, q := range queries {
-		for _, m := range ix.Search(q, a.Limit) {
+		for _, m := range ix.Search(q, limit) {
 			d, ok := defs[m.Name]
 			if !ok || seen[m.Name] {
 				continue
@@ -142,21 +128,55 @@ func (s *Server) callNamed(ctx context.Context, req *gomcp.CallToolRequest) (*go
 	if req.Params.RequestState != "" { // a multi round-trip retry: the call it continues is known
 		return s.callTool(ctx, req, ""), nil
 	}
+	name, args, err := parseCallArgs(req.Params.Arguments)
+	if err != nil {
+		return errorResult(err.Error()), nil
+	}
+	params := *req.Params
+	params.Name, params.Arguments = name, args
+	inner := *req
+	inner.Params = &params
+	return s.callTool(ctx, &inner, name), nil
+}
+
+// parseFindArgs reads find_tools' arguments: the non-blank queries (at
+// least one, at most findMaxQueries) and the limit per query.
+func parseFindArgs(raw json.RawMessage) ([]string, int, error) {
+	var a findArgs
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &a); err != nil {
+			return nil, 0, fmt.Errorf("invalid arguments for %s: %v", findToolsName, err)
+		}
+	}
+	queries := slices.DeleteFunc(append([]string{a.Query}, a.Queries...), func(q string) bool { return strings.TrimSpace(q) == "" })
+	switch {
+	case len(queries) == 0:
+		return nil, 0, fmt.Errorf("%s: give query (or queries): what the tool should do", findToolsName)
+	case len(queries) > findMaxQueries:
+		return nil, 0, fmt.Errorf("%s: %d queries; at most %d", findToolsName, len(queries), findMaxQueries)
+	case a.Limit < 0 || a.Limit > findMaxLimit:
+		return nil, 0, fmt.Errorf("%s: limit %d; want 1 to %d", findToolsName, a.Limit, findMaxLimit)
+	}
+	if a.Limit == 0 {
+		a.Limit = findDefaultLimit
+	}
+	return queries, a.Limit, nil
+}
+
+// parseCallArgs reads call_tool's arguments: the tool's name (required)
+// and its arguments (nil when absent or null).
+func parseCallArgs(raw json.RawMessage) (string, json.RawMessage, error) {
 	var a callArgs
-	if len(req.Params.Arguments) > 0 {
-		if err := json.Unmarshal(req.Params.Arguments, &a); err != nil {
-			return errorResult(fmt.Sprintf("invalid arguments for %s: %v", callToolName, err)), nil
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &a); err != nil {
+			return "", nil, fmt.Errorf("invalid arguments for %s: %v", callToolName, err)
 		}
 	}
 	if a.Name == "" {
-		return errorResult(callToolName + ": give name, the name of a tool " + findToolsName + " found"), nil
+		return "", nil, fmt.Errorf("%s: give name, the name of a tool %s found", callToolName, findToolsName)
 	}
 	if string(a.Arguments) == "null" {
 		a.Arguments = nil
 	}
-	params := *req.Params
-	params.Name, params.Arguments = a.Name, a.Arguments
-	inner := *req
-	inner.Params = &params
-	return s.callTool(ctx, &inner, a.Name), nil
+	return a.Name, a.Arguments, nil
 }
