@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -84,12 +85,29 @@ func (s *Server) offerFindAndCall() {
 	}, s.callNamed)
 }
 
-// findTools serves find_tools: each query's best matches, once each, with
-// their definitions.
+// findTools serves find_tools under the client's rate limit, and records
+// the call for the audit hook.
 func (s *Server) findTools(ctx context.Context, req *gomcp.CallToolRequest) (*gomcp.CallToolResult, error) {
+	start := time.Now()
+	client := clientID(ctx, req)
+	rec := AuditRecord{Time: start, Client: client, Session: sessionID(req), Tool: findToolsName}
+	var res *gomcp.CallToolResult
+	if !s.limits.allow(client) {
+		res, rec.Outcome = errorResult("rate limit exceeded for this client: retry later"), outcomeRateLimited
+	} else {
+		res, rec.Outcome = s.find(ctx, req)
+	}
+	rec.Duration, rec.IsError = time.Since(start), res.IsError
+	s.cfg.Audit(context.WithoutCancel(ctx), rec)
+	return res, nil
+}
+
+// find answers find_tools: each query's best matches, once each, with
+// their definitions.
+func (s *Server) find(ctx context.Context, req *gomcp.CallToolRequest) (*gomcp.CallToolResult, string) {
 	queries, limit, err := parseFindArgs(req.Params.Arguments)
 	if err != nil {
-		return errorResult(err.Error()), nil
+		return errorResult(err.Error()), outcomeInvalidArgs
 	}
 	s.tools.sync(ctx) // the toolsets' current tools (they cache)
 	r := s.tools
@@ -116,9 +134,9 @@ func (s *Server) findTools(ctx context.Context, req *gomcp.CallToolRequest) (*go
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
-		return errorResult(fmt.Sprintf("%s: %v", findToolsName, err)), nil
+		return errorResult(fmt.Sprintf("%s: %v", findToolsName, err)), outcomeFailed
 	}
-	return &gomcp.CallToolResult{Content: []gomcp.Content{&gomcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}, nil
+	return &gomcp.CallToolResult{Content: []gomcp.Content{&gomcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}, outcomeOK
 }
 
 // callNamed serves call_tool: the named tool's tools/call, served as any
@@ -130,7 +148,10 @@ func (s *Server) callNamed(ctx context.Context, req *gomcp.CallToolRequest) (*go
 	}
 	name, args, err := parseCallArgs(req.Params.Arguments)
 	if err != nil {
-		return errorResult(err.Error()), nil
+		res := errorResult(err.Error())
+		s.cfg.Audit(context.WithoutCancel(ctx), AuditRecord{Time: time.Now(), Client: clientID(ctx, req), Session: sessionID(req),
+			Tool: callToolName, Outcome: outcomeInvalidArgs, IsError: true})
+		return res, nil
 	}
 	params := *req.Params
 	params.Name, params.Arguments = name, args

@@ -131,10 +131,18 @@ func TestFindAndCall(t *testing.T) {
 				}
 			})
 		}
+		mu.Lock()
+		audit = nil
+		mu.Unlock()
 		tools, _, _ := findCall(t, cs, map[string]any{"query": "create a new issue"})
 		if schema, _ := json.Marshal(tools[0]["inputSchema"]); !strings.Contains(string(schema), `"required":["title"]`) {
 			t.Errorf("create_issue's schema as found: %s", schema)
 		}
+		mu.Lock()
+		if len(audit) != 1 || audit[0].Tool != "find_tools" || audit[0].Outcome != "ok" {
+			t.Errorf("audit of find_tools %+v", audit)
+		}
+		mu.Unlock()
 	})
 
 	t.Run("call", func(t *testing.T) {
@@ -143,7 +151,7 @@ func TestFindAndCall(t *testing.T) {
 			args    map[string]any
 			want    string
 			isErr   bool
-			tool    string // audited
+			tool    string // audited (call_tool itself when it names no tool)
 			outcome string
 		}{
 			{"allowed", map[string]any{"name": "create_issue", "arguments": map[string]any{"title": "bug"}}, `create_issue {"title":"bug"}`, false, "create_issue", "ok"},
@@ -153,7 +161,7 @@ func TestFindAndCall(t *testing.T) {
 			{"guarded", map[string]any{"name": "create_issue", "arguments": map[string]any{"title": "rm -rf /"}}, "guardrail", true, "create_issue", "guarded"},
 			{"unknown", map[string]any{"name": "no_such_tool"}, "unknown tool", true, "no_such_tool", "unknown_tool"},
 			{"itself", map[string]any{"name": "call_tool", "arguments": map[string]any{"name": "create_issue"}}, "unknown tool", true, "call_tool", "unknown_tool"},
-			{"no name", map[string]any{"arguments": map[string]any{}}, "give name", true, "", ""},
+			{"no name", map[string]any{"arguments": map[string]any{}}, "give name", true, "call_tool", "invalid_args"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				mu.Lock()
@@ -165,12 +173,6 @@ func TestFindAndCall(t *testing.T) {
 				}
 				mu.Lock()
 				defer mu.Unlock()
-				if tc.tool == "" {
-					if len(audit) != 0 {
-						t.Errorf("audited %+v for a call that named no tool", audit)
-					}
-					return
-				}
 				if len(audit) != 1 || audit[0].Tool != tc.tool || audit[0].Outcome != tc.outcome {
 					t.Errorf("audit %+v, want one record of %s, %s", audit, tc.tool, tc.outcome)
 				}
@@ -180,7 +182,7 @@ func TestFindAndCall(t *testing.T) {
 }
 
 // TestFindAndCallLimits: the client's rate limit applies to call_tool's
-// calls as to any tools/call.
+// and find_tools' calls as to any tools/call.
 func TestFindAndCallLimits(t *testing.T) {
 	srv := newServer(t, server.Config{Toolsets: []agent.Toolset{issueTools()}, FindAndCall: true,
 		Permissions: agent.AllowAll(), RateLimit: 0.001, RateBurst: 1})
@@ -193,6 +195,9 @@ func TestFindAndCallLimits(t *testing.T) {
 		if isErr != want.isErr || !strings.Contains(txt, want.text) {
 			t.Errorf("call %d: %q (error %v), want %q", i, txt, isErr, want.text)
 		}
+	}
+	if txt, isErr := callText(t, cs, "find_tools", map[string]any{"query": "issues"}); !isErr || !strings.Contains(txt, "rate limit exceeded") {
+		t.Errorf("find_tools past the limit: %q (error %v)", txt, isErr)
 	}
 }
 
