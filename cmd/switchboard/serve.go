@@ -56,6 +56,7 @@ type serveOptions struct {
 	drain       time.Duration
 	logLevel    string
 	prefix      server.Prefix
+	findAndCall bool
 	auth        authOptions
 	// guards: -guard-pii, -guard-injection, -guard-deny, -guard-detect-only
 	guardPII, guardInjection, guardDetect bool
@@ -87,6 +88,7 @@ func parseServe(args []string, stderr io.Writer) (*serveOptions, error) {
 	fs.DurationVar(&o.drain, "shutdown-delay", 0, "on SIGINT or SIGTERM, answer /readyz 503 for this long, still serving, before shutting down (HTTP)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "log level on stderr: debug, info, warn, error")
 	prefix := fs.String("prefix", "auto", "prefix the names of the -mcp-config servers' tools, prompts and resources with mcp__<server>__: auto (when there are several servers), on, off")
+	fs.BoolVar(&o.findAndCall, "find-and-call", false, "list two tools, find_tools and call_tool, instead of every tool served (same permissions, guards and limits)")
 	fs.BoolVar(&o.guardPII, "guard-pii", false, "redact emails, phone and card numbers, keys and tokens in every tool result")
 	fs.BoolVar(&o.guardInjection, "guard-injection", false, "refuse tool results that look like prompt injection")
 	fs.Var(&o.guardDeny, "guard-deny", "refuse tool calls whose arguments match this regular expression (repeatable)")
@@ -220,7 +222,8 @@ func serve(ctx context.Context, o *serveOptions, stdin io.Reader, stdout, stderr
 func (o *serveOptions) sources(ctx context.Context, policy failure.Policy, log *zerolog.Logger, client *server.Client) (cfg server.Config, closeSources func(), err error) {
 	cfg = server.Config{Name: "switchboard", Version: version(), Permissions: o.permissions(),
 		CallTimeout: o.callTimeout, RateLimit: rate.Limit(o.rate), RateBurst: o.burst,
-		AllowedOrigins: o.origins, Stateless: o.stateless, Policy: policy, Logger: log, Client: client}
+		AllowedOrigins: o.origins, Stateless: o.stateless, Policy: policy, Logger: log, Client: client,
+		FindAndCall: o.findAndCall}
 	if cfg.Guards, err = o.guards(); err != nil {
 		return cfg, func() {}, err
 	}

@@ -131,3 +131,43 @@ func ExampleConfig_servers() {
 	// get-time Get the time ui://app/clock.html
 	// text/html;profile=mcp-app <html>clock</html>
 }
+
+// A server that lists find_tools and call_tool instead of its tools: the
+// client finds a tool by what it should do, then calls it by name.
+func ExampleConfig_findAndCall() {
+	ctx := context.Background()
+	add := agent.TypedTool(agent.ToolSpec{Name: "add", Description: "Adds two numbers.", ReadOnly: true},
+		func(ctx context.Context, in addArgs) (int, error) { return in.A + in.B, nil })
+	srv, err := server.New(ctx, server.Config{Toolsets: []agent.Toolset{agent.NewToolset("calc", add)}, FindAndCall: true})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	st, ct := gomcp.NewInMemoryTransports()
+	ss, err := srv.MCP().Connect(ctx, st, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer ss.Close()
+	cs, err := gomcp.NewClient(&gomcp.Implementation{Name: "example", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer cs.Close()
+	list, _ := cs.ListTools(ctx, nil)
+	for _, t := range list.Tools {
+		fmt.Println("listed:", t.Name)
+	}
+	found, _ := cs.CallTool(ctx, &gomcp.CallToolParams{Name: "find_tools", Arguments: map[string]any{"query": "add numbers"}})
+	fmt.Println(found.Content[0].(*gomcp.TextContent).Text)
+	res, _ := cs.CallTool(ctx, &gomcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "add", "arguments": map[string]any{"a": 2, "b": 3}}})
+	fmt.Println(res.Content[0].(*gomcp.TextContent).Text)
+	// Output:
+	// listed: call_tool
+	// listed: find_tools
+	// {"tools":[{"name":"add","description":"Adds two numbers.","inputSchema":{"type":"object"},"why":"matched add, number"}]}
+	// 5
+}

@@ -22,3 +22,22 @@ func FuzzNormaliseArgs(f *testing.F) {
 		}
 	})
 }
+
+// FuzzFindAndCallArgs: find_tools' and call_tool's arguments are read or
+// refused with an error, never a panic, and what is read is in bounds.
+func FuzzFindAndCallArgs(f *testing.F) {
+	for _, s := range []string{"", "null", "{}", `{"query":"x"}`, `{"queries":["a"," ",""],"limit":3}`, `{"limit":-1,"query":"x"}`,
+		`{"name":"t","arguments":{"a":1}}`, `{"name":"t","arguments":null}`, `{"name":""}`, "[]", "{", "\x00"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if queries, limit, err := parseFindArgs(raw); err == nil {
+			if len(queries) == 0 || len(queries) > findMaxQueries || limit < 1 || limit > findMaxLimit {
+				t.Fatalf("%q read as %d queries, limit %d", raw, len(queries), limit)
+			}
+		}
+		if name, args, err := parseCallArgs(raw); err == nil && (name == "" || string(args) == "null") {
+			t.Fatalf("%q read as name %q, arguments %q", raw, name, args)
+		}
+	})
+}

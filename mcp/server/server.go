@@ -56,6 +56,13 @@ type Config struct {
 	// (skill://<skill>/<path>). Offer the toolset in Toolsets too for the
 	// skill tools.
 	Skills *skills.Toolset
+	// FindAndCall, when set, lists two tools instead of every tool served:
+	// find_tools, which searches the served tools (agent.ToolIndex) and
+	// answers with their definitions, and call_tool, which calls one by
+	// name as a tools/call of it would be (permissions, guards, limits,
+	// timeouts and audit apply; a denied tool is neither found nor
+	// called). See docs/gateway.md.
+	FindAndCall bool
 	// Permissions is the permission policy applied to listing and calls
 	// (nil: the default classification, as in an agent: reads allowed,
 	// writes asked, command execution denied). A denied tool is not
@@ -220,6 +227,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if s.tools, err = newToolRegistry(s); err != nil {
 		s.cancel()
 		return nil, err
+	}
+	if cfg.FindAndCall {
+		s.offerFindAndCall()
 	}
 	s.mcp.AddReceivingMiddleware(s.traced, s.middleware)
 	s.tools.sync(ctx)

@@ -36,11 +36,16 @@ type toolRegistry struct {
 	last map[int][]agent.Tool
 	// offered are the tools registered with the go-sdk server, by name.
 	offered map[string]agent.Tool
+	// With Config.FindAndCall the offered tools are not registered with
+	// the go-sdk server: defs are their definitions, by name, and index
+	// searches them (find_tools, findandcall.go).
+	defs  map[string]*gomcp.Tool
+	index *agent.ToolIndex
 }
 
 func newToolRegistry(s *Server) (*toolRegistry, error) {
 	r := &toolRegistry{s: s, schemas: schema.NewCache(), last: map[int][]agent.Tool{},
-		offered: map[string]agent.Tool{}}
+		offered: map[string]agent.Tool{}, defs: map[string]*gomcp.Tool{}, index: agent.NewToolIndex(nil)}
 	for _, ts := range s.cfg.Toolsets {
 		if ts == nil {
 			return nil, failure.New(failure.Config, failure.SourceMCP, "server: Config.Toolsets holds a nil toolset")
@@ -117,11 +122,16 @@ func (r *toolRegistry) sync(ctx context.Context) {
 			gone = append(gone, name)
 		}
 	}
+	find := r.s.cfg.FindAndCall
+	changed := len(gone) > 0
 	if len(gone) > 0 {
 		slices.Sort(gone)
-		r.s.mcp.RemoveTools(gone...)
+		if !find {
+			r.s.mcp.RemoveTools(gone...)
+		}
 		for _, n := range gone {
 			delete(r.offered, n)
+			delete(r.defs, n)
 		}
 	}
 	for name, t := range want {
@@ -134,7 +144,15 @@ func (r *toolRegistry) sync(ctx context.Context) {
 			def = passthroughDef(pt.Definition())
 		}
 		def.Name = name
+		changed = true
+		if find {
+			r.defs[name] = def
+			continue
+		}
 		r.s.mcp.AddTool(def, r.handler(name))
+	}
+	if find && changed {
+		r.index = newFindIndex(r.defs)
 	}
 }
 

@@ -1,0 +1,318 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/agent/guard"
+	"github.com/switchboard-dev/switchboard/internal/testkit"
+	"github.com/switchboard-dev/switchboard/mcp"
+	"github.com/switchboard-dev/switchboard/mcp/server"
+)
+
+// issueTools are the tools behind the find-and-call tests: two allowed,
+// one the policy denies.
+func issueTools() agent.Toolset {
+	tool := func(name, desc string, ro bool, schema string) agent.Tool {
+		return agent.NewFuncTool(agent.ToolSpec{Name: name, Description: desc, ReadOnly: ro, InputSchema: json.RawMessage(schema)},
+			func(_ context.Context, args json.RawMessage) (*agent.Result, error) {
+				return agent.TextResult(name + " " + string(args)), nil
+			})
+	}
+	return agent.NewToolset("issues",
+		tool("create_issue", "Create a new issue in the tracker with a title and a body", false,
+			`{"type":"object","properties":{"title":{"type":"string"},"body":{"type":"string"}},"required":["title"]}`),
+		tool("search_issues", "Search the tracker's issues by words", true,
+			`{"type":"object","properties":{"q":{"type":"string"}}}`),
+		tool("delete_repository", "Delete the repository and every issue in it", false, `{"type":"object"}`),
+	)
+}
+
+// findCall calls find_tools and decodes its answer.
+func findCall(t *testing.T, cs *gomcp.ClientSession, args map[string]any) ([]map[string]any, string, bool) {
+	t.Helper()
+	txt, isErr := callText(t, cs, "find_tools", args)
+	if isErr {
+		return nil, txt, true
+	}
+	var out struct {
+		Tools []map[string]any `json:"tools"`
+	}
+	if err := json.Unmarshal([]byte(txt), &out); err != nil {
+		t.Fatalf("find_tools answered %q: %v", txt, err)
+	}
+	return out.Tools, txt, false
+}
+
+func foundNames(tools []map[string]any) []string {
+	var names []string
+	for _, tl := range tools {
+		names = append(names, tl["name"].(string))
+	}
+	return names
+}
+
+// TestFindAndCall: with FindAndCall the client lists find_tools and
+// call_tool only; find_tools finds the served tools (with their schema
+// and why) but never a denied one; call_tool calls them through the one
+// tools/call path: permissions, argument validation, guards and the
+// audit apply, under the called tool's name.
+func TestFindAndCall(t *testing.T) {
+	deny, err := guard.NewDenyList(guard.DenyConfig{Words: []string{"rm -rf"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var audit []server.AuditRecord
+	srv := newServer(t, server.Config{Toolsets: []agent.Toolset{issueTools()}, FindAndCall: true,
+		Permissions: &agent.Permissions{Rules: []agent.Rule{{Tool: "*", Permission: agent.Allow}, {Tool: "delete_*", Permission: agent.Deny}}},
+		Guards:      []agent.GuardRule{{Guard: deny, At: agent.GuardToolCall}},
+		Audit:       func(_ context.Context, r server.AuditRecord) { mu.Lock(); audit = append(audit, r); mu.Unlock() }})
+	cs := connectMem(t, srv, nil)
+	if got := toolNames(t, cs); !slices.Equal(got, []string{"call_tool", "find_tools"}) {
+		t.Fatalf("tools/list %v, want only call_tool and find_tools", got)
+	}
+
+	t.Run("find", func(t *testing.T) {
+		for _, tc := range []struct {
+			name    string
+			args    map[string]any
+			want    []string // found, in any order
+			notWant []string
+			err     string // in the error result
+		}{
+			{name: "query", args: map[string]any{"query": "create a new issue"}, want: []string{"create_issue"}},
+			{name: "limit", args: map[string]any{"query": "issue tracker", "limit": 1}},
+			{name: "queries", args: map[string]any{"queries": []string{"open a new issue", "search issues by words"}},
+				want: []string{"create_issue", "search_issues"}},
+			{name: "denied never found", args: map[string]any{"query": "delete the repository"}, notWant: []string{"delete_repository"}},
+			{name: "no query", args: map[string]any{}, err: "give query"},
+			{name: "bad limit", args: map[string]any{"query": "x", "limit": 500}, err: "limit 500"},
+			{name: "bad type", args: map[string]any{"query": 3}, err: "invalid arguments for find_tools"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				tools, txt, isErr := findCall(t, cs, tc.args)
+				if tc.err != "" {
+					if !isErr || !strings.Contains(txt, tc.err) {
+						t.Errorf("%q (error %v), want an error naming %q", txt, isErr, tc.err)
+					}
+					return
+				}
+				if isErr {
+					t.Fatalf("error %q", txt)
+				}
+				got := foundNames(tools)
+				for _, w := range tc.want {
+					if !slices.Contains(got, w) {
+						t.Errorf("found %v, want %s among them", got, w)
+					}
+				}
+				for _, w := range tc.notWant {
+					if slices.Contains(got, w) {
+						t.Errorf("found %v, with %s the policy denies", got, w)
+					}
+				}
+				if l, ok := tc.args["limit"].(int); ok && len(got) > l {
+					t.Errorf("found %v, more than limit %d", got, l)
+				}
+				for _, tl := range tools {
+					if tl["why"] == "" || tl["inputSchema"] == nil || tl["description"] == "" {
+						t.Errorf("found tool without why, description or schema: %v", tl)
+					}
+				}
+			})
+		}
+		mu.Lock()
+		audit = nil
+		mu.Unlock()
+		tools, _, _ := findCall(t, cs, map[string]any{"query": "create a new issue"})
+		if schema, _ := json.Marshal(tools[0]["inputSchema"]); !strings.Contains(string(schema), `"required":["title"]`) {
+			t.Errorf("create_issue's schema as found: %s", schema)
+		}
+		mu.Lock()
+		if len(audit) != 1 || audit[0].Tool != "find_tools" || audit[0].Outcome != "ok" {
+			t.Errorf("audit of find_tools %+v", audit)
+		}
+		mu.Unlock()
+	})
+
+	t.Run("call", func(t *testing.T) {
+		for _, tc := range []struct {
+			name    string
+			args    map[string]any
+			want    string
+			isErr   bool
+			tool    string // audited (call_tool itself when it names no tool)
+			outcome string
+		}{
+			{"allowed", map[string]any{"name": "create_issue", "arguments": map[string]any{"title": "bug"}}, `create_issue {"title":"bug"}`, false, "create_issue", "ok"},
+			{"read", map[string]any{"name": "search_issues"}, "search_issues {}", false, "search_issues", "ok"},
+			{"denied", map[string]any{"name": "delete_repository", "arguments": map[string]any{}}, "unknown tool", true, "delete_repository", "unknown_tool"},
+			{"invalid arguments", map[string]any{"name": "create_issue", "arguments": map[string]any{"body": "x"}}, "invalid arguments for create_issue", true, "create_issue", "invalid_args"},
+			{"guarded", map[string]any{"name": "create_issue", "arguments": map[string]any{"title": "rm -rf /"}}, "guardrail", true, "create_issue", "guarded"},
+			{"unknown", map[string]any{"name": "no_such_tool"}, "unknown tool", true, "no_such_tool", "unknown_tool"},
+			{"itself", map[string]any{"name": "call_tool", "arguments": map[string]any{"name": "create_issue"}}, "unknown tool", true, "call_tool", "unknown_tool"},
+			{"no name", map[string]any{"arguments": map[string]any{}}, "give name", true, "call_tool", "invalid_args"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				mu.Lock()
+				audit = nil
+				mu.Unlock()
+				txt, isErr := callText(t, cs, "call_tool", tc.args)
+				if isErr != tc.isErr || !strings.Contains(txt, tc.want) {
+					t.Errorf("%q (error %v), want %q (error %v)", txt, isErr, tc.want, tc.isErr)
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				if len(audit) != 1 || audit[0].Tool != tc.tool || audit[0].Outcome != tc.outcome {
+					t.Errorf("audit %+v, want one record of %s, %s", audit, tc.tool, tc.outcome)
+				}
+			})
+		}
+	})
+}
+
+// TestFindAndCallLimits: the client's rate limit applies to call_tool's
+// and find_tools' calls as to any tools/call.
+func TestFindAndCallLimits(t *testing.T) {
+	srv := newServer(t, server.Config{Toolsets: []agent.Toolset{issueTools()}, FindAndCall: true,
+		Permissions: agent.AllowAll(), RateLimit: 0.001, RateBurst: 1})
+	cs := connectMem(t, srv, nil)
+	for i, want := range []struct {
+		text  string
+		isErr bool
+	}{{"search_issues", false}, {"rate limit exceeded", true}} {
+		txt, isErr := callText(t, cs, "call_tool", map[string]any{"name": "search_issues"})
+		if isErr != want.isErr || !strings.Contains(txt, want.text) {
+			t.Errorf("call %d: %q (error %v), want %q", i, txt, isErr, want.text)
+		}
+	}
+	if txt, isErr := callText(t, cs, "find_tools", map[string]any{"query": "issues"}); !isErr || !strings.Contains(txt, "rate limit exceeded") {
+		t.Errorf("find_tools past the limit: %q (error %v)", txt, isErr)
+	}
+}
+
+// TestFindAndCallAsk: a tool the policy asks about is found, and
+// call_tool puts the question to the client as a tools/call would (an
+// elicitation before 2026-07-28, an input-required result the client
+// answers on its retry of call_tool after): the tool runs only when the
+// person accepts, and a client that cannot be asked is refused.
+func TestFindAndCallAsk(t *testing.T) {
+	for _, tc := range []struct {
+		protocol, answer string // answer "": the client cannot be asked
+		ran              bool
+	}{
+		{"2025-11-25", "accept", true}, {"2025-11-25", "decline", false},
+		{"", "accept", true}, {"", "decline", false}, // go-sdk's latest: multi round-trip requests
+		{"2025-11-25", "", false},
+	} {
+		t.Run(tc.protocol+"/"+tc.answer, func(t *testing.T) {
+			srv := newServer(t, server.Config{Toolsets: []agent.Toolset{issueTools()}, FindAndCall: true,
+				Permissions: &agent.Permissions{Rules: []agent.Rule{{Tool: "*", Permission: agent.Allow}, {Tool: "create_*", Permission: agent.Ask}}}})
+			var opts *gomcp.ClientOptions
+			if tc.answer != "" {
+				opts = &gomcp.ClientOptions{ElicitationHandler: func(_ context.Context, req *gomcp.ElicitRequest) (*gomcp.ElicitResult, error) {
+					if !strings.Contains(req.Params.Message, "create_issue") {
+						t.Errorf("the question does not name the tool: %q", req.Params.Message)
+					}
+					return &gomcp.ElicitResult{Action: tc.answer}, nil
+				}}
+			}
+			cs := connectMemAt(t, srv, opts, tc.protocol)
+			tools, _, _ := findCall(t, cs, map[string]any{"query": "create a new issue"})
+			if !slices.Contains(foundNames(tools), "create_issue") {
+				t.Fatalf("found %v, want create_issue", foundNames(tools))
+			}
+			txt, isErr := callText(t, cs, "call_tool", map[string]any{"name": "create_issue", "arguments": map[string]any{"title": "x"}})
+			if tc.ran && (isErr || txt != `create_issue {"title":"x"}`) || !tc.ran && (!isErr || !strings.Contains(txt, "permission denied")) {
+				t.Errorf("%q (error %v), want the tool run: %v", txt, isErr, tc.ran)
+			}
+		})
+	}
+}
+
+// TestFindAndCallFollowsChanges: the index follows the toolsets: a tool
+// added is found and callable, a tool removed is neither, and the listing
+// stays the two tools.
+func TestFindAndCallFollowsChanges(t *testing.T) {
+	ts := &changingToolset{ch: make(chan struct{}, 1)}
+	ts.set("alpha_report")
+	srv := newServer(t, server.Config{Toolsets: []agent.Toolset{ts}, Permissions: agent.AllowAll(), FindAndCall: true})
+	cs := connectMem(t, srv, nil)
+	for _, step := range []struct {
+		tools  []string
+		found  string
+		absent string
+	}{
+		{[]string{"alpha_report"}, "alpha_report", "beta_summary"},
+		{[]string{"beta_summary"}, "beta_summary", "alpha_report"},
+	} {
+		ts.set(step.tools...) // not signalled: find_tools reads the toolsets' current tools
+		tools, _, _ := findCall(t, cs, map[string]any{"queries": []string{"alpha report", "beta summary"}})
+		if got := foundNames(tools); !slices.Equal(got, []string{step.found}) {
+			t.Fatalf("found %v, want [%s]", got, step.found)
+		}
+		if txt, isErr := callText(t, cs, "call_tool", map[string]any{"name": step.found}); isErr || txt != step.found {
+			t.Errorf("call %s: %q (error %v)", step.found, txt, isErr)
+		}
+		if txt, isErr := callText(t, cs, "call_tool", map[string]any{"name": step.absent}); !isErr || !strings.Contains(txt, "unknown tool") {
+			t.Errorf("call %s (gone): %q (error %v)", step.absent, txt, isErr)
+		}
+		if got := toolNames(t, cs); !slices.Equal(got, []string{"call_tool", "find_tools"}) {
+			t.Errorf("tools/list %v", got)
+		}
+	}
+}
+
+// TestFindAndCallFronted: in front of server-everything (a real reference
+// MCP server over stdio, Config.Servers), find_tools finds its tools with
+// their own schemas and call_tool answers with the server's own result; a
+// denied tool of it is neither found nor called.
+func TestFindAndCallFronted(t *testing.T) {
+	ctx := testkit.Ctx(t, 90*time.Second)
+	client := new(server.Client)
+	m, err := mcp.New(ctx, mcp.Config{Servers: []mcp.ServerConfig{everythingStdio(t, filepath.Join(t.TempDir(), "pid"))},
+		Elicitor: client.Elicitor(), Sampler: client.Sampler()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if err := m.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	srv := newServer(t, server.Config{Servers: m, Client: client, FindAndCall: true,
+		Permissions: &agent.Permissions{Rules: []agent.Rule{{Tool: "*", Permission: agent.Allow}, {Tool: "*sum*", Permission: agent.Deny}}}})
+	cs := connectMem(t, srv, nil)
+	if got := toolNames(t, cs); !slices.Equal(got, []string{"call_tool", "find_tools"}) {
+		t.Fatalf("tools/list %v", got)
+	}
+	for _, tc := range []struct {
+		query, want, notWant string
+	}{
+		{"echo back a message", "echo", ""},
+		{"add two numbers and get their sum", "", "get-sum"},
+	} {
+		tools, txt, isErr := findCall(t, cs, map[string]any{"query": tc.query, "limit": 10})
+		got := foundNames(tools)
+		if isErr || tc.want != "" && !slices.Contains(got, tc.want) || slices.ContainsFunc(got, func(n string) bool { return strings.Contains(n, "sum") }) {
+			t.Errorf("find %q: %v (%q, error %v), want %q and no denied *sum* tool", tc.query, got, txt, isErr, tc.want)
+		}
+	}
+	txt, isErr := callText(t, cs, "call_tool", map[string]any{"name": "echo", "arguments": map[string]any{"message": "hi there"}})
+	if isErr || !strings.Contains(txt, "hi there") {
+		t.Errorf("call_tool echo: %q (error %v)", txt, isErr)
+	}
+	txt, isErr = callText(t, cs, "call_tool", map[string]any{"name": "get-sum", "arguments": map[string]any{"a": 1, "b": 2}})
+	if !isErr || !strings.Contains(txt, "unknown tool") {
+		t.Errorf("call_tool of the denied get-sum: %q (error %v)", txt, isErr)
+	}
+}
