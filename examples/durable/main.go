@@ -61,9 +61,12 @@ func main() {
 	}
 }
 
+// task is what the demonstration asks of the planner.
+const task = "Book a room for tomorrow's meeting and invite the team."
+
 // newAgent is the durable agent every service process runs: the same name,
-// model and tools, and the store on the bus.
-func newAgent(ctx context.Context, st agent.Store, bookings string) (*agent.Agent, error) {
+// model (plannerModel) and tools, and the store on the bus.
+func newAgent(ctx context.Context, st agent.Store, bookings string, model llm.Model) (*agent.Agent, error) {
 	book := agent.NewFuncTool(agent.ToolSpec{Name: "book_room", Description: "Books a meeting room (not idempotent)."},
 		func(ctx context.Context, _ json.RawMessage) (*agent.Result, error) {
 			c, _ := agent.CallFromContext(ctx)
@@ -85,7 +88,14 @@ func newAgent(ctx context.Context, st agent.Store, bookings string) (*agent.Agen
 			}
 			return agent.TextResult("invitations sent by " + os.Getenv(envName)), nil
 		})
-	model := llm.NewCyclic(llm.React(func(req *llm.Request) llm.Step {
+	return agent.New(ctx, agent.Config{Name: "planner", Model: model, Tools: []agent.Tool{book, invite},
+		Permissions: agent.AllowAll(), Durable: agent.Durable(st, 0)})
+}
+
+// plannerModel is the scripted planner: book the room, send the
+// invitations, answer.
+func plannerModel() llm.Model {
+	return llm.NewCyclic(llm.React(func(req *llm.Request) llm.Step {
 		switch tools := countTools(req.Messages); tools {
 		case 0:
 			return llm.Calls(llm.CallTool("book", "book_room", map[string]any{"time": "10:00"}))
@@ -95,8 +105,6 @@ func newAgent(ctx context.Context, st agent.Store, bookings string) (*agent.Agen
 			return llm.Say("The meeting is set: room 4.2 at 10:00, invitations sent.")
 		}
 	}))
-	return agent.New(ctx, agent.Config{Name: "planner", Model: model, Tools: []agent.Tool{book, invite},
-		Permissions: agent.AllowAll(), Durable: agent.Durable(st, 0)})
 }
 
 func countTools(msgs []llm.Message) int {
@@ -121,7 +129,7 @@ func serve(ctx context.Context, url, token, name, bookings string) error {
 	if err != nil {
 		return err
 	}
-	a, err := newAgent(ctx, st, bookings)
+	a, err := newAgent(ctx, st, bookings, plannerModel())
 	if err != nil {
 		return err
 	}
@@ -184,7 +192,7 @@ func run(ctx context.Context, out io.Writer, self string) error {
 	}
 	fmt.Fprintln(out, "service A serves the planner; the run starts")
 	var answer string
-	for ev, err := range pool.Stream(ctx, "Book a room for tomorrow's meeting and invite the team.") {
+	for ev, err := range pool.Stream(ctx, task) {
 		if err != nil {
 			return err
 		}

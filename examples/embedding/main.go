@@ -18,6 +18,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/bus"
+	"github.com/switchboard-dev/switchboard/llm"
 	"github.com/switchboard-dev/switchboard/llm/provider"
 	"github.com/switchboard-dev/switchboard/llm/provider/anthropic"
 	"github.com/switchboard-dev/switchboard/llm/provider/gemini"
@@ -29,7 +30,7 @@ import (
 
 func main() {
 	ctx := context.Background()
-	a, closeAll, err := newAgent(ctx)
+	a, closeAll, err := newAgent(ctx, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -45,10 +46,10 @@ func main() {
 
 // readme:begin embedding
 
-// newAgent wires an agent to an embedded NATS bus, the MCP servers of
-// .mcp.json and the skills of the project and the user. closeAll releases
-// what it started.
-func newAgent(ctx context.Context) (*agent.Agent, func() error, error) {
+// newAgent wires an agent around model (nil: the one the environment
+// names) to an embedded NATS bus, the MCP servers of .mcp.json and the
+// skills of the project and the user. closeAll releases what it started.
+func newAgent(ctx context.Context, model llm.Model) (*agent.Agent, func() error, error) {
 	var closers []func() error
 	closeAll := func() error {
 		var errs []error
@@ -66,9 +67,11 @@ func newAgent(ctx context.Context) (*agent.Agent, func() error, error) {
 		return fail(err)
 	}
 	closers = append(closers, b.Close)
-	model, err := provider.FromEnv(openai.Provider(), anthropic.Provider(), gemini.Provider(), ollama.Provider()) // OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY or OLLAMA_MODEL
-	if err != nil {
-		return fail(err)
+	if model == nil {
+		model, err = provider.FromEnv(openai.Provider(), anthropic.Provider(), gemini.Provider(), ollama.Provider()) // OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY or OLLAMA_MODEL
+		if err != nil {
+			return fail(err)
+		}
 	}
 	servers, err := mcp.LoadFile(".mcp.json") // the file other MCP hosts use
 	if err != nil {

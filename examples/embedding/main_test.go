@@ -53,7 +53,7 @@ func TestNewAgent(t *testing.T) {
 	t.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
 
 	ctx := testkit.Ctx(t, 30*time.Second)
-	a, closeAll, err := newAgent(ctx)
+	a, closeAll, err := newAgent(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestNewAgentFails(t *testing.T) {
 			}
 			t.Setenv("OPENAI_API_KEY", tt.key)
 			t.Setenv("TMPDIR", cmp.Or(tt.tmpdir, dir))
-			a, closeAll, err := newAgent(testkit.Ctx(t, 30*time.Second))
+			a, closeAll, err := newAgent(testkit.Ctx(t, 30*time.Second), nil)
 			if err == nil {
 				_ = closeAll()
 				t.Fatalf("newAgent succeeded; want an error about %s", tt.want)

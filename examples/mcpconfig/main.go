@@ -38,6 +38,26 @@ func defaultConfig() string {
 	return filepath.Join("examples", "mcpconfig", ".mcp.json")
 }
 
+// loadServers reads the servers of the host config file at config, with
+// ${MCP_CONFIG_DIR} expanding to the file's directory.
+func loadServers(config string) ([]mcp.ServerConfig, error) {
+	dir, err := filepath.Abs(filepath.Dir(config))
+	if err != nil {
+		return nil, err
+	}
+	lookup := func(k string) (string, bool) {
+		if k == "MCP_CONFIG_DIR" {
+			return dir, true
+		}
+		return os.LookupEnv(k)
+	}
+	data, err := os.ReadFile(config)
+	if err != nil {
+		return nil, err
+	}
+	return mcp.ParseConfig(config, data, lookup)
+}
+
 func run(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("mcpconfig", flag.ContinueOnError)
 	fs.SetOutput(out)
@@ -48,21 +68,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	dir, err := filepath.Abs(filepath.Dir(*config))
-	if err != nil {
-		return err
-	}
-	lookup := func(k string) (string, bool) {
-		if k == "MCP_CONFIG_DIR" {
-			return dir, true
-		}
-		return os.LookupEnv(k)
-	}
-	data, err := os.ReadFile(*config)
-	if err != nil {
-		return err
-	}
-	servers, err := mcp.ParseConfig(*config, data, lookup)
+	servers, err := loadServers(*config)
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"time"
@@ -62,49 +63,88 @@ func (b *browser) Elicit(ctx context.Context, e agent.Elicitation) (agent.Elicit
 	return agent.ElicitationResult{Action: agent.ElicitAccept}, nil
 }
 
-func run(ctx context.Context) error {
+// notes is what the example runs on: the notes MCP server behind its
+// authorization server, the bus (with JetStream in dir) and the "browser"
+// that answers its elicitations, and the key that seals the tokens.
+type notes struct {
+	as     *authServer
+	b      *bus.Bus
+	svc    io.Closer
+	person *browser
+	sealer *mcp.TokenSealer
+}
+
+// startNotes starts the authorization and MCP servers, the bus and the
+// browser responder.
+func startNotes(ctx context.Context, dir string) (n *notes, err error) {
+	n = &notes{person: &browser{}}
+	defer func() {
+		if err != nil {
+			n.Close()
+		}
+	}()
 	srv := gomcp.NewServer(&gomcp.Implementation{Name: "notes", Version: "1"}, nil)
 	gomcp.AddTool(srv, &gomcp.Tool{Name: "latest_note", Description: "The latest note."},
 		func(context.Context, *gomcp.CallToolRequest, struct{}) (*gomcp.CallToolResult, any, error) {
 			return &gomcp.CallToolResult{Content: []gomcp.Content{&gomcp.TextContent{Text: "buy milk"}}}, nil, nil
 		})
-	as, err := startAuthServer(gomcp.NewStreamableHTTPHandler(func(*http.Request) *gomcp.Server { return srv }, nil))
-	if err != nil {
-		return err
+	if n.as, err = startAuthServer(gomcp.NewStreamableHTTPHandler(func(*http.Request) *gomcp.Server { return srv }, nil)); err != nil {
+		return nil, err
 	}
-	defer as.Close()
+	if n.b, err = bus.New(ctx, bus.Config{StoreDir: dir}); err != nil {
+		return nil, err
+	}
+	if n.svc, err = n.b.ServeElicitation(ctx, n.person, bus.ServeOptions{MaxConcurrent: 1}); err != nil {
+		return nil, err
+	}
+	// In a real host: a secret from its key store.
+	if n.sealer, err = mcp.NewTokenSealer(bytes.Repeat([]byte{42}, 32)); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
 
+// manager is one replica's Manager: it reaches the notes server, logs in
+// through the bus and keeps its tokens in the bus's sealed bucket.
+func (n *notes) manager(ctx context.Context) (*mcp.Manager, error) {
+	logins, err := store.OpenTokens(ctx, n.b, store.TokensConfig{Name: "mcp-logins", Sealer: n.sealer})
+	if err != nil {
+		return nil, err
+	}
+	return mcp.New(ctx, mcp.Config{
+		Servers:    []mcp.ServerConfig{{Name: "notes", URL: n.as.Endpoint(), Auth: &mcp.Auth{ClientID: clientID}}},
+		Elicitor:   n.b.Elicitor(),
+		TokenStore: logins,
+	})
+}
+
+// Close stops what startNotes started.
+func (n *notes) Close() {
+	if n.svc != nil {
+		n.svc.Close()
+	}
+	if n.b != nil {
+		n.b.Close()
+	}
+	if n.as != nil {
+		n.as.Close()
+	}
+}
+
+func run(ctx context.Context) error {
 	dir, err := os.MkdirTemp("", "oauth-example-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	b, err := bus.New(ctx, bus.Config{StoreDir: dir})
+	n, err := startNotes(ctx, dir)
 	if err != nil {
 		return err
 	}
-	defer b.Close()
-	person := &browser{}
-	svc, err := b.ServeElicitation(ctx, person, bus.ServeOptions{MaxConcurrent: 1})
-	if err != nil {
-		return err
-	}
-	defer svc.Close()
-	sealer, err := mcp.NewTokenSealer(bytes.Repeat([]byte{42}, 32)) // in a real host: a secret from its key store
-	if err != nil {
-		return err
-	}
+	defer n.Close()
 
 	replica := func(name string) error {
-		logins, err := store.OpenTokens(ctx, b, store.TokensConfig{Name: "mcp-logins", Sealer: sealer})
-		if err != nil {
-			return err
-		}
-		m, err := mcp.New(ctx, mcp.Config{
-			Servers:    []mcp.ServerConfig{{Name: "notes", URL: as.Endpoint(), Auth: &mcp.Auth{ClientID: clientID}}},
-			Elicitor:   b.Elicitor(),
-			TokenStore: logins,
-		})
+		m, err := n.manager(ctx)
 		if err != nil {
 			return err
 		}
@@ -122,6 +162,6 @@ func run(ctx context.Context) error {
 	if err := replica("replica 2"); err != nil {
 		return err
 	}
-	fmt.Printf("logins asked of the person: %d; authorization code grants: %d\n", person.logins, as.Grants("authorization_code"))
+	fmt.Printf("logins asked of the person: %d; authorization code grants: %d\n", n.person.logins, n.as.Grants("authorization_code"))
 	return nil
 }

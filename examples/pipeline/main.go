@@ -25,6 +25,9 @@ import (
 	"github.com/switchboard-dev/switchboard/agent/otelenv"
 )
 
+// defaultTask is what the pipeline reviews without arguments.
+const defaultTask = "Review PR 42: add a result cache to the login handler"
+
 func main() {
 	workerURL := flag.String("worker", "", "serve the performance specialist on the bus at this NATS URL (token in $SWITCHBOARD_TOKEN)")
 	flag.Parse()
@@ -38,7 +41,7 @@ func main() {
 		}
 		return
 	}
-	task := "Review PR 42: add a result cache to the login handler"
+	task := defaultTask
 	if flag.NArg() > 0 {
 		task = strings.Join(flag.Args(), " ")
 	}

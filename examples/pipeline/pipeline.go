@@ -32,6 +32,8 @@ type Options struct {
 	Worker func(url string) *exec.Cmd
 	// Logger receives logs (nil: none).
 	Logger *zerolog.Logger
+	// Reviewer is the reviewer's model (nil: the scripted reviewerModel).
+	Reviewer llm.Model
 }
 
 // Pipeline is the review pipeline and what it runs on: an embedded bus
@@ -83,7 +85,11 @@ func Start(ctx context.Context, opts Options) (p *Pipeline, err error) {
 	if err != nil {
 		return nil, err
 	}
-	reviewer, err := mk("reviewer", "Merges the specialists' findings into a verdict.", reviewerModel())
+	reviewerM := opts.Reviewer
+	if reviewerM == nil {
+		reviewerM = reviewerModel()
+	}
+	reviewer, err := mk("reviewer", "Merges the specialists' findings into a verdict.", reviewerM)
 	if err != nil {
 		return nil, err
 	}

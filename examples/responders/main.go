@@ -125,8 +125,32 @@ func runAgent(ctx context.Context, out io.Writer) error {
 		return err
 	}
 
-	// The agent: a tool that samples the host's model over the bus, and a
-	// tool whose permission is asked over the bus.
+	a, err := newAgent(ctx, b, llm.NewScripted(script()...))
+	if err != nil {
+		return err
+	}
+	ans, err := a.Run(ctx, task)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "agent (pid %d) answered:\n%s\n", os.Getpid(), ans.Text)
+	return nil
+}
+
+// task is what the example asks of its agent.
+const task = "Write a poem, publish it, and clean up old posts."
+
+// script is the scripted model's turns: call the three tools, then answer.
+func script() []llm.Step {
+	return []llm.Step{
+		llm.Calls(llm.CallTool("1", "write_poem", nil), llm.CallTool("2", "publish_post", nil), llm.CallTool("3", "delete_posts", nil)),
+		llm.SummarizeResults("Done"),
+	}
+}
+
+// newAgent is the agent around model: a tool that samples the host's
+// model over b, and two tools whose permission is asked over b.
+func newAgent(ctx context.Context, b *bus.Bus, model llm.Model) (*agent.Agent, error) {
 	sampler := b.Sampler()
 	poem := agent.NewFuncTool(agent.ToolSpec{Name: "write_poem", Description: "Writes a poem with the host's model.",
 		InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, _ json.RawMessage) (*agent.Result, error) {
@@ -144,22 +168,9 @@ func runAgent(ctx context.Context, out io.Writer) error {
 		InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, json.RawMessage) (*agent.Result, error) {
 		return agent.TextResult("deleted"), nil
 	})
-	model := llm.NewScripted(
-		llm.Calls(llm.CallTool("1", "write_poem", nil), llm.CallTool("2", "publish_post", nil), llm.CallTool("3", "delete_posts", nil)),
-		llm.SummarizeResults("Done"),
-	)
-	a, err := agent.New(ctx, agent.Config{Model: model, Tools: []agent.Tool{poem, publish, deleteAll},
+	return agent.New(ctx, agent.Config{Model: model, Tools: []agent.Tool{poem, publish, deleteAll},
 		Permissions: &agent.Permissions{Rules: []agent.Rule{{Tool: "write_poem", Permission: agent.Allow}}},
 		Elicitor:    b.Elicitor(), Events: b})
-	if err != nil {
-		return err
-	}
-	ans, err := a.Run(ctx, "Write a poem, publish it, and clean up old posts.")
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "agent (pid %d) answered:\n%s\n", os.Getpid(), ans.Text)
-	return nil
 }
 
 // waitForResponders waits until the responder process answers on the bus.
