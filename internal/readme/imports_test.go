@@ -72,7 +72,7 @@ func TestImportRules(t *testing.T) {
 		{"a2a", []string{"agent", "failure", "llm", "bus/task"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo", "github.com/a2aproject/a2a-go/v2/a2agrpc"}},
 		// The gRPC binding is opt-in: only a program importing a2a/grpc
 		// links a2a-go's a2agrpc.
-		{"a2a/grpc", []string{"a2a"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo"}},
+		{"a2a/grpc", []string{"a2a", "failure"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo"}},
 	}
 	for _, r := range rules {
 		t.Run(r.pkg, func(t *testing.T) {
