@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -163,10 +164,7 @@ func frontmatterOf(data []byte, sk *skills.Skill) map[string]any {
 // path0 is a skill name's final segment (a plugin's skill "plugin:name"
 // is named "name" in its frontmatter).
 func path0(name string) string {
-	if i := bytes.LastIndexByte([]byte(name), ':'); i >= 0 {
-		return name[i+1:]
-	}
-	return name
+	return name[strings.LastIndexByte(name, ':')+1:]
 }
 
 // frontmatterBlock is the YAML between a SKILL.md's opening "---" line

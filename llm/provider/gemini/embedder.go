@@ -2,14 +2,10 @@ package gemini
 
 import (
 	"context"
-	"net/http"
-	"net/url"
 	"strings"
 
-	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/llm"
 	"github.com/switchboard-dev/switchboard/llm/provider"
-	"github.com/switchboard-dev/switchboard/llm/provider/internal/wire"
 )
 
 // defaultEmbeddingModel is the embedding model when Config.Model is empty.
@@ -23,34 +19,20 @@ const embedBatch = 100
 // Model defaults to gemini-embedding-001; APIKey is required. It does no
 // I/O.
 func NewEmbedder(cfg provider.Config) (llm.Embedder, error) {
-	if cfg.APIKey == "" {
-		return nil, failure.New(failure.Config, failure.SourceModel, "the Gemini embedder needs an API key (set GEMINI_API_KEY or GOOGLE_API_KEY)")
+	if strings.TrimSpace(cfg.Model) == "" {
+		cfg.Model = defaultEmbeddingModel
 	}
-	model := strings.TrimPrefix(strings.TrimSpace(cfg.Model), "models/")
-	if model == "" {
-		model = defaultEmbeddingModel
+	g, err := newGemini(cfg) // the chat model's endpoint, key and error classification
+	if err != nil {
+		return nil, err
 	}
-	base := strings.TrimRight(cfg.BaseURL, "/")
-	if base == "" {
-		base = defaultBaseURL
-	}
-	base = strings.TrimSuffix(base, "/"+apiVersion)
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = &http.Client{}
-	}
-	name := Name + "/" + model
-	// g classifies failures as the chat model does (Gemini's error envelope).
-	g := &geminiModel{name: name, cls: wire.Classifier{Name: name, Scrub: wire.NewScrubber(cfg.APIKey)}}
-	return &embedder{g: g, model: model, key: cfg.APIKey, hc: hc, policy: cfg.Policy,
-		url: base + "/" + apiVersion + "/models/" + url.PathEscape(model) + ":batchEmbedContents"}, nil
+	return &embedder{g: g, url: g.base + ":batchEmbedContents"}, nil
 }
 
+// embedder embeds through a Gemini client's configuration.
 type embedder struct {
-	g               *geminiModel
-	model, url, key string
-	hc              *http.Client
-	policy          failure.Policy
+	g   *geminiModel
+	url string
 }
 
 // Name returns "gemini/<model>".
@@ -58,7 +40,7 @@ func (e *embedder) Name() string { return e.g.name }
 
 // Embed returns one vector per text.
 func (e *embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	return e.g.cls.Embed(ctx, e.policy, texts, embedBatch, e.batch)
+	return e.g.cls.Embed(ctx, e.g.policy, texts, embedBatch, e.batch)
 }
 
 type embedContent struct {
@@ -77,7 +59,7 @@ func (e *embedder) batch(ctx context.Context, texts []string) ([][]float32, erro
 		Requests []embedContent `json:"requests"`
 	}
 	for _, s := range texts {
-		r := embedContent{Model: "models/" + e.model}
+		r := embedContent{Model: "models/" + e.g.model}
 		r.Content.Parts = []gmEmbedPart{{Text: s}}
 		body.Requests = append(body.Requests, r)
 	}
@@ -85,14 +67,14 @@ func (e *embedder) batch(ctx context.Context, texts []string) ([][]float32, erro
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("x-goog-api-key", e.key)
+	req.Header.Set("x-goog-api-key", e.g.key)
 	var out struct {
 		Embeddings []struct {
 			Values []float32 `json:"values"`
 		} `json:"embeddings"`
 	}
 	statusErr := func(status int, b []byte) error { return e.g.statusFailure(status, parseError(b)) }
-	if err := e.g.cls.DecodeJSON(ctx, e.hc, req, &out, statusErr); err != nil {
+	if err := e.g.cls.DecodeJSON(ctx, e.g.hc, req, &out, statusErr); err != nil {
 		return nil, err
 	}
 	vecs := make([][]float32, len(out.Embeddings))
