@@ -119,7 +119,7 @@ func (c *Console) fork(ctx context.Context, f Fork) (string, error) {
 		if _, err := c.ix.add(ctx, s, false); err != nil {
 			c.pol().Handle(ctx, failure.From(err))
 		}
-		s.State = "running"
+		s.State, s.Seq = "running", c.ix.seqOf(ctx, s.ID)
 		c.hub.publish(topicRuns, liveMsg{Kind: "run", Run: &s})
 	})
 }

@@ -10,12 +10,13 @@ const CTX_PARTS = ['system', 'skills', 'tools', 'history', 'tool_results'];
 
 function contextBar(c) {
   if (!c || !c.prompt) return null;
-  const total = Math.max(c.window || 0, c.prompt);
+  // The bar splits the prompt; the legend says how much of the window it fills.
+  const used = c.window ? ` (${((100 * c.prompt) / c.window).toFixed(c.prompt * 100 < c.window ? 2 : 0)}% of the window)` : '';
   return h('div', { class: 'ctx', 'data-window': c.window },
-    h('div', { class: 'ctxbar', title: `${c.prompt} of ${c.window || '?'} tokens` },
-      CTX_PARTS.map((p) => h('span', { class: `c-${p}`, style: `width:${(100 * (c[p] || 0)) / total}%` }))),
+    h('div', { class: 'ctxbar', title: `prompt ${c.prompt} tokens${used}` },
+      CTX_PARTS.map((p) => h('span', { class: `c-${p}`, style: `width:${(100 * (c[p] || 0)) / c.prompt}%` }))),
     h('div', { class: 'legend muted' }, CTX_PARTS.map((p) => h('span', {}, h('i', { class: `c-${p}` }), `${p.replace('_', ' ')} ${c[p] || 0}`)),
-      h('span', {}, `prompt ${c.prompt} / window ${c.window || '?'}`),
+      h('span', {}, `prompt ${c.prompt} / window ${c.window || '?'}${used}`),
       c.tools_deferred ? h('span', {}, `${c.tools_deferred} tools deferred`) : null,
       c.compacted ? h('span', {}, 'compacted') : null));
 }
@@ -188,9 +189,9 @@ export function runPage(main, id) {
   const openFork = state.info.can_fork ? (turn) => { forkSlot.replaceChildren(forkForm(id, turn, () => forkSlot.replaceChildren())); forkSlot.scrollIntoView(); } : null;
   const tree = new RunTree(id, list, openFork);
   get(`/api/runs/${encodeURIComponent(id)}`).then((s) => {
-    head.replaceChildren(h('strong', {}, id), h('span', { class: `state state-${s.state}`, id: 'run-state' }, ` ${s.state}`),
-      s.fork_of ? h('span', {}, ' · fork of ', h('a', { href: `#/run/${encodeURIComponent(s.fork_of)}` }, s.fork_of), ` after turn ${s.fork_turn}`) : null,
-      h('span', { class: 'muted' }, ` · ${s.agent || ''} · started ${fmtTime(s.started)}`));
+    head.replaceChildren(...[h('strong', {}, id), h('span', { class: `state state-${s.state}`, id: 'run-state' }, ` ${s.state}`),
+      s.fork_of ? h('span', {}, ' · fork of ', h('a', { href: `#/run/${encodeURIComponent(s.fork_of)}` }, s.fork_of), ` after turn ${s.fork_turn || 0}`) : null,
+      h('span', { class: 'muted' }, ` · ${s.agent || ''} · started ${fmtTime(s.started)}`)].filter(Boolean));
   }).catch(() => {});
   const es = stream(`/api/runs/${encodeURIComponent(id)}/events`, {
     message: (ev) => {
