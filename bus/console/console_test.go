@@ -3,6 +3,7 @@ package console_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/bus/console"
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 type liveMsg struct {
@@ -276,4 +278,50 @@ func TestRedactsSecrets(t *testing.T) {
 	if s.Input == "" || strings.Contains(s.Input, secret) {
 		t.Errorf("run input = %q", s.Input)
 	}
+}
+
+// TestAnswerParkedQuestion: a run that parked on a permission ask waits in
+// the durable inbox; the answer from the console travels over the bus to
+// the process serving the agent, which resumes the run.
+func TestAnswerParkedQuestion(t *testing.T) {
+	st := agent.NewMemoryStore(agent.MemoryStoreOptions{})
+	e := newEnv(t, console.Config{Inbox: st, NoLiveQuestions: true, Identity: "grace"})
+	a, err := agent.New(e.ctx, agent.Config{Name: "parker", Model: scriptedModel(), Tools: []agent.Tool{deleteTool()},
+		Events: e.b, Durable: agent.Durable(st, -1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := e.b.ServeAnswers(e.ctx, a, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(e.ctx)
+	defer cancel()
+	live := e.sse(t, ctx, "/api/live")
+	until(t, live, 10*time.Second, "hello", func(m sseMsg) bool { return m.Event == "hello" })
+	ans, err := a.Run(e.ctx, "please delete it")
+	if !errors.Is(err, failure.Parked) {
+		t.Fatalf("run: %v, want parked", err)
+	}
+	until(t, live, 10*time.Second, "the parked state", func(m sseMsg) bool {
+		l := decodeLive(t, m)
+		return l.Kind == "state" && l.Run.ID == ans.Run && l.Run.State == "parked"
+	})
+	var qs struct{ Questions []console.QuestionView }
+	e.do(t, http.MethodGet, "/api/questions", nil, &qs)
+	if len(qs.Questions) != 1 || qs.Questions[0].Live || qs.Questions[0].Run != ans.Run || qs.Questions[0].Agent != "parker" {
+		t.Fatalf("inbox = %+v", qs.Questions)
+	}
+	var rec console.AnswerRecord
+	if code := e.do(t, http.MethodPost, "/api/questions/"+qs.Questions[0].ID+"/answer", map[string]string{"action": "accept"}, &rec); code != http.StatusOK {
+		t.Fatalf("answer: %d", code)
+	}
+	if rec.By != "grace" || rec.Live {
+		t.Errorf("record = %+v", rec)
+	}
+	until(t, live, 20*time.Second, "the resumed run's end", func(m sseMsg) bool {
+		l := decodeLive(t, m)
+		return l.Kind == "state" && l.Run.ID == ans.Run && l.Run.State == "done"
+	})
 }
