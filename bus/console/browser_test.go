@@ -88,7 +88,7 @@ func stopBrowser() {
 // newTab opens a tab of the shared browser, closed with the test; on
 // failure the test's last screen is saved as failure.png under its
 // artifact directory (go test -artifacts).
-func newTab(t *testing.T) context.Context {
+func newTab(t testing.TB) context.Context {
 	t.Helper()
 	browser.once.Do(startBrowser)
 	if browser.err != nil {

@@ -422,9 +422,17 @@ func (ix *index) page(ctx context.Context, before uint64, limit int) ([]RunSumma
 	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
 		out[i], out[j] = out[j], out[i]
 	}
+	// Each run's state is one direct get of its last event: 8 at a time.
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
 	for i := range out {
-		ix.state(ctx, &out[i])
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			ix.state(ctx, &out[i])
+		})
 	}
+	wg.Wait()
 	var next uint64
 	if n := len(out); n > 0 && out[n-1].Seq > first {
 		next = out[n-1].Seq
