@@ -14,7 +14,11 @@ function contextBar(c) {
   const used = c.window ? ` (${((100 * c.prompt) / c.window).toFixed(c.prompt * 100 < c.window ? 2 : 0)}% of the window)` : '';
   return h('div', { class: 'ctx', 'data-window': c.window },
     h('div', { class: 'ctxbar', title: `prompt ${c.prompt} tokens${used}` },
-      CTX_PARTS.map((p) => h('span', { class: `c-${p}`, style: `width:${(100 * (c[p] || 0)) / c.prompt}%` }))),
+      CTX_PARTS.map((p) => {
+        const span = h('span', { class: `c-${p}` });
+        span.style.width = `${(100 * (c[p] || 0)) / c.prompt}%`; // CSSOM: the CSP allows no inline style attribute
+        return span;
+      })),
     h('div', { class: 'legend muted' }, CTX_PARTS.map((p) => h('span', {}, h('i', { class: `c-${p}` }), `${p.replace('_', ' ')} ${c[p] || 0}`)),
       h('span', {}, `prompt ${c.prompt} / window ${c.window || '?'}${used}`),
       c.tools_deferred ? h('span', {}, `${c.tools_deferred} tools deferred`) : null,
