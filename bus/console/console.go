@@ -98,9 +98,9 @@ type Console struct {
 	cfg Config
 	log zerolog.Logger
 
-	startOnce sync.Once
-	startErr  error
-	ctx       context.Context
+	startMu sync.Mutex
+	started bool
+	ctx     context.Context
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 
@@ -151,14 +151,14 @@ func (c *Console) pol() failure.Policy { return failure.Or(c.cfg.Policy) }
 // (<STREAM>_CONSOLE_RUNS, the index of runs, and <STREAM>_CONSOLE, the
 // record of answers), starts following the runs of every process and,
 // unless Config.NoLiveQuestions, answers the bus's questions from the
-// browser. The Handler calls it at its first request; later calls return
-// the first call's error.
+// browser. The Handler calls it at each API request until it succeeds;
+// once it has, it returns nil at once. ctx bounds this call only.
 func (c *Console) Start(ctx context.Context) error {
-	c.startOnce.Do(func() { c.startErr = c.start(ctx) })
-	return c.startErr
-}
-
-func (c *Console) start(ctx context.Context) error {
+	c.startMu.Lock()
+	defer c.startMu.Unlock()
+	if c.started {
+		return nil
+	}
 	c.mu.Lock()
 	shut := c.shut
 	c.mu.Unlock()
@@ -168,7 +168,6 @@ func (c *Console) start(ctx context.Context) error {
 	if err := c.ix.ensure(ctx); err != nil {
 		return err
 	}
-	c.wg.Go(func() { c.ix.follow(c.ctx) })
 	if !c.cfg.NoLiveQuestions {
 		cl, err := c.cfg.Bus.ServeElicitation(c.ctx, c.live, bus.ServeOptions{Name: "switchboard-console", MaxConcurrent: maxLiveQuestions})
 		if err != nil {
@@ -178,7 +177,23 @@ func (c *Console) start(ctx context.Context) error {
 		c.stop = append(c.stop, cl.Close)
 		c.mu.Unlock()
 	}
+	if !c.spawn(func() { c.ix.follow(c.ctx) }) {
+		return failure.New(failure.Unavailable, failure.SourceBus, "the console is closed")
+	}
+	c.started = true
 	return nil
+}
+
+// spawn runs f on a goroutine the console owns (Close waits for it),
+// unless the console is closed.
+func (c *Console) spawn(f func()) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.shut {
+		return false
+	}
+	c.wg.Go(f)
+	return true
 }
 
 // Handler serves the console: the page, its assets and its API.
@@ -197,11 +212,11 @@ func (c *Console) Close() error {
 	stops := c.stop
 	c.stop = nil
 	c.mu.Unlock()
+	c.live.closeAll() // first: the elicitation service waits for its handlers
 	var errs []error
 	for _, f := range stops {
 		errs = append(errs, f())
 	}
-	c.live.closeAll()
 	c.cancel()
 	c.hub.close()
 	done := make(chan struct{})

@@ -29,7 +29,7 @@ func (c *Console) launch(ctx context.Context, start func(ctx context.Context) it
 		err error
 	}
 	got := make(chan started, 1)
-	c.wg.Go(func() {
+	ok := c.spawn(func() {
 		defer func() { <-c.runs }()
 		sent := false
 		for ev, err := range start(c.ctx) {
@@ -52,6 +52,10 @@ func (c *Console) launch(ctx context.Context, start func(ctx context.Context) it
 			got <- started{err: failure.New(failure.Internal, failure.SourceBus, "the run ended without an event")}
 		}
 	})
+	if !ok {
+		<-c.runs
+		return "", failure.New(failure.Unavailable, failure.SourceBus, "the console is closed")
+	}
 	t := time.NewTimer(startTimeout)
 	defer t.Stop()
 	select {
