@@ -101,8 +101,8 @@ type Console struct {
 	startMu sync.Mutex
 	started bool
 	ctx     context.Context
-	cancel    context.CancelFunc
-	wg        sync.WaitGroup
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
 
 	ix   *index
 	hub  *hub
