@@ -199,6 +199,22 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("tool result %q", result)
 	}
 
+	// A run that calls an agent as a tool: the nested run sits under the call.
+	if err := chromedp.Do(tab,
+		chromedp.Navigate(base+"#/chat"),
+		chromedp.WaitVisible(`#chat-input`),
+		chromedp.SendKeys(`#chat-input`, "research this"),
+		chromedp.Click(`#chat-send`),
+		chromedp.WaitVisible(`#timeline li[data-type="final"] pre.answer`),
+		chromedp.WaitVisible(`#timeline li[data-call] li[data-type="nested"] li[data-type="final"]`),
+	); err != nil {
+		t.Fatalf("nested run: %v", err)
+	}
+	if s := text(t, tab, `#timeline li[data-call] li[data-type="nested"] li[data-type="final"] pre.answer`); s != "found it" {
+		t.Errorf("nested answer %q", s)
+	}
+	screenshot(t, tab, "console-nested.png")
+
 	// Fork the first run from its start with a changed input.
 	var forked, head string
 	if err := chromedp.Do(tab,
@@ -217,7 +233,7 @@ func TestBrowser(t *testing.T) {
 	if !strings.Contains(forked, "you said forked input") || !strings.Contains(head, "fork of "+first.Run) {
 		t.Errorf("fork answer %q, head %q", forked, head)
 	}
-	if err := chromedp.Do(tab, chromedp.Navigate(base+"#/"), chromedp.WaitVisible(`#runs tr:nth-child(4)`)); err != nil {
+	if err := chromedp.Do(tab, chromedp.Navigate(base+"#/"), chromedp.WaitVisible(`#runs tr:nth-child(5)`)); err != nil {
 		t.Fatalf("runs page: %v", err)
 	}
 	screenshot(t, tab, "console-runs.png")

@@ -64,6 +64,9 @@ func scriptedModel() llm.Model {
 		if last.Role == llm.RoleTool {
 			return llm.Say("done: " + last.ToolResults[0].Content)
 		}
+		if strings.Contains(last.Text, "research") {
+			return llm.Calls(llm.CallTool("c1", "researcher", map[string]string{"input": "look it up"}))
+		}
 		if strings.Contains(last.Text, "delete") {
 			return llm.Calls(llm.CallTool("c1", "delete_file", map[string]string{"path": "tmp/x"}))
 		}
@@ -75,8 +78,16 @@ func newEnv(t testing.TB, cfg console.Config) *env {
 	t.Helper()
 	ctx := testkit.Ctx(t, 60*time.Second)
 	b := testkit.NewBus(t, bus.Config{})
-	a, err := agent.New(ctx, agent.Config{Name: "helper", Model: scriptedModel(), Tools: []agent.Tool{deleteTool()},
-		Events: b, Elicitor: b.Elicitor()})
+	sub, err := agent.New(ctx, agent.Config{Name: "researcher", Description: "Looks things up", Model: llm.NewCyclic(llm.Say("found it")), Events: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	research, err := agent.AsTool(sub, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := agent.New(ctx, agent.Config{Name: "helper", Model: scriptedModel(), Tools: []agent.Tool{deleteTool(), research},
+		Events: b, Elicitor: b.Elicitor(), Permissions: &agent.Permissions{Rules: []agent.Rule{{Tool: "researcher", Permission: agent.Allow}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
