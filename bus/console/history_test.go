@@ -103,3 +103,29 @@ func FuzzEventType(f *testing.F) {
 		}
 	})
 }
+
+// FuzzHistoryAt: whatever events the bus holds for a run, rebuilding its
+// history never panics, and every tool call of it has exactly one result.
+func FuzzHistoryAt(f *testing.F) {
+	f.Add([]byte(`[{"type":"run_started","run":"r","text":"x"},{"type":"model_turn","run":"r","turn":1,"calls":[{"id":"a","name":"t"}]},{"type":"tool_finished","run":"r","turn":1,"call":{"id":"a","tool":"t"}}]`), 1)
+	f.Add([]byte(`[{"type":"model_turn","run":"r","turn":3}]`), 2)
+	f.Add([]byte(`[{"type":"tool_finished","run":"r"}]`), 0)
+	f.Fuzz(func(t *testing.T, data []byte, turn int) {
+		var events []agent.Event
+		if json.Unmarshal(data, &events) != nil {
+			return
+		}
+		hist, _, err := historyAt(events, "r", turn%8)
+		if err != nil {
+			return
+		}
+		for i, m := range hist {
+			if len(m.ToolCalls) == 0 {
+				continue
+			}
+			if i+1 >= len(hist) || len(hist[i+1].ToolResults) != len(m.ToolCalls) {
+				t.Fatalf("calls of message %d without their results: %+v", i, hist)
+			}
+		}
+	})
+}

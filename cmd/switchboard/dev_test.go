@@ -213,3 +213,39 @@ func TestDevWatchAttachesToNATS(t *testing.T) {
 	}
 	waitState(t, u, "run_elsewhere", "done")
 }
+
+// TestDevBeyondLoopbackNeedsToken: listening beyond loopback without
+// -token makes one; the printed link carries it and requests without it
+// are refused.
+func TestDevBeyondLoopbackNeedsToken(t *testing.T) {
+	u, stop := startDev(t, "-watch", "-listen", "0.0.0.0:0")
+	defer func() {
+		if err := stop(); err != nil {
+			t.Errorf("dev: %v", err)
+		}
+	}()
+	base, tok, ok := strings.Cut(u, "?token=")
+	if !ok || len(tok) < 16 {
+		t.Fatalf("link %q has no token", u)
+	}
+	base = strings.Replace(base, "0.0.0.0", "127.0.0.1", 1)
+	base = strings.Replace(base, "[::]", "127.0.0.1", 1)
+	res, err := http.Get(base + "api/info")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusUnauthorized {
+		t.Errorf("without the token: %d", res.StatusCode)
+	}
+	req, _ := http.NewRequest(http.MethodGet, base+"api/info", nil)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	res, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Errorf("with the token: %d", res.StatusCode)
+	}
+}
