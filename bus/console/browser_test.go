@@ -195,6 +195,23 @@ func TestBrowser(t *testing.T) {
 		t.Fatalf("answering the ask: %v", err)
 	}
 	result = text(t, tab, `#timeline li[data-type="tool_finished"] pre`)
+	// Opened again, the run's page shows who answered, from the record.
+	askRun, err := chromedp.Run(tab, chromedp.Evaluate[string](`location.hash`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var by string
+	if err := chromedp.Do(tab,
+		chromedp.Navigate(base+"#/"),
+		chromedp.WaitVisible(`#runs tr`),
+		chromedp.Navigate(base+askRun),
+		chromedp.WaitVisible(`#run-answers [data-answered]`),
+	); err != nil {
+		t.Fatalf("the recorded answer: %v", err)
+	}
+	if by = text(t, tab, `#run-answers [data-answered]`); !strings.Contains(by, "allowed by ada") {
+		t.Errorf("recorded answer %q", by)
+	}
 	if !strings.Contains(result, "deleted tmp/x") {
 		t.Errorf("tool result %q", result)
 	}

@@ -125,6 +125,11 @@ func TestAnswerLivePermissionAsk(t *testing.T) {
 	if rec.By != "ada" || rec.Action != agent.ElicitAccept || rec.Run != started.Run || rec.From == "" {
 		t.Errorf("answer record = %+v", rec)
 	}
+	var runAnswers struct{ Answers []console.AnswerRecord }
+	e.do(t, http.MethodGet, "/api/runs/"+started.Run+"/answers", nil, &runAnswers)
+	if len(runAnswers.Answers) != 1 || runAnswers.Answers[0].Question != q.ID || runAnswers.Answers[0].By != "ada" {
+		t.Errorf("the run's answers = %+v", runAnswers)
+	}
 	events := e.sse(t, ctx, "/api/runs/"+started.Run+"/events")
 	until(t, events, 10*time.Second, "the deleted result", func(m sseMsg) bool {
 		return strings.Contains(m.Data, `"final"`) && strings.Contains(m.Data, "deleted tmp/x")

@@ -44,6 +44,7 @@ func (c *Console) routes() http.Handler {
 	mux.HandleFunc("GET /api/runs/{id}", c.getRun)
 	mux.HandleFunc("GET /api/runs/{id}/events", c.getRunEvents)
 	mux.HandleFunc("POST /api/runs/{id}/fork", c.postFork)
+	mux.HandleFunc("GET /api/runs/{id}/answers", c.getRunAnswers)
 	mux.HandleFunc("GET /api/live", c.getLive)
 	mux.HandleFunc("GET /api/questions", c.getQuestions)
 	mux.HandleFunc("GET /api/questions/{id}/answer", c.getAnswer)
@@ -319,6 +320,15 @@ func (c *Console) getAnswer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, a)
+}
+
+func (c *Console) getRunAnswers(w http.ResponseWriter, r *http.Request) {
+	as, err := c.ix.answersOf(r.Context(), r.PathValue("id"))
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"answers": as})
 }
 
 type answerRequest struct {

@@ -29,7 +29,7 @@ import (
 // records by sequence, newest first, and each run's state from the last
 // event of its events subject. The stream <STREAM>_CONSOLE keeps how far
 // the index has read the events stream (<prefix>.console.cursor) and the
-// record of each answer (<prefix>.console.answers.<question>).
+// record of each answer (<prefix>.console.answers.<run>.<question>).
 
 // RunSummary is one run in the runs list.
 type RunSummary struct {
@@ -440,13 +440,22 @@ func (ix *index) page(ctx context.Context, before uint64, limit int) ([]RunSumma
 	return out, next, nil
 }
 
+// answerSubject is where the record of the answer to question of run is
+// kept: <prefix>.console.answers.<run>.<question> ("_" without a run).
+func (ix *index) answerSubject(run, question string) string {
+	if run == "" {
+		run = "_"
+	}
+	return ix.answersSubj + wire.Token(run) + "." + wire.Token(question)
+}
+
 // recordAnswer keeps who answered a question, and how.
 func (ix *index) recordAnswer(ctx context.Context, a AnswerRecord) error {
 	data, err := json.Marshal(a)
 	if err != nil {
 		return err
 	}
-	_, err = ix.b.JetStream().PublishMsg(ctx, &nats.Msg{Subject: ix.answersSubj + wire.Token(a.Question), Data: data})
+	_, err = ix.b.JetStream().PublishMsg(ctx, &nats.Msg{Subject: ix.answerSubject(a.Run, a.Question), Data: data})
 	if err != nil {
 		return ix.b.Classify(err, "console record answer")
 	}
@@ -455,7 +464,7 @@ func (ix *index) recordAnswer(ctx context.Context, a AnswerRecord) error {
 
 // answerOf returns the record of the answer to question id (nil: none).
 func (ix *index) answerOf(ctx context.Context, id string) *AnswerRecord {
-	m, err := ix.audit.GetLastMsgForSubject(ctx, ix.answersSubj+wire.Token(id))
+	m, err := ix.audit.GetLastMsgForSubject(ctx, ix.answersSubj+"*."+wire.Token(id))
 	if err != nil {
 		return nil
 	}
@@ -464,4 +473,29 @@ func (ix *index) answerOf(ctx context.Context, id string) *AnswerRecord {
 		return nil
 	}
 	return &a
+}
+
+// maxRunAnswers bounds the answers one run's page lists.
+const maxRunAnswers = 200
+
+// answersOf returns the records of the answers given to the questions of
+// run, oldest first (at most maxRunAnswers).
+func (ix *index) answersOf(ctx context.Context, run string) ([]AnswerRecord, error) {
+	filter := ix.answersSubj + wire.Token(run) + ".>"
+	out := []AnswerRecord{}
+	for seq := uint64(1); len(out) < maxRunAnswers; {
+		m, err := ix.audit.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(filter))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			break
+		}
+		if err != nil {
+			return out, ix.b.Classify(err, "console answers")
+		}
+		var a AnswerRecord
+		if json.Unmarshal(m.Data, &a) == nil {
+			out = append(out, a)
+		}
+		seq = m.Sequence + 1
+	}
+	return out, nil
 }

@@ -36,7 +36,7 @@ type QuestionView struct {
 
 // AnswerRecord is the record of an answer given from a console: who
 // answered (Config.Identity and the client's address), what, and when. It
-// is kept on <prefix>.console.answers.<question> and logged.
+// is kept on <prefix>.console.answers.<run>.<question> and logged.
 type AnswerRecord struct {
 	Question string             `json:"question"`
 	Run      string             `json:"run,omitempty"`

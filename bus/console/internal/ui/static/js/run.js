@@ -211,10 +211,18 @@ export function runPage(main, id) {
   });
   const renderAsks = () => asks.replaceChildren(...[...state.questions.values()].filter((q) => q.run === id).map(questionCard));
   renderAsks();
+  // Who answered the run's questions: those recorded, then those answered while the page is open.
+  const shown = new Set();
+  const addAnswer = (a) => {
+    if (shown.has(a.question)) return;
+    shown.add(a.question);
+    answered.append(h('p', { class: 'muted', 'data-answered': a.question },
+      h('span', { class: 'kind' }, a.live ? 'asked' : 'parked'), `${{ accept: 'allowed', decline: 'declined', cancel: 'cancelled' }[a.action] || a.action} by ${a.by}`,
+      a.call ? ` (call ${a.call})` : '', ` at ${fmtTime(a.time)}`));
+  };
+  get(`/api/runs/${encodeURIComponent(id)}/answers`).then(({ answers }) => answers.forEach(addAnswer)).catch(() => {});
   const stop = listen((m) => {
-    if (m.kind === 'answered' && m.answer && m.answer.run === id && m.answer.by) {
-      answered.append(h('p', { class: 'muted', 'data-answered': m.answer.question }, `${m.answer.action} by ${m.answer.by}`));
-    }
+    if (m.kind === 'answered' && m.answer && m.answer.run === id && m.answer.by) addAnswer(m.answer);
     if (m.kind === 'question' || m.kind === 'questions' || m.kind === 'answered') renderAsks();
   });
   return () => { es.close(); stop(); };
