@@ -4,8 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/bus"
 	"github.com/switchboard-dev/switchboard/bus/console"
 )
 
@@ -160,4 +166,121 @@ func BenchmarkPublishToPage(b *testing.B) {
 	b.ReportMetric(ms(pageL.quantile(0.5)), "page-p50-ms")
 	b.ReportMetric(ms(pageL.quantile(0.99)), "page-p99-ms")
 	b.ReportMetric(ms(pageL.quantile(0.99)-busL.quantile(0.99)), "page-added-p99-ms")
+}
+
+func heapInUse() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// storedConsole is a console over n stored runs on a NATS server of its
+// own (a child process, so that the server's caches are not counted),
+// with its index caught up, and the heap it holds.
+type storedConsole struct {
+	c    *console.Console
+	srv  *httptest.Server
+	n    int
+	heap uint64
+}
+
+func newStoredConsole(b *testing.B, n int) *storedConsole {
+	b.Helper()
+	ctx := context.Background()
+	u := console.NatsChild(b)
+	pub, err := bus.New(ctx, bus.Config{URLs: []string{u}, Name: "publisher"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	console.StoreRuns(b, pub, n)
+	_ = pub.Close()
+	bb, err := bus.New(ctx, bus.Config{URLs: []string{u}, Name: "console"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = bb.Close() })
+	before := heapInUse()
+	c, err := console.New(ctx, console.Config{Bus: bb, NoLiveQuestions: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := c.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	select {
+	case <-c.CaughtUp():
+	case <-time.After(2 * time.Minute):
+		b.Fatal("the index did not catch up in 2 minutes")
+	}
+	srv := httptest.NewServer(c.Handler())
+	b.Cleanup(func() { srv.Close(); _ = c.Close() })
+	sc := &storedConsole{c: c, srv: srv, n: n}
+	for range 5 {
+		sc.api(b)
+	}
+	if after := heapInUse(); after > before {
+		sc.heap = after - before
+	}
+	return sc
+}
+
+// api fetches the first page of the runs list.
+func (sc *storedConsole) api(b *testing.B) {
+	res, err := http.Get(sc.srv.URL + "/api/runs")
+	if err != nil {
+		b.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 || !strings.Contains(string(body), `"state":"done"`) {
+		b.Fatalf("runs page: %d %.200s", res.StatusCode, body)
+	}
+}
+
+// open loads the runs page in the browser until its rows are shown.
+func (sc *storedConsole) open(b *testing.B, tab context.Context) {
+	rows := min(sc.n, 50)
+	if err := chromedp.Do(tab, chromedp.Navigate("about:blank"), chromedp.Navigate(sc.srv.URL+"/#/"),
+		chromedp.WaitVisible(fmt.Sprintf(`#runs tr:nth-child(%d)[data-state="done"]`, rows))); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkRunsPage opens the runs page (its first page: 50 runs, or the
+// 10 there are) with 10 and with 5,000 stored runs, in the same run: in
+// Chromium (navigation to the rows shown) and through the API alone. It
+// reports each, their difference and ratio, and the console's heap in each
+// case (the heap after GC once started, caught up and five pages served,
+// minus the heap before console.New).
+//
+//	go test -run '^$' -bench BenchmarkRunsPage -benchtime 50x ./bus/console/
+func BenchmarkRunsPage(b *testing.B) {
+	small := newStoredConsole(b, 10)
+	large := newStoredConsole(b, 5000)
+	tab := newTab(b)
+	var apiSmall, apiLarge, pageSmall, pageLarge time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		small.api(b)
+		t1 := time.Now()
+		large.api(b)
+		t2 := time.Now()
+		small.open(b, tab)
+		t3 := time.Now()
+		large.open(b, tab)
+		t4 := time.Now()
+		apiSmall, apiLarge, pageSmall, pageLarge = apiSmall+t1.Sub(t0), apiLarge+t2.Sub(t1), pageSmall+t3.Sub(t2), pageLarge+t4.Sub(t3)
+	}
+	n := float64(b.N)
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) / n }
+	b.ReportMetric(ms(pageSmall), "page-ms@10")
+	b.ReportMetric(ms(pageLarge), "page-ms@5000")
+	b.ReportMetric(ms(pageLarge)-ms(pageSmall), "page-added-ms")
+	b.ReportMetric(ms(apiSmall), "api-ms@10")
+	b.ReportMetric(ms(apiLarge), "api-ms@5000")
+	b.ReportMetric(float64(small.heap)/1024, "KiB-heap@10")
+	b.ReportMetric(float64(large.heap)/1024, "KiB-heap@5000")
+	b.ReportMetric(float64(large.heap)/float64(max(small.heap, 1)), "heap-ratio")
 }

@@ -371,7 +371,10 @@ func usd(u llm.USD) float64 { return float64(u) / float64(llm.Dollar) }
 
 // page returns up to limit runs, newest first, from those whose index
 // sequence is below before (0: the newest), and the cursor of the next page
-// (0: none).
+// (0: none). The index stream holds only run records, so a page is the
+// records at the sequences just below before (fewer where a fork replaced
+// a record, which leaves a gap: the page then reads further back); each
+// record and its run's state are two direct gets, 16 runs at a time.
 func (ix *index) page(ctx context.Context, before uint64, limit int) ([]RunSummary, uint64, error) {
 	info, err := ix.runs.Info(ctx)
 	if err != nil {
@@ -385,59 +388,64 @@ func (ix *index) page(ctx context.Context, before uint64, limit int) ([]RunSumma
 		before = lastSeq + 1
 	}
 	var out []RunSummary
-	window := uint64(limit) * 2
-	for {
-		from := first
-		if before > first+window {
-			from = before - window
+	for hi := before; len(out) < limit && hi > first; {
+		lo := first
+		if want := uint64(limit - len(out)); hi > first+want {
+			lo = hi - want
 		}
-		out = out[:0]
-		for seq := from; seq < before; {
-			m, err := ix.runs.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(ix.runsSubj+">"))
-			if errors.Is(err, jetstream.ErrMsgNotFound) {
-				break
-			}
-			if err != nil {
-				return nil, 0, ix.b.Classify(err, "console runs")
-			}
-			if m.Sequence >= before {
-				break
-			}
-			var s RunSummary
-			if json.Unmarshal(m.Data, &s) == nil {
-				s.Seq = m.Sequence
-				out = append(out, s)
-			}
-			seq = m.Sequence + 1
+		batch, err := ix.fetch(ctx, lo, hi)
+		if err != nil {
+			return nil, 0, err
 		}
-		if len(out) >= limit || from <= first {
-			break
-		}
-		window *= 4 // records replaced by forks leave gaps: look further back
+		out = append(out, batch...)
+		hi = lo
 	}
-	if len(out) > limit {
-		out = out[len(out)-limit:]
-	}
-	// newest first
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
-	}
-	// Each run's state is one direct get of its last event: 8 at a time.
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 8)
-	for i := range out {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			ix.state(ctx, &out[i])
-		})
-	}
-	wg.Wait()
 	var next uint64
 	if n := len(out); n > 0 && out[n-1].Seq > first {
 		next = out[n-1].Seq
 	}
 	return out, next, nil
+}
+
+// fetch reads the run records at sequences [lo, hi) and their runs'
+// states, newest first.
+func (ix *index) fetch(ctx context.Context, lo, hi uint64) ([]RunSummary, error) {
+	got := make([]*RunSummary, hi-lo)
+	errs := make([]error, hi-lo)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	for seq := lo; seq < hi; seq++ {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			m, err := ix.runs.GetMsg(ctx, seq)
+			if errors.Is(err, jetstream.ErrMsgNotFound) {
+				return // replaced by a later record, or aged out
+			}
+			if err != nil {
+				errs[seq-lo] = err
+				return
+			}
+			var s RunSummary
+			if json.Unmarshal(m.Data, &s) != nil {
+				return
+			}
+			s.Seq = m.Sequence
+			ix.state(ctx, &s)
+			got[seq-lo] = &s
+		})
+	}
+	wg.Wait()
+	var out []RunSummary
+	for i := len(got) - 1; i >= 0; i-- {
+		if errs[i] != nil {
+			return nil, ix.b.Classify(errs[i], "console runs")
+		}
+		if got[i] != nil {
+			out = append(out, *got[i])
+		}
+	}
+	return out, nil
 }
 
 // answerSubject is where the record of the answer to question of run is
