@@ -4,6 +4,11 @@
 //
 // Remote and file references are never loaded: a schema that needs them
 // fails to compile, and the caller treats the tool as unvalidated.
+//
+// The library decodes every instance into Go values and walks them; for
+// a schema made of the common keywords, a valid instance is confirmed in
+// one pass over its bytes instead (fast.go), and every other instance
+// goes to the library, whose verdict and message stand.
 package schema
 
 import (
