@@ -40,6 +40,9 @@ type run struct {
 	index map[string]Tool
 	// lists holds the turn's listings, one per toolset (reused).
 	lists [][]Tool
+	// inToolsReported is set once the run's Input.Tools were checked
+	// against the agent's (a collision is reported once per run).
+	inToolsReported bool
 	// sinkCtx is the run's context without its cancellation, for the sink
 	// (events of a cancelled run are still delivered).
 	sinkCtx context.Context
@@ -393,6 +396,9 @@ func (r *run) systemPrompt() string {
 				r.skills += t
 			}
 		}
+	}
+	if r.in.Instructions != "" {
+		parts = append(parts, r.in.Instructions)
 	}
 	if note := r.outputNote(); note != "" {
 		parts = append(parts, note)
