@@ -35,9 +35,9 @@ type conversation struct {
 	// instructions are the client's system and developer messages, its
 	// context items and its state, for the run's system prompt.
 	instructions string
-	// trailing are the messages after the last user message (an assistant
-	// message and the client's results for its calls), as the client
-	// sent them.
+	// trailing are the messages after the last user message but its
+	// system and developer ones (an assistant message and the client's
+	// results for its calls), as the client sent them.
 	trailing []Message
 }
 
@@ -71,9 +71,10 @@ func conversationOf(in *RunAgentInput) (conversation, error) {
 		for _, m := range in.Messages[last+1:] {
 			if m.Role == "system" || m.Role == "developer" {
 				sys = append(sys, m.Text())
+			} else {
+				c.trailing = append(c.trailing, m)
 			}
 		}
-		c.trailing = in.Messages[last+1:]
 	}
 	c.instructions = instructionsOf(sys, in.Context, in.State)
 	return c, nil
