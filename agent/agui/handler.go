@@ -98,11 +98,11 @@ type liveRun struct {
 	awaits chan struct{}
 	cancel context.CancelFunc
 	done   chan struct{}
-	// waiting is the question the run waits on while interrupted.
-	waiting *ask
-	// Under Handler.mu: the client tool calls waiting for the client's
-	// result, whether a request streams the run, and the timer that
-	// cancels the run when no request comes back for it.
+	// Under Handler.mu: the question the run waits on while interrupted,
+	// the client tool calls waiting for the client's result, whether a
+	// request streams the run, and the timer that cancels the run when no
+	// request comes back for it.
+	waiting   *ask
 	calls     map[string]chan clientResult
 	streaming bool
 	timer     *time.Timer
@@ -190,16 +190,21 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		case a := <-run.asks:
+			// The events are made before the run is left waiting: from
+			// then on, another request may take the run (and its Mapper).
 			id := run.mapper.id("interrupt")
+			evs := run.mapper.Interrupt(interruptOf(id, a.e))
 			h.park(id, run, a)
-			write(run.mapper.Interrupt(interruptOf(id, a.e)))
+			write(evs)
 			return
 		case <-run.awaits:
-			ids := h.awaiting(run)
+			ids := h.clientCalls(run)
 			if len(ids) == 0 {
 				continue // a wake-up for calls already answered
 			}
-			write(run.mapper.AwaitTools(ids...))
+			evs := run.mapper.AwaitTools(ids...)
+			h.await(run)
+			write(evs)
 			return
 		case <-r.Context().Done():
 			h.stop(run)
@@ -223,14 +228,14 @@ func (h *Handler) runFor(in *RunAgentInput) (*liveRun, string, error) {
 				break
 			}
 		}
+		var a *ask
 		if run != nil {
 			run.timer.Stop()
 			run.streaming = true
+			a, run.waiting = run.waiting, nil
 		}
 		h.mu.Unlock()
 		if run != nil {
-			a := run.waiting
-			run.waiting = nil
 			parent := run.mapper.runID
 			a.reply <- answerOf(a.e, entry)
 			return run, parent, nil
@@ -405,9 +410,9 @@ func (h *Handler) launch(in *RunAgentInput, stream func(context.Context, *liveRu
 // park records run as waiting on a under interrupt id, cancelling it when
 // no answer comes within AnswerTimeout.
 func (h *Handler) park(id string, run *liveRun, a *ask) {
-	run.waiting = a
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	run.waiting = a
 	h.pending[id] = run
 	run.streaming = false
 	run.timer = time.AfterFunc(h.cfg.AnswerTimeout, func() {
@@ -421,20 +426,23 @@ func (h *Handler) park(id string, run *liveRun, a *ask) {
 	})
 }
 
-// awaiting returns the client tool calls run waits for and, when there
-// are some, leaves it waiting for the client's results, cancelling it when
-// none come within AnswerTimeout.
-func (h *Handler) awaiting(run *liveRun) []string {
+// clientCalls returns the client tool calls run waits for.
+func (h *Handler) clientCalls(run *liveRun) []string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	ids := make([]string, 0, len(run.calls))
 	for id := range run.calls {
 		ids = append(ids, id)
 	}
-	if len(ids) == 0 {
-		return nil
-	}
 	slices.Sort(ids)
+	return ids
+}
+
+// await leaves run waiting for the client's results of its client tool
+// calls, cancelling it when none come within AnswerTimeout.
+func (h *Handler) await(run *liveRun) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	run.streaming = false
 	run.timer = time.AfterFunc(h.cfg.AnswerTimeout, func() {
 		h.mu.Lock()
@@ -444,7 +452,6 @@ func (h *Handler) awaiting(run *liveRun) []string {
 			run.cancel()
 		}
 	})
-	return ids
 }
 
 // stop cancels run and waits for its goroutine.
