@@ -74,3 +74,50 @@ func TestInputToolsAndInstructions(t *testing.T) {
 		t.Fatalf("system prompts %q", system)
 	}
 }
+
+// An empty input on a history that ends with tool results continues it:
+// no user message is added, the model answers the results; in a durable
+// session too, whose stored history then holds no empty user message.
+func TestEmptyInputContinuesToolResults(t *testing.T) {
+	hist := []llm.Message{
+		{Role: llm.RoleUser, Text: "pick a color"},
+		{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c1", Name: "pick_color", Args: []byte(`{}`)}}},
+		{Role: llm.RoleTool, ToolResults: []llm.ToolResult{{CallID: "c1", Name: "pick_color", Content: "teal"}}},
+	}
+	for _, tc := range []struct {
+		name    string
+		durable agent.Durability
+	}{
+		{"memory", agent.Durability{}},
+		{"durable", agent.Durable(agent.NewMemoryStore(agent.MemoryStoreOptions{}), -1)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var roles []string
+			model := llm.NewScripted(llm.React(func(req *llm.Request) llm.Step {
+				for _, m := range req.Messages {
+					roles = append(roles, m.Role)
+				}
+				return llm.Say("You picked " + req.Messages[len(req.Messages)-1].ToolResults[0].Content)
+			}))
+			a, err := agent.New(context.Background(), agent.Config{Name: "c", Model: model, Durable: tc.durable})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := a.NewSessionFrom(hist)
+			ans, err := s.Run(context.Background(), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ans.Text != "You picked teal" || strings.Join(roles, " ") != "user assistant tool" {
+				t.Fatalf("answer %q, model saw %v", ans.Text, roles)
+			}
+			var got []string
+			for _, m := range s.History() {
+				got = append(got, m.Role)
+			}
+			if strings.Join(got, " ") != "user assistant tool assistant" {
+				t.Fatalf("history %v", got)
+			}
+		})
+	}
+}
