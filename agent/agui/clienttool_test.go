@@ -154,29 +154,46 @@ func TestOneRunPerThread(t *testing.T) {
 	}
 }
 
-// A client tool call nobody answers within AnswerTimeout cancels its run:
-// the late result is refused with a message saying so.
+// plainRunner hides an agent's NewSessionFrom: a Runner that cannot
+// continue a conversation.
+type plainRunner struct{ agent.Runner }
+
+// A client tool call nobody answers within AnswerTimeout cancels its run;
+// the late result then continues the conversation as a new run of a
+// Conversational Runner, and is refused, saying why, by any other.
 func TestUnansweredClientToolTimesOut(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		a, _ := agent.New(context.Background(), agent.Config{Name: "c", Model: llm.NewScripted(
-			llm.Calls(llm.CallTool("c1", "pick_color", nil)), llm.SummarizeResults("Picked"))})
-		h, _ := agui.New(context.Background(), agui.Config{Runner: a, AnswerTimeout: time.Minute})
-		defer h.Close()
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", strings.NewReader(
-			`{"threadId":"t","runId":"r1","messages":[{"id":"m","role":"user","content":"pick"}],`+clientTools+`}`)))
-		if !strings.Contains(rec.Body.String(), `"pendingToolCallIds":["c1"]`) {
-			t.Fatalf("first run: %s", rec.Body.String())
-		}
-		time.Sleep(2 * time.Minute)
-		synctest.Wait()
-		rec = httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", strings.NewReader(
-			`{"threadId":"t","runId":"r2","messages":[{"id":"m","role":"user","content":"pick"},`+
-				`{"id":"a","role":"assistant","toolCalls":[{"id":"c1","type":"function","function":{"name":"pick_color","arguments":"{}"}}]},`+
-				`{"id":"x","role":"tool","toolCallId":"c1","content":"red"}],`+clientTools+`}`)))
-		if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "ended or timed out") {
-			t.Fatalf("late result: %d %s", rec.Code, rec.Body.String())
-		}
-	})
+	for _, tc := range []struct {
+		name   string
+		runner func(*agent.Agent) agent.Runner
+		code   int
+		want   string
+	}{
+		{"conversational", func(a *agent.Agent) agent.Runner { return a }, http.StatusOK, `"result":"Picked (1 tool results, 0 errors)\n- pick_color: red"`},
+		{"plain", func(a *agent.Agent) agent.Runner { return plainRunner{a} }, http.StatusBadRequest, "cannot continue a conversation"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				a, _ := agent.New(context.Background(), agent.Config{Name: "c", Model: llm.NewScripted(
+					llm.Calls(llm.CallTool("c1", "pick_color", nil)), llm.SummarizeResults("Picked"))})
+				h, _ := agui.New(context.Background(), agui.Config{Runner: tc.runner(a), AnswerTimeout: time.Minute})
+				defer h.Close()
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", strings.NewReader(
+					`{"threadId":"t","runId":"r1","messages":[{"id":"m","role":"user","content":"pick"}],`+clientTools+`}`)))
+				if !strings.Contains(rec.Body.String(), `"pendingToolCallIds":["c1"]`) {
+					t.Fatalf("first run: %s", rec.Body.String())
+				}
+				time.Sleep(2 * time.Minute)
+				synctest.Wait()
+				rec = httptest.NewRecorder()
+				h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", strings.NewReader(
+					`{"threadId":"t","runId":"r2","messages":[{"id":"m","role":"user","content":"pick"},`+
+						`{"id":"a","role":"assistant","toolCalls":[{"id":"c1","type":"function","function":{"name":"pick_color","arguments":"{}"}}]},`+
+						`{"id":"x","role":"tool","toolCallId":"c1","content":"red"}],`+clientTools+`}`)))
+				if rec.Code != tc.code || !strings.Contains(rec.Body.String(), tc.want) {
+					t.Fatalf("late result: %d %s, want %d with %s", rec.Code, rec.Body.String(), tc.code, tc.want)
+				}
+			})
+		})
+	}
 }

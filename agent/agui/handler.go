@@ -256,9 +256,22 @@ func (h *Handler) runFor(in *RunAgentInput) (*liveRun, string, error) {
 	if ok {
 		return run, run.mapper.runID, nil
 	}
+	if n := len(c.trailing); n > 0 && c.trailing[n-1].Role == "tool" {
+		// No run awaits these results (it timed out, or ran in another
+		// process): a Conversational Runner continues the conversation
+		// with them, as the agent's next turn.
+		if _, ok := h.cfg.Runner.(Conversational); ok {
+			hist, _, err := historyOf(in.Messages)
+			if err != nil {
+				return nil, "", err
+			}
+			c.history, c.input, c.parts = hist, "", nil
+			return h.start(in, c)
+		}
+	}
 	for _, m := range c.trailing {
 		if m.Role == "tool" || len(m.ToolCalls) > 0 {
-			return nil, "", bad("field %q: the tool calls after the last user message belong to no run of thread %q that awaits them (it ended or timed out); a new user message continues the thread", "messages", in.ThreadID)
+			return nil, "", bad("field %q: the tool calls after the last user message belong to no run of thread %q that awaits them, and the Runner cannot continue a conversation; a new user message continues the thread", "messages", in.ThreadID)
 		}
 	}
 	if c.input == "" && len(c.parts) == 0 {
