@@ -20,15 +20,22 @@ import (
 
 // runClient runs internal/npm/agui-client.mjs in mode against h, on the
 // pinned Node 22, and returns its summary line.
-func runClient(t *testing.T, h *agui.Handler, mode string) []byte {
+// A second handler, when given, takes the script's follow-up run.
+func runClient(t *testing.T, h *agui.Handler, mode string, other ...*agui.Handler) []byte {
 	t.Helper()
 	node := testkit.Node22(t)
 	script := filepath.Join(filepath.Dir(testkit.NodeModules(t)), "agui-client.mjs")
 	srv := httptest.NewServer(h)
 	defer srv.Close()
+	args := []string{script, srv.URL, mode}
+	for _, o := range other {
+		osrv := httptest.NewServer(o)
+		defer osrv.Close()
+		args = append(args, osrv.URL)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, script, srv.URL, mode)
+	cmd := exec.CommandContext(ctx, node, args...)
 	cmd.Dir = filepath.Dir(script)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -118,6 +125,13 @@ func (r *recorder) step(f func(req *llm.Request) llm.Step) llm.Step {
 // pending (no result of the server's), the client runs the tool, and its
 // next run continues the same agent run with the client's result.
 func TestOfficialClientFrontendTool(t *testing.T) {
+	t.Run("same handler", func(t *testing.T) { frontendTool(t, false) })
+	// The follow-up reaches another replica, where no run waits for the
+	// result: the conversation continues there from the client's messages.
+	t.Run("another replica", func(t *testing.T) { frontendTool(t, true) })
+}
+
+func frontendTool(t *testing.T, replica bool) {
 	rec := &recorder{}
 	model := llm.NewScripted(
 		rec.step(func(*llm.Request) llm.Step {
@@ -140,8 +154,17 @@ func TestOfficialClientFrontendTool(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h.Close()
+	var others []*agui.Handler
+	if replica {
+		o, err := agui.New(context.Background(), agui.Config{Runner: a, State: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer o.Close()
+		others = append(others, o)
+	}
 	var got summary
-	out := runClient(t, h, "frontend")
+	out := runClient(t, h, "frontend", others...)
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("summary %s: %v", out, err)
 	}

@@ -6,7 +6,8 @@
 //   - "frontend": a run offered a frontend tool (RunAgentInput.tools) that
 //     the model calls: the run finishes with the call pending, the client
 //     runs the tool and its next run, whose messages end with the tool
-//     message, continues the conversation;
+//     message, continues the conversation (sent to argv[4] when given: another
+//     replica, where no run waits for the result);
 //   - "history": one run of a conversation of many messages (system,
 //     user, assistant with a tool call, tool, user) with context and state.
 // Every event received is validated with @ag-ui/core's zod schemas
@@ -61,6 +62,7 @@ if (mode === "frontend") {
   // The application runs its tool and answers the call.
   const args = JSON.parse(call.function.arguments);
   agent.addMessage({ id: "t1", role: "tool", toolCallId: call.id, content: `teal (asked: ${args.hint})` });
+  if (process.argv[4]) agent.url = process.argv[4];
   await agent.runAgent({ runId: "run-2", tools, context });
   runs.push(current);
   console.log(JSON.stringify(summary(agent, { pending: firstPending, call: call.function.name, pendingAfter: pending })));
