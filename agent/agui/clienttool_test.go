@@ -91,6 +91,50 @@ func TestParallelClientTools(t *testing.T) {
 	}
 }
 
+// The client answers one of two pending calls: the follow-up ends at once
+// with the other still pending, and the answer to it finishes the run.
+func TestClientAnswersOneOfTwoCalls(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	a, err := agent.New(context.Background(), agent.Config{Name: "shop", Model: llm.NewScripted(
+		llm.Calls(llm.CallTool("c1", "pick_color", nil), llm.CallTool("c2", "pick_size", nil)),
+		llm.SummarizeResults("Picked"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := agui.New(context.Background(), agui.Config{Runner: a})
+	srv := httptest.NewServer(h)
+	defer func() { srv.Close(); h.Close() }()
+
+	msgs := `{"id":"m1","role":"user","content":"pick"}`
+	pending := map[string]bool{}
+	answered := map[string]bool{}
+	for run := 1; run <= 4; run++ {
+		evs := post(t, srv.URL, fmt.Sprintf(`{"threadId":"t","runId":"r%d","messages":[%s],%s}`, run, msgs, clientTools))
+		last := evs[len(evs)-1]
+		if last.Outcome == nil || last.Outcome.Type != "success" {
+			t.Fatalf("run %d: %s", run, types(evs))
+		}
+		if len(last.Outcome.PendingToolCallIDs) == 0 {
+			if !answered["c1"] || !answered["c2"] {
+				t.Fatalf("run %d finished with %v answered", run, answered)
+			}
+			return
+		}
+		for _, id := range last.Outcome.PendingToolCallIDs {
+			pending[id] = true
+		}
+		// Answer one call per run, the smallest id still unanswered.
+		for _, id := range []string{"c1", "c2"} {
+			if pending[id] && !answered[id] {
+				msgs += fmt.Sprintf(`,{"id":"t-%s","role":"tool","toolCallId":%q,"content":"x"}`, id, id)
+				answered[id] = true
+				break
+			}
+		}
+	}
+	t.Fatal("the run never finished")
+}
+
 // A second request for a thread whose run is streaming is a conflict; a
 // new user message on a thread whose run waits on an interrupt cancels
 // that run, whose interrupt then answers nothing.

@@ -230,8 +230,7 @@ func (h *Handler) runFor(in *RunAgentInput) (*liveRun, string, error) {
 		}
 		var a *ask
 		if run != nil {
-			run.timer.Stop()
-			run.streaming = true
+			run.take()
 			a, run.waiting = run.waiting, nil
 		}
 		h.mu.Unlock()
@@ -315,9 +314,25 @@ func (h *Handler) deliver(in *RunAgentInput, trailing []Message) (*liveRun, bool
 	if n == 0 {
 		return nil, false, nil
 	}
-	run.timer.Stop()
-	run.streaming = true
+	run.take()
 	return run, true, nil
+}
+
+// take marks a waiting run as streamed by the request that answered it
+// (under Handler.mu). Client calls still unanswered wake the stream at
+// once, which ends it with them pending: their earlier wake-up was taken
+// by the request that announced them.
+func (run *liveRun) take() {
+	if run.timer != nil {
+		run.timer.Stop()
+	}
+	run.streaming = true
+	if len(run.calls) > 0 {
+		select {
+		case run.awaits <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // start starts a run of conversation c for in: a Conversational Runner
