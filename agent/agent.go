@@ -409,7 +409,9 @@ func (s *Session) Run(ctx context.Context, input string) (*Answer, error) {
 }
 
 // Stream continues the conversation with input, yielding each event as it
-// happens. The last pair is either the EventFinal event with a nil error, or
+// happens. An empty input (without agent.Input parts) on a history that
+// ends with tool results continues that history as it is: the model
+// answers the results (a conversation whose last calls a client ran). The last pair is either the EventFinal event with a nil error, or
 // the EventRunFailed event with the run's error. Stopping the iteration early cancels
 // the run; the history still gets a result for every tool call.
 func (s *Session) Stream(ctx context.Context, input string) iter.Seq2[Event, error] {

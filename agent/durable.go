@@ -284,9 +284,13 @@ func (r *run) claim(input string) ([]llm.Message, error) {
 	s.grants.set(rec.Grants)
 	owner, _ := r.takeOwner()
 	r.d = &durableRun{runs: r.a.cfg.Durable.Runs, owner: owner, intended: map[string]bool{}}
+	first := []llm.Message{r.userMessage(input)}
+	if r.continues(rec.History, input) {
+		first = nil
+	}
 	r.d.cp = Checkpoint{V: recordVersion, Run: r.id, Session: s.id, SessionRevision: rev, Agent: r.a.cfg.Name,
 		Owner: r.d.owner, State: RunRunning, Input: input, Output: r.in.Output, Base: len(rec.History),
-		Messages: []llm.Message{r.userMessage(input)}, Grants: rec.Grants, Started: r.start,
+		Messages: first, Grants: rec.Grants, Started: r.start,
 		Trace: telemetry.TraceParent(r.ctx)}
 	if rev, err = r.d.runs.SaveCheckpoint(ctx, &r.d.cp, 0); err != nil {
 		// Give the session back; if that fails too, the run id's missing

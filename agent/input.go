@@ -17,6 +17,14 @@ type Input struct {
 	// Output, if set, asks for a typed answer of this schema, in place of
 	// the agent's Config.Output.
 	Output *llm.Output
+	// Tools are offered to the model for this run only, beside the
+	// agent's own (an AG-UI client's frontend tools, package agent/agui);
+	// a name one of the agent's tools has is hidden and reported. They go
+	// through the permission policy like any tool.
+	Tools []Tool
+	// Instructions are added to the run's system prompt after the agent's
+	// own (an AG-UI client's system messages and context).
+	Instructions string
 }
 
 // inputKey is the context key of an Input.

@@ -66,6 +66,10 @@ func OutputFor[T any]() (*llm.Output, error) {
 	return &llm.Output{Name: name, Schema: b}, nil
 }
 
+// answerSchemas compiles the schemas of the answers [RunAs] validates
+// itself (those of runners that do not), once each.
+var answerSchemas = schema.NewCache()
+
 // RunAs runs input on r asking for an answer of type T (the schema of
 // [OutputFor], in place of the runner's own Config.Output; the rest of the
 // context's [Input] is kept) and decodes it. An [*Agent] validates the
@@ -87,7 +91,7 @@ func RunAs[T any](ctx context.Context, r Runner, input string) (T, *Answer, erro
 	}
 	data := ans.Data
 	if len(data) == 0 {
-		data, err = checkAnswer(schema.NewCache(), out, ans.Text)
+		data, err = checkAnswer(answerSchemas, out, ans.Text)
 		if err != nil {
 			return zero, ans, refused(out, err.Error(), 0, r.Name())
 		}

@@ -16,7 +16,7 @@ import (
 )
 
 // benchInvoice is a typed answer of a realistic size: an invoice of 20
-// lines (about 1.5 KB of JSON).
+// lines (2.2 KB of indented JSON).
 func benchInvoice() (*llm.Output, string) {
 	type line struct {
 		Item     string  `json:"item"`
@@ -44,7 +44,7 @@ func benchInvoice() (*llm.Output, string) {
 	return out, string(b)
 }
 
-// weatherAnswer is a small typed answer (about 40 bytes).
+// weatherAnswer is a small typed answer (31 bytes).
 func weatherAnswer() (*llm.Output, string) {
 	return weatherOutput(), `{"city": "Paris", "temp_c": 21}`
 }
@@ -85,17 +85,28 @@ func chatServer(b *testing.B, text string) string {
 }
 
 // BenchmarkTypedAnswer measures what a typed answer costs its turn, for
-// a small answer (weather, 40 bytes) and a large one (an invoice of 20
-// lines, 1.5 KB), with two models that take no time to answer: the
-// scripted model in the process ("inproc": the floor of a turn's
-// non-model time, events, history and prompt preparation only) and the
-// OpenAI provider against a local server streaming the answer ("http": a
-// real turn's non-model time, with the request's encoding and the
-// stream's decoding). In one loop it runs the turn without Config.Output
-// (the baseline), the same turn typed, and the validation of the answer
-// alone. "validate/turn" is the validation's time over the baseline
-// turn's (issue 29's goal: at most 0.05); "typed/baseline-1" is all the
-// typed turn adds (the validation and the schema note in the prompt).
+// a small answer (weather, 31 bytes) and a large one (an invoice of 20
+// lines, 2.2 KB), with two models that take no time to answer: the
+// scripted model in the process ("inproc") and the OpenAI provider against
+// a local server that writes a prepared stream of the answer at once
+// ("http").
+//
+// A turn's non-model time is the wall time of a one-turn run (Agent.Run,
+// from the call to its return) whose model answers at once: everything in
+// it is the agent's own work (session, history, prompt, events, the final
+// answer) and, for "http", the provider's (the request's encoding, the
+// HTTP exchange over loopback, the stream's decoding) plus the local
+// server's copying of its prepared stream. "inproc" is the floor of a
+// turn's non-model time, "http" a real provider's.
+//
+// In one loop it runs the turn without Config.Output (the baseline: the
+// denominator, the turn's non-model time without validation), the same
+// turn typed, and the validation of the answer alone (CheckAnswer, what
+// the typed run does with the answer's text). "validate/turn" is the
+// validation's time over the baseline turn's (issue 29's goal: at most
+// 0.05); "typed/baseline-1" is all the typed turn adds (the validation and
+// the schema: a note in the system prompt for the scripted model, the
+// request's response_format for OpenAI, which enforces it).
 func BenchmarkTypedAnswer(b *testing.B) {
 	for _, model := range []string{"inproc", "http"} {
 		for _, size := range []string{"small", "large"} {

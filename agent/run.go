@@ -40,6 +40,9 @@ type run struct {
 	index map[string]Tool
 	// lists holds the turn's listings, one per toolset (reused).
 	lists [][]Tool
+	// inToolsReported is set once the run's Input.Tools were checked
+	// against the agent's (a collision is reported once per run).
+	inToolsReported bool
 	// sinkCtx is the run's context without its cancellation, for the sink
 	// (events of a cancelled run are still delivered).
 	sinkCtx context.Context
@@ -222,11 +225,21 @@ func (r *run) endErr() *failure.Error {
 // the history to keep: every tool call in it has exactly one result.
 func (r *run) loop(hist []llm.Message, input string) ([]llm.Message, error) {
 	base := len(hist)
-	hist = append(hist, r.userMessage(input))
+	if !r.continues(hist, input) {
+		hist = append(hist, r.userMessage(input))
+	}
 	r.emit(Event{Type: EventRunStarted, Text: input, Parts: eventParts(r.in.Parts)})
 	r.system = r.systemPrompt()
 	r.input = r.startInput(input)
 	return r.turns(hist, base, 1)
+}
+
+// continues reports whether a run of input on hist continues the history
+// as it is rather than adding a user message: an empty input without
+// parts on a history that ends with tool results (calls a client ran, an
+// AG-UI frontend tool's result).
+func (r *run) continues(hist []llm.Message, input string) bool {
+	return input == "" && len(r.in.Parts) == 0 && len(hist) > 0 && len(hist[len(hist)-1].ToolResults) > 0
 }
 
 // turns runs model turns from turn first until the model answers or the run
@@ -393,6 +406,9 @@ func (r *run) systemPrompt() string {
 				r.skills += t
 			}
 		}
+	}
+	if r.in.Instructions != "" {
+		parts = append(parts, r.in.Instructions)
 	}
 	if note := r.outputNote(); note != "" {
 		parts = append(parts, note)

@@ -69,7 +69,7 @@ func (r *run) gatherTools() []llm.ToolDef {
 	}
 	if snap := r.a.tools.Load(); snap.current(r.lists, r.a.pol()) {
 		r.index = snap.index
-		return snap.defs
+		return r.addInputTools(snap.defs)
 	}
 	snap := &toolSnapshot{lists: make([][]Tool, len(r.lists)), index: map[string]Tool{}}
 	copy(snap.lists, r.lists)
@@ -104,5 +104,35 @@ func (r *run) gatherTools() []llm.ToolDef {
 	snap.defs = slices.Clip(snap.defs)
 	r.a.tools.Store(snap)
 	r.index = snap.index
-	return snap.defs
+	return r.addInputTools(snap.defs)
+}
+
+// addInputTools offers the run's Input.Tools beside the agent's own tools
+// of the turn (defs and r.index, which stay shared, are copied). A name one
+// of the agent's tools has keeps the agent's tool: the run's is hidden and
+// reported once.
+func (r *run) addInputTools(defs []llm.ToolDef) []llm.ToolDef {
+	if len(r.in.Tools) == 0 {
+		return defs
+	}
+	index := make(map[string]Tool, len(r.index)+len(r.in.Tools))
+	for k, v := range r.index {
+		index[k] = v
+	}
+	defs = slices.Clone(defs)
+	for _, t := range r.in.Tools {
+		spec := t.Spec()
+		if _, dup := index[spec.Name]; dup {
+			if !r.inToolsReported {
+				r.survive(&failure.Error{Kind: failure.Config, Source: failure.SourceAgent, Tool: spec.Name,
+					Message: fmt.Sprintf("tool name %q of the run's input collides with a tool of the agent; the input's is hidden", spec.Name)})
+			}
+			continue
+		}
+		index[spec.Name] = t
+		defs = append(defs, llm.ToolDef{Name: spec.Name, Description: spec.Description, Schema: spec.InputSchema})
+	}
+	r.inToolsReported = true
+	r.index = index
+	return defs
 }

@@ -8,7 +8,13 @@
 //
 // Each POST of a RunAgentInput (JSON, at most Config.MaxBody) answers with
 // a text/event-stream of AG-UI events (Mapper says which event becomes
-// which). The run's input is the text of the last user message. A
+// which). A [Conversational] Runner (an *agent.Agent) continues the
+// client's messages, whose last user message is the run's input; the
+// client's system and developer messages, context and state reach the
+// run's system prompt, and its tools are offered to the model
+// (agent.Input). A call of a client tool ends the stream with the call
+// pending while the run waits; the client's next RunAgentInput, ending
+// with the tool message, streams the rest of the same run. A
 // permission ask or an elicitation ends the stream with RUN_FINISHED whose
 // outcome is an interrupt while the run waits (up to Config.AnswerTimeout);
 // the client's next RunAgentInput, whose resume entry answers the

@@ -41,6 +41,9 @@ type Outcome struct {
 	Type         string      `json:"type"`
 	Interrupts   []Interrupt `json:"interrupts,omitempty"`
 	InterruptIDs []string    `json:"interruptIds,omitempty"`
+	// PendingToolCallIDs names the calls of client tools a successful run
+	// left for the application to answer.
+	PendingToolCallIDs []string `json:"pendingToolCallIds,omitempty"`
 }
 
 // Interrupt is a question the run needs answered before it continues: a
@@ -351,6 +354,16 @@ func (m *Mapper) Interrupt(ins ...Interrupt) []Event {
 	out := m.closeAll(nil, ids)
 	return append(out, Event{Type: RunFinished, ThreadID: m.threadID, RunID: m.runID,
 		Outcome: &Outcome{Type: "interrupt", Interrupts: ins}})
+}
+
+// AwaitTools returns the events that end the AG-UI run while the calls
+// ids of client tools wait for the application's results: the open
+// messages, steps and subagents closed (they reopen on Start), and
+// RUN_FINISHED whose success outcome names the calls pending.
+func (m *Mapper) AwaitTools(ids ...string) []Event {
+	out := m.closeAll(nil, []string{})
+	return append(out, Event{Type: RunFinished, ThreadID: m.threadID, RunID: m.runID,
+		Outcome: &Outcome{Type: "success", PendingToolCallIDs: ids}})
 }
 
 // interruptOf words an elicitation as an AG-UI interrupt.

@@ -16,6 +16,9 @@ func FuzzDecodeInput(f *testing.F) {
 		`{"threadId":"t","runId":"r","messages":[{"id":"m","role":"user","content":"hi"}]}`,
 		`{"threadId":"t","runId":"r","messages":[{"id":"m","role":"user","content":[{"type":"text","text":"hi"}]}],"state":{"a":1}}`,
 		`{"threadId":"t","runId":"r","messages":[],"resume":[{"interruptId":"i","status":"resolved","payload":{"approved":true}}]}`,
+		`{"threadId":"t","runId":"r","messages":[{"id":"a","role":"assistant","toolCalls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},{"id":"m","role":"tool","toolCallId":"c","content":"ok","error":"e"}],"tools":[{"name":"f","description":"d","parameters":{"type":"object"}}]}`,
+		`{"threadId":"t","runId":"r","messages":[],"tools":[{"name":"f","description":"d"},{"name":"f","description":"e"}]}`,
+		`{"threadId":"t","runId":"r","messages":[],"tools":[{"name":"f","description":"d","parameters":[]}]}`,
 		`{"threadId":1}`, `[]`, `null`, `{} {}`, ``,
 	} {
 		f.Add([]byte(s))

@@ -41,9 +41,11 @@ type wireEvent struct {
 	Type       string `json:"type"`
 	ToolCallID string `json:"toolCallId"`
 	Content    string `json:"content"`
+	Delta      any    `json:"delta"`
 	Outcome    *struct {
-		Type       string `json:"type"`
-		Interrupts []struct {
+		Type               string   `json:"type"`
+		PendingToolCallIDs []string `json:"pendingToolCallIds"`
+		Interrupts         []struct {
 			ID         string `json:"id"`
 			Reason     string `json:"reason"`
 			ToolCallID string `json:"toolCallId"`

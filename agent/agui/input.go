@@ -26,17 +26,36 @@ type RunAgentInput struct {
 }
 
 // Message is one message of an AG-UI conversation. Content is a string or
-// an array of content parts; Text returns its text.
+// an array of content parts; Text returns its text. An assistant message
+// carries the calls it made in ToolCalls; a tool message answers the call
+// ToolCallID, with Error set when the tool failed.
 type Message struct {
 	ID         string          `json:"id"`
 	Role       string          `json:"role"`
 	Content    json.RawMessage `json:"content,omitempty"`
 	Name       string          `json:"name,omitempty"`
+	ToolCalls  []ToolCall      `json:"toolCalls,omitempty"`
 	ToolCallID string          `json:"toolCallId,omitempty"`
+	Error      string          `json:"error,omitempty"`
 }
 
-// Tool is a tool the client offers (frontend tools); the handler lists
-// them but runs only the Runner's own tools.
+// ToolCall is a call an assistant message made: Function names the tool
+// and holds its arguments as JSON text.
+type ToolCall struct {
+	ID       string       `json:"id"`
+	Type     string       `json:"type"`
+	Function FunctionCall `json:"function"`
+}
+
+// FunctionCall is the tool and the arguments of a ToolCall.
+type FunctionCall struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// Tool is a tool the client offers and runs (a frontend tool): the model
+// is offered it beside the Runner's own tools, and a run that calls it
+// ends awaiting the client's result (see Handler).
 type Tool struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
@@ -141,10 +160,26 @@ func (in *RunAgentInput) validate(data []byte) error {
 		if m.Role == "tool" && m.ToolCallID == "" {
 			return bad("field \"messages[%d].toolCallId\" is required on a tool message", i)
 		}
+		for j, c := range m.ToolCalls {
+			if c.ID == "" {
+				return bad("field \"messages[%d].toolCalls[%d].id\" is required", i, j)
+			}
+			if c.Function.Name == "" {
+				return bad("field \"messages[%d].toolCalls[%d].function.name\" is required", i, j)
+			}
+		}
 	}
+	names := map[string]bool{}
 	for i, t := range in.Tools {
 		if t.Name == "" {
 			return bad("field \"tools[%d].name\" is required", i)
+		}
+		if names[t.Name] {
+			return bad("field \"tools[%d].name\": %q names two tools", i, t.Name)
+		}
+		names[t.Name] = true
+		if p := bytes.TrimSpace(t.Parameters); len(p) > 0 && string(p) != "null" && p[0] != '{' {
+			return bad("field \"tools[%d].parameters\" is not a JSON Schema object", i)
 		}
 	}
 	for i, e := range in.Resume {

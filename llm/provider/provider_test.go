@@ -9,6 +9,8 @@ import (
 	"github.com/switchboard-dev/switchboard/llm"
 	"github.com/switchboard-dev/switchboard/llm/provider"
 	"github.com/switchboard-dev/switchboard/llm/provider/anthropic"
+	"github.com/switchboard-dev/switchboard/llm/provider/bedrock"
+	"github.com/switchboard-dev/switchboard/llm/provider/gemini"
 	"github.com/switchboard-dev/switchboard/llm/provider/ollama"
 	"github.com/switchboard-dev/switchboard/llm/provider/openai"
 )
@@ -68,13 +70,16 @@ func TestConfigFromEnv(t *testing.T) {
 	}
 }
 
+// TestFromEnvNames: FromEnv, given every provider, builds from the
+// process environment the model of each provider's variables.
 func TestFromEnvNames(t *testing.T) {
 	for _, k := range []string{"SWITCHBOARD_PROVIDER", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_MODEL",
-		"OLLAMA_HOST", "OLLAMA_MODEL", "OLLAMA_API_KEY"} {
+		"OLLAMA_HOST", "OLLAMA_MODEL", "OLLAMA_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "GEMINI_BASE_URL", "GEMINI_MODEL",
+		"AWS_BEARER_TOKEN_BEDROCK", "BEDROCK_MODEL", "BEDROCK_BASE_URL", "AWS_REGION", "AWS_DEFAULT_REGION"} {
 		t.Setenv(k, "")
 	}
-	both := []provider.Provider{openai.Provider(), anthropic.Provider(), ollama.Provider()}
-	if _, err := provider.FromEnv(both...); !errors.Is(err, failure.Config) {
+	every := []provider.Provider{openai.Provider(), anthropic.Provider(), ollama.Provider(), gemini.Provider(), bedrock.Provider()}
+	if _, err := provider.FromEnv(every...); !errors.Is(err, failure.Config) {
 		t.Fatalf("FromEnv with nothing set: %v, want a Config failure", err)
 	}
 	tests := []struct {
@@ -85,13 +90,17 @@ func TestFromEnvNames(t *testing.T) {
 		{map[string]string{"OPENAI_BASE_URL": "http://127.0.0.1:1/v1", "OPENAI_MODEL": "llama3.2"}, "openai/llama3.2"},
 		{map[string]string{"ANTHROPIC_API_KEY": "sk-a"}, "anthropic/claude-sonnet-4-5"},
 		{map[string]string{"OLLAMA_MODEL": "llama3.2"}, "ollama/llama3.2"},
+		{map[string]string{"GEMINI_API_KEY": "g-key"}, "gemini/gemini-2.5-flash"},
+		{map[string]string{"GOOGLE_API_KEY": "g-key", "GEMINI_MODEL": "gemini-2.5-pro"}, "gemini/gemini-2.5-pro"},
+		{map[string]string{"AWS_BEARER_TOKEN_BEDROCK": "tok-1", "AWS_REGION": "us-east-1"}, "bedrock/global.anthropic.claude-sonnet-4-5-20250929-v1:0"},
+		{map[string]string{"BEDROCK_MODEL": "amazon.nova-pro-v1:0", "AWS_REGION": "eu-west-1"}, "bedrock/amazon.nova-pro-v1:0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			for k, v := range tt.env {
 				t.Setenv(k, v)
 			}
-			m, err := provider.FromEnv(both...)
+			m, err := provider.FromEnv(every...)
 			if err != nil {
 				t.Fatal(err)
 			}

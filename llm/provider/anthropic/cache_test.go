@@ -268,42 +268,8 @@ func TestCachePrefixStable(t *testing.T) {
 	if len(raws) != 20 {
 		t.Fatalf("%d requests", len(raws))
 	}
-	for n := 0; n+1 < len(raws); n++ {
-		prev, bps := promptPrefix(t, raws[n])
-		next, nextBps := promptPrefix(t, raws[n+1])
-		if want := min(n+3, 4); len(bps) != want || len(nextBps) != 4 {
-			t.Fatalf("turn %d has %d breakpoints (want %d), turn %d %d (want 4)", n+1, len(bps), want, n+2, len(nextBps))
-		}
-		last := bps[len(bps)-1]
-		if !bytes.Equal(prev[:last], next[:min(last, len(next))]) {
-			i := 0
-			for i < last && prev[i] == next[i] {
-				i++
-			}
-			t.Fatalf("turn %d's prompt differs from turn %d's at byte %d of its cached %d:\n%q\n%q", n+2, n+1, i, last,
-				prev[max(0, i-40):min(last, i+40)], next[max(0, i-40):min(len(next), i+40)])
-		}
-		// Each of turn N's breakpoints falls on a block turn N+1 sends too.
-		for _, bp := range bps {
-			if !slices.ContainsFunc([]byte(",]}"), func(c byte) bool { return prev[bp] == c }) {
-				t.Errorf("turn %d: breakpoint at %d is not at a block's end: %q", n+1, bp, prev[max(0, bp-20):bp+1])
-			}
-		}
-	}
-	for i, u := range usage {
-		if u.InputTokens == 0 || u.CacheReadTokens+u.CacheWriteTokens > u.InputTokens {
-			t.Fatalf("turn %d usage %+v", i+1, u)
-		}
-		if i == 0 {
-			if u.CacheReadTokens != 0 || u.CacheWriteTokens == 0 {
-				t.Errorf("turn 1 should write the cache and read none: %+v", u)
-			}
-			continue
-		}
-		if share := float64(u.CacheReadTokens) / float64(u.InputTokens); share < 0.8 {
-			t.Errorf("turn %d read %.0f%% of its input from the cache, want >= 80%%: %+v", i+1, 100*share, u)
-		}
-	}
+	requirePrefixStable(t, raws)
+	requireCacheReads(t, usage)
 
 	// With NoCache nothing is marked, so nothing is read.
 	off := newCacheServer(t, toolTurn)
@@ -357,4 +323,55 @@ func BenchmarkCacheShare(b *testing.B) {
 	b.ReportMetric(float64(read)/float64(input), "cache-read-share")
 	b.ReportMetric(float64(prefix)/float64(input), "cacheable-share")
 	b.ReportMetric((0.1*float64(read)+1.25*float64(write)+float64(input-read-write))/float64(plainInput), "input-cost/nocache")
+}
+
+// requirePrefixStable checks a run's requests as the API caches them:
+// turn N+1's prompt (tools, system, messages, as sent) is byte-identical
+// to turn N's up to turn N's last breakpoint, each turn has the
+// breakpoints the placement promises, and each falls at a block's end.
+func requirePrefixStable(t *testing.T, raws [][]byte) {
+	t.Helper()
+	for n := 0; n+1 < len(raws); n++ {
+		prev, bps := promptPrefix(t, raws[n])
+		next, nextBps := promptPrefix(t, raws[n+1])
+		if want := min(n+3, 4); len(bps) != want || len(nextBps) != 4 {
+			t.Fatalf("turn %d has %d breakpoints (want %d), turn %d %d (want 4)", n+1, len(bps), want, n+2, len(nextBps))
+		}
+		last := bps[len(bps)-1]
+		if !bytes.Equal(prev[:last], next[:min(last, len(next))]) {
+			i := 0
+			for i < last && prev[i] == next[i] {
+				i++
+			}
+			t.Fatalf("turn %d's prompt differs from turn %d's at byte %d of its cached %d:\n%q\n%q", n+2, n+1, i, last,
+				prev[max(0, i-40):min(last, i+40)], next[max(0, i-40):min(len(next), i+40)])
+		}
+		// Each of turn N's breakpoints falls on a block turn N+1 sends too.
+		for _, bp := range bps {
+			if !slices.ContainsFunc([]byte(",]}"), func(c byte) bool { return prev[bp] == c }) {
+				t.Errorf("turn %d: breakpoint at %d is not at a block's end: %q", n+1, bp, prev[max(0, bp-20):bp+1])
+			}
+		}
+	}
+}
+
+// requireCacheReads checks a run's usage: turn 1 writes the cache and
+// reads none, and every later turn reads at least 80% of its input from
+// it.
+func requireCacheReads(t *testing.T, usage []llm.Usage) {
+	t.Helper()
+	for i, u := range usage {
+		if u.InputTokens == 0 || u.CacheReadTokens+u.CacheWriteTokens > u.InputTokens {
+			t.Fatalf("turn %d usage %+v", i+1, u)
+		}
+		if i == 0 {
+			if u.CacheReadTokens != 0 || u.CacheWriteTokens == 0 {
+				t.Errorf("turn 1 should write the cache and read none: %+v", u)
+			}
+			continue
+		}
+		if share := float64(u.CacheReadTokens) / float64(u.InputTokens); share < 0.8 {
+			t.Errorf("turn %d read %.0f%% of its input from the cache, want >= 80%%: %+v", i+1, 100*share, u)
+		}
+	}
 }
