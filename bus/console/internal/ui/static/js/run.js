@@ -191,7 +191,7 @@ export function runPage(main, id) {
   const cut = h('p', { class: 'muted', hidden: true, id: 'timeline-cut' });
   main.append(h('p', {}, h('a', { href: '#/' }, '← runs')), head, forkSlot, asks, answered, list, cut);
   const openFork = state.info.can_fork ? (turn) => { forkSlot.replaceChildren(forkForm(id, turn, () => forkSlot.replaceChildren())); forkSlot.scrollIntoView(); } : null;
-  const tree = new RunTree(id, list, openFork);
+  let tree = new RunTree(id, list, openFork);
   get(`/api/runs/${encodeURIComponent(id)}`).then((s) => {
     head.replaceChildren(...[h('strong', {}, id), h('span', { class: `state state-${s.state}`, id: 'run-state' }, ` ${s.state}`),
       s.fork_of ? h('span', {}, ' · fork of ', h('a', { href: `#/run/${encodeURIComponent(s.fork_of)}` }, s.fork_of), ` after turn ${s.fork_turn || 0}`) : null,
@@ -209,6 +209,11 @@ export function runPage(main, id) {
     cut: (d) => { cut.hidden = false; cut.textContent = `The timeline is cut at ${d.max} events.`; es.close(); },
     failure: (d) => { cut.hidden = false; cut.textContent = d.error; es.close(); },
   });
+  // A reconnected stream replays the run from its start: the tree starts over.
+  let opens = 0;
+  es.onopen = () => {
+    if (opens++ > 0) { list.replaceChildren(); tree = new RunTree(id, list, openFork); }
+  };
   const renderAsks = () => asks.replaceChildren(...[...state.questions.values()].filter((q) => q.run === id).map(questionCard));
   renderAsks();
   // Who answered the run's questions: those recorded, then those answered while the page is open.
