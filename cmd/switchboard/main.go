@@ -5,7 +5,9 @@
 // or Streamable HTTP with --listen), under the same mcp__<server>__<tool>
 // names an agent sees, with the permission policy applied to listing and
 // calling, OAuth 2.1 bearer tokens, per-client rate limits and an audit
-// stream on JetStream. See docs/gateway.md.
+// stream on JetStream. See docs/gateway.md. `switchboard dev` serves the
+// web developer console (docs/console.md) on the agent of a file, or on the
+// runs of an existing NATS deployment.
 //
 //	go install github.com/switchboard-dev/switchboard/cmd/switchboard@latest
 //	switchboard mcp serve --mcp-config .mcp.json --skills .claude/skills --listen 127.0.0.1:8080
@@ -23,6 +25,7 @@ import (
 
 const usage = `usage: switchboard mcp serve [flags]
        switchboard eval run|compare ...
+       switchboard dev -config agent.json | -watch [flags]
 
 Serves the servers of an .mcp.json, skills folders and A2A peers as one MCP
 server, over stdio (default) or Streamable HTTP (--listen). Run
@@ -47,6 +50,9 @@ var errUsage = errors.New("usage")
 
 // run dispatches the command line.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "dev" {
+		return runDev(ctx, args[1:], stderr)
+	}
 	if len(args) > 0 && args[0] == "eval" {
 		return runEval(ctx, args[1:], stdout, stderr)
 	}

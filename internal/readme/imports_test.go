@@ -67,6 +67,10 @@ func TestImportRules(t *testing.T) {
 		// The JetStream stores (agent's contracts, A2A tasks): on the bus;
 		// bus itself (messaging) does not import them.
 		{"bus/store", []string{"agent", "failure", "llm", "bus"}, []string{"github.com/tmc/langchaingo", "github.com/modelcontextprotocol"}},
+		// The web console reads the bus (and takes any agent.Runner and
+		// agent.Inbox); it links no MCP or A2A SDK, and its browser driver
+		// (chromedp) only in tests.
+		{"bus/console", []string{"agent", "failure", "llm", "bus"}, []string{"github.com/tmc/langchaingo", "github.com/modelcontextprotocol", "github.com/a2aproject", "github.com/chromedp"}},
 		// a2a takes any a2a-go task store; the JetStream one is bus/store's,
 		// so a2a links no NATS at all.
 		{"a2a", []string{"agent", "failure", "llm", "bus/task"}, []string{"github.com/nats-io", "github.com/tmc/langchaingo", "github.com/a2aproject/a2a-go/v2/a2agrpc"}},
