@@ -33,10 +33,11 @@ type ToolIndex struct {
 	servers []string
 	ix      *toolsearch.Index
 	// emb, vecs and log rank by meaning (nil emb: lexical only).
-	emb  llm.Embedder
-	vecs *toolVectors
-	docs *docVectors
-	log  zerolog.Logger
+	emb   llm.Embedder
+	vecs  *toolVectors
+	store VectorStore
+	docs  *docVectors
+	log   zerolog.Logger
 }
 
 // docVectors holds an index's tool vectors once computed; turn (a
@@ -92,6 +93,19 @@ func (x *ToolIndex) Len() int { return len(x.defs) }
 // logs a warning to log (nil: none).
 func (x *ToolIndex) WithEmbedder(e llm.Embedder, log *zerolog.Logger) *ToolIndex {
 	return x.withVectors(e, &toolVectors{}, log)
+}
+
+// WithVectorStore returns an index of the same tools whose vectors are
+// read from s before they are embedded, and written to s once embedded,
+// so that processes sharing s embed each tool once (nil: memory only).
+func (x *ToolIndex) WithVectorStore(s VectorStore) *ToolIndex {
+	cp := *x
+	cp.store = s
+	if cp.emb != nil {
+		// The tools' vectors are looked up again, through s.
+		cp.docs = &docVectors{turn: make(chan struct{}, 1)}
+	}
+	return &cp
 }
 
 // withVectors is WithEmbedder with a cache shared with other indexes (an
@@ -164,7 +178,7 @@ func (x *ToolIndex) docVectors(ctx context.Context) ([][]float32, error) {
 	}
 	defer func() { <-x.docs.turn }()
 	if x.docs.v == nil {
-		v, err := x.vecs.vectors(ctx, x.emb, x.defs)
+		v, err := x.vecs.vectors(ctx, x.emb, x.store, x.log, x.defs)
 		if err != nil {
 			return nil, err
 		}
