@@ -41,6 +41,38 @@ var actionOf = func() map[string]uint8 {
 	return m
 }()
 
+// actionOfWord maps an inflected form of an action word (create, creates,
+// created, creating) to its action classes: a query's actions are read
+// from its words as written, so a noun the stemmer merges with a verb
+// ("edition" and "edit") is no action.
+var actionOfWord = func() map[string]uint8 {
+	m := map[string]uint8{}
+	for a, ws := range actionWords {
+		for _, w := range ws {
+			forms := []string{w, w + "s", w + "es", w + "ed", w + "d", w + "ing"}
+			if strings.HasSuffix(w, "e") {
+				forms = append(forms, w[:len(w)-1]+"ing")
+			}
+			if n := len(w); n >= 3 && !strings.ContainsRune("aeiouwy", rune(w[n-1])) && strings.ContainsRune("aeiou", rune(w[n-2])) && !strings.ContainsRune("aeiou", rune(w[n-3])) {
+				forms = append(forms, w+w[n-1:]+"ed", w+w[n-1:]+"ing")
+			}
+			for _, f := range forms {
+				m[f] |= a
+			}
+		}
+	}
+	return m
+}()
+
+// queryActions are the action classes of the words of query.
+func queryActions(query string) uint8 {
+	var a uint8
+	for _, w := range strings.FieldsFunc(strings.ToLower(query), func(r rune) bool { return !unicode.IsLetter(r) }) {
+		a |= actionOfWord[w]
+	}
+	return a
+}
+
 // actionsOf is the union of the action classes of terms.
 func actionsOf(terms []string) uint8 {
 	var a uint8

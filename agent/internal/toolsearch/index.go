@@ -87,7 +87,7 @@ type params struct {
 }
 
 var defaults = params{
-	weight:        [nFields]float64{fName: 3, fTitle: 3, fLead: 1, fDesc: 0.5, fParam: 0.6, fServer: 1, fAcro: 2},
+	weight:        [nFields]float64{fName: 1, fTitle: 3, fLead: 1, fDesc: 0.5, fParam: 0.6, fServer: 1, fAcro: 2},
 	b:             [nFields]float64{fName: 0.3, fTitle: 0.3, fLead: 0.3, fDesc: 0.9, fParam: 0.3, fServer: 0.5, fAcro: 0.3},
 	k1:            2,
 	leadTerms:     20,
@@ -357,7 +357,7 @@ func (ix *Index) Search(query string, k int) []Hit {
 	}
 	scores := make([]float64, ix.n)
 	ix.score(q, scores)
-	ix.rerank(qt, q, scores)
+	ix.rerank(qt, queryActions(query), q, scores)
 	ix.feedback(q, scores)
 	hits := rank(scores, k)
 	for i := range hits {
@@ -369,7 +369,7 @@ func (ix *Index) Search(query string, k int) []Hit {
 // rerank multiplies the scores of the tools the query matched by the
 // query's bigrams in them, their action against the query's, and the
 // query naming their server.
-func (ix *Index) rerank(qt []string, q map[string]float64, scores []float64) {
+func (ix *Index) rerank(qt []string, qa uint8, q map[string]float64, scores []float64) {
 	for j := 1; j < len(qt); j++ {
 		pr := [2]string{qt[j-1], qt[j]}
 		if pr[0] == pr[1] || pairSeen(qt[:j], pr) {
@@ -379,7 +379,7 @@ func (ix *Index) rerank(qt []string, q map[string]float64, scores []float64) {
 			scores[d] *= 1 + ix.p.bigram
 		}
 	}
-	if qa := actionsOf(qt); qa != 0 {
+	if qa != 0 {
 		for d, ta := range ix.actions {
 			switch {
 			case ta == 0 || scores[d] == 0:

@@ -180,6 +180,13 @@ func TestActionsAndAcronyms(t *testing.T) {
 			t.Errorf("actionsOf(%q) = %b, want %b", tc.in, got, tc.want)
 		}
 	}
+	// A query's actions are its words as written: "edition" is no edit.
+	for q, want := range map[string]uint8{"the Rust 2024 edition": 0, "created a page": actCreate,
+		"dropping the index": actDelete, "show and delete": actRead | actDelete} {
+		if got := queryActions(q); got != want {
+			t.Errorf("queryActions(%q) = %b, want %b", q, got, want)
+		}
+	}
 	if got := acronyms(Terms("merge_pull_request")); !slices.Equal(got, []string{"mp", "pr"}) {
 		t.Errorf("acronyms = %q", got)
 	}
