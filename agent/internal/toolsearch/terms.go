@@ -2,6 +2,8 @@ package toolsearch
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -111,14 +113,17 @@ func schemaText(schema json.RawMessage) string {
 		}
 		switch x := v.(type) {
 		case map[string]any:
-			for k, pv := range x {
+			// In key order, so a schema clipped at maxSchemaText is
+			// always clipped at the same place.
+			for _, k := range slices.Sorted(maps.Keys(x)) {
+				pv := x[k]
 				switch k {
 				case "properties", "patternProperties", "$defs", "definitions":
 					if m, ok := pv.(map[string]any); ok {
-						for name, sub := range m {
+						for _, name := range slices.Sorted(maps.Keys(m)) {
 							b.WriteString(name)
 							b.WriteByte(' ')
-							walk(sub, depth+1)
+							walk(m[name], depth+1)
 						}
 					}
 				case "description", "title":
