@@ -13,10 +13,14 @@ import (
 )
 
 // ToolIndex finds tools by what a task says: BM25F over each tool's name,
-// description and parameters (names, descriptions and enum values at any
-// depth) with English stemming, compound product names kept whole, a boost
-// for the tools of a server the query names, and pseudo-relevance
-// feedback. It is the search behind search_tools, usable on its own:
+// description (its lead counted apart) and parameters (names, descriptions
+// and enum values at any depth) with English stemming, compound product
+// names kept whole and acronyms of name words (PR for pull_request), then
+// re-ranked by the query's adjacent words found adjacent in the tool's
+// text, the query's action (create, read, list, update, delete, search)
+// against the tool name's, a boost for the tools of a server the query
+// names, and pseudo-relevance feedback (docs/context.md#ranking). It is
+// the search behind search_tools, usable on its own:
 //
 //	ix := agent.NewToolIndex(defs)
 //	for _, m := range ix.Search("open a pull request", 5) {
@@ -25,7 +29,9 @@ import (
 //
 // With an embedder ([ToolIndex.WithEmbedder]), [ToolIndex.SearchContext]
 // also ranks tools by the cosine similarity of their vectors to the
-// query's and fuses the two rankings by reciprocal rank fusion (k=60).
+// query's and fuses the two rankings by reciprocal rank fusion (k=60);
+// with a [VectorStore] ([ToolIndex.WithVectorStore]) the tools' vectors
+// are shared with the other processes that use it.
 //
 // A ToolIndex is immutable and safe for concurrent use.
 type ToolIndex struct {
