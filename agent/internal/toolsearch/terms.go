@@ -33,7 +33,11 @@ func splitTerms(text string) (out []string, part []bool, pos []int) {
 		if w == "" || stopWord(w) {
 			return
 		}
-		out = append(out, english.Stem(w, true))
+		st := english.Stem(w, true)
+		if extraStop[st] {
+			return
+		}
+		out = append(out, st)
 		part = append(part, isPart)
 		pos = append(pos, n)
 	}

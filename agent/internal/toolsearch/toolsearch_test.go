@@ -136,6 +136,8 @@ func TestTerms(t *testing.T) {
 		{"Lists the roots", []string{"list", "root"}},
 		{"access", []string{"access"}},
 		{"list the URLs of open PRs", []string{"list", "url", "open", "pr"}},
+		// A word whose stem is a stop word is one too.
+		{"using the tools", nil},
 		{"", nil},
 	} {
 		got := Terms(tc.in)
