@@ -146,6 +146,10 @@ type Config struct {
 	// fused with the lexical one ([ToolIndex.WithEmbedder]). An embedder
 	// failure leaves that search to the lexical ranking (logged).
 	Embedder llm.Embedder
+	// Vectors, if set with Embedder, keeps the tools' vectors beyond this
+	// process (bus/store.OpenVectors: a JetStream object store), so that
+	// replicas sharing it, and the agent's next start, embed each tool once.
+	Vectors VectorStore
 	// Telemetry configures OpenTelemetry traces and metrics (zero: the
 	// global providers; no cost while they are no-ops).
 	Telemetry Telemetry

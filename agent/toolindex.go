@@ -13,10 +13,14 @@ import (
 )
 
 // ToolIndex finds tools by what a task says: BM25F over each tool's name,
-// description and parameters (names, descriptions and enum values at any
-// depth) with English stemming, compound product names kept whole, a boost
-// for the tools of a server the query names, and pseudo-relevance
-// feedback. It is the search behind search_tools, usable on its own:
+// description (its lead counted apart) and parameters (names, descriptions
+// and enum values at any depth) with English stemming, compound product
+// names kept whole and acronyms of name words (PR for pull_request), then
+// re-ranked by the query's adjacent words found adjacent in the tool's
+// text, the query's action (create, read, list, update, delete, search)
+// against the tool name's, a boost for the tools of a server the query
+// names, and pseudo-relevance feedback (docs/context.md#ranking). It is
+// the search behind search_tools, usable on its own:
 //
 //	ix := agent.NewToolIndex(defs)
 //	for _, m := range ix.Search("open a pull request", 5) {
@@ -25,7 +29,9 @@ import (
 //
 // With an embedder ([ToolIndex.WithEmbedder]), [ToolIndex.SearchContext]
 // also ranks tools by the cosine similarity of their vectors to the
-// query's and fuses the two rankings by reciprocal rank fusion (k=60).
+// query's and fuses the two rankings by reciprocal rank fusion (k=60);
+// with a [VectorStore] ([ToolIndex.WithVectorStore]) the tools' vectors
+// are shared with the other processes that use it.
 //
 // A ToolIndex is immutable and safe for concurrent use.
 type ToolIndex struct {
@@ -33,10 +39,11 @@ type ToolIndex struct {
 	servers []string
 	ix      *toolsearch.Index
 	// emb, vecs and log rank by meaning (nil emb: lexical only).
-	emb  llm.Embedder
-	vecs *toolVectors
-	docs *docVectors
-	log  zerolog.Logger
+	emb   llm.Embedder
+	vecs  *toolVectors
+	store VectorStore
+	docs  *docVectors
+	log   zerolog.Logger
 }
 
 // docVectors holds an index's tool vectors once computed; turn (a
@@ -92,6 +99,19 @@ func (x *ToolIndex) Len() int { return len(x.defs) }
 // logs a warning to log (nil: none).
 func (x *ToolIndex) WithEmbedder(e llm.Embedder, log *zerolog.Logger) *ToolIndex {
 	return x.withVectors(e, &toolVectors{}, log)
+}
+
+// WithVectorStore returns an index of the same tools whose vectors are
+// read from s before they are embedded, and written to s once embedded,
+// so that processes sharing s embed each tool once (nil: memory only).
+func (x *ToolIndex) WithVectorStore(s VectorStore) *ToolIndex {
+	cp := *x
+	cp.store = s
+	if cp.emb != nil {
+		// The tools' vectors are looked up again, through s.
+		cp.docs = &docVectors{turn: make(chan struct{}, 1)}
+	}
+	return &cp
 }
 
 // withVectors is WithEmbedder with a cache shared with other indexes (an
@@ -164,7 +184,7 @@ func (x *ToolIndex) docVectors(ctx context.Context) ([][]float32, error) {
 	}
 	defer func() { <-x.docs.turn }()
 	if x.docs.v == nil {
-		v, err := x.vecs.vectors(ctx, x.emb, x.defs)
+		v, err := x.vecs.vectors(ctx, x.emb, x.store, x.log, x.defs)
 		if err != nil {
 			return nil, err
 		}

@@ -53,7 +53,7 @@ func (di *deferIndex) index(a *Agent) *ToolIndex {
 	di.once.Do(func() {
 		di.ix = NewToolIndex(di.all)
 		if a.cfg.Embedder != nil {
-			di.ix = di.ix.withVectors(a.cfg.Embedder, &a.vectors, &a.log)
+			di.ix = di.ix.withVectors(a.cfg.Embedder, &a.vectors, &a.log).WithVectorStore(a.cfg.Vectors)
 		}
 	})
 	return di.ix

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/rs/zerolog"
+
 	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/llm"
 )
@@ -25,11 +27,11 @@ const embedChunk = 1024
 // snapshots list it. It is safe for concurrent use.
 type toolVectors struct {
 	mu sync.Mutex
-	m  map[[sha256.Size]byte][]float32
+	m  map[VectorKey][]float32
 }
 
 // vectorKey is the cache key of def's vector under the model named model.
-func vectorKey(model string, def llm.ToolDef) [sha256.Size]byte {
+func vectorKey(model string, def llm.ToolDef) VectorKey {
 	h := sha256.New()
 	for _, s := range []string{model, def.Name, def.Description, string(def.Schema)} {
 		var n [8]byte
@@ -37,7 +39,7 @@ func vectorKey(model string, def llm.ToolDef) [sha256.Size]byte {
 		h.Write(n[:])
 		h.Write([]byte(s))
 	}
-	var k [sha256.Size]byte
+	var k VectorKey
 	h.Sum(k[:0])
 	return k
 }
@@ -51,11 +53,12 @@ func toolText(def llm.ToolDef) string {
 	return clip(s, 8192)
 }
 
-// vectors returns the vectors of defs, embedding (in one call) those not
-// cached yet.
-func (c *toolVectors) vectors(ctx context.Context, e llm.Embedder, defs []llm.ToolDef) ([][]float32, error) {
+// vectors returns the vectors of defs: from memory, else from store (nil:
+// none), else embedded (in calls of at most embedChunk texts) and written
+// to store. A store that fails is logged to log and passed by.
+func (c *toolVectors) vectors(ctx context.Context, e llm.Embedder, store VectorStore, log zerolog.Logger, defs []llm.ToolDef) ([][]float32, error) {
 	out := make([][]float32, len(defs))
-	keys := make([][sha256.Size]byte, len(defs))
+	keys := make([]VectorKey, len(defs))
 	var missing []int
 	c.mu.Lock()
 	for i, d := range defs {
@@ -69,6 +72,12 @@ func (c *toolVectors) vectors(ctx context.Context, e llm.Embedder, defs []llm.To
 	c.mu.Unlock()
 	if len(missing) == 0 {
 		return out, nil
+	}
+	if store != nil {
+		missing = c.load(ctx, store, log, keys, missing, out)
+		if len(missing) == 0 {
+			return out, nil
+		}
 	}
 	texts := make([]string, len(missing))
 	for j, i := range missing {
@@ -87,16 +96,64 @@ func (c *toolVectors) vectors(ctx context.Context, e llm.Embedder, defs []llm.To
 		}
 		vecs = append(vecs, v...)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || len(c.m)+len(missing) > maxCachedVectors {
-		c.m = make(map[[sha256.Size]byte][]float32, len(missing))
-	}
+	mk := make([]VectorKey, len(missing))
 	for j, i := range missing {
 		out[i] = vecs[j]
-		c.m[keys[i]] = vecs[j]
+		mk[j] = keys[i]
+	}
+	c.remember(mk, vecs)
+	if store != nil {
+		if err := store.SaveVectors(ctx, mk, vecs); err != nil {
+			log.Warn().Err(err).Int("vectors", len(mk)).Msg("tool vectors could not be saved to the vector store")
+		}
 	}
 	return out, nil
+}
+
+// load fills out[i] for the missing indexes whose vectors store has, and
+// returns the indexes still missing.
+func (c *toolVectors) load(ctx context.Context, store VectorStore, log zerolog.Logger, keys []VectorKey, missing []int, out [][]float32) []int {
+	mk := make([]VectorKey, len(missing))
+	for j, i := range missing {
+		mk[j] = keys[i]
+	}
+	got, err := store.LoadVectors(ctx, mk)
+	if err == nil && len(got) != len(mk) {
+		err = failure.New(failure.Protocol, failure.SourceAgent,
+			fmt.Sprintf("the vector store returned %d vectors for %d keys", len(got), len(mk)))
+	}
+	if err != nil {
+		log.Warn().Err(err).Int("vectors", len(mk)).Msg("tool vectors could not be read from the vector store; embedding them")
+		return missing
+	}
+	var still []int
+	var foundK []VectorKey
+	var foundV [][]float32
+	for j, i := range missing {
+		if len(got[j]) == 0 {
+			still = append(still, i)
+			continue
+		}
+		out[i] = got[j]
+		foundK, foundV = append(foundK, mk[j]), append(foundV, got[j])
+	}
+	c.remember(foundK, foundV)
+	return still
+}
+
+// remember caches vecs[i] under keys[i].
+func (c *toolVectors) remember(keys []VectorKey, vecs [][]float32) {
+	if len(keys) == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m)+len(keys) > maxCachedVectors {
+		c.m = make(map[VectorKey][]float32, len(keys))
+	}
+	for j, k := range keys {
+		c.m[k] = vecs[j]
+	}
 }
 
 // len is the number of cached vectors.

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/rs/zerolog"
+
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -50,7 +52,7 @@ func TestToolVectorsCache(t *testing.T) {
 		{"another model", m2, []llm.ToolDef{a, b}, 2},
 	} {
 		before := len(step.e.texts)
-		vecs, err := c.vectors(t.Context(), step.e, step.defs)
+		vecs, err := c.vectors(t.Context(), step.e, nil, zerolog.Nop(), step.defs)
 		if err != nil {
 			t.Fatal(err)
 		}

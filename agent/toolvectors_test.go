@@ -155,6 +155,92 @@ func TestToolIndexEmbedderFails(t *testing.T) {
 	}
 }
 
+// mapVectors is an agent.VectorStore in memory that counts its calls, or
+// fails with err.
+type mapVectors struct {
+	mu           sync.Mutex
+	m            map[agent.VectorKey][]float32
+	loads, saves int
+	err          error
+}
+
+func (s *mapVectors) LoadVectors(_ context.Context, keys []agent.VectorKey) ([][]float32, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.loads++
+	if s.err != nil {
+		return nil, s.err
+	}
+	out := make([][]float32, len(keys))
+	for i, k := range keys {
+		out[i] = s.m[k]
+	}
+	return out, nil
+}
+
+func (s *mapVectors) SaveVectors(_ context.Context, keys []agent.VectorKey, vecs [][]float32) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.saves++
+	if s.err != nil {
+		return s.err
+	}
+	if s.m == nil {
+		s.m = map[agent.VectorKey][]float32{}
+	}
+	for i, k := range keys {
+		s.m[k] = vecs[i]
+	}
+	return nil
+}
+
+// TestToolIndexVectorStore: the vectors one index embedded are read from
+// the store by another (a replica: its own memory, its own embedder),
+// which embeds only its query; a failing store leaves the search to the
+// embedder, with warnings logged.
+func TestToolIndexVectorStore(t *testing.T) {
+	defs := corpusDefs(t)
+	lex := agent.NewToolIndex(defs)
+	store := &mapVectors{}
+	first := &conceptEmbedder{}
+	q := "erase those things"
+	want := names(lex.WithEmbedder(first, nil).WithVectorStore(store).SearchContext(t.Context(), q, 5))
+	if n := first.texts.Load(); n != int64(len(defs))+1 {
+		t.Fatalf("the first index embedded %d texts, want %d tools and its query", n, len(defs)+1)
+	}
+	if len(store.m) != len(defs) || store.saves != 1 {
+		t.Fatalf("the store has %d vectors after %d saves, want %d after 1", len(store.m), store.saves, len(defs))
+	}
+	replica := &conceptEmbedder{}
+	got := names(lex.WithVectorStore(store).WithEmbedder(replica, nil).SearchContext(t.Context(), q, 5))
+	if n := replica.texts.Load(); n != 1 {
+		t.Errorf("the replica embedded %d texts, want its query alone", n)
+	}
+	if !slices.Equal(got, want) || store.saves != 1 {
+		t.Errorf("the replica found %v (saves %d), want %v (1)", got, store.saves, want)
+	}
+	// A changed definition is embedded (and saved); the others are read.
+	changed := slices.Clone(defs)
+	changed[0].Description += " (changed)"
+	again := &conceptEmbedder{}
+	agent.NewToolIndex(changed).WithEmbedder(again, nil).WithVectorStore(store).SearchContext(t.Context(), q, 5)
+	if n := again.texts.Load(); n != 2 || len(store.m) != len(defs)+1 {
+		t.Errorf("with one changed tool: embedded %d texts, store has %d; want 2 and %d", n, len(store.m), len(defs)+1)
+	}
+
+	var logs bytes.Buffer
+	log := zerolog.New(&logs)
+	broken := &mapVectors{err: failure.New(failure.Transient, failure.SourceBus, "store unavailable")}
+	emb := &conceptEmbedder{}
+	got = names(lex.WithEmbedder(emb, &log).WithVectorStore(broken).SearchContext(t.Context(), q, 5))
+	if !slices.Equal(got, want) || emb.texts.Load() != int64(len(defs))+1 {
+		t.Errorf("with a failing store: %v after %d texts, want %v after %d", got, emb.texts.Load(), want, len(defs)+1)
+	}
+	if broken.loads != 1 || broken.saves != 1 || strings.Count(logs.String(), "store unavailable") != 2 {
+		t.Errorf("failing store: %d loads, %d saves, logs %q", broken.loads, broken.saves, logs.String())
+	}
+}
+
 // embeddingsServer is a local server speaking OpenAI's POST /v1/embeddings
 // with conceptVector as its model; it counts the inputs it embedded.
 func embeddingsServer(t *testing.T, inputs *atomic.Int64) *httptest.Server {

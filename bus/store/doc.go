@@ -1,6 +1,6 @@
 // Package store keeps what must outlive a process on the JetStream of a
 // [bus.Bus]: the sessions, runs and questions of durable agents, and the
-// tasks of A2A servers, shared by every process and replica connected to
+// tasks of A2A servers, tools' embedding vectors, shared by every process and replica connected to
 // the same NATS server or cluster, and the OAuth logins of MCP clients.
 //
 //	b, _ := bus.New(ctx, bus.Config{URLs: urls}) // or the embedded server
@@ -20,7 +20,11 @@
 // store in one KV bucket (give them to a2a.ServerConfig's Store and
 // PushStore; package a2a itself links no NATS). [OpenTokens] returns an
 // MCP client's OAuth logins, sealed by a [Sealer] (mcp.NewTokenSealer),
-// for mcp.Config.TokenStore (this package links no MCP).
+// for mcp.Config.TokenStore (this package links no MCP). [OpenVectors]
+// returns an [agent.VectorStore]: tools' embedding vectors in an object
+// store (<Name>_VECTORS), one object per hash of the embedding model and the
+// tool's definition, so replicas and restarts embed each tool once (give it
+// to agent.Config.Vectors).
 //
 // Package bus itself is left with messaging (events, progress,
 // request-reply, task updates); the stores live here, beside it, because

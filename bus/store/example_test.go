@@ -7,9 +7,38 @@ import (
 
 	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/bus"
 	"github.com/switchboard-dev/switchboard/bus/store"
 )
+
+// Replicas of an agent share its tools' vectors through an object store:
+// what one saved (the search saves what it embedded), another loads,
+// without calling the embedder (in an agent: agent.Config{Embedder: e,
+// Vectors: vs}).
+func ExampleOpenVectors() {
+	ctx := context.Background()
+	b, err := bus.New(ctx, bus.Config{}) // in production: URLs of the NATS cluster
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer b.Close()
+	replicaA, err := store.OpenVectors(ctx, b, store.VectorsConfig{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	replicaB, _ := store.OpenVectors(ctx, b, store.VectorsConfig{})
+	key := agent.VectorKey{0x2a}
+	if err := replicaA.SaveVectors(ctx, []agent.VectorKey{key}, [][]float32{{0.6, 0.8}}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	got, err := replicaB.LoadVectors(ctx, []agent.VectorKey{key, {0x2b}})
+	fmt.Println(got, err)
+	// Output: [[0.6 0.8] []] <nil>
+}
 
 // Replicas of an A2A server share tasks through a JetStream key-value
 // bucket: each opens the same bucket and passes the stores in

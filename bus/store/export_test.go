@@ -49,3 +49,9 @@ func OpenKV[T any](ctx context.Context, b *bus.Bus, cfg KVConfig) (*typedKV[T], 
 
 // DecodeKVValue decodes a typed bucket's value, for the fuzz tests.
 func DecodeKVValue[T any](data []byte) (T, error) { return decodeKVValue[T](data) }
+
+// EncodeVector and DecodeVector are the stored form of a tool vector.
+var (
+	EncodeVector = encodeVector
+	DecodeVector = decodeVector
+)

@@ -16,6 +16,14 @@
 //	}
 //	a, err := agent.New(ctx, agent.Config{Model: model})
 //
+// [EmbedderFromEnv] chooses an embedder the same way, among the providers
+// that have one (OpenAI, Ollama, Gemini): SWITCHBOARD_EMBEDDER names it, and
+// OPENAI_EMBEDDING_MODEL, OLLAMA_EMBEDDING_MODEL or GEMINI_EMBEDDING_MODEL its
+// model:
+//
+//	emb, err := provider.EmbedderFromEnv(openai.Provider(), ollama.Provider(), gemini.Provider())
+//	a, err := agent.New(ctx, agent.Config{Model: model, Embedder: emb})
+//
 // or, configured in code:
 //
 //	model, err := anthropic.New(provider.Config{APIKey: key})

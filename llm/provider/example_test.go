@@ -9,6 +9,7 @@ import (
 	"github.com/switchboard-dev/switchboard/llm"
 	"github.com/switchboard-dev/switchboard/llm/provider"
 	"github.com/switchboard-dev/switchboard/llm/provider/anthropic"
+	"github.com/switchboard-dev/switchboard/llm/provider/ollama"
 	"github.com/switchboard-dev/switchboard/llm/provider/openai"
 )
 
@@ -35,6 +36,19 @@ func ExampleFromEnv() {
 		model = llm.NewScripted(llm.Say("no provider configured; answering offline"))
 	}
 	_ = model
+}
+
+// EmbedderConfigFromEnv picks the embedder's provider apart from the chat
+// model's (SWITCHBOARD_EMBEDDER, else the first configured), with the
+// embedding model's own variable; EmbedderFromEnv is the same over
+// os.LookupEnv and returns the embedder (for agent.Config.Embedder).
+func ExampleEmbedderConfigFromEnv() {
+	env := map[string]string{"ANTHROPIC_API_KEY": "sk-ant-example", "OLLAMA_EMBEDDING_MODEL": "nomic-embed-text"}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	chat, _ := provider.ConfigFromEnv(lookup, anthropic.Provider(), ollama.Provider())
+	emb, err := provider.EmbedderConfigFromEnv(lookup, anthropic.Provider(), ollama.Provider())
+	fmt.Println(chat.Provider, emb.Provider, emb.Model, err)
+	// Output: anthropic ollama nomic-embed-text <nil>
 }
 
 // An OpenAI-compatible server (here a local stand-in for Ollama) answers

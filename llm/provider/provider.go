@@ -66,6 +66,11 @@ type Provider struct {
 	Hint string
 	// New returns the provider's model for cfg.
 	New func(cfg Config) (llm.Model, error)
+	// EmbedderEnv, EmbedderHint and NewEmbedder are the same for the
+	// provider's embedder ([EmbedderFromEnv]); nil when it has none.
+	EmbedderEnv  func(lookup func(string) (string, bool)) (cfg Config, ok bool)
+	EmbedderHint string
+	NewEmbedder  func(cfg Config) (llm.Embedder, error)
 }
 
 // FromEnv returns the model the environment configures, among providers;
@@ -94,42 +99,59 @@ func FromEnv(providers ...Provider) (llm.Model, error) {
 // When no provider is configured it returns a *failure.Error of kind
 // failure.Config saying how to configure one.
 func ConfigFromEnv(lookup func(string) (string, bool), providers ...Provider) (Config, error) {
-	names := make([]string, len(providers))
-	for i, p := range providers {
-		names[i] = p.Name
-	}
 	if len(providers) == 0 {
 		return Config{}, failure.New(failure.Config, failure.SourceModel,
 			"no model provider is linked: pass the providers to choose from (provider.FromEnv(openai.Provider(), ...))")
 	}
-	v, _ := lookup(envProvider)
+	return choose(lookup, envProvider, "provider", "model provider", providers,
+		func(p Provider) (func(func(string) (string, bool)) (Config, bool), string) { return p.Env, p.Hint })
+}
+
+// choose is the Config of the provider the environment configures, by
+// the rules of ConfigFromEnv: envVar names it, else the first configured;
+// env gives a provider's reader (nil: it offers none) and hint; what and
+// none word the errors.
+func choose(lookup func(string) (string, bool), envVar, what, none string, providers []Provider,
+	env func(Provider) (func(func(string) (string, bool)) (Config, bool), string)) (Config, error) {
+	var names []string
+	for _, p := range providers {
+		if read, _ := env(p); read != nil {
+			names = append(names, p.Name)
+		}
+	}
+	v, _ := lookup(envVar)
 	if want := strings.ToLower(strings.TrimSpace(v)); want != "" {
 		for _, p := range providers {
-			if p.Name != want {
+			read, hint := env(p)
+			if p.Name != want || read == nil {
 				continue
 			}
-			cfg, ok := p.Env(lookup)
+			cfg, ok := read(lookup)
 			if !ok {
 				return Config{}, failure.New(failure.Config, failure.SourceModel,
-					fmt.Sprintf("%s=%s but the provider is not configured: %s", envProvider, want, p.Hint))
+					fmt.Sprintf("%s=%s but the provider is not configured: %s", envVar, want, hint))
 			}
 			cfg.Provider = p.Name
 			return cfg, nil
 		}
 		return Config{}, failure.New(failure.Config, failure.SourceModel,
-			fmt.Sprintf("%s=%q is not a provider: use one of %s", envProvider, want, strings.Join(names, ", ")))
+			fmt.Sprintf("%s=%q is not a %s: use one of %s", envVar, want, what, strings.Join(names, ", ")))
 	}
 	hints := make([]string, 0, len(providers))
 	for _, p := range providers {
-		if cfg, ok := p.Env(lookup); ok {
+		read, hint := env(p)
+		if read == nil {
+			continue
+		}
+		if cfg, ok := read(lookup); ok {
 			cfg.Provider = p.Name
 			return cfg, nil
 		}
-		hints = append(hints, p.Hint)
+		hints = append(hints, hint)
 	}
 	return Config{}, failure.New(failure.Config, failure.SourceModel,
-		"no model provider is configured: "+strings.Join(hints, "; ")+
-			"; "+envProvider+"="+strings.Join(names, "|")+" chooses when several are set")
+		"no "+none+" is configured: "+strings.Join(hints, "; ")+
+			"; "+envVar+"="+strings.Join(names, "|")+" chooses when several are set")
 }
 
 // Lookup returns the trimmed value of an environment variable through

@@ -2,6 +2,8 @@ package toolsearch
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -14,30 +16,57 @@ import (
 // A word with inner capitals is split at them and also kept whole, so
 // "GitHub" is "github", "git" and "hub", and "HubSpot" matches "hubspot".
 func Terms(text string) []string {
-	var out []string
+	t, _, _ := splitTerms(text)
+	return t
+}
+
+// splitTerms is Terms, and for each term whether it is a part of a word
+// split at inner capitals (git and hub of GitHub) and its position: the
+// number of words before it, stop words counted (the parts and the whole
+// of a word share one).
+func splitTerms(text string) (out []string, part []bool, pos []int) {
 	var word []rune
+	isPart := false
+	n := 0
 	emit := func(w string) {
 		w = strings.ToLower(w)
 		if w == "" || stopWord(w) {
 			return
 		}
-		out = append(out, english.Stem(w, true))
+		st := english.Stem(w, true)
+		if extraStop[st] {
+			return
+		}
+		out = append(out, st)
+		part = append(part, isPart)
+		pos = append(pos, n)
 	}
 	flush := func() {
 		if len(word) == 0 {
 			return
 		}
-		parts, start := 0, 0
+		// An acronym's plural (URLs, PRs) is the acronym.
+		if n := len(word); n > 2 && word[n-1] == 's' && allUpper(word[:n-1]) {
+			word = word[:n-1]
+		}
+		var cuts []int
 		for i := 1; i < len(word); i++ {
 			if unicode.IsUpper(word[i]) && (unicode.IsLower(word[i-1]) || (i+1 < len(word) && unicode.IsLower(word[i+1]) && unicode.IsUpper(word[i-1]))) {
-				emit(string(word[start:i]))
-				start, parts = i, parts+1
+				cuts = append(cuts, i)
 			}
 		}
+		isPart = len(cuts) > 0
+		start := 0
+		for _, c := range cuts {
+			emit(string(word[start:c]))
+			start = c
+		}
 		emit(string(word[start:]))
-		if parts > 0 {
+		isPart = false
+		if len(cuts) > 0 {
 			emit(string(word))
 		}
+		n++
 		word = word[:0]
 	}
 	for len(text) > 0 {
@@ -50,7 +79,16 @@ func Terms(text string) []string {
 		}
 	}
 	flush()
-	return out
+	return out, part, pos
+}
+
+func allUpper(rs []rune) bool {
+	for _, r := range rs {
+		if !unicode.IsUpper(r) {
+			return false
+		}
+	}
+	return true
 }
 
 func stopWord(w string) bool {
@@ -79,14 +117,17 @@ func schemaText(schema json.RawMessage) string {
 		}
 		switch x := v.(type) {
 		case map[string]any:
-			for k, pv := range x {
+			// In key order, so a schema clipped at maxSchemaText is
+			// always clipped at the same place.
+			for _, k := range slices.Sorted(maps.Keys(x)) {
+				pv := x[k]
 				switch k {
 				case "properties", "patternProperties", "$defs", "definitions":
 					if m, ok := pv.(map[string]any); ok {
-						for name, sub := range m {
+						for _, name := range slices.Sorted(maps.Keys(m)) {
 							b.WriteString(name)
 							b.WriteByte(' ')
-							walk(sub, depth+1)
+							walk(m[name], depth+1)
 						}
 					}
 				case "description", "title":

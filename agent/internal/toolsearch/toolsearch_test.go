@@ -135,12 +135,68 @@ func TestTerms(t *testing.T) {
 		{"GitHub HubSpot", []string{"git", "hub", "github", "hub", "spot", "hubspot"}},
 		{"Lists the roots", []string{"list", "root"}},
 		{"access", []string{"access"}},
+		{"list the URLs of open PRs", []string{"list", "url", "open", "pr"}},
+		// A word whose stem is a stop word is one too.
+		{"using the tools", nil},
 		{"", nil},
 	} {
 		got := Terms(tc.in)
 		if !slices.Equal(got, tc.want) && !(len(got) == 0 && len(tc.want) == 0) {
 			t.Errorf("Terms(%q) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+func TestEntities(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+	}{
+		{"go to example.com", []string{"url"}},
+		{"fetch https://x.org/a", []string{"url"}},
+		{"mail jane@example.com", []string{"email"}},
+		{"rename old.txt to new.txt", []string{"file"}},
+		{"open notes.md on example.io", []string{"url", "file"}},
+		{"what is next.js", nil},
+		{"no entity here", nil},
+	} {
+		if got := entities(tc.in); !slices.Equal(got, tc.want) {
+			t.Errorf("entities(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestActionsAndAcronyms(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want uint8
+	}{
+		{"create_pull_request", actCreate},
+		{"API-patch-page", actUpdate},
+		{"remove all documents", actDelete},
+		{"show me the commits", actRead},
+		{"search_issues", actSearch},
+		{"the channel history", 0},
+	} {
+		if got := actionsOf(Terms(tc.in)); got != tc.want {
+			t.Errorf("actionsOf(%q) = %b, want %b", tc.in, got, tc.want)
+		}
+	}
+	// A query's actions are its words as written: "edition" is no edit.
+	for q, want := range map[string]uint8{"the Rust 2024 edition": 0, "created a page": actCreate,
+		"dropping the index": actDelete, "show and delete": actRead | actDelete} {
+		if got := queryActions(q); got != want {
+			t.Errorf("queryActions(%q) = %b, want %b", q, got, want)
+		}
+	}
+	if got := acronyms(Terms("merge_pull_request")); !slices.Equal(got, []string{"mp", "pr"}) {
+		t.Errorf("acronyms = %q", got)
+	}
+	// A query's acronym finds the tool whose name spells it out.
+	ix := New([]Doc{{Name: "merge_pull_request", Description: "Merge a pull request"},
+		{Name: "create_merge_request", Description: "Create a merge request"}})
+	if hits := ix.Search("merge the approved PR", 2); len(hits) == 0 || hits[0].Doc != 0 {
+		t.Errorf("Search(merge the approved PR) = %+v, want merge_pull_request first", hits)
 	}
 }
 

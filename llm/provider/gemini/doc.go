@@ -103,6 +103,8 @@ const (
 	envGoogleKey = "GOOGLE_API_KEY"
 	envBaseURL   = "GEMINI_BASE_URL"
 	envModel     = "GEMINI_MODEL"
+	// envEmbeddingModel chooses the embedding model (EmbedderFromEnv).
+	envEmbeddingModel = "GEMINI_EMBEDDING_MODEL"
 )
 
 // New returns the Gemini model cfg describes (cfg.Provider is ignored).
@@ -111,20 +113,33 @@ func New(cfg provider.Config) (llm.Model, error) { return newGemini(cfg) }
 
 // Provider returns the Gemini provider for [provider.FromEnv]: it is
 // configured by GEMINI_API_KEY (or GOOGLE_API_KEY); GEMINI_BASE_URL and
-// GEMINI_MODEL override the endpoint and the model.
+// GEMINI_MODEL override the endpoint and the model. Its embedder
+// ([NewEmbedder], for provider.EmbedderFromEnv) is configured the same way,
+// and GEMINI_EMBEDDING_MODEL chooses its model (default gemini-embedding-001).
 func Provider() provider.Provider {
 	return provider.Provider{
 		Name: Name,
 		Env: func(lookup func(string) (string, bool)) (provider.Config, bool) {
-			key := provider.Lookup(lookup, envKey)
-			if key == "" {
-				key = provider.Lookup(lookup, envGoogleKey)
-			}
-			cfg := provider.Config{Provider: Name, APIKey: key,
-				BaseURL: provider.Lookup(lookup, envBaseURL), Model: provider.Lookup(lookup, envModel)}
-			return cfg, cfg.APIKey != ""
+			return envConfig(lookup, envModel)
 		},
 		Hint: "set GEMINI_API_KEY or GOOGLE_API_KEY (GEMINI_MODEL chooses the model)",
 		New:  New,
+		EmbedderEnv: func(lookup func(string) (string, bool)) (provider.Config, bool) {
+			return envConfig(lookup, envEmbeddingModel)
+		},
+		EmbedderHint: "set GEMINI_API_KEY or GOOGLE_API_KEY (GEMINI_EMBEDDING_MODEL chooses the model)",
+		NewEmbedder:  NewEmbedder,
 	}
+}
+
+// envConfig is the Config the environment gives, with the model named by
+// modelVar.
+func envConfig(lookup func(string) (string, bool), modelVar string) (provider.Config, bool) {
+	key := provider.Lookup(lookup, envKey)
+	if key == "" {
+		key = provider.Lookup(lookup, envGoogleKey)
+	}
+	cfg := provider.Config{Provider: Name, APIKey: key,
+		BaseURL: provider.Lookup(lookup, envBaseURL), Model: provider.Lookup(lookup, modelVar)}
+	return cfg, cfg.APIKey != ""
 }

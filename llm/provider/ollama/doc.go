@@ -49,6 +49,8 @@ const (
 	envHost  = "OLLAMA_HOST"
 	envModel = "OLLAMA_MODEL"
 	envKey   = "OLLAMA_API_KEY"
+	// envEmbeddingModel chooses, and configures, the embedder.
+	envEmbeddingModel = "OLLAMA_EMBEDDING_MODEL"
 )
 
 // New returns the Ollama model cfg describes (cfg.Provider is ignored).
@@ -59,7 +61,9 @@ func New(cfg provider.Config) (llm.Model, error) { return newOllama(cfg) }
 // as Ollama's own client reads it ("host:port", "http://host:port", ...;
 // default http://localhost:11434), and OLLAMA_API_KEY, if set, is sent as a
 // bearer token. OLLAMA_HOST alone does not configure it: on a machine that
-// runs the server it only says where the server listens.
+// runs the server it only says where the server listens. Its embedder
+// ([NewEmbedder], for provider.EmbedderFromEnv) is configured by
+// OLLAMA_EMBEDDING_MODEL (nomic-embed-text, ...), at the same host.
 func Provider() provider.Provider {
 	return provider.Provider{
 		Name: Name,
@@ -73,5 +77,15 @@ func Provider() provider.Provider {
 		},
 		Hint: "set OLLAMA_MODEL for a local Ollama server (OLLAMA_HOST if it is not at " + defaultBaseURL + ")",
 		New:  New,
+		EmbedderEnv: func(lookup func(string) (string, bool)) (provider.Config, bool) {
+			cfg := provider.Config{Provider: Name, Model: provider.Lookup(lookup, envEmbeddingModel),
+				APIKey: provider.Lookup(lookup, envKey)}
+			if h := provider.Lookup(lookup, envHost); h != "" {
+				cfg.BaseURL = hostURL(h)
+			}
+			return cfg, cfg.Model != ""
+		},
+		EmbedderHint: "set OLLAMA_EMBEDDING_MODEL for a local Ollama server (OLLAMA_HOST if it is not at " + defaultBaseURL + ")",
+		NewEmbedder:  NewEmbedder,
 	}
 }

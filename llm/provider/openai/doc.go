@@ -57,6 +57,8 @@ const (
 	envKey     = "OPENAI_API_KEY"
 	envBaseURL = "OPENAI_BASE_URL"
 	envModel   = "OPENAI_MODEL"
+	// envEmbeddingModel chooses the embedding model (EmbedderFromEnv).
+	envEmbeddingModel = "OPENAI_EMBEDDING_MODEL"
 )
 
 // New returns the OpenAI model cfg describes (cfg.Provider is ignored).
@@ -65,7 +67,9 @@ func New(cfg provider.Config) (llm.Model, error) { return newOpenAI(cfg) }
 // Provider returns the OpenAI provider for [provider.FromEnv]: it is
 // configured by OPENAI_API_KEY, or by OPENAI_BASE_URL alone for a local
 // OpenAI-compatible server (Ollama: http://localhost:11434/v1); OPENAI_MODEL
-// chooses the model.
+// chooses the model. Its embedder ([NewEmbedder], for
+// provider.EmbedderFromEnv) is configured the same way, and
+// OPENAI_EMBEDDING_MODEL chooses its model (default text-embedding-3-small).
 func Provider() provider.Provider {
 	return provider.Provider{
 		Name: Name,
@@ -76,5 +80,12 @@ func Provider() provider.Provider {
 		},
 		Hint: "set OPENAI_API_KEY (or OPENAI_BASE_URL for Ollama and other OpenAI-compatible servers; OPENAI_MODEL chooses the model)",
 		New:  New,
+		EmbedderEnv: func(lookup func(string) (string, bool)) (provider.Config, bool) {
+			cfg := provider.Config{Provider: Name, APIKey: provider.Lookup(lookup, envKey),
+				BaseURL: provider.Lookup(lookup, envBaseURL), Model: provider.Lookup(lookup, envEmbeddingModel)}
+			return cfg, cfg.APIKey != "" || cfg.BaseURL != ""
+		},
+		EmbedderHint: "set OPENAI_API_KEY (or OPENAI_BASE_URL; OPENAI_EMBEDDING_MODEL chooses the model)",
+		NewEmbedder:  NewEmbedder,
 	}
 }
