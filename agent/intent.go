@@ -91,7 +91,9 @@ func (r *run) resumeCall(turn int, c llm.ToolCall, info *CallInfo, results []llm
 		return true
 	}
 	rec, ok := d.intents[c.ID]
-	if !ok || rec.Idempotent {
+	if !ok || rec.Idempotent || len(rec.Handle) > 0 {
+		// Run again: an idempotent call from the start, a call with a
+		// handle on its work continuing it (Call.Handle).
 		return false
 	}
 	r.ans.ToolCalls++
@@ -103,4 +105,16 @@ func (r *run) resumeCall(turn int, c llm.ToolCall, info *CallInfo, results []llm
 	r.emit(Event{Type: EventToolFinished, Turn: turn, Call: info, Result: ErrorResult("%s", o.ModelText)})
 	_ = r.saveResult(c, results[i]) // a failure halts the run after the batch
 	return true
+}
+
+// callHandle is the handle the resumed call id was recorded with (nil when
+// the run is not resuming it, or it recorded none).
+func (r *run) callHandle(id string) json.RawMessage {
+	if r.d == nil {
+		return nil
+	}
+	if rec, ok := r.d.intents[id]; ok && rec.Result == nil {
+		return rec.Handle
+	}
+	return nil
 }
