@@ -78,7 +78,19 @@ func (t idTransport) Connect(ctx context.Context) (gomcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return idConn{c}, nil
+	return idConn{&taskConn{Connection: c, calls: map[jsonrpc.ID]struct{}{}}}, nil
+}
+
+// taskTransport is a Transport whose connections read task results
+// (taskConn).
+type taskTransport struct{ gomcp.Transport }
+
+func (t taskTransport) Connect(ctx context.Context) (gomcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &taskConn{Connection: c, calls: map[jsonrpc.ID]struct{}{}}, nil
 }
 
 // idConn is a connection of ours that reports the ids of traced requests.

@@ -18,6 +18,7 @@ import (
 	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/redact"
 	"github.com/switchboard-dev/switchboard/internal/schema"
+	"github.com/switchboard-dev/switchboard/mcp/internal/taskwire"
 )
 
 // Toolset returns the agent.Toolset of every server's tools (named
@@ -239,6 +240,16 @@ func (s *server) call(ctx context.Context, modelName string, params *gomcp.CallT
 		}
 		params.Meta[idempotencyMetaKey] = key
 	}
+	if h := s.resumedTask(call, params.Name); h != nil {
+		// The resumed run's call had a task: follow it, not call again.
+		res, sess2, err := s.followTask(cctx, sess, call, modelName, *h, &taskwire.Task{TaskID: h.Task, Status: taskwire.Working}, touch)
+		s.removeInflight(token)
+		fl.finish()
+		if err != nil {
+			return nil, s.callErr(cctx, sess2, err, modelName, context.Cause(cctx))
+		}
+		return res, nil
+	}
 	// The W3C trace context of cctx goes in _meta (traceSending).
 	res, err := sess.CallTool(cctx, params)
 	if err != nil && sessionMissing(err) && cctx.Err() == nil {
@@ -251,6 +262,15 @@ func (s *server) call(ctx context.Context, modelName string, params *gomcp.CallT
 			s.addInflight(token, fl)
 			sess = sess2
 			res, err = sess2.CallTool(cctx, params)
+		}
+	}
+	if err == nil {
+		var t *taskwire.Task
+		if t, err = taskOf(res); err != nil {
+			err = &failure.Error{Kind: failure.Protocol, Source: failure.SourceMCP, Name: s.cfg.Name, Tool: modelName, Op: "task",
+				Message: "the server answered with an invalid task", Err: err}
+		} else if t != nil {
+			res, sess, err = s.followTask(cctx, sess, call, modelName, taskHandle{Server: s.cfg.Name, Tool: params.Name, Task: t.TaskID}, t, touch)
 		}
 	}
 	if call != nil {

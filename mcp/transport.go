@@ -71,7 +71,7 @@ func (s *server) newTransport(ctx context.Context) (*attempt, error) {
 		for k, v := range cfg.Headers {
 			h.Set(k, v)
 		}
-		return &attempt{t: &wstransport.ClientTransport{URL: cfg.URL, Header: h, HTTPClient: s.m.cfg.HTTPClient}}, nil
+		return &attempt{t: taskTransport{&wstransport.ClientTransport{URL: cfg.URL, Header: h, HTTPClient: s.m.cfg.HTTPClient}}}, nil
 	case typeInProcess:
 		if cfg.Server != nil {
 			return s.pipeToServer(ctx)
