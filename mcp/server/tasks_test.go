@@ -1,0 +1,289 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/failure"
+	"github.com/switchboard-dev/switchboard/internal/testkit"
+	"github.com/switchboard-dev/switchboard/llm"
+	"github.com/switchboard-dev/switchboard/mcp"
+	"github.com/switchboard-dev/switchboard/mcp/server"
+)
+
+// methodCounter counts the requests a server receives, by method.
+type methodCounter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *methodCounter) middleware(next gomcp.MethodHandler) gomcp.MethodHandler {
+	return func(ctx context.Context, method string, req gomcp.Request) (gomcp.Result, error) {
+		c.mu.Lock()
+		if c.n == nil {
+			c.n = map[string]int{}
+		}
+		c.n[method]++
+		c.mu.Unlock()
+		return next(ctx, method, req)
+	}
+}
+
+func (c *methodCounter) get(method string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[method]
+}
+
+// taskManager is a Manager whose server "tasks" is srv, in process, with
+// elicitor answering its questions.
+func taskManager(t *testing.T, srv *server.Server, elicitor agent.Elicitor) *mcp.Manager {
+	t.Helper()
+	m, err := mcp.New(testkit.Ctx(t, 30*time.Second), mcp.Config{Servers: []mcp.ServerConfig{{Name: "tasks", Server: srv.MCP()}},
+		Elicitor: elicitor})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+// TestTasksThroughManager: a served agent's call from a Manager (which
+// declares the tasks extension) is answered with a task: the Manager
+// polls it to its result, its permission ask reaches the Manager's
+// Elicitor as an input request answered through tasks/update, and a call
+// ended first cancels the task through tasks/cancel, which cancels the
+// run.
+func TestTasksThroughManager(t *testing.T) {
+	for _, c := range []struct {
+		name, answer string
+		wrote        int32
+	}{
+		{"accepted", "accept", 1},
+		{"declined", "decline", 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var wrote atomic.Int32
+			write := agent.NewFuncTool(agent.ToolSpec{Name: "write_note", Destructive: true, InputSchema: json.RawMessage(`{"type":"object"}`)},
+				func(context.Context, json.RawMessage) (*agent.Result, error) { wrote.Add(1); return agent.TextResult("written"), nil })
+			client := new(server.Client)
+			a, err := agent.New(context.Background(), agent.Config{Name: "scribe", Description: "writes notes",
+				Model: llm.NewScripted(llm.Calls(llm.ToolCall{ID: "1", Name: "write_note", Args: json.RawMessage(`{}`)}), llm.Say("done")),
+				Tools: []agent.Tool{write}, Elicitor: client.Elicitor()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := newServer(t, server.Config{Runners: []agent.Runner{a}, Client: client, Tasks: agent.NewMemoryStore(agent.MemoryStoreOptions{})})
+			var count methodCounter
+			srv.MCP().AddReceivingMiddleware(count.middleware)
+			var asked atomic.Int32
+			m := taskManager(t, srv, agent.ElicitorFunc(func(_ context.Context, e agent.Elicitation) (agent.ElicitationResult, error) {
+				asked.Add(1)
+				if !strings.Contains(e.Message, "write_note") {
+					t.Errorf("the question does not name the tool: %q", e.Message)
+				}
+				return agent.ElicitationResult{Action: agent.ElicitAction(c.answer)}, nil
+			}))
+			res, err := m.CallTool(testkit.Ctx(t, 30*time.Second), "tasks", "scribe", json.RawMessage(`{"input":"write it"}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.IsError || len(res.Parts) == 0 || res.Parts[0].Text != "done" {
+				t.Errorf("result %+v", res)
+			}
+			if asked.Load() != 1 || wrote.Load() != c.wrote {
+				t.Errorf("asked %d times (want 1), the tool ran %d times (want %d)", asked.Load(), wrote.Load(), c.wrote)
+			}
+			if count.get("tasks/get") == 0 || count.get("tasks/update") != 1 {
+				t.Errorf("tasks/get %d times, tasks/update %d times (want some, 1): the call was not a task", count.get("tasks/get"), count.get("tasks/update"))
+			}
+		})
+	}
+
+	t.Run("cancelled", func(t *testing.T) {
+		stopped := make(chan error, 1)
+		started := make(chan struct{})
+		wait := agent.NewFuncTool(agent.ToolSpec{Name: "wait", ReadOnly: true},
+			func(ctx context.Context, _ json.RawMessage) (*agent.Result, error) {
+				close(started)
+				<-ctx.Done()
+				stopped <- context.Cause(ctx)
+				return nil, ctx.Err()
+			})
+		a, err := agent.New(context.Background(), agent.Config{Name: "waiter", Description: "waits",
+			Model: llm.NewScripted(llm.Calls(llm.ToolCall{ID: "1", Name: "wait", Args: json.RawMessage(`{}`)}), llm.Say("never")),
+			Tools: []agent.Tool{wait}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := newServer(t, server.Config{Runners: []agent.Runner{a}, Tasks: agent.NewMemoryStore(agent.MemoryStoreOptions{})})
+		var count methodCounter
+		srv.MCP().AddReceivingMiddleware(count.middleware)
+		m := taskManager(t, srv, nil)
+		ctx, cancel := context.WithCancel(testkit.Ctx(t, 30*time.Second))
+		go func() { <-started; cancel() }()
+		if _, err := m.CallTool(ctx, "tasks", "waiter", json.RawMessage(`{"input":"wait"}`)); err == nil {
+			t.Fatal("a cancelled call succeeded")
+		}
+		select {
+		case <-stopped:
+		case <-time.After(20 * time.Second):
+			t.Fatal("the served run was not cancelled")
+		}
+		if count.get("tasks/cancel") != 1 {
+			t.Errorf("tasks/cancel %d times, want 1", count.get("tasks/cancel"))
+		}
+	})
+}
+
+// TestTaskRefusedWithoutCapability: a client that did not declare the
+// extension gets the call's result, never a task, and tasks/get is
+// refused with -32021.
+func TestTaskRefusedWithoutCapability(t *testing.T) {
+	a, err := agent.New(context.Background(), agent.Config{Name: "greeter", Description: "greets", Model: llm.NewScripted(llm.Say("hello"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newServer(t, server.Config{Runners: []agent.Runner{a}, Tasks: agent.NewMemoryStore(agent.MemoryStoreOptions{})})
+	cs := connectMem(t, srv, nil)
+	if txt, isErr := callText(t, cs, "greeter", map[string]any{"input": "hi"}); isErr || txt != "hello" {
+		t.Errorf("%q (error %v)", txt, isErr)
+	}
+	if got := cs.InitializeResult().Capabilities.Extensions["io.modelcontextprotocol/tasks"]; got == nil {
+		t.Errorf("the server does not declare the tasks extension: %v", cs.InitializeResult().Capabilities.Extensions)
+	}
+}
+
+// haltStore is a store whose writes fail once it is killed, as a process
+// that died writes nothing more; kill is called when a call's handle is
+// recorded (with its intent or after it).
+type haltStore struct {
+	agent.Store
+	killed atomic.Bool
+	kill   func()
+}
+
+var errDead = errors.New("the process died")
+
+func (h *haltStore) write(do func() error) error {
+	if h.killed.Load() {
+		return failure.Wrap(failure.Unavailable, failure.SourceAgent, errDead)
+	}
+	return do()
+}
+
+func (h *haltStore) PutCallHandle(ctx context.Context, c *agent.CallRecord) error {
+	err := h.write(func() error { return h.Store.PutCallHandle(ctx, c) })
+	if err == nil && h.killed.CompareAndSwap(false, true) {
+		h.kill()
+	}
+	return err
+}
+
+func (h *haltStore) SaveCheckpoint(ctx context.Context, cp *agent.Checkpoint, expect uint64) (rev uint64, err error) {
+	err = h.write(func() error { rev, err = h.Store.SaveCheckpoint(ctx, cp, expect); return err })
+	return rev, err
+}
+
+func (h *haltStore) PutIntent(ctx context.Context, c *agent.CallRecord) error {
+	err := h.write(func() error { return h.Store.PutIntent(ctx, c) })
+	if err == nil && len(c.Handle) > 0 && h.killed.CompareAndSwap(false, true) {
+		h.kill()
+	}
+	return err
+}
+
+func (h *haltStore) PutCallResult(ctx context.Context, c *agent.CallRecord) error {
+	return h.write(func() error { return h.Store.PutCallResult(ctx, c) })
+}
+
+func (h *haltStore) AppendSession(ctx context.Context, rec *agent.SessionRecord, expect uint64) (rev uint64, err error) {
+	err = h.write(func() error { rev, err = h.Store.AppendSession(ctx, rec, expect); return err })
+	return rev, err
+}
+
+// TestTaskSurvivesRestart: a durable run whose MCP call was answered with
+// a task records the task with the call's intent; the process dies while
+// it polls (its store writes fail from then on, its context ends as a
+// handover), and the run resumed by another process (a new agent and
+// Manager on the same store) polls the same task to its result: the
+// served run ran once, and no tasks/cancel was sent.
+func TestTaskSurvivesRestart(t *testing.T) {
+	release := make(chan struct{})
+	var served atomic.Int32
+	work := agent.NewFuncTool(agent.ToolSpec{Name: "work", ReadOnly: true},
+		func(ctx context.Context, _ json.RawMessage) (*agent.Result, error) {
+			served.Add(1)
+			select {
+			case <-release:
+				return agent.TextResult("worked"), nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		})
+	worker, err := agent.New(context.Background(), agent.Config{Name: "slow", Description: "works slowly",
+		Model: llm.NewScripted(llm.Calls(llm.ToolCall{ID: "1", Name: "work", Args: json.RawMessage(`{}`)}), llm.Say("finished")),
+		Tools: []agent.Tool{work}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newServer(t, server.Config{Runners: []agent.Runner{worker}, Tasks: agent.NewMemoryStore(agent.MemoryStoreOptions{})})
+	var count methodCounter
+	srv.MCP().AddReceivingMiddleware(count.middleware)
+
+	shared := agent.NewMemoryStore(agent.MemoryStoreOptions{})
+	ctx := testkit.Ctx(t, 60*time.Second)
+	runCtx, die := context.WithCancelCause(ctx)
+	dying := &haltStore{Store: shared, kill: func() { die(agent.ErrHandover) }}
+	call := llm.ToolCall{ID: "c1", Name: "mcp__tasks__slow", Args: json.RawMessage(`{"input":"go"}`)}
+	allow := &agent.Permissions{Rules: []agent.Rule{{Tool: "mcp__tasks__*", Permission: agent.Allow}}}
+	m1 := taskManager(t, srv, nil)
+	first, err := agent.New(ctx, agent.Config{Name: "boss", Model: llm.NewScripted(llm.Calls(call), llm.Say("unreachable")),
+		Toolsets: []agent.Toolset{m1.Toolset()}, Permissions: allow, Durable: agent.Durable(dying, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := first.Run(runCtx, "delegate"); err == nil {
+		t.Fatal("the run of the dead process finished")
+	}
+	m1.Close()
+	runs, err := shared.ListRuns(ctx)
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs %v, %v", runs, err)
+	}
+	calls, err := shared.LoadCalls(ctx, runs[0])
+	if err != nil || len(calls) != 1 || calls[0].Result != nil || !strings.Contains(string(calls[0].Handle), `"task":"task-`) {
+		t.Fatalf("the call's record %+v (%v): want an intent with the task's handle and no result", calls, err)
+	}
+
+	m2 := taskManager(t, srv, nil)
+	second, err := agent.New(ctx, agent.Config{Name: "boss", Model: llm.NewScripted(llm.Say("the worker finished")),
+		Toolsets: []agent.Toolset{m2.Toolset()}, Permissions: allow, Durable: agent.Durable(shared, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	ans, err := second.Resume(ctx, runs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ans.Text != "the worker finished" {
+		t.Errorf("answer %q", ans.Text)
+	}
+	calls, _ = shared.LoadCalls(ctx, runs[0])
+	if len(calls) != 1 || calls[0].Result == nil || !strings.Contains(calls[0].Result.Content, "finished") {
+		t.Errorf("the call's record after the resume: %+v", calls)
+	}
+	if served.Load() != 1 || count.get("tools/call") != 1 || count.get("tasks/cancel") != 0 {
+		t.Errorf("served %d runs, %d tools/call, %d tasks/cancel; want 1, 1, 0", served.Load(), count.get("tools/call"), count.get("tasks/cancel"))
+	}
+}
