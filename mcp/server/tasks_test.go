@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -74,7 +75,10 @@ func TestTasksThroughManager(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var wrote atomic.Int32
 			write := agent.NewFuncTool(agent.ToolSpec{Name: "write_note", Destructive: true, InputSchema: json.RawMessage(`{"type":"object"}`)},
-				func(context.Context, json.RawMessage) (*agent.Result, error) { wrote.Add(1); return agent.TextResult("written"), nil })
+				func(context.Context, json.RawMessage) (*agent.Result, error) {
+					wrote.Add(1)
+					return agent.TextResult("written"), nil
+				})
 			client := new(server.Client)
 			a, err := agent.New(context.Background(), agent.Config{Name: "scribe", Description: "writes notes",
 				Model: llm.NewScripted(llm.Calls(llm.ToolCall{ID: "1", Name: "write_note", Args: json.RawMessage(`{}`)}), llm.Say("done")),
@@ -285,5 +289,56 @@ func TestTaskSurvivesRestart(t *testing.T) {
 	}
 	if served.Load() != 1 || count.get("tools/call") != 1 || count.get("tasks/cancel") != 0 {
 		t.Errorf("served %d runs, %d tools/call, %d tasks/cancel; want 1, 1, 0", served.Load(), count.get("tools/call"), count.get("tasks/cancel"))
+	}
+}
+
+// TestTaskPollsAtInterval: the Manager polls a task at the interval the
+// server suggests (500 ms), on synctest's clock: ten polls in five
+// seconds, then the result once the run ends.
+func TestTaskPollsAtInterval(t *testing.T) { synctest.Test(t, testTaskPollsAtInterval) }
+
+func testTaskPollsAtInterval(t *testing.T) {
+	release := make(chan struct{})
+	work := agent.NewFuncTool(agent.ToolSpec{Name: "work", ReadOnly: true},
+		func(ctx context.Context, _ json.RawMessage) (*agent.Result, error) {
+			select {
+			case <-release:
+				return agent.TextResult("worked"), nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		})
+	worker, err := agent.New(context.Background(), agent.Config{Name: "slow", Description: "works slowly",
+		Model: llm.NewScripted(llm.Calls(llm.ToolCall{ID: "1", Name: "work", Args: json.RawMessage(`{}`)}), llm.Say("finished")),
+		Tools: []agent.Tool{work}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newServer(t, server.Config{Runners: []agent.Runner{worker}, Tasks: agent.NewMemoryStore(agent.MemoryStoreOptions{})})
+	var count methodCounter
+	srv.MCP().AddReceivingMiddleware(count.middleware)
+	m := taskManager(t, srv, nil)
+	type outcome struct {
+		res *agent.Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := m.CallTool(context.Background(), "tasks", "slow", json.RawMessage(`{"input":"go"}`))
+		done <- outcome{res, err}
+	}()
+	synctest.Wait()
+	if n := count.get("tools/call"); n != 1 {
+		t.Fatalf("%d tools/call, want 1", n)
+	}
+	time.Sleep(5*time.Second + time.Millisecond)
+	synctest.Wait()
+	if n := count.get("tasks/get"); n != 10 {
+		t.Errorf("%d polls in 5 s, want 10 (one each 500 ms)", n)
+	}
+	close(release)
+	o := <-done
+	if o.err != nil || len(o.res.Parts) == 0 || o.res.Parts[0].Text != "finished" {
+		t.Errorf("result %+v, %v", o.res, o.err)
 	}
 }
