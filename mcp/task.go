@@ -30,8 +30,9 @@ import (
 // go-sdk v1.8.0 decodes every tools/call result as a CallToolResult and
 // drops the task's fields; the connections that are ours (stdio,
 // in-process, WebSocket) hand a task result to the call under taskMetaKey
-// in the result's _meta instead (taskConn). Other transports do not
-// declare the extension.
+// in the result's _meta instead (taskConn), and so does the HTTP client of
+// a Streamable HTTP server (taskRT, taskhttp.go). The legacy SSE transport
+// and transports given in the configuration do not declare the extension.
 
 // taskMetaKey is the _meta key of the rewritten tools/call result that
 // carries the task a server answered with.
@@ -45,7 +46,7 @@ const taskCancelWait = 5 * time.Second
 // read task results (see taskConn).
 func (s *server) declaresTasks() bool {
 	switch s.cfg.Type {
-	case typeStdio, typeWS:
+	case typeStdio, typeWS, typeHTTP:
 		return true
 	case typeInProcess:
 		return s.cfg.Server != nil
@@ -249,13 +250,13 @@ func (f *taskFollower) follow(ctx context.Context, t *taskwire.Task) (*gomcp.Cal
 		select {
 		case <-timer.C:
 		case <-ctx.Done():
-			if !errors.Is(context.Cause(ctx), agent.ErrHandover) {
-				f.cancel(ctx)
-			}
-			return nil, context.Cause(ctx)
+			return nil, f.ended(ctx)
 		}
 		next, err := f.get(ctx)
 		if err != nil {
+			if ctx.Err() != nil {
+				return nil, f.ended(ctx)
+			}
 			return nil, err
 		}
 		t = next
@@ -369,6 +370,16 @@ func (s *server) fulfil(ctx context.Context, r taskwire.InputRequest) (json.RawM
 		return json.Marshal(&gomcp.ListRootsResult{Roots: roots})
 	}
 	return nil, fmt.Errorf("unsupported method %q", r.Method)
+}
+
+// ended cancels the task of a call whose context ended, unless the run is
+// handed over to another process (which polls the task on), and returns
+// why the call ended.
+func (f *taskFollower) ended(ctx context.Context) error {
+	if !errors.Is(context.Cause(ctx), agent.ErrHandover) {
+		f.cancel(ctx)
+	}
+	return context.Cause(ctx)
 }
 
 // cancel asks the server to cancel the task (cooperative: its answer is

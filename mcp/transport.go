@@ -110,6 +110,9 @@ func (s *server) httpClient() *http.Client {
 	if len(s.cfg.Headers) > 0 {
 		rt = &headerRT{base: rt, headers: s.cfg.Headers}
 	}
+	if s.cfg.Type == typeHTTP {
+		rt = taskRT{base: rt}
+	}
 	c.Transport = traceRT{base: rt}
 	return &c
 }

@@ -165,6 +165,7 @@ func (s *Server) startTask(ctx context.Context, req *gomcp.CallToolRequest) (gom
 	lt.cancel = cancel
 	s.tasks.Store(id, lt)
 	s.nlive.Add(1)
+	first := lt.state.Task // before the run can change it
 	link := &clientLink{ss: req.Session, ask: lt.ask}
 	if ip := req.Session.InitializeParams(); ip != nil {
 		link.caps = ip.Capabilities
@@ -177,7 +178,7 @@ func (s *Server) startTask(ctx context.Context, req *gomcp.CallToolRequest) (gom
 		s.tasks.Delete(id)
 		s.nlive.Add(-1)
 	})
-	return &taskwire.TaskResult{ResultType: taskwire.ResultTask, Task: lt.state.Task}, nil
+	return &taskwire.TaskResult{ResultType: taskwire.ResultTask, Task: first}, nil
 }
 
 // storeWait bounds a task's store operations.

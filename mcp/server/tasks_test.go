@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,6 +26,8 @@ import (
 type methodCounter struct {
 	mu sync.Mutex
 	n  map[string]int
+	// polled, when set, is closed at the first tasks/get.
+	polled chan struct{}
 }
 
 func (c *methodCounter) middleware(next gomcp.MethodHandler) gomcp.MethodHandler {
@@ -34,6 +37,9 @@ func (c *methodCounter) middleware(next gomcp.MethodHandler) gomcp.MethodHandler
 			c.n = map[string]int{}
 		}
 		c.n[method]++
+		if method == "tasks/get" && c.n[method] == 1 && c.polled != nil {
+			close(c.polled)
+		}
 		c.mu.Unlock()
 		return next(ctx, method, req)
 	}
@@ -49,7 +55,20 @@ func (c *methodCounter) get(method string) int {
 // elicitor answering its questions.
 func taskManager(t *testing.T, srv *server.Server, elicitor agent.Elicitor) *mcp.Manager {
 	t.Helper()
-	m, err := mcp.New(testkit.Ctx(t, 30*time.Second), mcp.Config{Servers: []mcp.ServerConfig{{Name: "tasks", Server: srv.MCP()}},
+	return taskManagerOver(t, srv, elicitor, "pipe")
+}
+
+// taskManagerOver is taskManager over a transport: "pipe" (in process) or
+// "http" (Streamable HTTP; srv's Handler on a test server).
+func taskManagerOver(t *testing.T, srv *server.Server, elicitor agent.Elicitor, transport string) *mcp.Manager {
+	t.Helper()
+	sc := mcp.ServerConfig{Name: "tasks", Server: srv.MCP()}
+	if transport == "http" {
+		hs := httptest.NewServer(srv.Handler())
+		t.Cleanup(hs.Close)
+		sc = mcp.ServerConfig{Name: "tasks", Type: "http", URL: hs.URL}
+	}
+	m, err := mcp.New(testkit.Ctx(t, 30*time.Second), mcp.Config{Servers: []mcp.ServerConfig{sc},
 		Elicitor: elicitor})
 	if err != nil {
 		t.Fatal(err)
@@ -66,11 +85,14 @@ func taskManager(t *testing.T, srv *server.Server, elicitor agent.Elicitor) *mcp
 // run.
 func TestTasksThroughManager(t *testing.T) {
 	for _, c := range []struct {
-		name, answer string
-		wrote        int32
+		name, answer, transport string
+		stateless               bool
+		wrote                   int32
 	}{
-		{"accepted", "accept", 1},
-		{"declined", "decline", 0},
+		{"accepted", "accept", "pipe", false, 1},
+		{"declined", "decline", "pipe", false, 0},
+		{"accepted over HTTP", "accept", "http", false, 1},
+		{"accepted over stateless HTTP", "accept", "http", true, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var wrote atomic.Int32
@@ -86,17 +108,18 @@ func TestTasksThroughManager(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			srv := newServer(t, server.Config{Runners: []agent.Runner{a}, Client: client, Tasks: agent.NewMemoryStore(agent.MemoryStoreOptions{})})
+			srv := newServer(t, server.Config{Runners: []agent.Runner{a}, Client: client, Tasks: agent.NewMemoryStore(agent.MemoryStoreOptions{}),
+				Stateless: c.stateless})
 			var count methodCounter
 			srv.MCP().AddReceivingMiddleware(count.middleware)
 			var asked atomic.Int32
-			m := taskManager(t, srv, agent.ElicitorFunc(func(_ context.Context, e agent.Elicitation) (agent.ElicitationResult, error) {
+			m := taskManagerOver(t, srv, agent.ElicitorFunc(func(_ context.Context, e agent.Elicitation) (agent.ElicitationResult, error) {
 				asked.Add(1)
 				if !strings.Contains(e.Message, "write_note") {
 					t.Errorf("the question does not name the tool: %q", e.Message)
 				}
 				return agent.ElicitationResult{Action: agent.ElicitAction(c.answer)}, nil
-			}))
+			}), c.transport)
 			res, err := m.CallTool(testkit.Ctx(t, 30*time.Second), "tasks", "scribe", json.RawMessage(`{"input":"write it"}`))
 			if err != nil {
 				t.Fatal(err)
@@ -130,11 +153,20 @@ func TestTasksThroughManager(t *testing.T) {
 			t.Fatal(err)
 		}
 		srv := newServer(t, server.Config{Runners: []agent.Runner{a}, Tasks: agent.NewMemoryStore(agent.MemoryStoreOptions{})})
-		var count methodCounter
+		count := methodCounter{polled: make(chan struct{})}
 		srv.MCP().AddReceivingMiddleware(count.middleware)
 		m := taskManager(t, srv, nil)
 		ctx, cancel := context.WithCancel(testkit.Ctx(t, 30*time.Second))
-		go func() { <-started; cancel() }()
+		// Cancelled while the Manager polls (a call cancelled before its
+		// task's handle arrived cannot cancel it: docs/tasks.md).
+		go func() {
+			<-started
+			select {
+			case <-count.polled:
+			case <-ctx.Done():
+			}
+			cancel()
+		}()
 		if _, err := m.CallTool(ctx, "tasks", "waiter", json.RawMessage(`{"input":"wait"}`)); err == nil {
 			t.Fatal("a cancelled call succeeded")
 		}
