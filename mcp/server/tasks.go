@@ -34,10 +34,13 @@ import (
 //
 // A task is recorded in the RunStore before its handle is answered: its
 // intent (a call record of run "mcp-task:<id>" whose Handle is the task's
-// state) and, when it ends, its final state as the call's result. So a
-// task that ended is answered from the store by any replica and after a
-// restart; a task whose run was in a process that stopped is answered as
-// failed.
+// state, renewed each taskLease while it runs) and, when it ends, its
+// final state as the call's result. So a task that ended is answered from
+// the store by any replica and after a restart, a live task by any
+// replica from its last renewal (tasks/update and tasks/cancel of a live
+// task reach only the process that runs it: replicas route them by the
+// Mcp-Name header, the task's id), and a task not renewed for staleLease
+// as failed: its process stopped.
 
 const (
 	// taskPoll is the polling interval suggested to clients.
@@ -45,6 +48,11 @@ const (
 	// taskTTL is how long a task is kept from its creation (the store's
 	// own retention, bus/store's RunTTL, may be shorter).
 	taskTTL = 24 * time.Hour
+	// taskLease is how often a live task renews its record; a recorded
+	// task not renewed for staleLease, and live in no process that shares
+	// the store, is answered as failed (its process stopped).
+	taskLease  = 5 * time.Second
+	staleLease = 4 * taskLease
 	// maxLiveTasks bounds the tasks running at once; past it calls are
 	// served without a task.
 	maxLiveTasks = 1000
@@ -173,8 +181,16 @@ func (s *Server) startTask(ctx context.Context, req *gomcp.CallToolRequest) (gom
 	s.wg.Go(func() {
 		defer halt()
 		defer cancel(nil)
+		renewed := make(chan struct{})
+		go func() { // owned by the task's goroutine: it waits for it
+			defer close(renewed)
+			lt.renew(bctx)
+		}()
 		res := s.serveAudited(bctx, req, req.Params.Name, link)
-		lt.finish(bctx, res)
+		cause := context.Cause(bctx)
+		cancel(nil)
+		<-renewed
+		lt.finish(bctx, cause, res)
 		s.tasks.Delete(id)
 		s.nlive.Add(-1)
 	})
@@ -252,12 +268,18 @@ func (lt *liveTask) snapshot() taskState {
 // finish records the task's end: cancelled when tasks/cancel stopped it,
 // else completed with the call's result (an error result included: the
 // tools/call answered).
-func (lt *liveTask) finish(ctx context.Context, res *gomcp.CallToolResult) {
+func (lt *liveTask) finish(ctx context.Context, cause error, res *gomcp.CallToolResult) {
 	lt.mu.Lock()
-	if errors.Is(context.Cause(ctx), errTaskCancelled) {
+	switch {
+	case errors.Is(cause, errTaskCancelled):
 		lt.setStatusLocked(taskwire.Cancelled)
 		lt.state.Task.StatusMessage = "cancelled by the client"
-	} else {
+	case lt.s.ctx.Err() != nil:
+		// Server.Close cut the run: no result of the call's own.
+		lt.setStatusLocked(taskwire.Failed)
+		lt.state.Task.StatusMessage = "the server stopped before the task ended"
+		lt.state.Task.Error = &taskwire.RPCError{Code: jsonrpc.CodeInternalError, Message: lt.state.Task.StatusMessage}
+	default:
 		raw, err := json.Marshal(res)
 		if err != nil {
 			lt.setStatusLocked(taskwire.Failed)
@@ -277,6 +299,29 @@ func (lt *liveTask) finish(ctx context.Context, res *gomcp.CallToolResult) {
 		Result: &llm.ToolResult{CallID: id, Content: string(raw), IsError: st.Task.Status != taskwire.Completed}})
 	if err != nil {
 		lt.s.log.Warn().Err(err).Str("task", id).Msg("the task's end could not be recorded")
+	}
+}
+
+// renew rewrites the task's record each taskLease until ctx ends, so that
+// a process sharing the store knows it is live and sees its status.
+func (lt *liveTask) renew(ctx context.Context) {
+	tick := time.NewTicker(taskLease)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		st := lt.snapshot()
+		st.Task.LastUpdatedAt = taskwire.Stamp(time.Now())
+		raw, _ := json.Marshal(st)
+		sctx, stop := context.WithTimeout(ctx, storeWait)
+		id := st.Task.TaskID
+		if err := lt.s.cfg.Tasks.PutCallHandle(sctx, &agent.CallRecord{Run: taskRun(id), Call: id, Handle: raw}); err != nil && ctx.Err() == nil {
+			lt.s.log.Warn().Err(err).Str("task", id).Msg("the task's record could not be renewed")
+		}
+		stop()
 	}
 }
 
@@ -323,11 +368,14 @@ func (s *Server) lookupTask(ctx context.Context, ss *gomcp.ServerSession, meta m
 		if rec.Result != nil {
 			err = json.Unmarshal([]byte(rec.Result.Content), &st)
 		} else {
+			// Recorded but not live here: live in another process that
+			// renews it, or its process stopped.
 			err = json.Unmarshal(rec.Handle, &st)
-			// Recorded but not live: the process that ran it stopped.
-			st.Task.Status = taskwire.Failed
-			st.Task.StatusMessage = "the server stopped before the task ended"
-			st.Task.Error = &taskwire.RPCError{Code: jsonrpc.CodeInternalError, Message: st.Task.StatusMessage}
+			if seen, perr := time.Parse(time.RFC3339Nano, st.Task.LastUpdatedAt); perr != nil || time.Since(seen) > staleLease {
+				st.Task.Status, st.Task.InputRequests = taskwire.Failed, nil
+				st.Task.StatusMessage = "the server stopped before the task ended"
+				st.Task.Error = &taskwire.RPCError{Code: jsonrpc.CodeInternalError, Message: st.Task.StatusMessage}
+			}
 		}
 		if err != nil || st.Owner != owner {
 			return nil, nil, taskNotFound(id)

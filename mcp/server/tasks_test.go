@@ -12,6 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-dev/switchboard/agent"
@@ -372,5 +373,118 @@ func testTaskPollsAtInterval(t *testing.T) {
 	o := <-done
 	if o.err != nil || len(o.res.Parts) == 0 || o.res.Parts[0].Text != "finished" {
 		t.Errorf("result %+v, %v", o.res, o.err)
+	}
+}
+
+// getTaskParams and getTaskResult are tasks/get as a client outside
+// Switchboard spells it.
+type getTaskParams struct {
+	gomcp.ParamsBase
+	TaskID string `json:"taskId"`
+}
+
+type getTaskResult struct {
+	gomcp.ResultBase
+	ResultType string          `json:"resultType"`
+	TaskID     string          `json:"taskId"`
+	Status     string          `json:"status"`
+	Result     json.RawMessage `json:"result"`
+}
+
+// tasksClient is a go-sdk client that declares the tasks extension (or
+// not) and may send tasks/get.
+func tasksClient(t *testing.T, srv *server.Server, declare bool) *gomcp.ClientSession {
+	t.Helper()
+	opts := &gomcp.ClientOptions{Capabilities: &gomcp.ClientCapabilities{}}
+	if declare {
+		opts.Capabilities.AddExtension("io.modelcontextprotocol/tasks", nil)
+	}
+	ctx := testkit.Ctx(t, 30*time.Second)
+	st, ct := gomcp.NewInMemoryTransports()
+	ss, err := srv.MCP().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := gomcp.NewClient(&gomcp.Implementation{Name: "test-client", Version: "1"}, opts)
+	if err := gomcp.AddSendingCustomMethod[*getTaskParams, *getTaskResult](c, "tasks/get"); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := c.Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close(); ss.Wait() })
+	return cs
+}
+
+func getTask(t *testing.T, cs *gomcp.ClientSession, id string) (*getTaskResult, error) {
+	t.Helper()
+	return gomcp.CallCustomMethod[*getTaskParams, *getTaskResult](testkit.Ctx(t, 10*time.Second), cs, "tasks/get", &getTaskParams{TaskID: id})
+}
+
+// TestTaskOutlivesServer: a task's end is recorded in Config.Tasks, so a
+// new Server on the same store (a restart, another replica) answers
+// tasks/get for it; an unknown task is -32602 and a client that did not
+// declare the extension gets -32021.
+func TestTaskOutlivesServer(t *testing.T) {
+	st := agent.NewMemoryStore(agent.MemoryStoreOptions{})
+	a, err := agent.New(context.Background(), agent.Config{Name: "greeter", Description: "greets", Model: llm.NewScripted(llm.Say("hello"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var handle []byte
+	first, err := server.New(context.Background(), server.Config{Runners: []agent.Runner{a}, Tasks: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.MCP().AddReceivingMiddleware(func(next gomcp.MethodHandler) gomcp.MethodHandler {
+		return func(ctx context.Context, method string, req gomcp.Request) (gomcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if method == "tools/call" && err == nil {
+				b, _ := json.Marshal(res)
+				mu.Lock()
+				handle = b
+				mu.Unlock()
+			}
+			return res, err
+		}
+	})
+	cs := tasksClient(t, first, true)
+	res, err := cs.CallTool(testkit.Ctx(t, 10*time.Second), &gomcp.CallToolParams{Name: "greeter", Arguments: map[string]any{"input": "hi"}})
+	if err != nil || len(res.Content) != 0 {
+		t.Fatalf("a task's handle: %+v, %v", res, err)
+	}
+	mu.Lock()
+	var created struct{ ResultType, TaskID string }
+	_ = json.Unmarshal(handle, &created)
+	mu.Unlock()
+	if created.ResultType != "task" || !strings.HasPrefix(created.TaskID, "task-") {
+		t.Fatalf("tools/call answered %s", handle)
+	}
+	testkit.WaitFor(t, 10*time.Second, "the task's end recorded", func() bool {
+		calls, err := st.LoadCalls(context.Background(), "mcp-task:"+created.TaskID)
+		return err == nil && len(calls) == 1 && calls[0].Result != nil
+	})
+	cs.Close()
+	first.Close()
+
+	second := newServer(t, server.Config{Runners: []agent.Runner{a}, Tasks: st})
+	cs2 := tasksClient(t, second, true)
+	got, err := getTask(t, cs2, created.TaskID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var result gomcp.CallToolResult
+	if got.ResultType != "complete" || got.Status != "completed" || json.Unmarshal(got.Result, &result) != nil ||
+		len(result.Content) == 0 || result.Content[0].(*gomcp.TextContent).Text != "hello" {
+		t.Errorf("tasks/get from another server: %+v (%s)", got, got.Result)
+	}
+	var we *jsonrpc.Error
+	if _, err := getTask(t, cs2, "task-unknown"); !errors.As(err, &we) || we.Code != -32602 {
+		t.Errorf("an unknown task: %v, want -32602", err)
+	}
+	if _, err := getTask(t, tasksClient(t, second, false), created.TaskID); !errors.As(err, &we) || we.Code != -32021 {
+		t.Errorf("a client without the extension: %v, want -32021", err)
 	}
 }
