@@ -137,6 +137,36 @@ func TestTasksThroughManager(t *testing.T) {
 		})
 	}
 
+	t.Run("sampled", func(t *testing.T) {
+		// The served agent thinks with its client's model: the sampling
+		// request is an input request of the task, answered by the
+		// Manager's Sampler.
+		client := new(server.Client)
+		a, err := agent.New(context.Background(), agent.Config{Name: "echoer", Description: "answers with the caller's model",
+			Model: client.Model()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := newServer(t, server.Config{Runners: []agent.Runner{a}, Client: client, Tasks: agent.NewMemoryStore(agent.MemoryStoreOptions{})})
+		var count methodCounter
+		srv.MCP().AddReceivingMiddleware(count.middleware)
+		m, err := mcp.New(testkit.Ctx(t, 30*time.Second), mcp.Config{Servers: []mcp.ServerConfig{{Name: "tasks", Server: srv.MCP()}},
+			Sampler: sampler(func(_ context.Context, req agent.SamplingRequest) (agent.SamplingResult, error) {
+				return agent.SamplingResult{Model: "manager-model", Text: "sampled: " + req.Messages[len(req.Messages)-1].Text}, nil
+			})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		res, err := m.CallTool(testkit.Ctx(t, 30*time.Second), "tasks", "echoer", json.RawMessage(`{"input":"ping"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.IsError || len(res.Parts) == 0 || res.Parts[0].Text != "sampled: ping" || count.get("tasks/update") != 1 {
+			t.Errorf("result %+v, %d tasks/update", res, count.get("tasks/update"))
+		}
+	})
+
 	t.Run("cancelled", func(t *testing.T) {
 		stopped := make(chan error, 1)
 		started := make(chan struct{})
@@ -487,4 +517,10 @@ func TestTaskOutlivesServer(t *testing.T) {
 	if _, err := getTask(t, tasksClient(t, second, false), created.TaskID); !errors.As(err, &we) || we.Code != -32021 {
 		t.Errorf("a client without the extension: %v, want -32021", err)
 	}
+}
+
+type sampler func(ctx context.Context, req agent.SamplingRequest) (agent.SamplingResult, error)
+
+func (f sampler) Sample(ctx context.Context, req agent.SamplingRequest) (agent.SamplingResult, error) {
+	return f(ctx, req)
 }
