@@ -13,10 +13,21 @@ import (
 // runs; a call whose intent cannot be written does not run. A resumed
 // idempotent call runs again under the intent it has.
 func (r *run) recordIntent(ctx context.Context, c llm.ToolCall, spec ToolSpec, args json.RawMessage) *failure.Outcome {
-	if r.d == nil || spec.ReadOnly {
+	if r.d == nil {
 		return nil
 	}
 	d := r.d
+	if _, ok := d.intents[c.ID]; ok && spec.ReadOnly {
+		// A read-only call with an intent (its handle, Call.SaveHandle):
+		// its result goes with it.
+		d.mu.Lock()
+		d.intended[c.ID] = true
+		d.mu.Unlock()
+		return nil
+	}
+	if spec.ReadOnly {
+		return nil
+	}
 	notRun := func(err error) *failure.Outcome {
 		fe := failure.From(err)
 		return &failure.Outcome{Err: &failure.Error{Kind: fe.Kind, Source: failure.SourceAgent, Tool: c.Name, Op: "record intent",
