@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -91,11 +90,20 @@ func taskRun(id string) string { return "mcp-task:" + id }
 // taskOwner is who may see a task: the token's subject, else anyone who
 // knows its id (128 random bits; SEP-2663 lets a task id be a bearer
 // token), so that a client that reconnects on a new session can poll.
-func taskOwner(ctx context.Context) string {
-	if ti := auth.TokenInfoFromContext(ctx); ti != nil && ti.UserID != "" {
-		return "sub:" + ti.UserID
+func taskOwner(extra *gomcp.RequestExtra) string {
+	if extra != nil && extra.TokenInfo != nil && extra.TokenInfo.UserID != "" {
+		return "sub:" + extra.TokenInfo.UserID
 	}
 	return ""
+}
+
+// ownerKey is the context key of the owner of a tasks/* request, put by
+// taskMiddleware: go-sdk hands a custom method's handler no RequestExtra.
+type ownerKey struct{}
+
+func ownerFrom(ctx context.Context) string {
+	o, _ := ctx.Value(ownerKey{}).(string)
+	return o
 }
 
 // declaredTasks reports whether the request's client declared the tasks
@@ -140,7 +148,11 @@ func (s *Server) addTaskMethods() error {
 // its client declared the extension.
 func (s *Server) taskMiddleware(next gomcp.MethodHandler) gomcp.MethodHandler {
 	return func(ctx context.Context, method string, req gomcp.Request) (gomcp.Result, error) {
-		if method != "tools/call" {
+		switch method {
+		case taskwire.MethodGet, taskwire.MethodUpdate, taskwire.MethodCancel:
+			return next(context.WithValue(ctx, ownerKey{}, taskOwner(req.GetExtra())), method, req)
+		case "tools/call":
+		default:
 			return next(ctx, method, req)
 		}
 		cr, ok := req.(*gomcp.CallToolRequest)
@@ -157,7 +169,7 @@ func (s *Server) startTask(ctx context.Context, req *gomcp.CallToolRequest) (gom
 	now := time.Now()
 	id := "task-" + rand.Text()
 	ttl, poll := int64(taskTTL/time.Millisecond), int64(taskPoll/time.Millisecond)
-	lt := &liveTask{s: s, asks: map[string]*taskAsk{}, state: taskState{Owner: taskOwner(ctx), Task: taskwire.Task{
+	lt := &liveTask{s: s, asks: map[string]*taskAsk{}, state: taskState{Owner: taskOwner(req.Extra), Task: taskwire.Task{
 		TaskID: id, Status: taskwire.Working, CreatedAt: taskwire.Stamp(now), LastUpdatedAt: taskwire.Stamp(now),
 		TTLMs: &ttl, PollIntervalMs: &poll}}}
 	handle, _ := json.Marshal(lt.state)
@@ -342,7 +354,7 @@ func (s *Server) lookupTask(ctx context.Context, ss *gomcp.ServerSession, meta m
 	if !declaredTasks(ss, meta) {
 		return nil, nil, errMissingTasks
 	}
-	owner := taskOwner(ctx)
+	owner := ownerFrom(ctx)
 	if v, ok := s.tasks.Load(id); ok {
 		lt := v.(*liveTask)
 		st := lt.snapshot()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -523,4 +525,82 @@ type sampler func(ctx context.Context, req agent.SamplingRequest) (agent.Samplin
 
 func (f sampler) Sample(ctx context.Context, req agent.SamplingRequest) (agent.SamplingResult, error) {
 	return f(ctx, req)
+}
+
+// bearer adds a bearer token to every request.
+type bearer struct {
+	token string
+	base  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.base.RoundTrip(r)
+}
+
+// httpTasksClient is tasksClient over Streamable HTTP with a bearer token.
+func httpTasksClient(t *testing.T, url, token string) *gomcp.ClientSession {
+	t.Helper()
+	opts := &gomcp.ClientOptions{Capabilities: &gomcp.ClientCapabilities{}}
+	opts.Capabilities.AddExtension("io.modelcontextprotocol/tasks", nil)
+	c := gomcp.NewClient(&gomcp.Implementation{Name: "test-client", Version: "1"}, opts)
+	if err := gomcp.AddSendingCustomMethod[*getTaskParams, *getTaskResult](c, "tasks/get"); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := c.Connect(testkit.Ctx(t, 30*time.Second), &gomcp.StreamableClientTransport{Endpoint: url,
+		HTTPClient: &http.Client{Transport: bearer{token, http.DefaultTransport}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// TestTaskBoundToSubject: with token authentication a task is its
+// token's subject's: the same subject polls it from a new session,
+// another subject is told it does not exist.
+func TestTaskBoundToSubject(t *testing.T) {
+	a, err := agent.New(context.Background(), agent.Config{Name: "greeter", Description: "greets", Model: llm.NewScripted(llm.Say("hello"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var handle []byte
+	srv := newServer(t, server.Config{Runners: []agent.Runner{a}, Tasks: agent.NewMemoryStore(agent.MemoryStoreOptions{}),
+		TokenVerifier: func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+			return &auth.TokenInfo{UserID: token, Expiration: time.Now().Add(time.Hour)}, nil
+		}})
+	srv.MCP().AddReceivingMiddleware(func(next gomcp.MethodHandler) gomcp.MethodHandler {
+		return func(ctx context.Context, method string, req gomcp.Request) (gomcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if method == "tools/call" && err == nil {
+				b, _ := json.Marshal(res)
+				mu.Lock()
+				handle = b
+				mu.Unlock()
+			}
+			return res, err
+		}
+	})
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	alice := httpTasksClient(t, hs.URL, "alice")
+	if _, err := alice.CallTool(testkit.Ctx(t, 10*time.Second), &gomcp.CallToolParams{Name: "greeter", Arguments: map[string]any{"input": "hi"}}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	var created struct{ TaskID string }
+	_ = json.Unmarshal(handle, &created)
+	mu.Unlock()
+	alice.Close()
+	var got *getTaskResult
+	testkit.WaitFor(t, 10*time.Second, "alice's task completed, polled from a new session", func() bool {
+		got, err = getTask(t, httpTasksClient(t, hs.URL, "alice"), created.TaskID)
+		return err == nil && got.Status == "completed"
+	})
+	var we *jsonrpc.Error
+	if _, err := getTask(t, httpTasksClient(t, hs.URL, "bob"), created.TaskID); !errors.As(err, &we) || we.Code != -32602 {
+		t.Errorf("bob polling alice's task: %v, want -32602", err)
+	}
 }
