@@ -241,8 +241,11 @@ func (s *server) call(ctx context.Context, modelName string, params *gomcp.CallT
 		params.Meta[idempotencyMetaKey] = key
 	}
 	if h := s.resumedTask(call, params.Name); h != nil {
-		// The resumed run's call had a task: follow it, not call again.
-		res, sess2, err := s.followTask(cctx, sess, call, modelName, *h, &taskwire.Task{TaskID: h.Task, Status: taskwire.Working}, touch)
+		// The resumed run's call had a task: follow it (polled at once),
+		// not call again.
+		now := int64(0)
+		res, sess2, err := s.followTask(cctx, sess, call, modelName, *h,
+			&taskwire.Task{TaskID: h.Task, Status: taskwire.Working, PollIntervalMs: &now}, touch)
 		s.removeInflight(token)
 		fl.finish()
 		if err != nil {
