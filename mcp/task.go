@@ -59,8 +59,11 @@ func (s *server) declaresTasks() bool {
 // (and strips that key from every other tools/call result).
 type taskConn struct {
 	gomcp.Connection
-	mu    sync.Mutex
-	calls map[jsonrpc.ID]struct{}
+	// onTask is told of each task answering a tools/call, by the call's
+	// progress token (nil: nobody is).
+	onTask func(token, task string)
+	mu     sync.Mutex
+	calls  map[jsonrpc.ID]string // tools/call ids and their progress tokens
 }
 
 // maxTaskCalls bounds the tools/call ids a taskConn remembers (requests
@@ -73,7 +76,7 @@ func (c *taskConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		if len(c.calls) >= maxTaskCalls {
 			clear(c.calls)
 		}
-		c.calls[req.ID] = struct{}{}
+		c.calls[req.ID] = progressTokenOf(req.Params)
 		c.mu.Unlock()
 	}
 	return c.Connection.Write(ctx, msg)
@@ -83,11 +86,14 @@ func (c *taskConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
 	if resp, ok := msg.(*jsonrpc.Response); ok && err == nil {
 		c.mu.Lock()
-		_, call := c.calls[resp.ID]
+		token, call := c.calls[resp.ID]
 		delete(c.calls, resp.ID)
 		c.mu.Unlock()
 		if call && resp.Error == nil {
 			resp.Result = rewriteTaskResult(resp.Result)
+			if id := taskIDOf(resp.Result); id != "" && token != "" && c.onTask != nil {
+				c.onTask(token, id)
+			}
 		}
 	}
 	return msg, err
@@ -135,6 +141,67 @@ func rewriteTaskResult(raw json.RawMessage) json.RawMessage {
 		return raw
 	}
 	return out
+}
+
+// progressTokenOf is the progress token of a request's parameters ("":
+// none, or not a string: the Manager's are strings).
+func progressTokenOf(params json.RawMessage) string {
+	var p struct {
+		Meta struct {
+			ProgressToken any `json:"progressToken"`
+		} `json:"_meta"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return ""
+	}
+	t, _ := p.Meta.ProgressToken.(string)
+	return t
+}
+
+// taskIDOf is the id of the task a rewritten tools/call result carries
+// ("" for a result).
+func taskIDOf(res json.RawMessage) string {
+	if !bytes.Contains(res, []byte(taskMetaKey)) {
+		return ""
+	}
+	var r struct {
+		Meta map[string]struct {
+			TaskID string `json:"taskId"`
+		} `json:"_meta"`
+	}
+	if json.Unmarshal(res, &r) != nil {
+		return ""
+	}
+	return r.Meta[taskMetaKey].TaskID
+}
+
+// onTask learns the task answering the tools/call of token: the call
+// follows it, or, when the call gave up before the answer reached it, the
+// task is cancelled (nobody would follow it).
+func (s *server) onTask(token, task string) {
+	s.mu.Lock()
+	c, live := s.inflight[token]
+	if live {
+		c.task = task
+	}
+	sess := s.sess
+	s.mu.Unlock()
+	if !live && sess != nil {
+		s.cancelOrphan(sess, task)
+	}
+}
+
+// cancelOrphan sends tasks/cancel for a task no call follows, on a
+// goroutine of the Manager's (bounded by taskCancelWait and Close).
+func (s *server) cancelOrphan(sess *gomcp.ClientSession, task string) {
+	s.m.wg.Go(func() {
+		ctx, stop := context.WithTimeout(s.m.ctx, taskCancelWait)
+		defer stop()
+		p := &taskwire.TaskParams{TaskID: task}
+		if _, err := gomcp.CallCustomMethod[*taskwire.TaskParams, *taskwire.AckResult](ctx, sess, taskwire.MethodCancel, p); err != nil {
+			s.log.Info().Err(err).Str("task", task).Msg("tasks/cancel of a task no call follows failed")
+		}
+	})
 }
 
 // taskOf returns the task a tools/call result carries (nil for a result),

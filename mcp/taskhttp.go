@@ -20,7 +20,10 @@ import (
 // header of tasks/get, tasks/update and tasks/cancel to the task's id, as
 // SEP-2663 requires so that intermediaries route them to the task's
 // replica.
-type taskRT struct{ base http.RoundTripper }
+type taskRT struct {
+	base   http.RoundTripper
+	onTask func(token, task string) // as taskConn's
+}
 
 // maxTaskBody bounds the JSON body of a tools/call response that taskRT
 // reads whole; a longer one passes unchanged.
@@ -37,9 +40,7 @@ func (t taskRT) RoundTrip(r *http.Request) (*http.Response, error) {
 	var head struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
-		Params struct {
-			TaskID string `json:"taskId"`
-		} `json:"params"`
+		Params json.RawMessage `json:"params"`
 	}
 	derr := json.NewDecoder(body).Decode(&head)
 	_ = body.Close()
@@ -48,9 +49,12 @@ func (t taskRT) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	switch head.Method {
 	case taskwire.MethodGet, taskwire.MethodUpdate, taskwire.MethodCancel:
-		if head.Params.TaskID != "" {
+		var p struct {
+			TaskID string `json:"taskId"`
+		}
+		if json.Unmarshal(head.Params, &p) == nil && p.TaskID != "" {
 			r = r.Clone(r.Context())
-			r.Header.Set("Mcp-Name", head.Params.TaskID)
+			r.Header.Set("Mcp-Name", p.TaskID)
 		}
 		return t.base.RoundTrip(r)
 	case "tools/call":
@@ -61,21 +65,30 @@ func (t taskRT) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err != nil || resp.StatusCode != http.StatusOK || resp.Body == nil {
 		return resp, err
 	}
+	seen := func(json.RawMessage) {}
+	if token := progressTokenOf(head.Params); token != "" && t.onTask != nil {
+		seen = func(res json.RawMessage) {
+			if id := taskIDOf(res); id != "" {
+				t.onTask(token, id)
+			}
+		}
+	}
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch ct {
 	case "application/json":
-		resp.Body = rewriteJSONBody(resp.Body, head.ID)
+		resp.Body = rewriteJSONBody(resp.Body, head.ID, seen)
 		resp.ContentLength = -1
 		resp.Header.Del("Content-Length")
 	case "text/event-stream":
-		resp.Body = &sseRewriter{src: resp.Body, r: bufio.NewReaderSize(resp.Body, 64<<10), id: head.ID}
+		resp.Body = &sseRewriter{src: resp.Body, r: bufio.NewReaderSize(resp.Body, 64<<10), id: head.ID, seen: seen}
 	}
 	return resp, nil
 }
 
 // rewriteResponse rewrites msg when it is the response to the request id
-// (rewriteTaskResult); ok reports whether it was.
-func rewriteResponse(msg []byte, id json.RawMessage) ([]byte, bool) {
+// (rewriteTaskResult), handing the rewritten result to seen; ok reports
+// whether it was.
+func rewriteResponse(msg []byte, id json.RawMessage, seen func(json.RawMessage)) ([]byte, bool) {
 	var resp struct {
 		ID     json.RawMessage `json:"id"`
 		Result json.RawMessage `json:"result"`
@@ -84,6 +97,7 @@ func rewriteResponse(msg []byte, id json.RawMessage) ([]byte, bool) {
 		return msg, false
 	}
 	res := rewriteTaskResult(resp.Result)
+	seen(res)
 	if bytes.Equal(res, resp.Result) {
 		return msg, true
 	}
@@ -110,7 +124,7 @@ func sameID(a, b json.RawMessage) bool {
 
 // rewriteJSONBody is a JSON response body, read whole (up to maxTaskBody)
 // and rewritten.
-func rewriteJSONBody(body io.ReadCloser, id json.RawMessage) io.ReadCloser {
+func rewriteJSONBody(body io.ReadCloser, id json.RawMessage, seen func(json.RawMessage)) io.ReadCloser {
 	data, err := io.ReadAll(io.LimitReader(body, maxTaskBody+1))
 	if err != nil || len(data) > maxTaskBody {
 		return struct {
@@ -118,7 +132,7 @@ func rewriteJSONBody(body io.ReadCloser, id json.RawMessage) io.ReadCloser {
 			io.Closer
 		}{io.MultiReader(bytes.NewReader(data), errReader{err}, body), body}
 	}
-	out, _ := rewriteResponse(data, id)
+	out, _ := rewriteResponse(data, id, seen)
 	return struct {
 		io.Reader
 		io.Closer
@@ -146,6 +160,7 @@ type sseRewriter struct {
 	src  io.ReadCloser
 	r    *bufio.Reader
 	id   json.RawMessage
+	seen func(json.RawMessage)
 	out  bytes.Buffer
 	done bool
 	err  error
@@ -203,7 +218,7 @@ func (s *sseRewriter) next() {
 		}
 	}
 	if !s.done && data != nil {
-		if out, ok := rewriteResponse(data, s.id); ok {
+		if out, ok := rewriteResponse(data, s.id, s.seen); ok {
 			s.done = true
 			var kept [][]byte
 			for _, l := range event {

@@ -267,6 +267,7 @@ func (s *server) call(ctx context.Context, modelName string, params *gomcp.CallT
 			res, err = sess2.CallTool(cctx, params)
 		}
 	}
+	answered := err == nil // the tools/call's own answer reached the call
 	if err == nil {
 		var t *taskwire.Task
 		if t, err = taskOf(res); err != nil {
@@ -279,7 +280,10 @@ func (s *server) call(ctx context.Context, modelName string, params *gomcp.CallT
 	if call != nil {
 		s.drainNotes() // the progress read before the result reaches the call
 	}
-	s.removeInflight(token)
+	if task := s.removeInflight(token); task != "" && !answered {
+		// The call gave up while its task's handle was on the way.
+		s.cancelOrphan(sess, task)
+	}
 	fl.finish()
 	if err != nil {
 		return nil, s.callErr(cctx, sess, err, modelName, context.Cause(cctx))

@@ -166,6 +166,10 @@ func (s *Server) taskMiddleware(next gomcp.MethodHandler) gomcp.MethodHandler {
 
 // startTask records a new task, starts its run and answers its handle.
 func (s *Server) startTask(ctx context.Context, req *gomcp.CallToolRequest) (gomcp.Result, error) {
+	if err := ctx.Err(); err != nil {
+		// The client gave up the call already: no task nobody follows.
+		return nil, err
+	}
 	now := time.Now()
 	id := "task-" + rand.Text()
 	ttl, poll := int64(taskTTL/time.Millisecond), int64(taskPoll/time.Millisecond)

@@ -169,6 +169,52 @@ func TestTasksThroughManager(t *testing.T) {
 		}
 	})
 
+	t.Run("cancelled before its task arrived", func(t *testing.T) {
+		// The call gives up while the server makes its task (the
+		// cancellation reaches the server too late): the Manager, seeing
+		// the task's handle arrive for no call, cancels it.
+		stopped := make(chan error, 1)
+		wait := agent.NewFuncTool(agent.ToolSpec{Name: "wait", ReadOnly: true},
+			func(ctx context.Context, _ json.RawMessage) (*agent.Result, error) {
+				<-ctx.Done()
+				stopped <- context.Cause(ctx)
+				return nil, ctx.Err()
+			})
+		a, err := agent.New(context.Background(), agent.Config{Name: "waiter", Description: "waits",
+			Model: llm.NewScripted(llm.Calls(llm.ToolCall{ID: "1", Name: "wait", Args: json.RawMessage(`{}`)}), llm.Say("never")),
+			Tools: []agent.Tool{wait}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := newServer(t, server.Config{Runners: []agent.Runner{a}, Tasks: agent.NewMemoryStore(agent.MemoryStoreOptions{})})
+		var count methodCounter
+		ctx, cancel := context.WithCancel(testkit.Ctx(t, 30*time.Second))
+		gaveUp := make(chan struct{})
+		srv.MCP().AddReceivingMiddleware(func(next gomcp.MethodHandler) gomcp.MethodHandler {
+			return func(rctx context.Context, method string, req gomcp.Request) (gomcp.Result, error) {
+				if method == "tools/call" {
+					cancel()
+					<-gaveUp
+					rctx = context.WithoutCancel(rctx)
+				}
+				return next(rctx, method, req)
+			}
+		}, count.middleware)
+		m := taskManager(t, srv, nil)
+		if _, err := m.CallTool(ctx, "tasks", "waiter", json.RawMessage(`{"input":"wait"}`)); err == nil {
+			t.Fatal("a cancelled call succeeded")
+		}
+		close(gaveUp)
+		select {
+		case <-stopped:
+		case <-time.After(20 * time.Second):
+			t.Fatal("the task nobody follows was not cancelled")
+		}
+		if count.get("tasks/cancel") != 1 {
+			t.Errorf("tasks/cancel %d times, want 1", count.get("tasks/cancel"))
+		}
+	})
+
 	t.Run("cancelled", func(t *testing.T) {
 		stopped := make(chan error, 1)
 		started := make(chan struct{})
@@ -190,8 +236,8 @@ func TestTasksThroughManager(t *testing.T) {
 		srv.MCP().AddReceivingMiddleware(count.middleware)
 		m := taskManager(t, srv, nil)
 		ctx, cancel := context.WithCancel(testkit.Ctx(t, 30*time.Second))
-		// Cancelled while the Manager polls (a call cancelled before its
-		// task's handle arrived cannot cancel it: docs/tasks.md).
+		// Cancelled while the Manager polls (one cancelled before its
+		// task's handle arrived is the case above).
 		go func() {
 			<-started
 			select {
