@@ -2,7 +2,10 @@ package mcp
 
 import (
 	"bytes"
+	"bufio"
 	"encoding/json"
+	"io"
+	"strings"
 	"testing"
 
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -73,6 +76,76 @@ func FuzzRewriteTaskResult(f *testing.F) {
 			if _, ok := meta.Meta[taskMetaKey]; ok != isTask {
 				t.Fatalf("%s became %s: task key %v, want %v", data, out, ok, isTask)
 			}
+		}
+	})
+}
+
+// TestTaskHTTPBodies: the response to a tools/call that is a task is
+// rewritten in a JSON body and in an event stream (the other events
+// unchanged); other responses pass unchanged.
+func TestTaskHTTPBodies(t *testing.T) {
+	task := `{"jsonrpc":"2.0","id":7,"result":{"resultType":"task","taskId":"t1","status":"working","createdAt":"x","lastUpdatedAt":"x","ttlMs":null}}`
+	other := `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"sb-1","progress":1}}`
+	var seen []string
+	note := func(res json.RawMessage) {
+		if id := taskIDOf(res); id != "" {
+			seen = append(seen, id)
+		}
+	}
+	for _, c := range []struct {
+		name, body string
+		sse        bool
+		rewritten  bool
+	}{
+		{"JSON task", task, false, true},
+		{"JSON of another id", strings.Replace(task, `"id":7`, `"id":8`, 1), false, false},
+		{"stream", "event: message\ndata: " + other + "\n\nevent: message\nid: 2\ndata: " + task + "\n\n", true, true},
+		{"stream with CRLF and a split data line", "data: " + other + "\r\n\r\ndata: " + task[:16] + "\r\ndata: " + task[16:] + "\r\n\r\n", true, true},
+		{"stream without the response", "data: " + other + "\n\n", true, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			seen = nil
+			src := io.NopCloser(strings.NewReader(c.body))
+			var body io.ReadCloser
+			if c.sse {
+				body = &sseRewriter{src: src, r: bufio.NewReader(src), id: json.RawMessage("7"), seen: note}
+			} else {
+				body = rewriteJSONBody(src, json.RawMessage("7"), note)
+			}
+			out, err := io.ReadAll(body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(string(out), taskMetaKey); got != c.rewritten || (len(seen) == 1) != c.rewritten {
+				t.Fatalf("rewritten %v, seen %v, want %v:\n%s", got, seen, c.rewritten, out)
+			}
+			if !c.rewritten && string(out) != c.body {
+				t.Errorf("changed:\n%q\nwant\n%q", out, c.body)
+			}
+			if c.sse && c.rewritten && !strings.Contains(string(out), other) {
+				t.Errorf("the other event was lost:\n%s", out)
+			}
+		})
+	}
+}
+
+// FuzzSSERewriter: whatever event stream a server answers a tools/call
+// with, the rewriter ends, and changes nothing unless an event's data is
+// the response to the call.
+func FuzzSSERewriter(f *testing.F) {
+	for _, s := range []string{"data: {\"id\":7,\"result\":{\"resultType\":\"task\",\"taskId\":\"t\",\"status\":\"working\"}}\n\n",
+		"event: message\ndata: x\n\n", "data:\n\n\n", ": comment\r\n\r\n", "data: {\"id\":7"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		src := io.NopCloser(bytes.NewReader(data))
+		r := &sseRewriter{src: src, r: bufio.NewReader(src), id: json.RawMessage("7"), seen: func(json.RawMessage) {}}
+		out, err := io.ReadAll(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(out, data) && !bytes.Contains(data, []byte("7")) {
+			t.Fatalf("%q became %q", data, out)
 		}
 	})
 }
