@@ -1,8 +1,8 @@
 package mcp
 
 import (
-	"bytes"
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"io"
 	"strings"
