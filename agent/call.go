@@ -2,10 +2,14 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"path"
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/switchboard-dev/switchboard/failure"
 )
 
 // Call is the context of one tool call, available to the tool through
@@ -26,6 +30,8 @@ type Call struct {
 	elicitor Elicitor
 	grants   *grants
 	idem     string
+	// handle is the handle a resumed call was recorded with (SaveHandle).
+	handle json.RawMessage
 	// parts is the run's rule for media parts (nil outside a run).
 	parts *partRule
 }
@@ -93,6 +99,56 @@ func (c *Call) IdempotencyKey() string {
 		return ""
 	}
 	return c.idem
+}
+
+// Handle is the handle this call recorded through [Call.SaveHandle]
+// before its run's process died: a resumed call continues the work it names
+// (polls the MCP task) instead of starting it again. It is nil for a call
+// that recorded none.
+func (c *Call) Handle() json.RawMessage {
+	if c == nil {
+		return nil
+	}
+	return c.handle
+}
+
+// SaveHandle records handle, which names the call's work at its far side
+// while it goes on (an MCP task's id), with the call's intent in the
+// run's RunStore ([CallRecord.Handle]): should the process die before the
+// call's result is recorded, the resumed run calls the tool again with
+// [Call.Handle] set rather than holding the call in doubt. A call without
+// an intent (a read-only tool's) gets one with the handle. Outside a
+// durable run it records nothing and returns nil.
+func (c *Call) SaveHandle(ctx context.Context, handle json.RawMessage) error {
+	if c == nil || c.state == nil || c.state.r == nil || c.state.r.d == nil {
+		return nil
+	}
+	d := c.state.r.d
+	d.mu.Lock()
+	intended := d.intended[c.ID]
+	d.mu.Unlock()
+	if err := d.halted(); err != nil {
+		return err
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	defer cancel()
+	if !intended {
+		// A read-only call has no intent: its far-side work is worth one
+		// now, so that a resumed run continues it.
+		err := d.runs.PutIntent(sctx, &CallRecord{V: recordVersion, Run: c.Run, Call: c.ID, Tool: c.Tool, Handle: handle})
+		if err != nil && !errors.Is(err, failure.Conflict) {
+			return err
+		}
+		// Its result now goes with the intent (a resumed call's intent is
+		// there already: its handle is replaced below).
+		d.mu.Lock()
+		d.intended[c.ID] = true
+		d.mu.Unlock()
+		if err == nil {
+			return nil
+		}
+	}
+	return d.runs.PutCallHandle(sctx, &CallRecord{Run: c.Run, Call: c.ID, Handle: handle})
 }
 
 // Grant pre-approves tools whose names match the patterns (path.Match

@@ -284,7 +284,7 @@ func (r *run) validates(spec ToolSpec, perm Permission) bool {
 // failed, the failure (not yet handled).
 func (r *run) execCall(bctx context.Context, c llm.ToolCall, tool Tool, spec ToolSpec, info *CallInfo, perm Permission, cs *callState) (*Result, *failure.Outcome) {
 	call := &Call{Run: r.id, ID: c.ID, Tool: c.Name, Source: spec.Source, state: cs,
-		elicitor: r.elicitor(), grants: &r.s.grants, idem: r.id + "/" + c.ID, parts: r.partRule()}
+		elicitor: r.elicitor(), grants: &r.s.grants, idem: r.id + "/" + c.ID, parts: r.partRule(), handle: r.callHandle(c.ID)}
 	// The agent's rules, then the session's over this tool (Call.GuardTools).
 	sets := r.s.grants.guardsFor(c.Name)
 	if r.a.guardrails != nil {

@@ -13,10 +13,21 @@ import (
 // runs; a call whose intent cannot be written does not run. A resumed
 // idempotent call runs again under the intent it has.
 func (r *run) recordIntent(ctx context.Context, c llm.ToolCall, spec ToolSpec, args json.RawMessage) *failure.Outcome {
-	if r.d == nil || spec.ReadOnly {
+	if r.d == nil {
 		return nil
 	}
 	d := r.d
+	if _, ok := d.intents[c.ID]; ok && spec.ReadOnly {
+		// A read-only call with an intent (its handle, Call.SaveHandle):
+		// its result goes with it.
+		d.mu.Lock()
+		d.intended[c.ID] = true
+		d.mu.Unlock()
+		return nil
+	}
+	if spec.ReadOnly {
+		return nil
+	}
 	notRun := func(err error) *failure.Outcome {
 		fe := failure.From(err)
 		return &failure.Outcome{Err: &failure.Error{Kind: fe.Kind, Source: failure.SourceAgent, Tool: c.Name, Op: "record intent",
@@ -91,7 +102,9 @@ func (r *run) resumeCall(turn int, c llm.ToolCall, info *CallInfo, results []llm
 		return true
 	}
 	rec, ok := d.intents[c.ID]
-	if !ok || rec.Idempotent {
+	if !ok || rec.Idempotent || len(rec.Handle) > 0 {
+		// Run again: an idempotent call from the start, a call with a
+		// handle on its work continuing it (Call.Handle).
 		return false
 	}
 	r.ans.ToolCalls++
@@ -103,4 +116,16 @@ func (r *run) resumeCall(turn int, c llm.ToolCall, info *CallInfo, results []llm
 	r.emit(Event{Type: EventToolFinished, Turn: turn, Call: info, Result: ErrorResult("%s", o.ModelText)})
 	_ = r.saveResult(c, results[i]) // a failure halts the run after the batch
 	return true
+}
+
+// callHandle is the handle the resumed call id was recorded with (nil when
+// the run is not resuming it, or it recorded none).
+func (r *run) callHandle(id string) json.RawMessage {
+	if r.d == nil {
+		return nil
+	}
+	if rec, ok := r.d.intents[id]; ok && rec.Result == nil {
+		return rec.Handle
+	}
+	return nil
 }

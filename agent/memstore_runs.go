@@ -101,6 +101,35 @@ func (m *memStore) PutIntent(_ context.Context, c *CallRecord) error {
 	return nil
 }
 
+func (m *memStore) PutCallHandle(_ context.Context, c *CallRecord) error {
+	if c == nil || len(c.Handle) == 0 {
+		return storeErr(failure.InvalidArgs, "put call handle", "the call record has no handle")
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	calls := m.calls[c.Run]
+	for i, x := range calls {
+		if x.call != c.Call {
+			continue
+		}
+		old, err := decode[CallRecord]("put call handle", x.data)
+		if err != nil {
+			return err
+		}
+		if old.Result != nil {
+			return storeErr(failure.Conflict, "put call handle", "call %q of run %q has a result already", c.Call, c.Run)
+		}
+		old.Handle = c.Handle
+		b, err := m.encode("put call handle", old)
+		if err != nil {
+			return err
+		}
+		calls[i].data = b
+		return nil
+	}
+	return storeErr(failure.NotFound, "put call handle", "call %q of run %q has no intent", c.Call, c.Run)
+}
+
 func (m *memStore) PutCallResult(_ context.Context, c *CallRecord) error {
 	if c == nil || c.Result == nil {
 		return storeErr(failure.InvalidArgs, "put call result", "the call record has no result")

@@ -84,6 +84,10 @@ type RunStore interface {
 	// PutCallResult records c.Result for a call that has an intent. It fails
 	// with NotFound without an intent and Conflict if a result is recorded.
 	PutCallResult(ctx context.Context, c *CallRecord) error
+	// PutCallHandle records c.Handle for a call that has an intent and no
+	// result yet, replacing the handle it had. It fails with NotFound
+	// without an intent and Conflict if a result is recorded.
+	PutCallHandle(ctx context.Context, c *CallRecord) error
 	// LoadCalls returns the call records of run, in the order of their
 	// intents.
 	LoadCalls(ctx context.Context, run string) ([]CallRecord, error)
@@ -218,6 +222,11 @@ type CallRecord struct {
 	Idempotent bool `json:"idempotent,omitempty"`
 	// Started is when the intent was written.
 	Started time.Time `json:"started"`
+	// Handle names the call's work at its far side while it goes on (an
+	// MCP task), recorded by the tool through [Call.SaveHandle]: a run
+	// resumed before the call's result is recorded calls the tool again
+	// with it ([Call.Handle]) rather than holding the call in doubt.
+	Handle json.RawMessage `json:"handle,omitempty"`
 	// Result is the call's result (nil while the call is in flight, or in
 	// doubt); Finished when it was recorded.
 	Result   *llm.ToolResult `json:"result,omitempty"`

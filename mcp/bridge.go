@@ -24,6 +24,10 @@ type inflight struct {
 	progress func(agent.Progress)
 	cancel   context.CancelCauseFunc
 	server   string
+	// task is the task its tools/call was answered with, seen on the
+	// connection (guarded by the server's mu): a call that gave up before
+	// the answer reached it cancels it (task.go).
+	task string
 
 	mu   sync.Mutex
 	done bool // set when the call returned: no progress after that
@@ -60,10 +64,16 @@ func (s *server) addInflight(token string, c *inflight) {
 	s.mu.Unlock()
 }
 
-func (s *server) removeInflight(token string) {
+// removeInflight forgets the call of token and returns the task its
+// tools/call was answered with, if the connection saw one.
+func (s *server) removeInflight(token string) (task string) {
 	s.mu.Lock()
+	if c, ok := s.inflight[token]; ok {
+		task = c.task
+	}
 	delete(s.inflight, token)
 	s.mu.Unlock()
+	return task
 }
 
 // callOf returns the agent tool call a server request (sampling,

@@ -20,6 +20,7 @@ import (
 	"github.com/switchboard-dev/switchboard/mcp/internal/lineconn"
 	"github.com/switchboard-dev/switchboard/mcp/internal/oauth"
 	"github.com/switchboard-dev/switchboard/mcp/internal/skillwire"
+	"github.com/switchboard-dev/switchboard/mcp/internal/taskwire"
 )
 
 // legacyProtocol is the newest revision with the initialize handshake.
@@ -84,6 +85,10 @@ func newServer(m *Manager, cfg ServerConfig) *server {
 	// The skills extension's methods (errors only for a standard method's name).
 	_ = gomcp.AddSendingCustomMethod[*skillwire.ListParams, *skillwire.ListResult](s.client, skillwire.MethodList)
 	_ = gomcp.AddSendingCustomMethod[*skillwire.GetParams, *skillwire.GetResult](s.client, skillwire.MethodGet)
+	// The tasks extension's methods (task.go).
+	_ = gomcp.AddSendingCustomMethod[*taskwire.TaskParams, *taskwire.TaskResult](s.client, taskwire.MethodGet)
+	_ = gomcp.AddSendingCustomMethod[*taskwire.UpdateParams, *taskwire.AckResult](s.client, taskwire.MethodUpdate)
+	_ = gomcp.AddSendingCustomMethod[*taskwire.TaskParams, *taskwire.AckResult](s.client, taskwire.MethodCancel)
 	s.client.AddReceivingMiddleware(s.elicitUnchecked)
 	var roots []*gomcp.Root
 	for _, r := range cfg.Roots {
@@ -152,6 +157,12 @@ func (s *server) clientOptions() *gomcp.ClientOptions {
 			RootsV2:     &gomcp.RootCapabilities{ListChanged: true},
 			Elicitation: &gomcp.ElicitationCapabilities{Form: &gomcp.FormElicitationCapabilities{}, URL: &gomcp.URLElicitationCapabilities{}},
 		}
+	}
+	if s.declaresTasks() {
+		if o.Capabilities == nil {
+			o.Capabilities = &gomcp.ClientCapabilities{RootsV2: &gomcp.RootCapabilities{ListChanged: true}}
+		}
+		o.Capabilities.AddExtension(taskwire.Extension, nil)
 	}
 	return o
 }

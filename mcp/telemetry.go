@@ -71,14 +71,33 @@ func tracedMethod(method string) bool {
 }
 
 // idTransport makes connections that report request ids.
-type idTransport struct{ gomcp.Transport }
+type idTransport struct {
+	gomcp.Transport
+	// onTask is told of the tasks answering tools/call (taskConn).
+	onTask func(token, task string)
+}
 
 func (t idTransport) Connect(ctx context.Context) (gomcp.Connection, error) {
 	c, err := t.Transport.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return idConn{c}, nil
+	return idConn{&taskConn{Connection: c, onTask: t.onTask, calls: map[jsonrpc.ID]string{}}}, nil
+}
+
+// taskTransport is a Transport whose connections read task results
+// (taskConn).
+type taskTransport struct {
+	gomcp.Transport
+	onTask func(token, task string)
+}
+
+func (t taskTransport) Connect(ctx context.Context) (gomcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &taskConn{Connection: c, onTask: t.onTask, calls: map[jsonrpc.ID]string{}}, nil
 }
 
 // idConn is a connection of ours that reports the ids of traced requests.

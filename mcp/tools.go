@@ -18,6 +18,7 @@ import (
 	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/redact"
 	"github.com/switchboard-dev/switchboard/internal/schema"
+	"github.com/switchboard-dev/switchboard/mcp/internal/taskwire"
 )
 
 // Toolset returns the agent.Toolset of every server's tools (named
@@ -239,6 +240,19 @@ func (s *server) call(ctx context.Context, modelName string, params *gomcp.CallT
 		}
 		params.Meta[idempotencyMetaKey] = key
 	}
+	if h := s.resumedTask(call, params.Name); h != nil {
+		// The resumed run's call had a task: follow it (polled at once),
+		// not call again.
+		now := int64(0)
+		res, sess2, err := s.followTask(cctx, sess, call, modelName, *h,
+			&taskwire.Task{TaskID: h.Task, Status: taskwire.Working, PollIntervalMs: &now}, touch)
+		s.removeInflight(token)
+		fl.finish()
+		if err != nil {
+			return nil, s.callErr(cctx, sess2, err, modelName, context.Cause(cctx))
+		}
+		return res, nil
+	}
 	// The W3C trace context of cctx goes in _meta (traceSending).
 	res, err := sess.CallTool(cctx, params)
 	if err != nil && sessionMissing(err) && cctx.Err() == nil {
@@ -253,10 +267,23 @@ func (s *server) call(ctx context.Context, modelName string, params *gomcp.CallT
 			res, err = sess2.CallTool(cctx, params)
 		}
 	}
+	answered := err == nil // the tools/call's own answer reached the call
+	if err == nil {
+		var t *taskwire.Task
+		if t, err = taskOf(res); err != nil {
+			err = &failure.Error{Kind: failure.Protocol, Source: failure.SourceMCP, Name: s.cfg.Name, Tool: modelName, Op: "task",
+				Message: "the server answered with an invalid task", Err: err}
+		} else if t != nil {
+			res, sess, err = s.followTask(cctx, sess, call, modelName, taskHandle{Server: s.cfg.Name, Tool: params.Name, Task: t.TaskID}, t, touch)
+		}
+	}
 	if call != nil {
 		s.drainNotes() // the progress read before the result reaches the call
 	}
-	s.removeInflight(token)
+	if task := s.removeInflight(token); task != "" && !answered {
+		// The call gave up while its task's handle was on the way.
+		s.cancelOrphan(sess, task)
+	}
 	fl.finish()
 	if err != nil {
 		return nil, s.callErr(cctx, sess, err, modelName, context.Cause(cctx))

@@ -43,8 +43,9 @@ func (s *server) newTransport(ctx context.Context) (*attempt, error) {
 		cmd.Stderr = &lineLogger{log: s.log, server: cfg.Name}
 		setProcessGroup(cmd)
 		a := &attempt{}
-		a.t = idTransport{&stdioTransport{cmd: cmd, grace: s.m.cfg.ShutdownGrace, maxFrame: gomcp.DefaultMaxLineLength,
-			notes: s.onNote, log: s.log, coalesce: &s.notes, onConn: func(c *lineconn.Conn, q *noteQueue) { a.conn, a.notes = c, q }}}
+		a.t = idTransport{Transport: &stdioTransport{cmd: cmd, grace: s.m.cfg.ShutdownGrace, maxFrame: gomcp.DefaultMaxLineLength,
+			notes: s.onNote, log: s.log, coalesce: &s.notes, onConn: func(c *lineconn.Conn, q *noteQueue) { a.conn, a.notes = c, q }},
+			onTask: s.onTask}
 		a.cleanup = func() { killProcessGroup(cmd) }
 		return a, nil
 	case typeHTTP:
@@ -71,7 +72,7 @@ func (s *server) newTransport(ctx context.Context) (*attempt, error) {
 		for k, v := range cfg.Headers {
 			h.Set(k, v)
 		}
-		return &attempt{t: &wstransport.ClientTransport{URL: cfg.URL, Header: h, HTTPClient: s.m.cfg.HTTPClient}}, nil
+		return &attempt{t: taskTransport{&wstransport.ClientTransport{URL: cfg.URL, Header: h, HTTPClient: s.m.cfg.HTTPClient}, s.onTask}}, nil
 	case typeInProcess:
 		if cfg.Server != nil {
 			return s.pipeToServer(ctx)
@@ -109,6 +110,9 @@ func (s *server) httpClient() *http.Client {
 	}
 	if len(s.cfg.Headers) > 0 {
 		rt = &headerRT{base: rt, headers: s.cfg.Headers}
+	}
+	if s.cfg.Type == typeHTTP {
+		rt = taskRT{base: rt, onTask: s.onTask}
 	}
 	c.Transport = traceRT{base: rt}
 	return &c
@@ -192,7 +196,7 @@ func (s *server) pipeToServer(ctx context.Context) (*attempt, error) {
 			clientHooks{notes: q, coalesce: &s.notes})
 		a.conn, a.notes = c, q
 		return c
-	}}}
+	}}, s.onTask}
 	return a, nil
 }
 

@@ -359,8 +359,9 @@ func Checkpoints(t *testing.T, h Harness[agent.RunStore]) {
 	}
 }
 
-// Calls checks that a call's intent is written at most once, and its result
-// at most once after it.
+// Calls checks that a call's intent is written at most once, its handle
+// any number of times until its result, and its result at most once after
+// it.
 func Calls(t *testing.T, h Harness[agent.RunStore]) {
 	s, c := h.New(t), ctx(t)
 	_, err := s.LoadCalls(c, "r")
@@ -393,18 +394,23 @@ func Calls(t *testing.T, h Harness[agent.RunStore]) {
 		t.Fatalf("%d intents of one call recorded, want 1", wins)
 	}
 	noErr(t, "intent c2", s.PutIntent(c, &agent.CallRecord{Run: "r", Call: "c2", Tool: "mail", Idempotent: true}))
+	wantKind(t, "handle without an intent", s.PutCallHandle(c, &agent.CallRecord{Run: "r", Call: "c9", Handle: json.RawMessage(`"t1"`)}), failure.NotFound)
+	noErr(t, "handle c1", s.PutCallHandle(c, &agent.CallRecord{Run: "r", Call: "c1", Handle: json.RawMessage(`"t0"`)}))
+	noErr(t, "handle c1 replaced", s.PutCallHandle(c, &agent.CallRecord{Run: "r", Call: "c1", Handle: json.RawMessage(`"t1"`)}))
+	noErr(t, "handle c2", s.PutCallHandle(c, &agent.CallRecord{Run: "r", Call: "c2", Handle: json.RawMessage(`{"task":"t2"}`)}))
 	noErr(t, "result c1", s.PutCallResult(c, &agent.CallRecord{Run: "r", Call: "c1", Result: res}))
 	wantKind(t, "second result", s.PutCallResult(c, &agent.CallRecord{Run: "r", Call: "c1", Result: res}), failure.Conflict)
+	wantKind(t, "handle after the result", s.PutCallHandle(c, &agent.CallRecord{Run: "r", Call: "c1", Handle: json.RawMessage(`"t3"`)}), failure.Conflict)
 
 	calls := must(s.LoadCalls(c, "r"))(t, "load")
 	if len(calls) != 2 || calls[0].Call != "c1" || calls[1].Call != "c2" {
 		t.Fatalf("calls: %+v", calls)
 	}
 	if c1 := calls[0]; c1.Result == nil || c1.Result.Content != "paid" || c1.Tool != "pay" || string(c1.Args) != `{"n":1}` ||
-		c1.Started.IsZero() || c1.Finished.IsZero() || c1.V != 1 {
+		c1.Started.IsZero() || c1.Finished.IsZero() || c1.V != 1 || string(c1.Handle) != `"t1"` {
 		t.Fatalf("call c1: %+v", c1)
 	}
-	if c2 := calls[1]; c2.Result != nil || !c2.Idempotent || !c2.Finished.IsZero() {
+	if c2 := calls[1]; c2.Result != nil || !c2.Idempotent || !c2.Finished.IsZero() || string(c2.Handle) != `{"task":"t2"}` {
 		t.Fatalf("call c2 (in flight): %+v", c2)
 	}
 	if other := must(s.LoadCalls(c, "r-other"))(t, "other run"); len(other) != 0 {

@@ -110,6 +110,37 @@ func (s *jsStore) PutIntent(ctx context.Context, c *agent.CallRecord) error {
 	return err
 }
 
+// PutCallHandle records c.Handle for a call that has an intent and no
+// result, replacing the handle it had (a revision-checked write).
+func (s *jsStore) PutCallHandle(ctx context.Context, c *agent.CallRecord) error {
+	if c == nil || c.Run == "" || c.Call == "" || len(c.Handle) == 0 {
+		return invalid("put call handle", "a call handle needs a run id, a call id and a handle")
+	}
+	key, id := callKey(c.Run, c.Call), c.Run+"/"+c.Call
+	data, seq, err := s.runs.d.get(ctx, key)
+	if errors.Is(err, failure.NotFound) {
+		return notFound("intent of call", id)
+	}
+	if err != nil {
+		return err
+	}
+	var r agent.CallRecord
+	if err := json.Unmarshal(data, &r); err != nil {
+		return protocolError("store put call handle", err)
+	}
+	if r.Result != nil {
+		return conflict("call", id, "has a result already")
+	}
+	r.Handle = c.Handle
+	if data, err = s.encodeRecord("call", &r); err != nil {
+		return err
+	}
+	if _, err = s.runs.d.put(ctx, key, data, seq, s.cfg.RunTTL); errors.Is(err, failure.Conflict) {
+		return conflict("call", id, "changed meanwhile (a result or another handle was recorded)")
+	}
+	return err
+}
+
 // PutCallResult records c.Result for a call that has an intent.
 func (s *jsStore) PutCallResult(ctx context.Context, c *agent.CallRecord) error {
 	if c == nil || c.Run == "" || c.Call == "" || c.Result == nil {

@@ -2,12 +2,14 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http/httptest"
 
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/llm"
 	"github.com/switchboard-dev/switchboard/mcp"
 	"github.com/switchboard-dev/switchboard/mcp/server"
 )
@@ -170,4 +172,40 @@ func ExampleConfig_findAndCall() {
 	// listed: find_tools
 	// {"tools":[{"name":"add","description":"Adds two numbers.","inputSchema":{"type":"object"},"why":"matched add, number"}]}
 	// 5
+}
+
+// An agent served with tasks (Config.Tasks): a Manager's call of it is
+// answered with a task, which the Manager polls to the agent's answer.
+// A durable agent calling through the Manager records the task with its
+// call, and a resumed run polls on (docs/tasks.md).
+func ExampleConfig_tasks() {
+	ctx := context.Background()
+	researcher, err := agent.New(ctx, agent.Config{Name: "researcher", Description: "researches",
+		Model: llm.NewScripted(llm.Say("three sources agree"))})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	srv, err := server.New(ctx, server.Config{Runners: []agent.Runner{researcher},
+		Tasks: agent.NewMemoryStore(agent.MemoryStoreOptions{})}) // bus/store.OpenAgent for JetStream
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+	m, err := mcp.New(ctx, mcp.Config{Servers: []mcp.ServerConfig{{Name: "team", Type: "http", URL: hs.URL}}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer m.Close()
+	res, err := m.CallTool(ctx, "team", "researcher", json.RawMessage(`{"input":"is it true?"}`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Parts[0].Text)
+	// Output: three sources agree
 }

@@ -10,6 +10,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(envTaskChild) != "" {
+		os.Exit(runTaskChild()) // a process of TestTaskSurvivesKill
+	}
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) { testkit.RemoveBinaries(); os.Exit(code) }),
 		// go-sdk's HTTP client keeps idle connections' goroutines.
 		goleak.IgnoreTopFunction("net/http.(*persistConn).readLoop"),

@@ -121,6 +121,15 @@ type Config struct {
 	Policy failure.Policy
 	// Logger receives structured logs (nil: none).
 	Logger *zerolog.Logger
+	// Tasks, when set, lets the Runners answer with MCP tasks (the
+	// io.modelcontextprotocol/tasks extension, declared then): a
+	// tools/call of a Runner from a client that declared the extension is
+	// answered at once with a task, recorded in Tasks, while the run goes
+	// on; the client polls tasks/get (also after reconnecting, from any
+	// replica sharing the store), answers the run's questions through
+	// tasks/update and cancels it with tasks/cancel. bus/store.OpenAgent
+	// gives a JetStream RunStore. See docs/tasks.md.
+	Tasks agent.RunStore
 	// Telemetry makes the spans of the requests served (a SERVER span each,
 	// continuing the caller's trace) and is handed to what they call (a
 	// served agent's runs, a gateway's calls downstream); the zero value
@@ -150,6 +159,12 @@ type Server struct {
 	// client's retry, by requestState (npending counts them).
 	pending  sync.Map
 	npending atomic.Int64
+	// runnerTools names the Runners' tools when Config.Tasks is set (nil
+	// without); tasks are the tasks whose runs go on in this process, by
+	// id (nlive counts them). See tasks.go.
+	runnerTools map[string]bool
+	tasks       sync.Map
+	nlive       atomic.Int64
 	// events keeps the recent events of every stateful HTTP session's
 	// streams, so that a client whose stream was cut resumes it.
 	events *gomcp.MemoryEventStore
@@ -221,7 +236,21 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Skills != nil {
 		declareSkills(&opts)
 	}
+	if cfg.Tasks != nil && len(cfg.Runners) > 0 {
+		s.runnerTools = map[string]bool{}
+		for _, r := range cfg.Runners {
+			if t, err := agent.AsTool(r, nil); err == nil {
+				s.runnerTools[t.Spec().Name] = true
+			}
+		}
+		s.offerTasks(&opts)
+	}
 	s.mcp = gomcp.NewServer(&gomcp.Implementation{Name: cfg.Name, Version: cfg.Version}, &opts)
+	if s.runnerTools != nil {
+		if err := s.addTaskMethods(); err != nil {
+			return nil, failure.Wrap(failure.Internal, failure.SourceMCP, err)
+		}
+	}
 	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	var err error
 	if s.tools, err = newToolRegistry(s); err != nil {
@@ -232,6 +261,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		s.offerFindAndCall()
 	}
 	s.mcp.AddReceivingMiddleware(s.traced, s.middleware)
+	if s.runnerTools != nil {
+		s.mcp.AddReceivingMiddleware(s.taskMiddleware)
+	}
 	s.tools.sync(ctx)
 	if s.fronted != nil {
 		s.fronted.sync(ctx)

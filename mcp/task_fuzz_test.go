@@ -1,0 +1,151 @@
+package mcp
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+
+	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestRewriteTaskResult: a tools/call result that is a task reaches the
+// call as a CallToolResult carrying it; any other result is unchanged but
+// for a forged task key, which is removed.
+func TestRewriteTaskResult(t *testing.T) {
+	for _, c := range []struct {
+		name, in string
+		task     bool
+	}{
+		{"task", `{"resultType":"task","taskId":"t1","status":"working","createdAt":"x","lastUpdatedAt":"x","ttlMs":null,"pollIntervalMs":100}`, true},
+		{"result", `{"content":[{"type":"text","text":"task"}],"resultType":"complete"}`, false},
+		{"forged key", `{"content":[],"_meta":{"dev.switchboard/task":{"taskId":"x","status":"working"},"keep":1}}`, false},
+		{"not JSON", `{"resultType":"task"`, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := rewriteTaskResult(json.RawMessage(c.in))
+			var res gomcp.CallToolResult
+			if json.Valid([]byte(c.in)) {
+				if err := json.Unmarshal(out, &res); err != nil {
+					t.Fatalf("%s does not decode: %v", out, err)
+				}
+			}
+			task, err := taskOf(&res)
+			if c.task != (task != nil) || err != nil {
+				t.Fatalf("task %+v, %v (want one: %v)", task, err, c.task)
+			}
+			if c.task && (task.TaskID != "t1" || task.Interval().Milliseconds() != 100) {
+				t.Errorf("task %+v", task)
+			}
+			if c.name == "result" && !bytes.Equal(out, []byte(c.in)) {
+				t.Errorf("a result was rewritten: %s", out)
+			}
+			if c.name == "forged key" && res.Meta["keep"] == nil {
+				t.Errorf("the other _meta keys were lost: %s", out)
+			}
+		})
+	}
+}
+
+// FuzzRewriteTaskResult: whatever a server answers a tools/call with, the
+// rewrite neither panics nor turns valid JSON into invalid JSON, and only
+// a result whose resultType is "task" carries a task afterwards.
+func FuzzRewriteTaskResult(f *testing.F) {
+	for _, s := range []string{`{"resultType":"task","taskId":"t1","status":"working"}`, `{"content":[]}`,
+		`{"_meta":{"dev.switchboard/task":1}}`, `{"_meta":null,"resultType":"task"}`, `"task"`, `[]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		out := rewriteTaskResult(json.RawMessage(data))
+		if !json.Valid(data) {
+			return
+		}
+		if !json.Valid(out) {
+			t.Fatalf("%s became %s", data, out)
+		}
+		var head struct {
+			ResultType string `json:"resultType"`
+		}
+		isTask := json.Unmarshal(data, &head) == nil && head.ResultType == "task"
+		var meta struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		}
+		if json.Unmarshal(out, &meta) == nil {
+			if _, ok := meta.Meta[taskMetaKey]; ok != isTask {
+				t.Fatalf("%s became %s: task key %v, want %v", data, out, ok, isTask)
+			}
+		}
+	})
+}
+
+// TestTaskHTTPBodies: the response to a tools/call that is a task is
+// rewritten in a JSON body and in an event stream (the other events
+// unchanged); other responses pass unchanged.
+func TestTaskHTTPBodies(t *testing.T) {
+	task := `{"jsonrpc":"2.0","id":7,"result":{"resultType":"task","taskId":"t1","status":"working","createdAt":"x","lastUpdatedAt":"x","ttlMs":null}}`
+	other := `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"sb-1","progress":1}}`
+	var seen []string
+	note := func(res json.RawMessage) {
+		if id := taskIDOf(res); id != "" {
+			seen = append(seen, id)
+		}
+	}
+	for _, c := range []struct {
+		name, body string
+		sse        bool
+		rewritten  bool
+	}{
+		{"JSON task", task, false, true},
+		{"JSON of another id", strings.Replace(task, `"id":7`, `"id":8`, 1), false, false},
+		{"stream", "event: message\ndata: " + other + "\n\nevent: message\nid: 2\ndata: " + task + "\n\n", true, true},
+		{"stream with CRLF and a split data line", "data: " + other + "\r\n\r\ndata: " + task[:16] + "\r\ndata: " + task[16:] + "\r\n\r\n", true, true},
+		{"stream without the response", "data: " + other + "\n\n", true, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			seen = nil
+			src := io.NopCloser(strings.NewReader(c.body))
+			var body io.ReadCloser
+			if c.sse {
+				body = &sseRewriter{src: src, r: bufio.NewReader(src), id: json.RawMessage("7"), seen: note}
+			} else {
+				body = rewriteJSONBody(src, json.RawMessage("7"), note)
+			}
+			out, err := io.ReadAll(body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(string(out), taskMetaKey); got != c.rewritten || (len(seen) == 1) != c.rewritten {
+				t.Fatalf("rewritten %v, seen %v, want %v:\n%s", got, seen, c.rewritten, out)
+			}
+			if !c.rewritten && string(out) != c.body {
+				t.Errorf("changed:\n%q\nwant\n%q", out, c.body)
+			}
+			if c.sse && c.rewritten && !strings.Contains(string(out), other) {
+				t.Errorf("the other event was lost:\n%s", out)
+			}
+		})
+	}
+}
+
+// FuzzSSERewriter: whatever event stream a server answers a tools/call
+// with, the rewriter ends, and changes nothing unless an event's data is
+// the response to the call.
+func FuzzSSERewriter(f *testing.F) {
+	for _, s := range []string{"data: {\"id\":7,\"result\":{\"resultType\":\"task\",\"taskId\":\"t\",\"status\":\"working\"}}\n\n",
+		"event: message\ndata: x\n\n", "data:\n\n\n", ": comment\r\n\r\n", "data: {\"id\":7"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		src := io.NopCloser(bytes.NewReader(data))
+		r := &sseRewriter{src: src, r: bufio.NewReader(src), id: json.RawMessage("7"), seen: func(json.RawMessage) {}}
+		out, err := io.ReadAll(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(out, data) && !bytes.Contains(data, []byte("7")) {
+			t.Fatalf("%q became %q", data, out)
+		}
+	})
+}
