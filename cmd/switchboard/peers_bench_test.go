@@ -329,14 +329,27 @@ func peersEnv[T time.Duration | int](tb testing.TB, name string, def T) T {
 // children, the echo servers, are not counted). The ratios ours/mcp-proxy
 // are the medians of each round's ratio. SB_PEERS_BASELINE, a path to
 // another switchboard binary, adds it as "before" (the same run's
-// baseline of a change). The echo servers' own count of the calls they
+// baseline of a change); SB_PEERS_ONLY, a comma-separated list of
+// names, runs only those. The echo servers' own count of the calls they
 // received (a byte per call in a file) checks the arithmetic.
 func BenchmarkGatewayPeers(b *testing.B) {
 	rounds := peersEnv(b, "SB_PEERS_ROUNDS", 3)
 	d := peersEnv(b, "SB_PEERS_ROUND", 5*time.Second)
-	gws := []peerGateway{startOurs(b, "ours", gatewayBin(b)), startMCPProxy(b), startSupergateway(b)}
+	starts := []func() peerGateway{
+		func() peerGateway { return startOurs(b, "ours", gatewayBin(b)) },
+		func() peerGateway { return startMCPProxy(b) },
+		func() peerGateway { return startSupergateway(b) },
+	}
 	if base := os.Getenv("SB_PEERS_BASELINE"); base != "" {
-		gws = append(gws, startOurs(b, "before", base))
+		starts = append(starts, func() peerGateway { return startOurs(b, "before", base) })
+	}
+	only := os.Getenv("SB_PEERS_ONLY")
+	var gws []peerGateway
+	for i, start := range starts {
+		g := []string{"ours", "mcp-proxy", "supergateway", "before"}[i]
+		if only == "" || slices.Contains(strings.Split(only, ","), g) {
+			gws = append(gws, start())
+		}
 	}
 	for _, sessions := range []int{1, 8} {
 		b.Run(fmt.Sprintf("sessions=%d", sessions), func(b *testing.B) {
@@ -352,6 +365,9 @@ func BenchmarkGatewayPeers(b *testing.B) {
 				b.ReportMetric(r.median(peerRound.cpuPerCall), g.name+"-cpu-µs/call")
 			}
 			ours, proxy := res["ours"], res["mcp-proxy"]
+			if ours == nil || proxy == nil {
+				return
+			}
 			ratio := func(f func(peerRound) float64) float64 {
 				v := make([]float64, rounds)
 				for i := range rounds {

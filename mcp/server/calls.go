@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -179,7 +178,7 @@ func (s *Server) runTool(ctx context.Context, req *gomcp.CallToolRequest, link *
 	var result *agent.Result
 	var raw *gomcp.CallToolResult
 	op := func(ctx context.Context) error {
-		r, err := guarded(ctx, tool, args)
+		r, err := s.guarded(ctx, tool, args)
 		result = r
 		return err
 	}
@@ -189,7 +188,7 @@ func (s *Server) runTool(ctx context.Context, req *gomcp.CallToolRequest, link *
 			meta = req.Params.Meta
 		}
 		op = func(ctx context.Context) error {
-			r, err := guardedRaw(ctx, pt, args, meta)
+			r, err := s.guardedRaw(ctx, pt, args, meta)
 			raw = r
 			return err
 		}
@@ -205,9 +204,9 @@ func (s *Server) runTool(ctx context.Context, req *gomcp.CallToolRequest, link *
 }
 
 // guardedRaw is guarded for a tool called as its server defines it.
-func guardedRaw(ctx context.Context, tool mcp.PassthroughTool, args json.RawMessage, meta gomcp.Meta) (*gomcp.CallToolResult, error) {
+func (s *Server) guardedRaw(ctx context.Context, tool mcp.PassthroughTool, args json.RawMessage, meta gomcp.Meta) (*gomcp.CallToolResult, error) {
 	var raw *gomcp.CallToolResult
-	_, err := guarded(ctx, rawCall{tool, func(ctx context.Context) error {
+	_, err := s.guarded(ctx, rawCall{tool, func(ctx context.Context) error {
 		r, err := tool.CallMCP(ctx, args, meta)
 		raw = r
 		return err
@@ -245,41 +244,6 @@ func (s *Server) logGuards(infos []agent.GuardInfo) {
 	for _, gi := range infos {
 		s.log.Info().Str("guard", gi.Guard).Str("point", gi.Point).Str("action", gi.Action).Str("tool", gi.Tool).
 			Bool("detect_only", gi.DetectOnly).Str("reason", gi.Reason).Msg("guard")
-	}
-}
-
-// guarded runs tool.Call on a goroutine of its own, recovering a panic, and
-// returns when it returned or stopGrace after ctx ended.
-func guarded(ctx context.Context, tool agent.Tool, args json.RawMessage) (*agent.Result, error) {
-	type out struct {
-		r   *agent.Result
-		err error
-	}
-	ch := make(chan out, 1)
-	go func() {
-		defer func() {
-			if p := recover(); p != nil {
-				ch <- out{err: &failure.Error{Kind: failure.Panic, Source: failureSource(tool.Spec().Source.Kind),
-					Tool: tool.Spec().Name, Op: "call", Message: "the tool panicked",
-					Err: fmt.Errorf("panic: %v\n%s", p, debug.Stack())}}
-			}
-		}()
-		r, err := tool.Call(ctx, args)
-		ch <- out{r, err}
-	}()
-	select {
-	case o := <-ch:
-		return o.r, o.err
-	case <-ctx.Done():
-	}
-	t := time.NewTimer(stopGrace)
-	defer t.Stop()
-	select {
-	case o := <-ch:
-		return o.r, o.err
-	case <-t.C:
-		return nil, failure.Wrap(failure.Timeout, failureSource(tool.Spec().Source.Kind),
-			fmt.Errorf("the tool %s did not return after its cancellation: %w", tool.Spec().Name, ctx.Err()))
 	}
 }
 

@@ -135,9 +135,11 @@ type Server struct {
 	log    zerolog.Logger
 	policy failure.Policy // Config.Policy; nil: failure.Default at each use
 	guards *agent.Guards  // Config.Guards (nil without)
-	mcp    *gomcp.Server
-	tools  *toolRegistry
-	limits *limiters
+	// workers run the tool calls (guarded).
+	workers workers
+	mcp     *gomcp.Server
+	tools   *toolRegistry
+	limits  *limiters
 	// client finds the client link of a question; inflight is its map of
 	// the run id of each call being served to its session.
 	client   *Client
