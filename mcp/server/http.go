@@ -30,12 +30,19 @@ const sessionIdle = 30 * time.Minute
 // the session ends). A client resuming past what is kept is answered 400.
 // From 2026-07-28 on, a client that closes a call's response stream
 // cancels the call, as that revision requires.
+//
+// A call's response stream is flushed when an event needs to reach the
+// client (a notification, a request to the client); the flush after its
+// priming event is held back until the next event, the response's end or
+// 10 ms, and the flush after its response until the response's end, so
+// that a call answered at once takes one write to the connection.
 func (s *Server) Handler() http.Handler {
 	opts := &gomcp.StreamableHTTPOptions{Stateless: s.cfg.Stateless, SessionTimeout: sessionIdle, PropagateRequestCancellation: true}
 	if !s.cfg.Stateless {
 		opts.EventStore = s.events
 	}
 	var h http.Handler = gomcp.NewStreamableHTTPHandler(func(*http.Request) *gomcp.Server { return s.mcp }, opts)
+	h = s.holdFlushes(h)
 	cop := http.NewCrossOriginProtection()
 	for _, o := range s.cfg.AllowedOrigins {
 		// AddTrustedOrigin fails only on a malformed origin, which New

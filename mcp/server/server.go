@@ -137,6 +137,8 @@ type Server struct {
 	guards *agent.Guards  // Config.Guards (nil without)
 	// workers run the tool calls (guarded).
 	workers workers
+	// flusher flushes the priming events HTTP responses hold back.
+	flusher flusher
 	mcp     *gomcp.Server
 	tools   *toolRegistry
 	limits  *limiters
@@ -225,6 +227,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.mcp = gomcp.NewServer(&gomcp.Implementation{Name: cfg.Name, Version: cfg.Version}, &opts)
 	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	s.flusher.ctx, s.flusher.wg = s.ctx, &s.wg
 	var err error
 	if s.tools, err = newToolRegistry(s); err != nil {
 		s.cancel()
@@ -292,6 +295,7 @@ func (s *Server) Run(ctx context.Context, t gomcp.Transport) error {
 // (HTTP sessions end; a stdio Run returns).
 func (s *Server) Close() error {
 	s.cancel()
+	s.workers.close()
 	s.wg.Wait()
 	for ss := range s.mcp.Sessions() {
 		_ = ss.Close()

@@ -53,20 +53,23 @@ func (c *workCall) do() (o workOut) {
 // is the likeliest to be grown and in cache), starting one when none is
 // idle.
 type workers struct {
-	mu   sync.Mutex
-	idle []*worker
+	mu     sync.Mutex
+	idle   []*worker
+	closed bool
+	stop   chan struct{} // closed by close: idle workers exit
 }
 
 // worker is a goroutine that runs calls, one at a time.
 type worker struct {
 	calls chan *workCall // buffered: handing a call over never blocks
 	pool  *workers
+	stop  <-chan struct{} // the pool's stop
 }
 
 // run starts c on a worker.
 func (p *workers) run(c *workCall) {
 	p.mu.Lock()
-	if n := len(p.idle); n > 0 {
+	if n := len(p.idle); n > 0 && !p.closed {
 		w := p.idle[n-1]
 		p.idle[n-1] = nil
 		p.idle = p.idle[:n-1]
@@ -74,36 +77,74 @@ func (p *workers) run(c *workCall) {
 		w.calls <- c
 		return
 	}
+	if p.stop == nil {
+		p.stop = make(chan struct{})
+	}
+	w := &worker{calls: make(chan *workCall, 1), pool: p, stop: p.stop}
 	p.mu.Unlock()
-	w := &worker{calls: make(chan *workCall, 1), pool: p}
 	go w.loop(c)
 }
 
+// close makes idle workers exit, and busy ones once their call returned;
+// calls run after it get a worker each.
+func (p *workers) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return
+	}
+	p.closed = true
+	if p.stop != nil {
+		close(p.stop) // each idle worker leaves the list and exits
+	}
+}
+
 // loop runs c, then each call handed over, until it has been idle for
-// workerIdle.
+// workerIdle. Its timer is not reset at every call (a timer set earlier
+// than the netpoller's next wake-up costs a system call to wake it): when
+// it fires, a worker used since waits the rest of workerIdle again.
 func (w *worker) loop(c *workCall) {
 	idle := time.NewTimer(workerIdle)
 	defer idle.Stop()
-	for {
+	for c != nil {
 		o := c.do()
 		// Back in the pool before the result goes out: the caller, woken
 		// by it, runs next, and its next call finds this worker idle.
 		w.pool.mu.Lock()
-		w.pool.idle = append(w.pool.idle, w)
+		closed := w.pool.closed
+		if !closed {
+			w.pool.idle = append(w.pool.idle, w)
+		}
 		w.pool.mu.Unlock()
-		idle.Reset(workerIdle)
+		since := time.Now()
 		c.ch <- o // buffered: never blocks, even for an abandoned call
-		c = nil   // the call's references go with it
+		if closed {
+			return
+		}
+		c = w.next(idle, since)
+	}
+}
+
+// next waits for the next call, or returns nil once the worker has been
+// idle since since for workerIdle and left the pool.
+func (w *worker) next(idle *time.Timer, since time.Time) *workCall {
+	for {
+		stopped := false
 		select {
-		case c = <-w.calls:
-			continue
+		case c := <-w.calls:
+			return c
 		case <-idle.C:
+		case <-w.stop:
+			stopped = true
+		}
+		if d := time.Since(since); d < workerIdle && !stopped {
+			idle.Reset(workerIdle - d)
+			continue
 		}
 		if !w.pool.remove(w) {
-			c = <-w.calls // taken just now: its call is on the way
-			continue
+			return <-w.calls // taken just now: its call is on the way
 		}
-		return
+		return nil
 	}
 }
 
