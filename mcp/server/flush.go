@@ -68,6 +68,12 @@ func (w *heldFlush) Write(p []byte) (int, error) {
 	return w.ResponseWriter.Write(p)
 }
 
+func (w *heldFlush) WriteHeader(code int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.ResponseWriter.WriteHeader(code)
+}
+
 // FlushError flushes, or holds the flush back after a priming event or
 // a response.
 func (w *heldFlush) FlushError() error {
