@@ -375,6 +375,13 @@ func BenchmarkGatewayPeers(b *testing.B) {
 				}
 				return medianOf(v)
 			}
+			if before := res["before"]; before != nil {
+				v := make([]float64, rounds)
+				for i := range rounds {
+					v[i] = ours.rounds[i].cpuPerCall() / before.rounds[i].cpuPerCall()
+				}
+				b.ReportMetric(medianOf(v), "ours/before-cpu")
+			}
 			b.ReportMetric(ratio(peerRound.cpuPerCall), "ours/mcp-proxy-cpu")
 			b.ReportMetric(ratio(p50), "ours/mcp-proxy-p50")
 			b.ReportMetric(ratio(peerRound.perSecond), "ours/mcp-proxy-calls/s")
