@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // primeHold is how long a POST's response stream may hold its priming
@@ -24,7 +26,10 @@ func (s *Server) holdFlushes(h http.Handler) http.Handler {
 			return
 		}
 		hw := &heldFlush{ResponseWriter: w, flusher: &s.flusher}
-		body := &firstByte{ReadCloser: r.Body}
+		// go-sdk bounds the body by the same limit, but with the writer it
+		// is given: bounded here with net/http's own, a body over it still
+		// makes net/http close the connection after the 413.
+		body := &firstByte{ReadCloser: http.MaxBytesReader(w, r.Body, gomcp.DefaultMaxRequestBodyBytes)}
 		r.Body, hw.body = body, body
 		defer hw.end()
 		h.ServeHTTP(hw, r)

@@ -166,3 +166,26 @@ func TestHeldFlushesReachTheClient(t *testing.T) {
 		}
 	}
 }
+
+// TestOversizeBodyClosesTheConnection: a POST body over go-sdk's bound
+// (4 MiB) is answered 413 and net/http closes the connection, as without
+// the held flushes' writer.
+func TestOversizeBodyClosesTheConnection(t *testing.T) {
+	srv := newServer(t, server.Config{})
+	url := serveHTTP(t, srv, "")
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"pad":"` + strings.Repeat("x", gomcp.DefaultMaxRequestBodyBytes) + `"}}`
+	req, err := http.NewRequestWithContext(testkit.Ctx(t, 20*time.Second), http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || !resp.Close {
+		t.Errorf("status %d, connection closed %v; want 413 and a closed connection", resp.StatusCode, resp.Close)
+	}
+}
