@@ -41,7 +41,15 @@ func gatewayEnv(t testing.TB) []string {
 // endpoint URL, read from its log line.
 func startHTTP(t testing.TB, env []string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(gatewayBin(t), append([]string{"mcp", "serve", "-prefix", "on", "-listen", "127.0.0.1:0"}, args...)...)
+	url, _ := startHTTPCmd(t, gatewayBin(t), env, append([]string{"-prefix", "on"}, args...)...)
+	return url
+}
+
+// startHTTPCmd starts bin's `mcp serve -listen 127.0.0.1:0` with args and
+// returns its endpoint URL, read from its log line, and its process.
+func startHTTPCmd(t testing.TB, bin string, env []string, args ...string) (string, *exec.Cmd) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"mcp", "serve", "-listen", "127.0.0.1:0"}, args...)...)
 	cmd.Env = env
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -78,11 +86,11 @@ func startHTTP(t testing.TB, env []string, args ...string) string {
 	}()
 	select {
 	case u := <-addr:
-		return u
+		return u, cmd
 	case <-time.After(60 * time.Second):
 		t.Fatal("the gateway did not start listening")
 	}
-	return ""
+	return "", nil
 }
 
 // ctx is a test-bounded context.

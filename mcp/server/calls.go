@@ -94,7 +94,7 @@ func (s *Server) serveCall(ctx context.Context, req *gomcp.CallToolRequest, name
 		return s.guardFailed(ctx, name, err), outcomeGuarded
 	}
 	result, raw, err := s.runTool(ctx, req, link, tool, spec, args)
-	if err == nil {
+	if err == nil && s.guards != nil { // (nil: no guards to read the result)
 		checked := result
 		if raw != nil {
 			checked = guardView(raw) // a downstream server's own result: its text is checked
