@@ -24,9 +24,8 @@ type InjectionConfig struct {
 type Injection struct {
 	name    string
 	phrases []string
-	// byFirst lists the phrases by their first byte: the text is read
-	// once, and a phrase compared only where its first byte is.
-	byFirst [256][]string
+	// find finds the phrases in one pass, ASCII case-insensitively.
+	find *literals
 }
 
 // injectionPhrases are lower-case; each is searched for in the lower-cased
@@ -55,9 +54,7 @@ func NewInjection(cfg InjectionConfig) *Injection {
 			}
 		}
 	}
-	for _, p := range g.phrases {
-		g.byFirst[p[0]] = append(g.byFirst[p[0]], p)
-	}
+	g.find = newLiterals(g.phrases, true)
 	return g
 }
 
@@ -67,20 +64,35 @@ func (*Injection) Local() {}
 // Name is the guard's name.
 func (g *Injection) Name() string { return g.name }
 
-// Check trips on the first sign found.
+// Check trips on the first sign found: invisible Unicode, else the
+// phrase that starts first (the first listed of those starting there).
+// ASCII text is read once, its case folded as it is read; other text is
+// lower-cased (strings.ToLower) first.
 func (g *Injection) Check(_ context.Context, c agent.GuardCheck) (agent.Verdict, error) {
+	at, ascii := g.find.scan(c.Text, 0)
+	if at < 0 && ascii {
+		return agent.Pass(), nil
+	}
 	if why := hidden(c.Text); why != "" {
 		return agent.Trip(why), nil
 	}
-	low := lower(c.Text)
-	for i := 0; i < len(low); i++ {
-		for _, p := range g.byFirst[low[i]] {
-			if strings.HasPrefix(low[i:], p) {
-				return agent.Trip("the text addresses the model: " + quote(strings.TrimSpace(p))), nil
-			}
-		}
+	low := c.Text
+	if !isASCII(low) {
+		low = strings.ToLower(low)
+		at = g.find.find(low, 0)
 	}
-	return agent.Pass(), nil
+	if at < 0 {
+		return agent.Pass(), nil
+	}
+	return agent.Trip("the text addresses the model: " + quote(strings.TrimSpace(g.first(low, at)))), nil
+}
+
+// first is the first listed phrase at low[at:].
+func (g *Injection) first(low string, at int) string {
+	if ks := g.find.starting(low, at); len(ks) > 0 {
+		return g.phrases[ks[0]]
+	}
+	return ""
 }
 
 // hidden reports invisible Unicode used to smuggle instructions: tag
