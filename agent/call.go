@@ -139,14 +139,13 @@ type guardedTools struct {
 	set      *guardSet
 }
 
-// guardsFor returns the session's rule sets that apply to tool.
-func (g *grants) guardsFor(tool string) []*guardSet {
+// appendGuards appends the session's rule sets that apply to tool.
+func (g *grants) appendGuards(sets []*guardSet, tool string) []*guardSet {
 	if !g.guarding.Load() {
-		return nil
+		return sets
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	var sets []*guardSet
 	for _, gt := range g.guarded {
 		for _, p := range gt.patterns {
 			if ok, _ := path.Match(p, tool); ok {

@@ -286,15 +286,17 @@ func (r *run) execCall(bctx context.Context, c llm.ToolCall, tool Tool, spec Too
 	call := &Call{Run: r.id, ID: c.ID, Tool: c.Name, Source: spec.Source, state: cs,
 		elicitor: r.elicitor(), grants: &r.s.grants, idem: r.id + "/" + c.ID, parts: r.partRule()}
 	// The agent's rules, then the session's over this tool (Call.GuardTools).
-	sets := r.s.grants.guardsFor(c.Name)
+	var own [4]*guardSet
+	sets := own[:0]
 	if r.a.guardrails != nil {
-		sets = append([]*guardSet{r.a.guardrails}, sets...)
+		sets = append(sets, r.a.guardrails)
 	}
+	sets = r.s.grants.appendGuards(sets, c.Name)
 	gc := GuardCheck{Run: r.id, Tool: c.Name, Source: spec.Source}
 	for _, gs := range sets {
 		if len(gs.call) > 0 {
-			gc.Point, gc.Text = GuardToolCall, string(info.Args)
-			args, fe := r.guardCall(bctx, gs, gc, cs)
+			gc.Point = GuardToolCall
+			args, fe := r.guardCall(bctx, gs, gc, info.Args, cs)
 			if fe != nil {
 				return nil, &failure.Outcome{Err: fe}
 			}

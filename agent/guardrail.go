@@ -455,20 +455,23 @@ func (r *run) flushDetect(wait bool) {
 }
 
 // guardCall applies the tool-call rules to a call's arguments; it returns
-// the arguments to run with, or the blocking failure.
-func (r *run) guardCall(ctx context.Context, gs *guardSet, c GuardCheck, cs *callState) (json.RawMessage, *failure.Error) {
+// the arguments to run with (args itself when no rule rewrote them), or the
+// blocking failure.
+func (r *run) guardCall(ctx context.Context, gs *guardSet, c GuardCheck, args json.RawMessage, cs *callState) (json.RawMessage, *failure.Error) {
+	c.Text = string(args)
 	out := guardText(ctx, gs.call, c)
 	r.detect.add(c, out.detect)
 	cs.guards = append(cs.guards, out.infos...)
 	if out.trip != nil {
 		return nil, out.trip
 	}
-	if out.text != c.Text {
-		var obj map[string]json.RawMessage
-		if json.Unmarshal([]byte(out.text), &obj) != nil || obj == nil {
-			return nil, &failure.Error{Kind: failure.Internal, Source: failure.SourceAgent, Tool: c.Tool, Op: "guard",
-				Message: "a guard rewrote the call's arguments into something that is not a JSON object"}
-		}
+	if out.text == c.Text {
+		return args, nil
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal([]byte(out.text), &obj) != nil || obj == nil {
+		return nil, &failure.Error{Kind: failure.Internal, Source: failure.SourceAgent, Tool: c.Tool, Op: "guard",
+			Message: "a guard rewrote the call's arguments into something that is not a JSON object"}
 	}
 	return json.RawMessage(out.text), nil
 }
@@ -698,10 +701,10 @@ func (g *Guards) Call(ctx context.Context, c GuardCheck, args json.RawMessage) (
 	if g == nil || len(g.set.call) == 0 {
 		return args, nil, nil
 	}
-	c.Point, c.Text = GuardToolCall, string(args)
+	c.Point = GuardToolCall
 	r := &run{a: &Agent{guardrails: g.set}}
 	cs := &callState{}
-	out, fe := r.guardCall(ctx, g.set, c, cs)
+	out, fe := r.guardCall(ctx, g.set, c, args, cs)
 	infos := append(cs.guards, r.detect.take(true)...)
 	if fe != nil {
 		return nil, infos, fe

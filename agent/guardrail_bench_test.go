@@ -15,9 +15,14 @@ import (
 // BenchmarkGuardsPerToolCall runs the same run (ten tool calls, each
 // returning half a kilobyte of JSON, then an answer) with and without
 // three regex guards (PII and prompt injection on results, a deny-list on
-// calls), interleaved in the same loop; added-% is the added time per
-// tool call as a share of the time per tool call without guards (goal:
-// under 5).
+// calls): the two agents differ only in Config.Guards. Each iteration runs
+// both, the first in turn (so that neither always runs after the other's
+// garbage); added-% is the added wall time per tool call as a share of the
+// time per tool call without guards (goal: under 5). On a shared machine
+// wall time also holds the time other processes had the CPU; cpu-added-%
+// is the same share in the process's CPU time, from blocks of runs of
+// each agent measured apart after the timed loop (blockCPU), as many runs
+// again.
 func BenchmarkGuardsPerToolCall(b *testing.B) {
 	const calls = 10
 	out := `{"items":[` + strings.Repeat(`{"id":1234,"name":"widget","price":"12.50","stock":true},`, 8) + `{}]}`
@@ -37,6 +42,7 @@ func BenchmarkGuardsPerToolCall(b *testing.B) {
 		{Guard: guard.NewInjection(guard.InjectionConfig{}), At: agent.GuardToolResult},
 		{Guard: deny, At: agent.GuardToolCall},
 	}
+	variants := [2][]agent.GuardRule{nil, guards}
 	run := func(gs []agent.GuardRule) time.Duration {
 		a := newAgent(b, agent.Config{Model: llm.NewScripted(steps...), Tools: []agent.Tool{tl}, Guards: gs})
 		t0 := time.Now()
@@ -45,13 +51,25 @@ func BenchmarkGuardsPerToolCall(b *testing.B) {
 		}
 		return time.Since(t0)
 	}
-	var plain, guarded time.Duration
-	for b.Loop() {
-		plain += run(nil)
-		guarded += run(guards)
+	var wall [2]time.Duration
+	for i := 0; b.Loop(); i++ {
+		for k := range 2 {
+			v := (i + k) % 2
+			wall[v] += run(variants[v])
+		}
+	}
+	b.StopTimer()
+	const block = 10
+	var cpu [2]time.Duration
+	for i := 0; i < max(b.N/block, 1); i++ {
+		for k := range 2 {
+			v := (i + k) % 2
+			cpu[v] += blockCPU(block, func() { run(variants[v]) })
+		}
 	}
 	perCall := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(b.N*calls) }
-	b.ReportMetric(perCall(plain), "plain-ns/call")
-	b.ReportMetric(perCall(guarded), "guarded-ns/call")
-	b.ReportMetric(100*(perCall(guarded)-perCall(plain))/perCall(plain), "added-%")
+	b.ReportMetric(perCall(wall[0]), "plain-ns/call")
+	b.ReportMetric(perCall(wall[1]), "guarded-ns/call")
+	b.ReportMetric(100*float64(wall[1]-wall[0])/float64(wall[0]), "added-%")
+	b.ReportMetric(100*float64(cpu[1]-cpu[0])/float64(cpu[0]), "cpu-added-%")
 }

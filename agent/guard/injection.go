@@ -24,9 +24,17 @@ type InjectionConfig struct {
 type Injection struct {
 	name    string
 	phrases []string
-	// find finds the phrases in one pass, ASCII case-insensitively.
-	find *literals
+	// The phrases, found ASCII case-insensitively: those shorter than
+	// shortPhrase that hold a mark byte around it (marks), the others by
+	// sampled windows (long).
+	long  *literals
+	marks *marked
 }
+
+// shortPhrase is the length under which a phrase holding a mark byte is
+// found around it: the shortest of the others sets how many bytes
+// literals skips.
+const shortPhrase = 11
 
 // injectionPhrases are lower-case; each is searched for in the lower-cased
 // text.
@@ -54,7 +62,17 @@ func NewInjection(cfg InjectionConfig) *Injection {
 			}
 		}
 	}
-	g.find = newLiterals(g.phrases, true)
+	long := make([]string, len(g.phrases))
+	var short []int
+	for i, p := range g.phrases {
+		if len(p) < shortPhrase && markOf(p) >= 0 {
+			short = append(short, i)
+		} else {
+			long[i] = p // the others stay "": ignored
+		}
+	}
+	g.long = newLiterals(long, true)
+	g.marks = newMarked(g.phrases, short, true)
 	return g
 }
 
@@ -69,7 +87,8 @@ func (g *Injection) Name() string { return g.name }
 // ASCII text is read once, its case folded as it is read; other text is
 // lower-cased (strings.ToLower) first.
 func (g *Injection) Check(_ context.Context, c agent.GuardCheck) (agent.Verdict, error) {
-	at, ascii := g.find.scan(c.Text, 0)
+	at := g.find(c.Text)
+	ascii := isASCII(c.Text)
 	if at < 0 && ascii {
 		return agent.Pass(), nil
 	}
@@ -77,22 +96,28 @@ func (g *Injection) Check(_ context.Context, c agent.GuardCheck) (agent.Verdict,
 		return agent.Trip(why), nil
 	}
 	low := c.Text
-	if !isASCII(low) {
+	if !ascii {
 		low = strings.ToLower(low)
-		at = g.find.find(low, 0)
+		at = g.find(low)
 	}
 	if at < 0 {
 		return agent.Pass(), nil
 	}
-	return agent.Trip("the text addresses the model: " + quote(strings.TrimSpace(g.first(low, at)))), nil
+	for _, p := range g.phrases {
+		if hasWord(low, at, p, true) {
+			return agent.Trip("the text addresses the model: " + quote(strings.TrimSpace(p))), nil
+		}
+	}
+	return agent.Pass(), nil // not reached: a phrase starts at at
 }
 
-// first is the first listed phrase at low[at:].
-func (g *Injection) first(low string, at int) string {
-	if ks := g.find.starting(low, at); len(ks) > 0 {
-		return g.phrases[ks[0]]
+// find is the first position where a phrase starts, or -1.
+func (g *Injection) find(s string) int {
+	at := g.long.find(s, 0)
+	if m := g.marks.find(s, 0); m >= 0 && (at < 0 || m < at) {
+		at = m
 	}
-	return ""
+	return at
 }
 
 // hidden reports invisible Unicode used to smuggle instructions: tag

@@ -1,5 +1,10 @@
 package guard
 
+import (
+	"slices"
+	"strings"
+)
+
 // literals finds any of a set of keywords in a text, the prefilter of the
 // secret rules, the injection phrases and the deny-list's words. With m
 // the shortest keyword's length, w = min(m, 4) and q = m-w+1, the text's
@@ -82,48 +87,31 @@ func (l *literals) hash(x uint32) uint32 {
 // find returns the first position at or after from where a keyword
 // starts, or -1.
 func (l *literals) find(s string, from int) int {
-	p, _ := l.scan(s, from)
-	return p
-}
-
-// scan is find that also reports, when no keyword was found, whether
-// s[from:] is ASCII (from the windows it read, and the bytes after them).
-func (l *literals) scan(s string, from int) (int, bool) {
-	if from < 0 || from > len(s) {
-		return -1, true
-	}
-	if l.w == 0 {
-		return -1, isASCII(s[from:])
+	if from < 0 || from > len(s) || l.w == 0 {
+		return -1
 	}
 	q, mask, or := l.q, l.mask, l.or
 	bits := &l.bits
-	var acc uint32
-	j, read := from, from
+	j := from
 	for ; j+4 <= len(s); j += q {
 		b := s[j : j+4]
 		x := uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
-		acc |= x
 		h := ((x&mask | or) * 0x9E3779B1) >> (32 - litBits)
 		if bits[h>>6]&(1<<(h&63)) != 0 {
 			if p := l.verify(s, from, j, h); p >= 0 {
-				return p, false
+				return p
 			}
 		}
-		read = j + 4
 	}
 	for ; j+l.w <= len(s); j += q {
 		h := l.hash(window(s, j, l.w))
 		if bits[h>>6]&(1<<(h&63)) != 0 {
 			if p := l.verify(s, from, j, h); p >= 0 {
-				return p, false
+				return p
 			}
 		}
 	}
-	if q > 4 {
-		// The windows read leave gaps.
-		return -1, isASCII(s[from:])
-	}
-	return -1, acc&0x80808080 == 0 && isASCII(s[read:])
+	return -1
 }
 
 // verify returns the first start at or after from of a keyword whose
@@ -156,12 +144,105 @@ func (l *literals) starting(s string, i int) []int32 {
 
 // has reports whether keyword k is at s[i:] (ASCII case-insensitively
 // when folding).
-func (l *literals) has(s string, i, k int) bool {
-	w := l.words[k]
+func (l *literals) has(s string, i, k int) bool { return hasWord(s, i, l.words[k], l.fold) }
+
+// isASCII reports whether s has no byte of 0x80 or more, sixteen bytes at
+// a time.
+func isASCII(s string) bool {
+	i := 0
+	for ; i+16 <= len(s); i += 16 {
+		b := s[i : i+16]
+		x := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+		y := uint64(b[8]) | uint64(b[9])<<8 | uint64(b[10])<<16 | uint64(b[11])<<24 |
+			uint64(b[12])<<32 | uint64(b[13])<<40 | uint64(b[14])<<48 | uint64(b[15])<<56
+		if (x|y)&0x8080808080808080 != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// marked finds keywords around a byte each holds that is rare in text
+// (markBytes), with strings.IndexByte (vector instructions): the
+// injection phrases too short for literals' sampling to skip much.
+type marked struct {
+	fold    bool
+	words   []string
+	anchors []markAnchor
+}
+
+// markAnchor is a byte, the keywords holding it, and its largest offset
+// among them.
+type markAnchor struct {
+	b      byte
+	refs   []anchorRef
+	maxOff int
+}
+
+// markBytes are the bytes markedWord looks for: none is a letter, so that
+// ASCII case folding leaves them as they are.
+const markBytes = "<>[]|#\n"
+
+// markOf is the offset of the first mark byte in w, or -1.
+func markOf(w string) int { return strings.IndexAny(w, markBytes) }
+
+// newMarked returns the finder of words (words[i] for i in ks), each
+// holding a mark byte.
+func newMarked(words []string, ks []int, fold bool) *marked {
+	m := &marked{fold: fold, words: words}
+	for _, k := range ks {
+		off := markOf(words[k])
+		b := words[k][off]
+		ai := slices.IndexFunc(m.anchors, func(a markAnchor) bool { return a.b == b })
+		if ai < 0 {
+			m.anchors = append(m.anchors, markAnchor{b: b})
+			ai = len(m.anchors) - 1
+		}
+		a := &m.anchors[ai]
+		a.refs = append(a.refs, anchorRef{k, off})
+		a.maxOff = max(a.maxOff, off)
+	}
+	return m
+}
+
+// find returns the first position at or after from where a keyword
+// starts, or -1.
+func (m *marked) find(s string, from int) int {
+	best := -1
+	for _, a := range m.anchors {
+		for off := from; off < len(s); {
+			i := strings.IndexByte(s[off:], a.b)
+			if i < 0 {
+				break
+			}
+			at := off + i
+			off = at + 1
+			if best >= 0 && at-a.maxOff >= best {
+				break // every later start is past best
+			}
+			for _, r := range a.refs {
+				if p := at - r.off; p >= from && (best < 0 || p < best) && hasWord(s, p, m.words[r.k], m.fold) {
+					best = p
+				}
+			}
+		}
+	}
+	return best
+}
+
+// hasWord reports whether w is at s[i:] (ASCII case-insensitively when
+// fold is set; w is then lower-case).
+func hasWord(s string, i int, w string, fold bool) bool {
 	if i < 0 || len(s)-i < len(w) {
 		return false
 	}
-	if !l.fold {
+	if !fold {
 		return s[i:i+len(w)] == w
 	}
 	for j := 0; j < len(w); j++ {
@@ -170,25 +251,6 @@ func (l *literals) has(s string, i, k int) bool {
 			c += 'a' - 'A'
 		}
 		if c != w[j] {
-			return false
-		}
-	}
-	return true
-}
-
-// isASCII reports whether s has no byte of 0x80 or more.
-func isASCII(s string) bool {
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		b := s[i : i+8]
-		x := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
-			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
-		if x&0x8080808080808080 != 0 {
-			return false
-		}
-	}
-	for ; i < len(s); i++ {
-		if s[i] >= 0x80 {
 			return false
 		}
 	}

@@ -147,6 +147,7 @@ func FuzzPrefilters(f *testing.F) {
 		res = append(res, regexp.MustCompile(p))
 	}
 	words := []string{"rm -rf", "drop", "é"}
+	injLiterals := newLiterals(inj.phrases, true)
 	f.Fuzz(func(t *testing.T, s string, from int) {
 		if got, want := scanSecrets(s, nil), refScanSecrets(s, nil); !slices.Equal(got, want) {
 			t.Errorf("scanSecrets(%q) = %v, want %v", s, got, want)
@@ -163,7 +164,10 @@ func FuzzPrefilters(f *testing.F) {
 			t.Errorf("deny(%q) = %q, want %q", s, v.Reason, want)
 		}
 		from = min(max(from, 0), len(s))
-		for _, l := range []*literals{inj.find, d.find, keywordLiterals} {
+		if got, want := inj.find(s), naiveFind(injLiterals, s, 0); got != want {
+			t.Errorf("injection find(%q) = %d, want %d", s, got, want)
+		}
+		for _, l := range []*literals{inj.long, d.find, keywordLiterals} {
 			if got, want := l.find(s, from), naiveFind(l, s, from); got != want {
 				t.Errorf("find(%q, %d) = %d, want %d (words %q)", s, from, got, want, l.words)
 			}

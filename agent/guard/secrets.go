@@ -106,29 +106,55 @@ func rarity(c byte) int {
 	return 5
 }
 
-// secretAnchors are the keywords' anchors: each keyword's rarest byte (the
-// first of the rarest).
+// secretAnchors are the keywords' anchors: bytes of rarity 3 or less
+// chosen greedily, the one held by the most keywords not yet anchored
+// first (the rarer on a tie), so that few bytes are searched for; each
+// keyword is anchored at the first such byte. A keyword without one is
+// anchored at its rarest byte.
 var secretAnchors = func() []anchor {
+	anchored := make([]bool, len(secretKeywords))
 	var as []anchor
+	add := func(b byte) {
+		a := anchor{b: b}
+		for i, k := range secretKeywords {
+			if off := strings.IndexByte(k.kw, b); off >= 0 && !anchored[i] {
+				anchored[i] = true
+				a.refs = append(a.refs, anchorRef{i, off})
+			}
+		}
+		as = append(as, a)
+	}
+	for {
+		best, bestN := -1, 0
+		for c := range 256 {
+			if rarity(byte(c)) > 3 {
+				continue
+			}
+			n := 0
+			for i, k := range secretKeywords {
+				if !anchored[i] && strings.IndexByte(k.kw, byte(c)) >= 0 {
+					n++
+				}
+			}
+			if n > bestN || n == bestN && n > 0 && rarity(byte(c)) < rarity(byte(best)) {
+				best, bestN = c, n
+			}
+		}
+		if best < 0 {
+			break
+		}
+		add(byte(best))
+	}
 	for i, k := range secretKeywords {
-		off := 0
-		for j := 1; j < len(k.kw); j++ {
-			if rarity(k.kw[j]) < rarity(k.kw[off]) {
-				off = j
+		if !anchored[i] {
+			off := 0
+			for j := 1; j < len(k.kw); j++ {
+				if rarity(k.kw[j]) < rarity(k.kw[off]) {
+					off = j
+				}
 			}
+			add(k.kw[off])
 		}
-		b := k.kw[off]
-		ai := -1
-		for x := range as {
-			if as[x].b == b {
-				ai = x
-			}
-		}
-		if ai < 0 {
-			as = append(as, anchor{b: b})
-			ai = len(as) - 1
-		}
-		as[ai].refs = append(as[ai].refs, anchorRef{i, off})
 	}
 	return as
 }()
