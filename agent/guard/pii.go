@@ -225,6 +225,12 @@ func scanNumbers(text string, ms []Match, phone, card bool) []Match {
 			// inside a word or number already passed over
 			continue
 		}
+		if k := digitsAt(text, i); k > 0 && k < 7 {
+			// A run of k < 7 digits that ends at a byte the run cannot
+			// hold: too short, and the loop below would end it there too.
+			i += k
+			continue
+		}
 		s := i
 		digits := 0
 		e := i
@@ -287,6 +293,30 @@ func nextNumberStart(text string, i int) int {
 		}
 	}
 	return i
+}
+
+// digitsAt is the number k of digits at text[i:] when they are followed
+// by a byte that is neither a digit nor one that may go on a number
+// (' ', '-', '.', '(', ')'), within eight bytes; else 0.
+func digitsAt(text string, i int) int {
+	const lo, hi uint64 = 0x0101010101010101, 0x8080808080808080
+	if i+8 > len(text) {
+		return 0
+	}
+	b := text[i : i+8]
+	x := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+	t := x &^ hi
+	d := (t + 0x50*lo) &^ (t + 0x46*lo) &^ x & hi // the digits
+	k := bits.TrailingZeros64(^d&hi) / 8           // the first that is not
+	if k == 0 || k == 8 {
+		return 0
+	}
+	switch text[i+k] {
+	case ' ', '-', '.', '(', ')':
+		return 0
+	}
+	return k
 }
 
 func isWordByte(c byte) bool {

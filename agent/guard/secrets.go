@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"bytes"
 	"regexp"
 	"strings"
 )
@@ -124,26 +125,31 @@ var secretAnchors = func() []anchor {
 		}
 		as = append(as, a)
 	}
-	for {
-		best, bestN := -1, 0
-		for c := range 256 {
-			if rarity(byte(c)) > 3 {
-				continue
+	var cands []byte // the keywords' bytes of rarity 3 or less
+	for _, k := range secretKeywords {
+		for j := 0; j < len(k.kw); j++ {
+			if c := k.kw[j]; rarity(c) <= 3 && bytes.IndexByte(cands, c) < 0 {
+				cands = append(cands, c)
 			}
+		}
+	}
+	for {
+		best, bestN := byte(0), 0
+		for _, c := range cands {
 			n := 0
 			for i, k := range secretKeywords {
-				if !anchored[i] && strings.IndexByte(k.kw, byte(c)) >= 0 {
+				if !anchored[i] && strings.IndexByte(k.kw, c) >= 0 {
 					n++
 				}
 			}
-			if n > bestN || n == bestN && n > 0 && rarity(byte(c)) < rarity(byte(best)) {
+			if n > bestN || n == bestN && n > 0 && rarity(c) < rarity(best) {
 				best, bestN = c, n
 			}
 		}
-		if best < 0 {
+		if bestN == 0 {
 			break
 		}
-		add(byte(best))
+		add(best)
 	}
 	for i, k := range secretKeywords {
 		if !anchored[i] {
