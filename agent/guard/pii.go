@@ -308,7 +308,7 @@ func digitsAt(text string, i int) int {
 		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
 	t := x &^ hi
 	d := (t + 0x50*lo) &^ (t + 0x46*lo) &^ x & hi // the digits
-	k := bits.TrailingZeros64(^d&hi) / 8           // the first that is not
+	k := bits.TrailingZeros64(^d&hi) / 8          // the first that is not
 	if k == 0 || k == 8 {
 		return 0
 	}
