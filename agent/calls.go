@@ -283,7 +283,7 @@ func (r *run) validates(spec ToolSpec, perm Permission) bool {
 // with the call's timeout. It returns the tool's result and, when the call
 // failed, the failure (not yet handled).
 func (r *run) execCall(bctx context.Context, c llm.ToolCall, tool Tool, spec ToolSpec, info *CallInfo, perm Permission, cs *callState) (*Result, *failure.Outcome) {
-	call := &Call{Run: r.id, ID: c.ID, Tool: c.Name, Source: spec.Source, state: cs,
+	call := &Call{Run: r.id, ID: c.ID, Tool: c.Name, Source: spec.Source, state: cs, agent: r.a, toolset: r.owner[c.Name],
 		elicitor: r.elicitor(), grants: &r.s.grants, idem: r.id + "/" + c.ID, parts: r.partRule()}
 	// The agent's rules, then the session's over this tool (Call.GuardTools).
 	var own [4]*guardSet
