@@ -454,13 +454,13 @@ func (r *run) flushDetect(wait bool) {
 	r.emitGuards(r.ctx, r.ans.Turns, nil, r.detect.take(wait))
 }
 
-// guardCall applies the tool-call rules to a call's arguments; it returns
+// guardArgs applies the tool-call rules to a call's arguments; it returns
 // the arguments to run with (args itself when no rule rewrote them), or the
 // blocking failure.
-func (r *run) guardCall(ctx context.Context, gs *guardSet, c GuardCheck, args json.RawMessage, cs *callState) (json.RawMessage, *failure.Error) {
+func guardArgs(ctx context.Context, detect *detectSet, gs *guardSet, c GuardCheck, args json.RawMessage, cs *callState) (json.RawMessage, *failure.Error) {
 	c.Text = string(args)
 	out := guardText(ctx, gs.call, c)
-	r.detect.add(c, out.detect)
+	detect.add(c, out.detect)
 	cs.guards = append(cs.guards, out.infos...)
 	if out.trip != nil {
 		return nil, out.trip
@@ -478,7 +478,7 @@ func (r *run) guardCall(ctx context.Context, gs *guardSet, c GuardCheck, args js
 
 // guardResult applies the tool-result rules to each text-bearing part of a
 // result; it returns the result the model sees, or the blocking failure.
-func (r *run) guardResult(ctx context.Context, gs *guardSet, c GuardCheck, res *Result, cs *callState) (*Result, *failure.Error) {
+func guardResult(ctx context.Context, detect *detectSet, gs *guardSet, c GuardCheck, res *Result, cs *callState) (*Result, *failure.Error) {
 	var parts []Part
 	for i, p := range res.Parts {
 		var text string
@@ -496,7 +496,7 @@ func (r *run) guardResult(ctx context.Context, gs *guardSet, c GuardCheck, res *
 		cc := c
 		cc.Text = text
 		out := guardText(ctx, gs.result, cc)
-		r.detect.add(cc, out.detect)
+		detect.add(cc, out.detect)
 		cs.guards = append(cs.guards, out.infos...)
 		if out.trip != nil {
 			return nil, out.trip
@@ -702,10 +702,10 @@ func (g *Guards) Call(ctx context.Context, c GuardCheck, args json.RawMessage) (
 		return args, nil, nil
 	}
 	c.Point = GuardToolCall
-	r := &run{a: &Agent{guardrails: g.set}}
-	cs := &callState{}
-	out, fe := r.guardCall(ctx, g.set, c, args, cs)
-	infos := append(cs.guards, r.detect.take(true)...)
+	var detect detectSet
+	var cs callState
+	out, fe := guardArgs(ctx, &detect, g.set, c, args, &cs)
+	infos := append(cs.guards, detect.take(true)...)
 	if fe != nil {
 		return nil, infos, fe
 	}
@@ -720,10 +720,10 @@ func (g *Guards) Result(ctx context.Context, c GuardCheck, res *Result) (*Result
 		return res, nil, nil
 	}
 	c.Point = GuardToolResult
-	r := &run{a: &Agent{guardrails: g.set}}
-	cs := &callState{}
-	out, fe := r.guardResult(ctx, g.set, c, res, cs)
-	infos := append(cs.guards, r.detect.take(true)...)
+	var detect detectSet
+	var cs callState
+	out, fe := guardResult(ctx, &detect, g.set, c, res, &cs)
+	infos := append(cs.guards, detect.take(true)...)
 	if fe != nil {
 		return nil, infos, fe
 	}
