@@ -234,7 +234,7 @@ func newGuardSet(rules []GuardRule) (*guardSet, error) {
 
 // guardVerdict is one rule's verdict on one text.
 type guardVerdict struct {
-	rule GuardRule
+	rule *GuardRule
 	v    Verdict
 	err  *failure.Error // the check failed (timeout, panic, error)
 }
@@ -242,10 +242,11 @@ type guardVerdict struct {
 // checkOne runs one rule's check under its deadline, recovering a panic.
 // A guard that ignores its context is abandoned at the deadline: its
 // goroutine ends when Check returns.
-func checkOne(ctx context.Context, r GuardRule, c GuardCheck) guardVerdict {
+func checkOne(ctx context.Context, r *GuardRule, cp *GuardCheck) guardVerdict {
 	if _, ok := r.Guard.(LocalGuard); ok {
-		return checkLocal(ctx, r, c)
+		return checkLocal(ctx, r, cp)
 	}
+	c := *cp // the goroutine's copy
 	cctx, cancel := context.WithTimeout(ctx, r.Timeout)
 	defer cancel()
 	ch := make(chan guardVerdict, 1)
@@ -258,7 +259,7 @@ func checkOne(ctx context.Context, r GuardRule, c GuardCheck) guardVerdict {
 			}
 		}()
 		v, err := r.Guard.Check(cctx, c)
-		ch <- verdictOf(r, c, v, err)
+		ch <- verdictOf(r, &c, v, err)
 	}()
 	select {
 	case gv := <-ch:
@@ -274,7 +275,7 @@ func checkOne(ctx context.Context, r GuardRule, c GuardCheck) guardVerdict {
 }
 
 // checkLocal runs a LocalGuard's check on the calling goroutine.
-func checkLocal(ctx context.Context, r GuardRule, c GuardCheck) (gv guardVerdict) {
+func checkLocal(ctx context.Context, r *GuardRule, c *GuardCheck) (gv guardVerdict) {
 	defer func() {
 		if v := recover(); v != nil {
 			gv = guardVerdict{rule: r, err: &failure.Error{Kind: failure.Panic, Source: failure.SourceAgent,
@@ -282,12 +283,12 @@ func checkLocal(ctx context.Context, r GuardRule, c GuardCheck) (gv guardVerdict
 				Message: fmt.Sprintf("guard %q crashed", r.Guard.Name())}}
 		}
 	}()
-	v, err := r.Guard.Check(ctx, c)
+	v, err := r.Guard.Check(ctx, *c)
 	return verdictOf(r, c, v, err)
 }
 
 // verdictOf classifies a check's answer.
-func verdictOf(r GuardRule, c GuardCheck, v Verdict, err error) guardVerdict {
+func verdictOf(r *GuardRule, c *GuardCheck, v Verdict, err error) guardVerdict {
 	gv := guardVerdict{rule: r, v: v}
 	if err != nil {
 		fe := *failure.From(err)
@@ -318,16 +319,18 @@ type guardOutcome struct {
 // before rewrote) and starts the detect-only ones beside them.
 func guardText(ctx context.Context, rules []GuardRule, c GuardCheck) guardOutcome {
 	out := guardOutcome{text: c.Text}
-	for _, r := range rules {
+	cc := c // c with the text as the rules so far left it
+	for i := range rules {
+		r := &rules[i]
 		if r.DetectOnly {
 			ch := make(chan guardVerdict, 1)
-			go func() { ch <- checkOne(context.WithoutCancel(ctx), r, c) }()
+			dc := c
+			go func() { ch <- checkOne(context.WithoutCancel(ctx), r, &dc) }()
 			out.detect = append(out.detect, ch)
 			continue
 		}
-		cc := c
 		cc.Text = out.text
-		gv := checkOne(ctx, r, cc)
+		gv := checkOne(ctx, r, &cc)
 		if gv.err != nil {
 			out.trip = gv.err
 			out.infos = append(out.infos, gv.info(c, false))
