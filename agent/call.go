@@ -29,7 +29,11 @@ type Call struct {
 	state    *callState
 	elicitor Elicitor
 	grants   *grants
-	idem     string
+	// agent and toolset are the run's agent and the toolset of the tool
+	// (outside a run: nil and "").
+	agent   *Agent
+	toolset string
+	idem    string
 	// handle is the handle a resumed call was recorded with (SaveHandle).
 	handle json.RawMessage
 	// parts is the run's rule for media parts (nil outside a run).
@@ -160,20 +164,27 @@ func (c *Call) Grant(patterns ...string) {
 	}
 }
 
-// GuardTools applies rules to the calls and results of the tools whose
-// names match the patterns (path.Match syntax) for the rest of the session,
-// after the agent's own Config.Guards. A rule without a Guard is a Config
-// failure. The skills toolset uses it for the guards a skill declares,
-// over the tools its allowed-tools grant. The rules are not kept in a
-// SessionRecord or a checkpoint: a resumed session has them again when the
-// skill is activated again.
-func (c *Call) GuardTools(patterns []string, rules ...GuardRule) error {
-	gs, err := newGuardSet(rules)
-	if err != nil || gs == nil || len(patterns) == 0 || c == nil || c.grants == nil {
+// GuardTools puts the guards named guards over the calls and results of
+// the tools whose names match the patterns (path.Match syntax), at
+// GuardToolCall and GuardToolResult, for the rest of the session, after
+// the agent's own Config.Guards. The names are the calling tool's
+// toolset's: it resolves them with its optional Guard method (see
+// Toolset) now and, when the run resumes from a checkpoint (which keeps
+// them, Checkpoint.Guarded), again, in this process or another. A toolset
+// without the method, or a name it does not know, is a Config failure. The
+// skills toolset uses it for the guards a skill declares, over the tools
+// its allowed-tools grant.
+func (c *Call) GuardTools(patterns []string, guards ...string) error {
+	if c == nil || c.grants == nil || len(patterns) == 0 || len(guards) == 0 {
+		return nil
+	}
+	g := GuardedTools{Toolset: c.toolset, Patterns: slices.Clone(patterns), Guards: slices.Clone(guards)}
+	gs, err := c.agent.guardsOf(g)
+	if err != nil {
 		return err
 	}
 	c.grants.mu.Lock()
-	c.grants.guarded = append(c.grants.guarded, guardedTools{patterns: slices.Clone(patterns), set: gs})
+	c.grants.guarded = append(c.grants.guarded, guardedTools{rec: g, set: gs})
 	c.grants.guarding.Store(true)
 	c.grants.mu.Unlock()
 	return nil
@@ -189,22 +200,21 @@ type grants struct {
 	guarding atomic.Bool
 }
 
-// guardedTools are rules over the tools matching patterns.
+// guardedTools are rules over the tools matching rec.Patterns.
 type guardedTools struct {
-	patterns []string
-	set      *guardSet
+	rec GuardedTools
+	set *guardSet
 }
 
-// guardsFor returns the session's rule sets that apply to tool.
-func (g *grants) guardsFor(tool string) []*guardSet {
+// appendGuards appends the session's rule sets that apply to tool.
+func (g *grants) appendGuards(sets []*guardSet, tool string) []*guardSet {
 	if !g.guarding.Load() {
-		return nil
+		return sets
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	var sets []*guardSet
 	for _, gt := range g.guarded {
-		for _, p := range gt.patterns {
+		for _, p := range gt.rec.Patterns {
 			if ok, _ := path.Match(p, tool); ok {
 				sets = append(sets, gt.set)
 				break

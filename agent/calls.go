@@ -283,18 +283,20 @@ func (r *run) validates(spec ToolSpec, perm Permission) bool {
 // with the call's timeout. It returns the tool's result and, when the call
 // failed, the failure (not yet handled).
 func (r *run) execCall(bctx context.Context, c llm.ToolCall, tool Tool, spec ToolSpec, info *CallInfo, perm Permission, cs *callState) (*Result, *failure.Outcome) {
-	call := &Call{Run: r.id, ID: c.ID, Tool: c.Name, Source: spec.Source, state: cs,
+	call := &Call{Run: r.id, ID: c.ID, Tool: c.Name, Source: spec.Source, state: cs, agent: r.a, toolset: r.owner[c.Name],
 		elicitor: r.elicitor(), grants: &r.s.grants, idem: r.id + "/" + c.ID, parts: r.partRule(), handle: r.callHandle(c.ID)}
 	// The agent's rules, then the session's over this tool (Call.GuardTools).
-	sets := r.s.grants.guardsFor(c.Name)
+	var own [4]*guardSet
+	sets := own[:0]
 	if r.a.guardrails != nil {
-		sets = append([]*guardSet{r.a.guardrails}, sets...)
+		sets = append(sets, r.a.guardrails)
 	}
+	sets = r.s.grants.appendGuards(sets, c.Name)
 	gc := GuardCheck{Run: r.id, Tool: c.Name, Source: spec.Source}
 	for _, gs := range sets {
 		if len(gs.call) > 0 {
-			gc.Point, gc.Text = GuardToolCall, string(info.Args)
-			args, fe := r.guardCall(bctx, gs, gc, cs)
+			gc.Point = GuardToolCall
+			args, fe := guardArgs(bctx, &r.detect, gs, gc, info.Args, cs)
 			if fe != nil {
 				return nil, &failure.Outcome{Err: fe}
 			}
@@ -350,7 +352,7 @@ func (r *run) execCall(bctx context.Context, c llm.ToolCall, tool Tool, spec Too
 	for _, gs := range sets {
 		if len(gs.result) > 0 {
 			gc.Point = GuardToolResult
-			g, fe := r.guardResult(bctx, gs, gc, res, cs)
+			g, fe := guardResult(bctx, &r.detect, gs, gc, res, cs)
 			if fe != nil {
 				return nil, &failure.Outcome{Err: fe}
 			}

@@ -109,6 +109,9 @@ func (r *run) resumeRun(cp *Checkpoint) ([]llm.Message, int, error) {
 	}
 	r.a.log.Info().Str("run", r.id).Str("session", cp.Session).Str("from", string(cp.State)).Int("turn", cp.Turn).Msg("run resumed")
 	r.s.grants.set(cp.Grants)
+	if err := r.s.grants.setGuarded(r.a, cp.Guarded); err != nil {
+		return nil, 0, d.stop(err)
+	}
 	r.ans.Turns, r.ans.Usage, r.ans.Cost, r.ans.ToolCalls, r.ans.Failures = cp.Turn, cp.Usage, cp.Cost, cp.ToolCalls, cp.Failures
 	if cp.Output != nil {
 		r.in.Output = cp.Output

@@ -257,7 +257,7 @@ func (r *run) claim(input string) ([]llm.Message, error) {
 	switch {
 	case errors.Is(err, failure.NotFound):
 		s.mu.Lock()
-		rec = &SessionRecord{ID: s.id, Run: r.id, History: slices.Clone(s.history), Grants: s.grants.snapshot()}
+		rec = &SessionRecord{ID: s.id, Run: r.id, History: slices.Clone(s.history), Grants: s.grants.sessionGrants()}
 		s.mu.Unlock()
 		rev, err = st.PutSession(ctx, rec, 0)
 	case err != nil:
@@ -281,7 +281,7 @@ func (r *run) claim(input string) ([]llm.Message, error) {
 	if err != nil {
 		return nil, sessionTaken(s.id, err)
 	}
-	s.grants.set(rec.Grants)
+	s.grants.setFromSession(rec.Grants)
 	owner, _ := r.takeOwner()
 	r.d = &durableRun{runs: r.a.cfg.Durable.Runs, owner: owner, intended: map[string]bool{}}
 	first := []llm.Message{r.userMessage(input)}
@@ -290,7 +290,7 @@ func (r *run) claim(input string) ([]llm.Message, error) {
 	}
 	r.d.cp = Checkpoint{V: recordVersion, Run: r.id, Session: s.id, SessionRevision: rev, Agent: r.a.cfg.Name,
 		Owner: r.d.owner, State: RunRunning, Input: input, Output: r.in.Output, Base: len(rec.History),
-		Messages: first, Grants: rec.Grants, Started: r.start,
+		Messages: first, Grants: s.grants.snapshot(), Guarded: s.grants.guardedSnapshot(), Started: r.start,
 		Trace: telemetry.TraceParent(r.ctx)}
 	if rev, err = r.d.runs.SaveCheckpoint(ctx, &r.d.cp, 0); err != nil {
 		// Give the session back; if that fails too, the run id's missing
@@ -359,7 +359,7 @@ func (r *run) finishSession(cp *Checkpoint) error {
 	st := r.a.cfg.Durable.Sessions
 	ctx, cancel := r.storeCtx()
 	defer cancel()
-	_, err := st.AppendSession(ctx, &SessionRecord{ID: cp.Session, History: cp.Messages, Grants: cp.Grants}, cp.SessionRevision)
+	_, err := st.AppendSession(ctx, &SessionRecord{ID: cp.Session, History: cp.Messages, Grants: unguarded(cp.Grants, cp.Guarded)}, cp.SessionRevision)
 	if errors.Is(err, failure.Conflict) || errors.Is(err, failure.NotFound) {
 		rec, lerr := st.LoadSession(ctx, cp.Session)
 		if lerr == nil && rec.Run != cp.Run && rec.Revision > cp.SessionRevision {
@@ -373,7 +373,7 @@ func (r *run) finishSession(cp *Checkpoint) error {
 func (r *run) fillCheckpoint() {
 	cp := &r.d.cp
 	cp.Turn, cp.Usage, cp.Cost, cp.ToolCalls, cp.Failures = r.ans.Turns, r.ans.Usage, r.ans.Cost, r.ans.ToolCalls, r.ans.Failures
-	cp.Grants = r.s.grants.snapshot()
+	cp.Grants, cp.Guarded = r.s.grants.snapshot(), r.s.grants.guardedSnapshot()
 	cp.Trace = telemetry.TraceParent(r.ctx)
 }
 
@@ -447,7 +447,7 @@ func (r *run) halted() error {
 	}
 	d.cp.State, d.cp.Question, d.cp.Questions = RunParked, parked[0], append(slices.Clone(d.carry), parked...)
 	d.cp.Failures = r.ans.Failures
-	d.cp.Grants = r.s.grants.snapshot()
+	d.cp.Grants, d.cp.Guarded = r.s.grants.snapshot(), r.s.grants.guardedSnapshot()
 	if err := r.saveCheckpoint(); err != nil {
 		return err
 	}
@@ -488,7 +488,7 @@ func (r *run) sessionLoop(hist []llm.Message, input string) ([]llm.Message, erro
 			return hist, err
 		}
 		hist, r.ss.rev = rec.History, rec.Revision
-		s.grants.set(rec.Grants)
+		s.grants.setFromSession(rec.Grants)
 	}
 	newHist, err := r.loop(hist, input)
 	if err != nil && !r.ss.stored {
@@ -511,9 +511,9 @@ func (r *run) storeSession(hist []llm.Message, base int) error {
 	defer cancel()
 	var err error
 	if r.ss.rev == 0 {
-		_, err = st.PutSession(ctx, &SessionRecord{V: recordVersion, ID: s.id, History: hist, Grants: s.grants.snapshot()}, 0)
+		_, err = st.PutSession(ctx, &SessionRecord{V: recordVersion, ID: s.id, History: hist, Grants: s.grants.sessionGrants()}, 0)
 	} else {
-		_, err = st.AppendSession(ctx, &SessionRecord{ID: s.id, History: hist[base:], Grants: s.grants.snapshot()}, r.ss.rev)
+		_, err = st.AppendSession(ctx, &SessionRecord{ID: s.id, History: hist[base:], Grants: s.grants.sessionGrants()}, r.ss.rev)
 	}
 	if errors.Is(err, failure.Conflict) {
 		return &failure.Error{Kind: failure.Conflict, Source: failure.SourceAgent, Op: "store session", Err: err,

@@ -234,7 +234,7 @@ func newGuardSet(rules []GuardRule) (*guardSet, error) {
 
 // guardVerdict is one rule's verdict on one text.
 type guardVerdict struct {
-	rule GuardRule
+	rule *GuardRule
 	v    Verdict
 	err  *failure.Error // the check failed (timeout, panic, error)
 }
@@ -242,10 +242,11 @@ type guardVerdict struct {
 // checkOne runs one rule's check under its deadline, recovering a panic.
 // A guard that ignores its context is abandoned at the deadline: its
 // goroutine ends when Check returns.
-func checkOne(ctx context.Context, r GuardRule, c GuardCheck) guardVerdict {
+func checkOne(ctx context.Context, r *GuardRule, cp *GuardCheck) guardVerdict {
 	if _, ok := r.Guard.(LocalGuard); ok {
-		return checkLocal(ctx, r, c)
+		return checkLocal(ctx, r, cp)
 	}
+	c := *cp // the goroutine's copy
 	cctx, cancel := context.WithTimeout(ctx, r.Timeout)
 	defer cancel()
 	ch := make(chan guardVerdict, 1)
@@ -258,7 +259,7 @@ func checkOne(ctx context.Context, r GuardRule, c GuardCheck) guardVerdict {
 			}
 		}()
 		v, err := r.Guard.Check(cctx, c)
-		ch <- verdictOf(r, c, v, err)
+		ch <- verdictOf(r, &c, v, err)
 	}()
 	select {
 	case gv := <-ch:
@@ -274,7 +275,7 @@ func checkOne(ctx context.Context, r GuardRule, c GuardCheck) guardVerdict {
 }
 
 // checkLocal runs a LocalGuard's check on the calling goroutine.
-func checkLocal(ctx context.Context, r GuardRule, c GuardCheck) (gv guardVerdict) {
+func checkLocal(ctx context.Context, r *GuardRule, c *GuardCheck) (gv guardVerdict) {
 	defer func() {
 		if v := recover(); v != nil {
 			gv = guardVerdict{rule: r, err: &failure.Error{Kind: failure.Panic, Source: failure.SourceAgent,
@@ -282,12 +283,12 @@ func checkLocal(ctx context.Context, r GuardRule, c GuardCheck) (gv guardVerdict
 				Message: fmt.Sprintf("guard %q crashed", r.Guard.Name())}}
 		}
 	}()
-	v, err := r.Guard.Check(ctx, c)
+	v, err := r.Guard.Check(ctx, *c)
 	return verdictOf(r, c, v, err)
 }
 
 // verdictOf classifies a check's answer.
-func verdictOf(r GuardRule, c GuardCheck, v Verdict, err error) guardVerdict {
+func verdictOf(r *GuardRule, c *GuardCheck, v Verdict, err error) guardVerdict {
 	gv := guardVerdict{rule: r, v: v}
 	if err != nil {
 		fe := *failure.From(err)
@@ -318,16 +319,18 @@ type guardOutcome struct {
 // before rewrote) and starts the detect-only ones beside them.
 func guardText(ctx context.Context, rules []GuardRule, c GuardCheck) guardOutcome {
 	out := guardOutcome{text: c.Text}
-	for _, r := range rules {
+	cc := c // c with the text as the rules so far left it
+	for i := range rules {
+		r := &rules[i]
 		if r.DetectOnly {
 			ch := make(chan guardVerdict, 1)
-			go func() { ch <- checkOne(context.WithoutCancel(ctx), r, c) }()
+			dc := c
+			go func() { ch <- checkOne(context.WithoutCancel(ctx), r, &dc) }()
 			out.detect = append(out.detect, ch)
 			continue
 		}
-		cc := c
 		cc.Text = out.text
-		gv := checkOne(ctx, r, cc)
+		gv := checkOne(ctx, r, &cc)
 		if gv.err != nil {
 			out.trip = gv.err
 			out.infos = append(out.infos, gv.info(c, false))
@@ -454,28 +457,31 @@ func (r *run) flushDetect(wait bool) {
 	r.emitGuards(r.ctx, r.ans.Turns, nil, r.detect.take(wait))
 }
 
-// guardCall applies the tool-call rules to a call's arguments; it returns
-// the arguments to run with, or the blocking failure.
-func (r *run) guardCall(ctx context.Context, gs *guardSet, c GuardCheck, cs *callState) (json.RawMessage, *failure.Error) {
+// guardArgs applies the tool-call rules to a call's arguments; it returns
+// the arguments to run with (args itself when no rule rewrote them), or the
+// blocking failure.
+func guardArgs(ctx context.Context, detect *detectSet, gs *guardSet, c GuardCheck, args json.RawMessage, cs *callState) (json.RawMessage, *failure.Error) {
+	c.Text = string(args)
 	out := guardText(ctx, gs.call, c)
-	r.detect.add(c, out.detect)
+	detect.add(c, out.detect)
 	cs.guards = append(cs.guards, out.infos...)
 	if out.trip != nil {
 		return nil, out.trip
 	}
-	if out.text != c.Text {
-		var obj map[string]json.RawMessage
-		if json.Unmarshal([]byte(out.text), &obj) != nil || obj == nil {
-			return nil, &failure.Error{Kind: failure.Internal, Source: failure.SourceAgent, Tool: c.Tool, Op: "guard",
-				Message: "a guard rewrote the call's arguments into something that is not a JSON object"}
-		}
+	if out.text == c.Text {
+		return args, nil
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal([]byte(out.text), &obj) != nil || obj == nil {
+		return nil, &failure.Error{Kind: failure.Internal, Source: failure.SourceAgent, Tool: c.Tool, Op: "guard",
+			Message: "a guard rewrote the call's arguments into something that is not a JSON object"}
 	}
 	return json.RawMessage(out.text), nil
 }
 
 // guardResult applies the tool-result rules to each text-bearing part of a
 // result; it returns the result the model sees, or the blocking failure.
-func (r *run) guardResult(ctx context.Context, gs *guardSet, c GuardCheck, res *Result, cs *callState) (*Result, *failure.Error) {
+func guardResult(ctx context.Context, detect *detectSet, gs *guardSet, c GuardCheck, res *Result, cs *callState) (*Result, *failure.Error) {
 	var parts []Part
 	for i, p := range res.Parts {
 		var text string
@@ -493,7 +499,7 @@ func (r *run) guardResult(ctx context.Context, gs *guardSet, c GuardCheck, res *
 		cc := c
 		cc.Text = text
 		out := guardText(ctx, gs.result, cc)
-		r.detect.add(cc, out.detect)
+		detect.add(cc, out.detect)
 		cs.guards = append(cs.guards, out.infos...)
 		if out.trip != nil {
 			return nil, out.trip
@@ -698,11 +704,11 @@ func (g *Guards) Call(ctx context.Context, c GuardCheck, args json.RawMessage) (
 	if g == nil || len(g.set.call) == 0 {
 		return args, nil, nil
 	}
-	c.Point, c.Text = GuardToolCall, string(args)
-	r := &run{a: &Agent{guardrails: g.set}}
-	cs := &callState{}
-	out, fe := r.guardCall(ctx, g.set, c, cs)
-	infos := append(cs.guards, r.detect.take(true)...)
+	c.Point = GuardToolCall
+	var detect detectSet
+	var cs callState
+	out, fe := guardArgs(ctx, &detect, g.set, c, args, &cs)
+	infos := append(cs.guards, detect.take(true)...)
 	if fe != nil {
 		return nil, infos, fe
 	}
@@ -717,10 +723,10 @@ func (g *Guards) Result(ctx context.Context, c GuardCheck, res *Result) (*Result
 		return res, nil, nil
 	}
 	c.Point = GuardToolResult
-	r := &run{a: &Agent{guardrails: g.set}}
-	cs := &callState{}
-	out, fe := r.guardResult(ctx, g.set, c, res, cs)
-	infos := append(cs.guards, r.detect.take(true)...)
+	var detect detectSet
+	var cs callState
+	out, fe := guardResult(ctx, &detect, g.set, c, res, &cs)
+	infos := append(cs.guards, detect.take(true)...)
 	if fe != nil {
 		return nil, infos, fe
 	}

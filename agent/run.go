@@ -38,6 +38,8 @@ type run struct {
 	// index maps the turn's tool names to tools (read-only: it may be
 	// shared with other runs through the agent's tool snapshot).
 	index map[string]Tool
+	// owner names the toolset of each tool of index.
+	owner map[string]string
 	// lists holds the turn's listings, one per toolset (reused).
 	lists [][]Tool
 	// inToolsReported is set once the run's Input.Tools were checked

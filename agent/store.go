@@ -185,6 +185,9 @@ type Checkpoint struct {
 	// Grants are the tool patterns the run pre-approved so far (the
 	// session's and those granted during the run).
 	Grants []string `json:"grants,omitempty"`
+	// Guarded are the guards tools put over other tools in the session so
+	// far (Call.GuardTools), resolved again when the run resumes.
+	Guarded []GuardedTools `json:"guarded,omitempty"`
 	// Question is the question a parked run waits on (the first of
 	// Questions).
 	Question string `json:"question,omitempty"`

@@ -100,8 +100,8 @@ type Tool interface {
 
 // Toolset is a group of tools from one source.
 //
-// A toolset may also have two optional methods, which the agent uses when
-// present:
+// A toolset may also have three optional methods, which the agent uses
+// when present:
 //
 //	// Changed is signalled (never closed while the toolset lives) after
 //	// the tool list changed at run time (MCP list_changed, a skill folder
@@ -111,6 +111,10 @@ type Tool interface {
 //	// Instructions is text for the system prompt (the skills catalog),
 //	// included as data about the toolset; it is called once per run.
 //	Instructions(ctx context.Context) string
+//	// Guard returns the guard of a name that the toolset's tools put
+//	// over other tools with Call.GuardTools: when it is called, and when
+//	// a run resumes from a checkpoint that keeps the names.
+//	Guard(name string) (Guard, bool)
 type Toolset interface {
 	// Name identifies the toolset in logs and errors.
 	Name() string

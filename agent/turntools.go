@@ -17,6 +17,8 @@ type toolSnapshot struct {
 	keys  []failure.Key
 	avail []bool
 	index map[string]Tool
+	// owner names the toolset of each tool of index.
+	owner map[string]string
 	defs  []llm.ToolDef
 }
 
@@ -68,12 +70,13 @@ func (r *run) gatherTools() []llm.ToolDef {
 		r.lists[i] = tools
 	}
 	if snap := r.a.tools.Load(); snap.current(r.lists, r.a.pol()) {
-		r.index = snap.index
+		r.index, r.owner = snap.index, snap.owner
 		return r.addInputTools(snap.defs)
 	}
 	snap := &toolSnapshot{lists: make([][]Tool, len(r.lists)), index: map[string]Tool{}}
 	copy(snap.lists, r.lists)
 	owner := map[string]string{}
+	snap.owner = owner
 	seen := map[failure.Key]bool{}
 	for i, tools := range r.lists {
 		ts := r.a.toolsets[i]
@@ -103,7 +106,7 @@ func (r *run) gatherTools() []llm.ToolDef {
 	// Shared between runs: an append by a model must not write into it.
 	snap.defs = slices.Clip(snap.defs)
 	r.a.tools.Store(snap)
-	r.index = snap.index
+	r.index, r.owner = snap.index, snap.owner
 	return r.addInputTools(snap.defs)
 }
 

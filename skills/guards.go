@@ -34,16 +34,35 @@ func (s *Skill) Guards() []string {
 	return names
 }
 
+// guardNames are the names of the guards a skill declares that
+// Config.Guards knows.
+func (t *Toolset) guardNames(s *Skill) []string {
+	var names []string
+	for _, name := range s.Guards() {
+		if g, ok := t.cfg.Guards[name]; ok && g != nil {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
 // guardRules are the rules of the guards a skill declares that
 // Config.Guards knows, at tool calls and results.
 func (t *Toolset) guardRules(s *Skill) []agent.GuardRule {
 	var rules []agent.GuardRule
-	for _, name := range s.Guards() {
-		if g, ok := t.cfg.Guards[name]; ok && g != nil {
-			rules = append(rules, agent.GuardRule{Guard: g, At: agent.GuardToolCall | agent.GuardToolResult})
-		}
+	for _, name := range t.guardNames(s) {
+		rules = append(rules, agent.GuardRule{Guard: t.cfg.Guards[name], At: agent.GuardToolCall | agent.GuardToolResult})
 	}
 	return rules
+}
+
+// Guard returns the guard Config.Guards names name: the agent resolves
+// with it the guards a skill's activation put over the tools its
+// allowed-tools grant (agent.Call.GuardTools), also when a run resumes
+// from a checkpoint.
+func (t *Toolset) Guard(name string) (agent.Guard, bool) {
+	g, ok := t.cfg.Guards[name]
+	return g, ok && g != nil
 }
 
 // withGuards wraps a skill tool's call: the skill named by its arguments

@@ -3,14 +3,17 @@ package skills
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/guard"
+	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -117,6 +120,62 @@ func TestSkillGuardsOverAllowedTools(t *testing.T) {
 		c := res[tc.id].Content
 		if !strings.Contains(c, tc.want) || strings.Contains(c, tc.not) {
 			t.Errorf("%s: %q; want %q and not %q", tc.id, c, tc.want, tc.not)
+		}
+	}
+}
+
+// TestSkillGuardsSurviveResume: a run that activated a skill and parked on
+// a question is resumed by another agent with its own skills toolset (as
+// another process would): the tools the skill's allowed-tools grant are
+// still checked by its guards (resolved again by name, Toolset.Guard).
+func TestSkillGuardsSurviveResume(t *testing.T) {
+	root := t.TempDir()
+	writeSkill(t, root, "crm",
+		"name: crm\ndescription: Customer records.\nallowed-tools: crm_lookup\nmetadata:\n  switchboard.guards: pii\n",
+		"Look people up.\n")
+	st := agent.NewMemoryStore(agent.MemoryStoreOptions{})
+	mk := func(model llm.Model) *agent.Agent {
+		ts, err := New(context.Background(), Config{Roots: []Root{{Path: root}}, Guards: guard.Named()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tools := []agent.Tool{
+			agent.NewFuncTool(agent.ToolSpec{Name: "crm_lookup", Description: "lookup", ReadOnly: true},
+				func(context.Context, json.RawMessage) (*agent.Result, error) {
+					return agent.TextResult("owner: carol@example.com"), nil
+				}),
+			agent.NewFuncTool(agent.ToolSpec{Name: "pay", Description: "pay"},
+				func(context.Context, json.RawMessage) (*agent.Result, error) { return agent.TextResult("paid"), nil }),
+		}
+		a, err := agent.New(context.Background(), agent.Config{Name: "crm", Model: model, Toolsets: []agent.Toolset{ts}, Tools: tools,
+			Permissions: &agent.Permissions{Rules: []agent.Rule{{Tool: "pay", Permission: agent.Ask}, {Tool: "*", Permission: agent.Allow}}},
+			Durable:     agent.Durability{Sessions: st, Runs: st, Inbox: st, ParkAfter: -1, QuestionTTL: time.Hour}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	a1 := mk(llm.NewScripted(
+		llm.Calls(llm.CallTool("a1", ToolActivate, map[string]any{"name": "crm"})),
+		llm.Calls(llm.CallTool("p1", "pay", map[string]any{}))))
+	sess := a1.NewSession()
+	ans, err := sess.Run(context.Background(), "pay carol")
+	if !errors.Is(err, failure.Parked) {
+		t.Fatalf("run: %v, %+v; want Parked", err, ans)
+	}
+	a2 := mk(llm.NewScripted(llm.Calls(llm.CallTool("l1", "crm_lookup", map[string]any{})), llm.Say("done")))
+	if _, err := a2.Answer(context.Background(), ans.Question, agent.ElicitationResult{Action: agent.ElicitAccept}); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := st.LoadSession(context.Background(), sess.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range rec.History {
+		for _, r := range m.ToolResults {
+			if r.CallID == "l1" && (!strings.Contains(r.Content, "[REDACTED:email]") || strings.Contains(r.Content, "carol@")) {
+				t.Errorf("crm_lookup after the resume: %q; want it redacted", r.Content)
+			}
 		}
 	}
 }

@@ -116,7 +116,7 @@ func (t *Toolset) Activate(ctx context.Context, name string) (*Activation, error
 	if len(a.Granted) > 0 {
 		if call, ok := agent.CallFromContext(ctx); ok {
 			call.Grant(a.Granted...)
-			if err := call.GuardTools(a.Granted, t.guardRules(s)...); err != nil {
+			if err := call.GuardTools(a.Granted, t.guardNames(s)...); err != nil {
 				return nil, err
 			}
 		}

@@ -3,7 +3,10 @@ package guard
 import (
 	"context"
 	"regexp"
+	"regexp/syntax"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/switchboard-dev/switchboard/agent"
 )
@@ -23,7 +26,16 @@ type DenyConfig struct {
 type DenyList struct {
 	name  string
 	words []string
-	res   []*regexp.Regexp
+	// find finds the words in one pass over ASCII text.
+	find *literals
+	pats []denyPattern
+}
+
+// denyPattern is a pattern and a literal that every match of it holds,
+// found without running the expression (lit "": none known).
+type denyPattern struct {
+	re  *regexp.Regexp
+	lit *literals
 }
 
 // NewDenyList returns the deny-list; an invalid pattern is an error naming
@@ -38,12 +50,19 @@ func NewDenyList(cfg DenyConfig) (*DenyList, error) {
 			d.words = append(d.words, strings.ToLower(w))
 		}
 	}
+	d.find = newLiterals(d.words, true)
 	for _, p := range cfg.Patterns {
 		re, err := regexp.Compile(p)
 		if err != nil {
 			return nil, configErr("guard.DenyConfig.Patterns: %q: %v", p, err)
 		}
-		d.res = append(d.res, re)
+		dp := denyPattern{re: re}
+		if tree, err := syntax.Parse(p, syntax.Perl); err == nil {
+			if lit, fold := requiredLiteral(tree); lit != "" {
+				dp.lit = newLiterals([]string{lit}, fold)
+			}
+		}
+		d.pats = append(d.pats, dp)
 	}
 	return d, nil
 }
@@ -56,7 +75,7 @@ func (d *DenyList) Name() string { return d.name }
 
 // Check trips on the first word or pattern found.
 func (d *DenyList) Check(_ context.Context, c agent.GuardCheck) (agent.Verdict, error) {
-	if len(d.words) > 0 {
+	if len(d.words) > 0 && (d.find.find(c.Text, 0) >= 0 || !isASCII(c.Text)) {
 		low := lower(c.Text)
 		for _, w := range d.words {
 			if strings.Contains(low, w) {
@@ -64,12 +83,61 @@ func (d *DenyList) Check(_ context.Context, c agent.GuardCheck) (agent.Verdict, 
 			}
 		}
 	}
-	for _, re := range d.res {
-		if re.MatchString(c.Text) {
-			return agent.Trip("the text matches the denied pattern " + quote(re.String())), nil
+	for _, p := range d.pats {
+		if p.lit != nil && p.lit.find(c.Text, 0) < 0 {
+			continue
+		}
+		if p.re.MatchString(c.Text) {
+			return agent.Trip("the text matches the denied pattern " + quote(p.re.String())), nil
 		}
 	}
 	return agent.Pass(), nil
+}
+
+// requiredLiteral returns the longest literal that every match of re
+// holds (lower-cased, to be found ASCII case-insensitively, when fold is
+// set), or "" when none is known. A case-insensitive literal qualifies
+// only if no letter of it folds to a byte outside ASCII (as 'k' does to
+// the Kelvin sign).
+func requiredLiteral(re *syntax.Regexp) (lit string, fold bool) {
+	switch re.Op {
+	case syntax.OpLiteral:
+		fold = re.Flags&syntax.FoldCase != 0
+		var b strings.Builder
+		for _, r := range re.Rune {
+			if r >= utf8.RuneSelf {
+				if fold || r == utf8.RuneError {
+					return "", false
+				}
+				b.WriteRune(r)
+				continue
+			}
+			if fold {
+				for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+					if f >= utf8.RuneSelf {
+						return "", false
+					}
+				}
+				r = unicode.ToLower(r)
+			}
+			b.WriteRune(r)
+		}
+		return b.String(), fold
+	case syntax.OpCapture, syntax.OpPlus:
+		return requiredLiteral(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Min >= 1 {
+			return requiredLiteral(re.Sub[0])
+		}
+	case syntax.OpConcat:
+		for _, sub := range re.Sub {
+			if l, f := requiredLiteral(sub); len(l) > len(lit) {
+				lit, fold = l, f
+			}
+		}
+		return lit, fold
+	}
+	return "", false
 }
 
 // lower lower-cases ASCII text without allocating when it has no upper

@@ -24,10 +24,17 @@ type InjectionConfig struct {
 type Injection struct {
 	name    string
 	phrases []string
-	// byFirst lists the phrases by their first byte: the text is read
-	// once, and a phrase compared only where its first byte is.
-	byFirst [256][]string
+	// The phrases, found ASCII case-insensitively: those shorter than
+	// shortPhrase that hold a mark byte around it (marks), the others by
+	// sampled windows (long).
+	long  *literals
+	marks *marked
 }
+
+// shortPhrase is the length under which a phrase holding a mark byte is
+// found around it: the shortest of the others sets how many bytes
+// literals skips.
+const shortPhrase = 11
 
 // injectionPhrases are lower-case; each is searched for in the lower-cased
 // text.
@@ -55,9 +62,17 @@ func NewInjection(cfg InjectionConfig) *Injection {
 			}
 		}
 	}
-	for _, p := range g.phrases {
-		g.byFirst[p[0]] = append(g.byFirst[p[0]], p)
+	long := make([]string, len(g.phrases))
+	var short []int
+	for i, p := range g.phrases {
+		if len(p) < shortPhrase && markOf(p) >= 0 {
+			short = append(short, i)
+		} else {
+			long[i] = p // the others stay "": ignored
+		}
 	}
+	g.long = newLiterals(long, true)
+	g.marks = newMarked(g.phrases, short, true)
 	return g
 }
 
@@ -67,20 +82,42 @@ func (*Injection) Local() {}
 // Name is the guard's name.
 func (g *Injection) Name() string { return g.name }
 
-// Check trips on the first sign found.
+// Check trips on the first sign found: invisible Unicode, else the
+// phrase that starts first (the first listed of those starting there).
+// ASCII text is read once, its case folded as it is read; other text is
+// lower-cased (strings.ToLower) first.
 func (g *Injection) Check(_ context.Context, c agent.GuardCheck) (agent.Verdict, error) {
+	at := g.find(c.Text)
+	ascii := isASCII(c.Text)
+	if at < 0 && ascii {
+		return agent.Pass(), nil
+	}
 	if why := hidden(c.Text); why != "" {
 		return agent.Trip(why), nil
 	}
-	low := lower(c.Text)
-	for i := 0; i < len(low); i++ {
-		for _, p := range g.byFirst[low[i]] {
-			if strings.HasPrefix(low[i:], p) {
-				return agent.Trip("the text addresses the model: " + quote(strings.TrimSpace(p))), nil
-			}
+	low := c.Text
+	if !ascii {
+		low = strings.ToLower(low)
+		at = g.find(low)
+	}
+	if at < 0 {
+		return agent.Pass(), nil
+	}
+	for _, p := range g.phrases {
+		if hasWord(low, at, p, true) {
+			return agent.Trip("the text addresses the model: " + quote(strings.TrimSpace(p))), nil
 		}
 	}
-	return agent.Pass(), nil
+	return agent.Pass(), nil // not reached: a phrase starts at at
+}
+
+// find is the first position where a phrase starts, or -1.
+func (g *Injection) find(s string) int {
+	at := g.long.find(s, 0)
+	if m := g.marks.find(s, 0); m >= 0 && (at < 0 || m < at) {
+		at = m
+	}
+	return at
 }
 
 // hidden reports invisible Unicode used to smuggle instructions: tag

@@ -3,6 +3,7 @@ package guard
 import (
 	"context"
 	"fmt"
+	"math/bits"
 	"regexp"
 	"sort"
 	"strings"
@@ -33,14 +34,14 @@ type PIIConfig struct {
 // and tokens (rules ported from gitleaks, see secrets.go), and redacts them
 // as "[REDACTED:<kind>]" or trips.
 type PII struct {
-	name  string
-	kinds map[string]bool
-	block bool
+	name                       string
+	email, phone, card, secret bool
+	block                      bool
 }
 
 // NewPII returns the PII guard.
 func NewPII(cfg PIIConfig) *PII {
-	p := &PII{name: cfg.Name, block: cfg.Block, kinds: map[string]bool{}}
+	p := &PII{name: cfg.Name, block: cfg.Block}
 	if p.name == "" {
 		p.name = "pii"
 	}
@@ -49,7 +50,16 @@ func NewPII(cfg PIIConfig) *PII {
 		kinds = []string{KindEmail, KindPhone, KindCard, KindSecret}
 	}
 	for _, k := range kinds {
-		p.kinds[k] = true
+		switch k {
+		case KindEmail:
+			p.email = true
+		case KindPhone:
+			p.phone = true
+		case KindCard:
+			p.card = true
+		case KindSecret:
+			p.secret = true
+		}
 	}
 	return p
 }
@@ -102,14 +112,14 @@ var allPII = NewPII(PIIConfig{})
 
 func (p *PII) scan(text string) []Match {
 	var ms []Match
-	if p.kinds[KindSecret] {
+	if p.secret {
 		ms = scanSecrets(text, ms)
 	}
-	if p.kinds[KindEmail] {
+	if p.email {
 		ms = scanEmails(text, ms)
 	}
-	if p.kinds[KindPhone] || p.kinds[KindCard] {
-		ms = scanNumbers(text, ms, p.kinds[KindPhone], p.kinds[KindCard])
+	if p.phone || p.card {
+		ms = scanNumbers(text, ms, p.phone, p.card)
 	}
 	if len(ms) < 2 {
 		return ms
@@ -208,12 +218,17 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 func scanNumbers(text string, ms []Match, phone, card bool) []Match {
 	n := len(text)
 	for i := 0; i < n; i++ {
-		c := text[i]
-		if !isDigit(c) && c != '+' && c != '(' {
-			continue
+		if i = nextNumberStart(text, i); i >= n {
+			break
 		}
 		if i > 0 && (isDigit(text[i-1]) || isWordByte(text[i-1])) {
 			// inside a word or number already passed over
+			continue
+		}
+		if k := digitsAt(text, i); k > 0 && k < 7 {
+			// A run of k < 7 digits that ends at a byte the run cannot
+			// hold: too short, and the loop below would end it there too.
+			i += k
 			continue
 		}
 		s := i
@@ -247,6 +262,61 @@ func scanNumbers(text string, ms []Match, phone, card bool) []Match {
 		}
 	}
 	return ms
+}
+
+// nextNumberStart is the first position at or after i of a digit, '+' or
+// '(' (len(text) if none), read eight bytes at a time.
+func nextNumberStart(text string, i int) int {
+	const lo, hi uint64 = 0x0101010101010101, 0x8080808080808080
+	for ; i+8 <= len(text); i += 8 {
+		b := text[i : i+8]
+		x := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+		t := x &^ hi
+		// Bit 7 of a byte: set where the byte is in '0'..'9' (t+0x50
+		// reaches 0x80 from '0', t+0x46 from ':') or in '('..'+' (the
+		// bytes whose x^'(' is 0 but for its two low bits).
+		m := (t + 0x50*lo) &^ (t + 0x46*lo)
+		y := (x ^ '('*lo) &^ (3 * lo)
+		m |= ^((y&^hi + ^hi) | y)
+		if m &= hi &^ x; m != 0 {
+			i += bits.TrailingZeros64(m) / 8
+			if c := text[i]; isDigit(c) || c == '+' || c == '(' {
+				return i
+			}
+			i -= 7 // a ')' or '*': on from the byte after it
+		}
+	}
+	for ; i < len(text); i++ {
+		if c := text[i]; isDigit(c) || c == '+' || c == '(' {
+			return i
+		}
+	}
+	return i
+}
+
+// digitsAt is the number k of digits at text[i:] when they are followed
+// by a byte that is neither a digit nor one that may go on a number
+// (' ', '-', '.', '(', ')'), within eight bytes; else 0.
+func digitsAt(text string, i int) int {
+	const lo, hi uint64 = 0x0101010101010101, 0x8080808080808080
+	if i+8 > len(text) {
+		return 0
+	}
+	b := text[i : i+8]
+	x := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+	t := x &^ hi
+	d := (t + 0x50*lo) &^ (t + 0x46*lo) &^ x & hi // the digits
+	k := bits.TrailingZeros64(^d&hi) / 8          // the first that is not
+	if k == 0 || k == 8 {
+		return 0
+	}
+	switch text[i+k] {
+	case ' ', '-', '.', '(', ')':
+		return 0
+	}
+	return k
 }
 
 func isWordByte(c byte) bool {

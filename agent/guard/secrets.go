@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"bytes"
 	"regexp"
 	"strings"
 )
@@ -12,8 +13,9 @@ import (
 // slack-user-token, stripe-access-token, openai-api-key,
 // anthropic-api-key, gcp-api-key, npm-access-token, sendgrid-api-token,
 // jwt and private-key. As gitleaks does, each rule has keywords: the text
-// is searched for the keywords first (one pass, keywords by first byte), and a
-// rule's expression runs only on the bytes around a keyword it found.
+// is searched for the keywords first (around bytes rare in text, see
+// keywordStarts), and a rule's expression runs only on the bytes around a
+// keyword it found.
 // Unlike gitleaks, keywords are matched in the case the tokens are issued
 // in, and the generic-api-key rule (entropy-based) is left out.
 type secretRule struct {
@@ -57,36 +59,225 @@ type secretKeyword struct {
 	rule *secretRule
 }
 
-// byFirst lists the keywords by their first byte, so that the text is read
-// once and a keyword compared only where its first byte is.
-var byFirst = func() (t [256][]secretKeyword) {
+// secretKeywords are the rules' keywords in rule order.
+var secretKeywords = func() []secretKeyword {
+	var ks []secretKeyword
 	for ri := range secretRules {
 		for _, kw := range secretRules[ri].keywords {
-			t[kw[0]] = append(t[kw[0]], secretKeyword{kw, &secretRules[ri]})
+			ks = append(ks, secretKeyword{kw, &secretRules[ri]})
 		}
+	}
+	return ks
+}()
+
+// keywordsByFirst lists the keywords (indexes in secretKeywords) by their
+// first byte, in rule order.
+var keywordsByFirst = func() (t [256][]int) {
+	for i, k := range secretKeywords {
+		t[k.kw[0]] = append(t[k.kw[0]], i)
 	}
 	return t
 }()
 
-// scanSecrets appends the secrets of text to ms.
+// An anchor is a byte of a keyword that is rare in text (an upper-case
+// letter, '_', 'x', '-'), the keywords holding it and where: the text is
+// searched for each anchor byte with strings.IndexByte (vector
+// instructions), and a keyword compared only around its anchor.
+type anchor struct {
+	b    byte
+	refs []anchorRef
+}
+
+type anchorRef struct{ k, off int }
+
+// rarity ranks a byte's frequency in text, rarest first.
+func rarity(c byte) int {
+	switch {
+	case c >= 'A' && c <= 'Z':
+		return 1
+	case c == '_' || c == 'x' || c == 'z' || c == 'q' || c == 'j':
+		return 2
+	case c == '-' || c == '.':
+		return 3
+	case c >= '0' && c <= '9':
+		return 4
+	case c == ' ':
+		return 6
+	}
+	return 5
+}
+
+// secretAnchors are the keywords' anchors: bytes of rarity 3 or less
+// chosen greedily, the one held by the most keywords not yet anchored
+// first (the rarer on a tie), so that few bytes are searched for; each
+// keyword is anchored at the first such byte. A keyword without one is
+// anchored at its rarest byte.
+var secretAnchors = func() []anchor {
+	anchored := make([]bool, len(secretKeywords))
+	var as []anchor
+	add := func(b byte) {
+		a := anchor{b: b}
+		for i, k := range secretKeywords {
+			if off := strings.IndexByte(k.kw, b); off >= 0 && !anchored[i] {
+				anchored[i] = true
+				a.refs = append(a.refs, anchorRef{i, off})
+			}
+		}
+		as = append(as, a)
+	}
+	var cands []byte // the keywords' bytes of rarity 3 or less
+	for _, k := range secretKeywords {
+		for j := 0; j < len(k.kw); j++ {
+			if c := k.kw[j]; rarity(c) <= 3 && bytes.IndexByte(cands, c) < 0 {
+				cands = append(cands, c)
+			}
+		}
+	}
+	for {
+		best, bestN := byte(0), 0
+		for _, c := range cands {
+			n := 0
+			for i, k := range secretKeywords {
+				if !anchored[i] && strings.IndexByte(k.kw, c) >= 0 {
+					n++
+				}
+			}
+			if n > bestN || n == bestN && n > 0 && rarity(c) < rarity(best) {
+				best, bestN = c, n
+			}
+		}
+		if bestN == 0 {
+			break
+		}
+		add(best)
+	}
+	for i, k := range secretKeywords {
+		if !anchored[i] {
+			off := 0
+			for j := 1; j < len(k.kw); j++ {
+				if rarity(k.kw[j]) < rarity(k.kw[off]) {
+					off = j
+				}
+			}
+			add(k.kw[off])
+		}
+	}
+	return as
+}()
+
+// The text is scanned in blocks of secretBlock bytes; maxStarts bounds the
+// keyword starts collected in a block before the block is read byte by
+// byte instead.
+const (
+	secretBlock = 1024
+	maxStarts   = 64
+)
+
+// maxAnchorOff is the largest offset of an anchor in its keyword.
+var maxAnchorOff = func() (m int) {
+	for _, a := range secretAnchors {
+		for _, r := range a.refs {
+			m = max(m, r.off)
+		}
+	}
+	return m
+}()
+
+// keywordStarts appends to starts, in order and without repeats, every
+// position in [lo, hi) where a keyword starts; ok is false past maxStarts.
+func keywordStarts(text string, lo, hi int, starts []int) (_ []int, ok bool) {
+	end := min(hi+maxAnchorOff, len(text))
+	for _, a := range secretAnchors {
+		for off := lo; off < end; {
+			i := strings.IndexByte(text[off:end], a.b)
+			if i < 0 {
+				break
+			}
+			at := off + i
+			off = at + 1
+			for _, r := range a.refs {
+				p := at - r.off
+				if p < lo || p >= hi || !strings.HasPrefix(text[p:], secretKeywords[r.k].kw) {
+					continue
+				}
+				if len(starts) == maxStarts {
+					return starts, false
+				}
+				starts = insertStart(starts, p)
+			}
+		}
+	}
+	return starts, true
+}
+
+// insertStart inserts p into the sorted starts, once.
+func insertStart(starts []int, p int) []int {
+	i := len(starts)
+	for i > 0 && starts[i-1] > p {
+		i--
+	}
+	if i > 0 && starts[i-1] == p {
+		return starts
+	}
+	starts = append(starts, 0)
+	copy(starts[i+1:], starts[i:])
+	starts[i] = p
+	return starts
+}
+
+// scanSecrets appends the secrets of text to ms: at each position where a
+// keyword starts, in order, the keywords there are tried in rule order,
+// and the first rule whose expression matches around it wins; the scan
+// goes on after the match.
 func scanSecrets(text string, ms []Match) []Match {
-	for at := 0; at < len(text); at++ {
-		for _, k := range byFirst[text[at]] {
-			if !strings.HasPrefix(text[at:], k.kw) {
+	var buf [maxStarts]int
+	next := 0 // where the scan goes on
+	for lo := 0; lo < len(text); lo += secretBlock {
+		hi := min(lo+secretBlock, len(text))
+		starts, ok := keywordStarts(text, lo, hi, buf[:0])
+		if !ok {
+			// Too many keywords: every position of the block.
+			for at := max(lo, next); at < hi; at++ {
+				if len(keywordsByFirst[text[at]]) > 0 {
+					var n int
+					if ms, n = secretAt(text, at, ms); n > at {
+						next, at = n, n-1
+					}
+				}
+			}
+			continue
+		}
+		for _, at := range starts {
+			if at < next {
 				continue
 			}
-			r := k.rule
-			s := max(at-r.back, 0)
-			if s > 0 {
-				s-- // room for \b
-			}
-			e := min(at+r.span+1, len(text))
-			if loc := r.re.FindStringIndex(text[s:e]); loc != nil && s+loc[1] > at {
-				ms = append(ms, Match{Kind: KindSecret, Rule: r.id, Start: s + loc[0], End: s + loc[1]})
-				at = s + loc[1] - 1
-				break
+			var n int
+			if ms, n = secretAt(text, at, ms); n > at {
+				next = n
 			}
 		}
 	}
 	return ms
+}
+
+// secretAt tries the keywords at text[at:] in rule order; it returns ms
+// with the first rule's match around it and where the match ends (or at).
+func secretAt(text string, at int, ms []Match) ([]Match, int) {
+	for _, ki := range keywordsByFirst[text[at]] {
+		k := secretKeywords[ki]
+		if !strings.HasPrefix(text[at:], k.kw) {
+			continue
+		}
+		r := k.rule
+		s := max(at-r.back, 0)
+		if s > 0 {
+			s-- // room for \b
+		}
+		e := min(at+r.span+1, len(text))
+		if loc := r.re.FindStringIndex(text[s:e]); loc != nil && s+loc[1] > at {
+			ms = append(ms, Match{Kind: KindSecret, Rule: r.id, Start: s + loc[0], End: s + loc[1]})
+			return ms, s + loc[1]
+		}
+	}
+	return ms, at
 }
