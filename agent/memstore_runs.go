@@ -105,35 +105,19 @@ func (m *memStore) PutCallHandle(_ context.Context, c *CallRecord) error {
 	if c == nil || len(c.Handle) == 0 {
 		return storeErr(failure.InvalidArgs, "put call handle", "the call record has no handle")
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	calls := m.calls[c.Run]
-	for i, x := range calls {
-		if x.call != c.Call {
-			continue
-		}
-		old, err := decode[CallRecord]("put call handle", x.data)
-		if err != nil {
-			return err
-		}
-		if old.Result != nil {
-			return storeErr(failure.Conflict, "put call handle", "call %q of run %q has a result already", c.Call, c.Run)
-		}
-		old.Handle = c.Handle
-		b, err := m.encode("put call handle", old)
-		if err != nil {
-			return err
-		}
-		calls[i].data = b
-		return nil
-	}
-	return storeErr(failure.NotFound, "put call handle", "call %q of run %q has no intent", c.Call, c.Run)
+	return m.updateOpenCall("put call handle", c, func(r *CallRecord) { r.Handle = c.Handle })
 }
 
 func (m *memStore) PutCallResult(_ context.Context, c *CallRecord) error {
 	if c == nil || c.Result == nil {
 		return storeErr(failure.InvalidArgs, "put call result", "the call record has no result")
 	}
+	return m.updateOpenCall("put call result", c, func(r *CallRecord) { r.Result, r.Finished = c.Result, m.o.Now() })
+}
+
+// updateOpenCall applies set to the record of c's call, which must have an
+// intent and no result yet.
+func (m *memStore) updateOpenCall(op string, c *CallRecord, set func(*CallRecord)) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	calls := m.calls[c.Run]
@@ -141,22 +125,22 @@ func (m *memStore) PutCallResult(_ context.Context, c *CallRecord) error {
 		if x.call != c.Call {
 			continue
 		}
-		old, err := decode[CallRecord]("put call result", x.data)
+		old, err := decode[CallRecord](op, x.data)
 		if err != nil {
 			return err
 		}
 		if old.Result != nil {
-			return storeErr(failure.Conflict, "put call result", "call %q of run %q has a result already", c.Call, c.Run)
+			return storeErr(failure.Conflict, op, "call %q of run %q has a result already", c.Call, c.Run)
 		}
-		old.Result, old.Finished = c.Result, m.o.Now()
-		b, err := m.encode("put call result", old)
+		set(old)
+		b, err := m.encode(op, old)
 		if err != nil {
 			return err
 		}
 		calls[i].data = b
 		return nil
 	}
-	return storeErr(failure.NotFound, "put call result", "call %q of run %q has no intent", c.Call, c.Run)
+	return storeErr(failure.NotFound, op, "call %q of run %q has no intent", c.Call, c.Run)
 }
 
 func (m *memStore) LoadCalls(_ context.Context, run string) ([]CallRecord, error) {

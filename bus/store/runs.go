@@ -116,29 +116,8 @@ func (s *jsStore) PutCallHandle(ctx context.Context, c *agent.CallRecord) error 
 	if c == nil || c.Run == "" || c.Call == "" || len(c.Handle) == 0 {
 		return invalid("put call handle", "a call handle needs a run id, a call id and a handle")
 	}
-	key, id := callKey(c.Run, c.Call), c.Run+"/"+c.Call
-	data, seq, err := s.runs.d.get(ctx, key)
-	if errors.Is(err, failure.NotFound) {
-		return notFound("intent of call", id)
-	}
-	if err != nil {
-		return err
-	}
-	var r agent.CallRecord
-	if err := json.Unmarshal(data, &r); err != nil {
-		return protocolError("store put call handle", err)
-	}
-	if r.Result != nil {
-		return conflict("call", id, "has a result already")
-	}
-	r.Handle = c.Handle
-	if data, err = s.encodeRecord("call", &r); err != nil {
-		return err
-	}
-	if _, err = s.runs.d.put(ctx, key, data, seq, s.cfg.RunTTL); errors.Is(err, failure.Conflict) {
-		return conflict("call", id, "changed meanwhile (a result or another handle was recorded)")
-	}
-	return err
+	return s.updateOpenCall(ctx, "put call handle", c, func(r *agent.CallRecord) { r.Handle = c.Handle },
+		"changed meanwhile (a result or another handle was recorded)")
 }
 
 // PutCallResult records c.Result for a call that has an intent.
@@ -146,6 +125,14 @@ func (s *jsStore) PutCallResult(ctx context.Context, c *agent.CallRecord) error 
 	if c == nil || c.Run == "" || c.Call == "" || c.Result == nil {
 		return invalid("put call result", "a call result needs a run id, a call id and a result")
 	}
+	return s.updateOpenCall(ctx, "put call result", c, func(r *agent.CallRecord) { r.Result, r.Finished = c.Result, time.Now() },
+		"has a result already")
+}
+
+// updateOpenCall applies set to the record of c's call, which must have an
+// intent and no result yet, in a write checked against the revision read;
+// raced is the conflict's reason when another write came between.
+func (s *jsStore) updateOpenCall(ctx context.Context, op string, c *agent.CallRecord, set func(*agent.CallRecord), raced string) error {
 	key, id := callKey(c.Run, c.Call), c.Run+"/"+c.Call
 	data, seq, err := s.runs.d.get(ctx, key)
 	if errors.Is(err, failure.NotFound) {
@@ -156,17 +143,17 @@ func (s *jsStore) PutCallResult(ctx context.Context, c *agent.CallRecord) error 
 	}
 	var r agent.CallRecord
 	if err := json.Unmarshal(data, &r); err != nil {
-		return protocolError("store put call result", err)
+		return protocolError("store "+op, err)
 	}
 	if r.Result != nil {
 		return conflict("call", id, "has a result already")
 	}
-	r.Result, r.Finished = c.Result, time.Now()
+	set(&r)
 	if data, err = s.encodeRecord("call", &r); err != nil {
 		return err
 	}
 	if _, err = s.runs.d.put(ctx, key, data, seq, s.cfg.RunTTL); errors.Is(err, failure.Conflict) {
-		return conflict("call", id, "has a result already")
+		return conflict("call", id, raced)
 	}
 	return err
 }
