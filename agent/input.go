@@ -25,6 +25,12 @@ type Input struct {
 	// Instructions are added to the run's system prompt after the agent's
 	// own (an AG-UI client's system messages and context).
 	Instructions string
+	// Conversation, if set, names the conversation the run belongs to in
+	// place of its session's id: the prompt cache key and the run's
+	// gen_ai.conversation.id. It is for callers that start a session per
+	// run of one conversation (an AG-UI thread, package agent/agui), so
+	// that the provider routes its turns to the same prompt cache.
+	Conversation string
 }
 
 // inputKey is the context key of an Input.

@@ -160,3 +160,40 @@ func TestPromptPrefixStable(t *testing.T) {
 		})
 	}
 }
+
+// TestInputConversationIsCacheKey checks that Input.Conversation is the
+// cache key of every turn of the runs it is given to, whatever their
+// sessions, and that without it each session has a key of its own.
+func TestInputConversationIsCacheKey(t *testing.T) {
+	for _, tc := range []struct {
+		name, conversation string
+		same               bool
+	}{
+		{name: "named", conversation: "thread-7", same: true},
+		{name: "unnamed", same: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &prefixRecorder{inner: llm.NewScripted(llm.Say("one"), llm.Say("two"))}
+			a := newAgent(t, agent.Config{Model: rec})
+			for _, in := range []string{"first", "second"} {
+				ctx := agent.WithInput(context.Background(), agent.Input{Conversation: tc.conversation})
+				if _, err := a.NewSession().Run(ctx, in); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if len(rec.turns) != 2 {
+				t.Fatalf("%d requests, want 2", len(rec.turns))
+			}
+			k0, k1 := rec.turns[0].key, rec.turns[1].key
+			if k0 == "" || k1 == "" {
+				t.Fatalf("a request has no cache key: %q, %q", k0, k1)
+			}
+			if tc.same && (k0 != tc.conversation || k1 != tc.conversation) {
+				t.Fatalf("cache keys %q and %q, want %q for both", k0, k1, tc.conversation)
+			}
+			if !tc.same && k0 == k1 {
+				t.Fatalf("two sessions share the cache key %q", k0)
+			}
+		})
+	}
+}

@@ -57,7 +57,7 @@ func (r *run) traceStart(input, pausedAt string) {
 	r.ctx, r.trace.op = t.StartAgent(telemetry.With(r.ctx, t), r.a.cfg.Name, r.id, parent,
 		r.a.cfg.Model.Name(), input, telemetry.ParseTraceParent(pausedAt))
 	if r.s != nil && r.trace.op.Recording() {
-		r.trace.op.Conversation(r.s.conversationID())
+		r.trace.op.Conversation(r.conversationID())
 	}
 	if !r.trace.op.Recording() {
 		// An unsampled run (its span does not record): its turns and calls

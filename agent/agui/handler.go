@@ -351,7 +351,7 @@ func (h *Handler) start(in *RunAgentInput, c conversation) (*liveRun, string, er
 		h.abandon(old)
 	}
 	run := h.launch(in, func(ctx context.Context, run *liveRun) iter.Seq2[agent.Event, error] {
-		input := agent.Input{Parts: c.parts, Instructions: c.instructions}
+		input := agent.Input{Parts: c.parts, Instructions: c.instructions, Conversation: in.ThreadID}
 		for _, t := range in.Tools {
 			input.Tools = append(input.Tools, newClientTool(h, run, t))
 		}

@@ -147,3 +147,43 @@ func TestBadInput(t *testing.T) {
 		})
 	}
 }
+
+// keyRecorder records each request's cache key.
+type keyRecorder struct {
+	llm.Model
+	keys chan string
+}
+
+func (k *keyRecorder) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	k.keys <- req.CacheKey
+	return k.Model.Generate(ctx, req)
+}
+
+// TestThreadIsCacheKey checks that the runs of one thread, each a new
+// session, share the thread's id as their prompt cache key.
+func TestThreadIsCacheKey(t *testing.T) {
+	model := &keyRecorder{Model: llm.NewScripted(llm.Say("one"), llm.Say("two")), keys: make(chan string, 4)}
+	a, err := agent.New(context.Background(), agent.Config{Name: "keys", Model: model})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := agui.New(context.Background(), agui.Config{Runner: a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	for _, body := range []string{
+		`{"threadId":"t9","runId":"r1","messages":[{"id":"m1","role":"user","content":"hi"}]}`,
+		`{"threadId":"t9","runId":"r2","messages":[{"id":"m1","role":"user","content":"hi"},` +
+			`{"id":"m2","role":"assistant","content":"one"},{"id":"m3","role":"user","content":"again"}]}`,
+	} {
+		if evs := post(t, srv.URL, body); !strings.HasSuffix(types(evs), "RUN_FINISHED") {
+			t.Fatalf("run: %s", types(evs))
+		}
+		if k := <-model.keys; k != "t9" {
+			t.Fatalf("cache key %q, want the thread id t9", k)
+		}
+	}
+}
