@@ -15,7 +15,6 @@ import (
 	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/redact"
 	"github.com/switchboard-dev/switchboard/internal/telemetry"
-	"github.com/switchboard-dev/switchboard/llm"
 )
 
 // Heartbeat bounds: a request's interval is clamped to them.
@@ -36,7 +35,7 @@ type job struct {
 	op       *telemetry.Op // the CONSUMER span of the start request (nil: off)
 	id       string
 	input    string
-	parts    []llm.Part // the media of the input (startRequest.Parts)
+	in       agent.Input // the media, instructions and conversation of the input (startRequest)
 	resume   string
 	lost     string // the worker the pool lost this run on (a resume)
 	parent   *agent.Parent
@@ -68,7 +67,8 @@ type job struct {
 // values, the caller's deadline (ending the run with a Timeout), the
 // caller's place (agent.WithParent) and the job (for Elicitor).
 func (s *Server) newJob(req startRequest) *job {
-	j := &job{s: s, id: req.Job, input: req.Input, parts: req.Parts, resume: req.Resume, lost: req.Lost, parent: req.Parent, interval: defaultHeartbeat, missed: defaultMissed,
+	j := &job{s: s, id: req.Job, input: req.Input,
+		in: agent.Input{Parts: req.Parts, Instructions: req.Instructions, Conversation: req.Conversation}, resume: req.Resume, lost: req.Lost, parent: req.Parent, interval: defaultHeartbeat, missed: defaultMissed,
 		out: s.subj.out(req.Job), elicit: s.subj.elicit(req.Job), cancelT: func() {}}
 	if req.HeartbeatMS > 0 {
 		j.interval = min(max(time.Duration(req.HeartbeatMS)*time.Millisecond, minHeartbeat), maxHeartbeat)
@@ -295,11 +295,11 @@ func shrink(ev *agent.Event) *agent.Event {
 	return &cp
 }
 
-// inputCtx is the job's context carrying the media of its input
-// (agent.WithInput) for a run started anew.
+// inputCtx is the job's context carrying the media, instructions and
+// conversation of its input (agent.WithInput) for a run started anew.
 func (j *job) inputCtx() context.Context {
-	if len(j.parts) == 0 {
+	if len(j.in.Parts) == 0 && j.in.Instructions == "" && j.in.Conversation == "" {
 		return j.ctx
 	}
-	return agent.WithInput(j.ctx, agent.Input{Parts: j.parts})
+	return agent.WithInput(j.ctx, j.in)
 }

@@ -2,7 +2,10 @@ package worker_test
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
+	"iter"
 	"testing"
 	"time"
 
@@ -36,5 +39,42 @@ func TestInputPartsReachWorker(t *testing.T) {
 	_, err := events(pool.Stream(ctx, "work hello"))
 	if !errors.Is(err, failure.InvalidArgs) {
 		t.Fatalf("an input over the max payload: %v, want InvalidArgs", err)
+	}
+}
+
+// inputProbe is a Runner that sends the Input its run's context carries.
+type inputProbe struct{ got chan agent.Input }
+
+func (p *inputProbe) Name() string        { return "probe" }
+func (p *inputProbe) Description() string { return "Reports its input." }
+func (p *inputProbe) Stream(ctx context.Context, input string) iter.Seq2[agent.Event, error] {
+	return func(yield func(agent.Event, error) bool) {
+		in, _ := agent.InputFrom(ctx)
+		p.got <- in
+		yield(agent.Event{Type: agent.EventFinal, Text: "ok"}, nil)
+	}
+}
+
+// TestInputReachesWorker: a run's Input instructions and conversation
+// travel with the start request; its Tools (functions of the caller's
+// process) do not.
+func TestInputReachesWorker(t *testing.T) {
+	c := newCluster(t)
+	probe := &inputProbe{got: make(chan agent.Input, 1)}
+	serve(t, c.client("worker"), probe, worker.ServeConfig{ID: "w1"})
+	pool := newPool(t, c.host, "probe", worker.PoolConfig{})
+	tool := agent.NewFuncTool(agent.ToolSpec{Name: "local", InputSchema: []byte(`{"type":"object"}`)},
+		func(context.Context, json.RawMessage) (*agent.Result, error) { return agent.TextResult("x"), nil })
+	ctx := agent.WithInput(ctxT(t, 20*time.Second), agent.Input{Instructions: "Answer in French.", Conversation: "thread-3", Tools: []agent.Tool{tool}})
+	if _, err := events(pool.Stream(ctx, "hello")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case in := <-probe.got:
+		if in.Instructions != "Answer in French." || in.Conversation != "thread-3" || len(in.Tools) != 0 {
+			t.Fatalf("the worker's run got %+v", in)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the worker's run did not start")
 	}
 }

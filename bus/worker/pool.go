@@ -124,7 +124,7 @@ func (p *Pool) Stream(ctx context.Context, input string) iter.Seq2[agent.Event, 
 	return func(yield func(agent.Event, error) bool) {
 		st := &stream{p: p, ctx: ctx, input: input, yield: yield, id: agent.NewRunID()}
 		if in, ok := agent.InputFrom(ctx); ok {
-			st.parts = in.Parts
+			st.in = agent.Input{Parts: in.Parts, Instructions: in.Instructions, Conversation: in.Conversation}
 		}
 		if parent, ok := agent.ParentFrom(ctx); ok {
 			st.parent = &parent

@@ -16,7 +16,6 @@ import (
 	"github.com/switchboard-dev/switchboard/bus/internal/wire"
 	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/telemetry"
-	"github.com/switchboard-dev/switchboard/llm"
 )
 
 // stream is one Pool.Stream call: attempts under the policy until a remote
@@ -25,7 +24,7 @@ type stream struct {
 	p      *Pool
 	ctx    context.Context
 	input  string
-	parts  []llm.Part // the media of the run's input (agent.InputFrom)
+	in     agent.Input // the run's media, instructions and conversation (agent.InputFrom; no Tools)
 	yield  func(agent.Event, error) bool
 	id     string // the run id of the events the pool adds
 	parent *agent.Parent
@@ -230,7 +229,7 @@ func (a *attempt) onElicit(msg *nats.Msg) {
 // CapacityWait.
 func (a *attempt) start(ctx context.Context) (err error) {
 	st, p := a.st, a.st.p
-	req := startRequest{Job: a.job, Input: st.input, Parts: st.parts, Resume: st.remoteRun, Lost: st.lost, HeartbeatMS: p.cfg.Heartbeat.Milliseconds(),
+	req := startRequest{Job: a.job, Input: st.input, Parts: st.in.Parts, Instructions: st.in.Instructions, Conversation: st.in.Conversation, Resume: st.remoteRun, Lost: st.lost, HeartbeatMS: p.cfg.Heartbeat.Milliseconds(),
 		Missed: p.cfg.MissedHeartbeats, Parent: st.parent}
 	if dl, ok := ctx.Deadline(); ok {
 		req.DeadlineMS = deadlineMS(dl)

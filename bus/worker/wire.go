@@ -30,6 +30,10 @@ type startRequest struct {
 	// maximum payload (a larger one is refused with InvalidArgs; send
 	// large media by URL).
 	Parts []llm.Part `json:"parts,omitempty"`
+	// Instructions and Conversation are agent.Input's of the caller's
+	// context (its Tools, functions of the caller's process, stay there).
+	Instructions string `json:"instructions,omitempty"`
+	Conversation string `json:"conversation,omitempty"`
 	// Resume, on a retry after a lost worker, is the id of the remote run
 	// that worker started: a runner with durable runs (an agent with a
 	// store) resumes it from its checkpoint instead of running Input again.
