@@ -13,6 +13,7 @@ import (
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/bus/console"
 	"github.com/switchboard-dev/switchboard/failure"
+	"github.com/switchboard-dev/switchboard/internal/testkit"
 )
 
 type liveMsg struct {
@@ -276,10 +277,9 @@ func TestRedactsSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	var s console.RunSummary
-	deadline := time.Now().Add(10 * time.Second)
-	for e.do(t, http.MethodGet, "/api/runs/"+ans.Run, nil, &s) != http.StatusOK && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
+	testkit.WaitFor(t, 10*time.Second, "run "+ans.Run+" in the index", func() bool {
+		return e.do(t, http.MethodGet, "/api/runs/"+ans.Run, nil, &s) == http.StatusOK
+	})
 	if s.Input == "" || strings.Contains(s.Input, secret) {
 		t.Errorf("run input = %q", s.Input)
 	}

@@ -107,23 +107,18 @@ type devSummary struct {
 // waitState polls a run's summary until it has state.
 func waitState(t *testing.T, u, run, state string) devSummary {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		var s devSummary
+	var s devSummary
+	testkit.WaitFor(t, 20*time.Second, "run "+run+" in state "+state, func() bool {
+		s = devSummary{}
 		res, err := http.Get(u + "api/runs/" + run)
 		if err != nil {
 			t.Fatal(err)
 		}
 		_ = json.NewDecoder(res.Body).Decode(&s)
 		res.Body.Close()
-		if s.State == state {
-			return s
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("run %s: state %q, want %q", run, s.State, state)
-		}
-		time.Sleep(20 * time.Millisecond) // polls the run's state: a condition, not a fixed wait
-	}
+		return s.State == state
+	})
+	return s
 }
 
 func getJSON(t *testing.T, url string, out any) {
