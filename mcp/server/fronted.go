@@ -138,21 +138,12 @@ func (f *fronted) capabilities() (ext map[string]any, res, sub, prompts, complet
 func (f *fronted) configure(opts *gomcp.ServerOptions) {
 	ext, res, sub, prompts, complete, _ := f.capabilities()
 	if len(ext) > 0 {
-		caps := &gomcp.ServerCapabilities{Logging: &gomcp.LoggingCapabilities{}}
-		if opts.Capabilities != nil {
-			caps = opts.Capabilities
-		}
-		c := *caps
-		c.Extensions = maps.Clone(caps.Extensions)
-		if c.Extensions == nil {
-			c.Extensions = map[string]any{}
-		}
+		c := ownCapabilities(opts)
 		for k, v := range ext {
 			if _, ok := c.Extensions[k]; !ok {
 				c.Extensions[k] = v
 			}
 		}
-		opts.Capabilities = &c
 	}
 	opts.HasResources = opts.HasResources || res
 	opts.HasPrompts = opts.HasPrompts || prompts

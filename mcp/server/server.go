@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -370,4 +371,20 @@ func (s *Server) middleware(next gomcp.MethodHandler) gomcp.MethodHandler {
 		}
 		return res, err
 	}
+}
+
+// ownCapabilities gives opts capabilities of their own to declare
+// extensions in (a copy of the caller's, with its own Extensions map; or
+// go-sdk's default, logging, when none were given) and returns them.
+func ownCapabilities(opts *gomcp.ServerOptions) *gomcp.ServerCapabilities {
+	c := gomcp.ServerCapabilities{Logging: &gomcp.LoggingCapabilities{}}
+	if opts.Capabilities != nil {
+		c = *opts.Capabilities
+	}
+	c.Extensions = maps.Clone(c.Extensions)
+	if c.Extensions == nil {
+		c.Extensions = map[string]any{}
+	}
+	opts.Capabilities = &c
+	return &c
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"mime"
 	"net/url"
 	"path"
@@ -65,14 +64,7 @@ func (s *Server) offerSkills(ctx context.Context) {
 // capability it requires) in the server's capabilities, keeping go-sdk's
 // default logging capability when none were given.
 func declareSkills(opts *gomcp.ServerOptions) {
-	if opts.Capabilities == nil {
-		opts.Capabilities = &gomcp.ServerCapabilities{Logging: &gomcp.LoggingCapabilities{}}
-	} else {
-		c := *opts.Capabilities
-		c.Extensions = maps.Clone(c.Extensions)
-		opts.Capabilities = &c
-	}
-	opts.Capabilities.AddExtension(skillwire.Extension, nil)
+	ownCapabilities(opts).AddExtension(skillwire.Extension, nil)
 	opts.HasResources = true
 }
 

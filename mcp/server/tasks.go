@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"strconv"
 	"sync"
 	"time"
@@ -120,17 +119,7 @@ func declaredTasks(ss *gomcp.ServerSession, meta map[string]any) bool {
 
 // offerTasks declares the extension and adds its methods.
 func (s *Server) offerTasks(opts *gomcp.ServerOptions) {
-	caps := &gomcp.ServerCapabilities{Logging: &gomcp.LoggingCapabilities{}}
-	if opts.Capabilities != nil {
-		caps = opts.Capabilities
-	}
-	c := *caps
-	c.Extensions = maps.Clone(caps.Extensions)
-	if c.Extensions == nil {
-		c.Extensions = map[string]any{}
-	}
-	c.Extensions[taskwire.Extension] = map[string]any{}
-	opts.Capabilities = &c
+	ownCapabilities(opts).AddExtension(taskwire.Extension, nil)
 }
 
 // addTaskMethods registers tasks/get, tasks/update and tasks/cancel.
