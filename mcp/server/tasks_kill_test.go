@@ -92,22 +92,7 @@ func TestTaskSurvivesKill(t *testing.T) {
 	}
 	release := make(chan struct{})
 	var served atomic.Int32
-	work := agent.NewFuncTool(agent.ToolSpec{Name: "work", ReadOnly: true},
-		func(ctx context.Context, _ json.RawMessage) (*agent.Result, error) {
-			served.Add(1)
-			select {
-			case <-release:
-				return agent.TextResult("worked"), nil
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
-		})
-	worker, err := agent.New(ctx, agent.Config{Name: "slow", Description: "works slowly",
-		Model: llm.NewScripted(llm.Calls(llm.ToolCall{ID: "1", Name: "work", Args: json.RawMessage(`{}`)}), llm.Say("finished")),
-		Tools: []agent.Tool{work}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	worker := slowWorker(t, release, &served)
 	srv := newServer(t, server.Config{Runners: []agent.Runner{worker}, Tasks: st})
 	var count methodCounter
 	srv.MCP().AddReceivingMiddleware(count.middleware)

@@ -335,22 +335,7 @@ func (h *haltStore) AppendSession(ctx context.Context, rec *agent.SessionRecord,
 func TestTaskSurvivesRestart(t *testing.T) {
 	release := make(chan struct{})
 	var served atomic.Int32
-	work := agent.NewFuncTool(agent.ToolSpec{Name: "work", ReadOnly: true},
-		func(ctx context.Context, _ json.RawMessage) (*agent.Result, error) {
-			served.Add(1)
-			select {
-			case <-release:
-				return agent.TextResult("worked"), nil
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
-		})
-	worker, err := agent.New(context.Background(), agent.Config{Name: "slow", Description: "works slowly",
-		Model: llm.NewScripted(llm.Calls(llm.ToolCall{ID: "1", Name: "work", Args: json.RawMessage(`{}`)}), llm.Say("finished")),
-		Tools: []agent.Tool{work}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	worker := slowWorker(t, release, &served)
 	srv := newServer(t, server.Config{Runners: []agent.Runner{worker}, Tasks: agent.NewMemoryStore(agent.MemoryStoreOptions{})})
 	var count methodCounter
 	srv.MCP().AddReceivingMiddleware(count.middleware)
@@ -410,21 +395,7 @@ func TestTaskPollsAtInterval(t *testing.T) { synctest.Test(t, testTaskPollsAtInt
 
 func testTaskPollsAtInterval(t *testing.T) {
 	release := make(chan struct{})
-	work := agent.NewFuncTool(agent.ToolSpec{Name: "work", ReadOnly: true},
-		func(ctx context.Context, _ json.RawMessage) (*agent.Result, error) {
-			select {
-			case <-release:
-				return agent.TextResult("worked"), nil
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
-		})
-	worker, err := agent.New(context.Background(), agent.Config{Name: "slow", Description: "works slowly",
-		Model: llm.NewScripted(llm.Calls(llm.ToolCall{ID: "1", Name: "work", Args: json.RawMessage(`{}`)}), llm.Say("finished")),
-		Tools: []agent.Tool{work}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	worker := slowWorker(t, release, nil)
 	srv := newServer(t, server.Config{Runners: []agent.Runner{worker}, Tasks: agent.NewMemoryStore(agent.MemoryStoreOptions{})})
 	var count methodCounter
 	srv.MCP().AddReceivingMiddleware(count.middleware)
@@ -649,4 +620,30 @@ func TestTaskBoundToSubject(t *testing.T) {
 	if _, err := getTask(t, httpTasksClient(t, hs.URL, "bob"), created.TaskID); !errors.As(err, &we) || we.Code != -32602 {
 		t.Errorf("bob polling alice's task: %v, want -32602", err)
 	}
+}
+
+// slowWorker is an agent whose one call of its tool work waits for release
+// (or its context), counting each call in served (if not nil), then
+// answers "finished".
+func slowWorker(t *testing.T, release <-chan struct{}, served *atomic.Int32) *agent.Agent {
+	t.Helper()
+	work := agent.NewFuncTool(agent.ToolSpec{Name: "work", ReadOnly: true},
+		func(ctx context.Context, _ json.RawMessage) (*agent.Result, error) {
+			if served != nil {
+				served.Add(1)
+			}
+			select {
+			case <-release:
+				return agent.TextResult("worked"), nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		})
+	worker, err := agent.New(context.Background(), agent.Config{Name: "slow", Description: "works slowly",
+		Model: llm.NewScripted(llm.Calls(llm.ToolCall{ID: "1", Name: "work", Args: json.RawMessage(`{}`)}), llm.Say("finished")),
+		Tools: []agent.Tool{work}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return worker
 }
