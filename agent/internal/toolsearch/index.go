@@ -6,9 +6,11 @@
 // adjacent in the tool's name, title or lead, the query's action (create,
 // read, list, update, delete, search) against the tool's, a boost when the
 // query names the tool's server, and pseudo-relevance feedback (RM3) from
-// the first pass's top tools. It is the search behind the agent's deferred
-// tools; [BM25] is the plain baseline it is measured against. An Index is
-// immutable once built and safe for concurrent use.
+// the first pass's top tools; last, each server's tools are re-ranked among
+// themselves by how much of their name the query has. It is the search
+// behind the agent's deferred tools; [BM25] is the plain baseline it is
+// measured against. An Index is immutable once built and safe for
+// concurrent use.
 package toolsearch
 
 import (
@@ -84,6 +86,11 @@ type params struct {
 	// terms and their share of the expanded query.
 	prfDocs, prfTerms int
 	prfWeight         float64
+	// nameRerank is the last stage: a tool's score is multiplied by
+	// 1+nameRerank*(the idf share of its name's terms the query has),
+	// then its server's tools are scaled so that the server's best score
+	// stays what it was (the names order a server's tools, not servers).
+	nameRerank float64
 }
 
 var defaults = params{
@@ -101,6 +108,7 @@ var defaults = params{
 	prfDocs:       3,
 	prfTerms:      6,
 	prfWeight:     0.25,
+	nameRerank:    1,
 }
 
 // maxSchemaText bounds the indexed text of one schema.
@@ -137,6 +145,13 @@ type Index struct {
 	// serverList are the servers: their names' terms and their docs.
 	serverList []server
 	actions    []uint8 // each doc's action classes (bits)
+	// names are, for each term of a tool's name (its server's name left
+	// out), the docs whose name has it (each once, in order); nameIDF is
+	// the sum of the idf of each doc's distinct name terms; serverTerms
+	// are the terms of every server's name.
+	names       map[string][]int32
+	nameIDF     []float64
+	serverTerms map[string]bool
 }
 
 // New indexes docs.
@@ -145,7 +160,8 @@ func New(docs []Doc) *Index { return newIndex(docs, defaults) }
 func newIndex(docs []Doc, p params) *Index {
 	ix := &Index{p: p, n: len(docs), terms: map[string]*termEntry{},
 		servers: make([][]string, len(docs)), docTerms: make([][]string, len(docs)),
-		bigrams: map[[2]string][]int32{}, actions: make([]uint8, len(docs))}
+		bigrams: map[[2]string][]int32{}, actions: make([]uint8, len(docs)),
+		names: map[string][]int32{}, nameIDF: make([]float64, len(docs)), serverTerms: map[string]bool{}}
 	nameTermsOf := make([][]string, len(docs))
 	for i, d := range docs {
 		ix.servers[i] = Terms(d.Server)
@@ -154,6 +170,9 @@ func newIndex(docs []Doc, p params) *Index {
 			if k < 0 {
 				k = len(ix.serverList)
 				ix.serverList = append(ix.serverList, server{name: d.Server, terms: distinct(ix.servers[i])})
+				for _, t := range ix.servers[i] {
+					ix.serverTerms[t] = true
+				}
 			}
 			ix.serverList[k].docs = append(ix.serverList[k].docs, int32(i))
 		}
@@ -164,6 +183,9 @@ func newIndex(docs []Doc, p params) *Index {
 		// A name word that is the server's name (firecrawl_scrape) says
 		// nothing of what the tool does.
 		nameTermsOf[i] = without(Terms(name), ix.servers[i])
+		for _, t := range distinct(nameTermsOf[i]) {
+			ix.names[t] = append(ix.names[t], int32(i))
+		}
 	}
 	type docTF struct {
 		tf  map[string]*[nFields]float32
@@ -262,6 +284,11 @@ func newIndex(docs []Doc, p params) *Index {
 		df := float64(len(e.postings))
 		e.idf = math.Log(1 + (float64(ix.n)-df+0.5)/(df+0.5))
 	}
+	for i, nt := range nameTermsOf {
+		for _, t := range distinct(nt) {
+			ix.nameIDF[i] += ix.idf(t)
+		}
+	}
 	return ix
 }
 
@@ -338,9 +365,9 @@ func (ix *Index) Search(query string, k int) []Hit {
 	if ix.n == 0 || k <= 0 {
 		return nil
 	}
-	qt, part, _ := splitTerms(query)
+	qt, part, pos := splitTerms(query)
 	if len(qt) > maxQueryTerms {
-		qt, part = qt[:maxQueryTerms], part[:maxQueryTerms]
+		qt, part, pos = qt[:maxQueryTerms], part[:maxQueryTerms], pos[:maxQueryTerms]
 	}
 	q := map[string]float64{}
 	for i, t := range qt {
@@ -359,6 +386,7 @@ func (ix *Index) Search(query string, k int) []Hit {
 	ix.score(q, scores)
 	ix.rerank(qt, queryActions(query), q, scores)
 	ix.feedback(q, scores)
+	ix.rerankNames(nameQuery(qt, part, pos, ix.serverTerms), scores)
 	hits := rank(scores, k)
 	for i := range hits {
 		hits[i].Matched = ix.matched(q, hits[i].Doc)
@@ -403,6 +431,72 @@ func (ix *Index) rerank(qt []string, qa uint8, q map[string]float64, scores []fl
 		if named {
 			for _, d := range sv.docs {
 				scores[d] *= ix.p.serverBoost
+			}
+		}
+	}
+}
+
+// nameQuery are the query's terms a tool's name is compared with: all but
+// the parts of a word that names a server (mongo and db of MongoDB), which
+// name no tool.
+func nameQuery(qt []string, part []bool, pos []int, serverTerms map[string]bool) map[string]bool {
+	named := map[int]bool{}
+	for i, t := range qt {
+		if !part[i] && serverTerms[t] {
+			named[pos[i]] = true
+		}
+	}
+	nq := make(map[string]bool, len(qt))
+	for i, t := range qt {
+		if !part[i] || !named[pos[i]] {
+			nq[t] = true
+		}
+	}
+	return nq
+}
+
+// rerankNames orders each server's matched tools by the idf share of
+// their name's terms that the query nq has, keeping each server's best
+// score: a name tells a server's tools apart, while across servers it
+// misleads (a word of one tool's name is another's whole purpose).
+// Tools without a server keep their scores.
+func (ix *Index) rerankNames(nq map[string]bool, scores []float64) {
+	if ix.p.nameRerank == 0 {
+		return
+	}
+	// In term order, so the sums are the same from run to run.
+	ts := make([]string, 0, len(nq))
+	for t := range nq {
+		ts = append(ts, t)
+	}
+	sort.Strings(ts)
+	in := map[int32]float64{}
+	for _, t := range ts {
+		w := ix.idf(t)
+		for _, d := range ix.names[t] {
+			if scores[d] > 0 {
+				in[d] += w
+			}
+		}
+	}
+	if len(in) == 0 {
+		return
+	}
+	for _, sv := range ix.serverList {
+		before, after := 0.0, 0.0
+		for _, d := range sv.docs {
+			if scores[d] <= 0 {
+				continue
+			}
+			before = max(before, scores[d])
+			if w, ok := in[d]; ok {
+				scores[d] *= 1 + ix.p.nameRerank*w/ix.nameIDF[d]
+			}
+			after = max(after, scores[d])
+		}
+		if after > before {
+			for _, d := range sv.docs {
+				scores[d] *= before / after
 			}
 		}
 	}

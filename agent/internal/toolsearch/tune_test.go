@@ -8,7 +8,7 @@ import (
 
 var tune = flag.Bool("tune", false, "run TestTuneOnDev")
 
-// TestTuneOnDev (go test -run TestTuneOnDev -tune ./agent/internal/toolsearch/)
+// TestTuneOnDev (go test -run TestTuneOnDev ./agent/internal/toolsearch/ -args -tune)
 // is how the ranking's constants were chosen: a coordinate search over
 // each on the dev half alone, a change kept only when it gains at least
 // one task's worth (0.012 of MRR + recall@5/2). It fails when the search
@@ -53,6 +53,7 @@ func TestTuneOnDev(t *testing.T) {
 		{"part", func(p *params) *float64 { return &p.part }, []float64{0.2, 0.35, 0.5, 1}},
 		{"entity", func(p *params) *float64 { return &p.entity }, []float64{0, 0.25, 0.5, 1}},
 		{"prfWeight", func(p *params) *float64 { return &p.prfWeight }, []float64{0, 0.1, 0.25, 0.5}},
+		{"nameRerank", func(p *params) *float64 { return &p.nameRerank }, []float64{0, 0.25, 0.5, 1, 1.5, 2}},
 	}
 	best, _ := obj(p, dev)
 	for round := 0; round < 3; round++ {
