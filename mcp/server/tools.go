@@ -79,7 +79,8 @@ func (r *toolRegistry) lookup(name string) (agent.Tool, bool) {
 }
 
 // sync lists every toolset and registers the difference with the go-sdk
-// server, which notifies sessions of the change.
+// server, which notifies sessions of the change. A toolset whose listing
+// fails keeps its last list; the failure goes to the server's policy.
 func (r *toolRegistry) sync(ctx context.Context) {
 	r.syncMu.Lock()
 	defer r.syncMu.Unlock()
@@ -89,7 +90,12 @@ func (r *toolRegistry) sync(ctx context.Context) {
 		tools, err := ts.Tools(lctx)
 		cancel()
 		if err != nil {
-			r.s.log.Warn().Err(err).Str("toolset", ts.Name()).Msg("listing tools failed; offering its last list")
+			hctx := ctx
+			if r.s.cfg.Logger != nil {
+				hctx = r.s.log.WithContext(ctx) // a policy without a Logger logs here
+			}
+			failure.Or(r.s.policy).Handle(hctx, &failure.Error{Kind: failure.KindOf(err), Source: failure.SourceMCP, Name: ts.Name(),
+				Op: "list tools", Err: err, Message: "listing the toolset's tools failed; its last known tools are offered"})
 			tools = r.last[i]
 		} else {
 			r.last[i] = tools
