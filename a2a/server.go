@@ -100,8 +100,9 @@ type ServerConfig struct {
 	// MaxRequestBytes bounds the body of one request (default 4 MiB);
 	// larger ones are refused with HTTP 413 before they are read (over
 	// gRPC, package a2a/grpc refuses a larger message with
-	// ResourceExhausted). A request's JSON may also nest at most 64 levels
-	// and hold at most 100,000 values.
+	// ResourceExhausted). A request's JSON (over gRPC, its message's JSON
+	// form) may also nest at most MaxRequestDepth levels and hold at most
+	// MaxRequestValues values.
 	MaxRequestBytes int64
 	// MaxTasks bounds the tasks the server runs at once (default 256;
 	// negative: no bound). A message that would start one more is refused

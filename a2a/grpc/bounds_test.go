@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/switchboard-dev/switchboard/a2a"
 	a2agrpc "github.com/switchboard-dev/switchboard/a2a/grpc"
@@ -260,12 +261,31 @@ func TestGRPCTaskBounds(t *testing.T) {
 	}
 }
 
+// nestedLists is a JSON value of depth arrays within each other.
+func nestedLists(depth int) *structpb.Value {
+	v := structpb.NewNumberValue(1)
+	for range depth {
+		v = structpb.NewListValue(&structpb.ListValue{Values: []*structpb.Value{v}})
+	}
+	return v
+}
+
+// numbers is a JSON array of n numbers.
+func numbers(n int) *structpb.Value {
+	l := &structpb.ListValue{Values: make([]*structpb.Value, n)}
+	for i := range l.Values {
+		l.Values[i] = structpb.NewNumberValue(float64(i))
+	}
+	return structpb.NewListValue(l)
+}
+
 // TestGRPCRequestBytes (issue 33, item 1): over gRPC a request message
 // larger than ServerConfig.MaxRequestBytes is refused with
 // ResourceExhausted, unary and streaming: by Register's check whatever
 // gs's options (naming the bound), by gRPC itself when gs has
 // ServerOptions, which also let a message up to a bound above gRPC's
-// default 4 MiB through.
+// default 4 MiB through. A message whose JSON form nests deeper or holds
+// more values than a request's JSON may over HTTP is refused likewise.
 func TestGRPCRequestBytes(t *testing.T) {
 	const ourRefusal = "larger than the server's limit of 65536 bytes (ServerConfig.MaxRequestBytes)"
 	tests := []struct {
@@ -273,10 +293,19 @@ func TestGRPCRequestBytes(t *testing.T) {
 		limit    int64
 		gopts    func(*a2a.Server) []grpc.ServerOption
 		stream   bool
-		size     int
+		size     int             // of the text part
+		data     *structpb.Value // a data part besides, if set
 		wantCode codes.Code
 		wantMsg  string
 	}{
+		{name: "data nested too deep", size: 1, data: nestedLists(70), wantCode: codes.ResourceExhausted,
+			wantMsg: "nests deeper than 64 levels (a2a.MaxRequestDepth)"},
+		{name: "data nested too deep, streaming", stream: true, size: 1, data: nestedLists(70), wantCode: codes.ResourceExhausted,
+			wantMsg: "nests deeper than 64 levels (a2a.MaxRequestDepth)"},
+		{name: "data nested within the bound", size: 1, data: nestedLists(50), wantCode: codes.OK},
+		{name: "data of too many values", size: 1, data: numbers(100_001), wantCode: codes.ResourceExhausted,
+			wantMsg: "holds more than 100000 values (a2a.MaxRequestValues)"},
+		{name: "data of many values within the bound", size: 1, data: numbers(90_000), wantCode: codes.OK},
 		{name: "over the bound, unary", limit: 64 << 10, size: 100 << 10, wantCode: codes.ResourceExhausted, wantMsg: ourRefusal},
 		{name: "over the bound, streaming", limit: 64 << 10, stream: true, size: 100 << 10, wantCode: codes.ResourceExhausted, wantMsg: ourRefusal},
 		{name: "within the bound", limit: 64 << 10, size: 60 << 10, wantCode: codes.OK},
@@ -302,6 +331,9 @@ func TestGRPCRequestBytes(t *testing.T) {
 			c := a2apb.NewA2AServiceClient(conn)
 			req := &a2apb.SendMessageRequest{Message: &a2apb.Message{MessageId: "m1", Role: a2apb.Role_ROLE_USER,
 				Parts: []*a2apb.Part{{Content: &a2apb.Part_Text{Text: strings.Repeat("x", tt.size)}}}}}
+			if tt.data != nil {
+				req.Message.Parts = append(req.Message.Parts, &a2apb.Part{Content: &a2apb.Part_Data{Data: tt.data}})
+			}
 			var answer string
 			if tt.stream {
 				st, err := c.SendStreamingMessage(ctx, req)
@@ -324,7 +356,7 @@ func TestGRPCRequestBytes(t *testing.T) {
 				}
 				answer = res.String()
 			}
-			if want := fmt.Sprintf("got %d bytes", tt.size); tt.wantCode == codes.OK && !strings.Contains(answer, want) {
+			if want := fmt.Sprintf("got %d bytes", tt.size); tt.wantCode == codes.OK && tt.data == nil && !strings.Contains(answer, want) {
 				t.Fatalf("the agent's answer %.300q does not say %q", answer, want)
 			}
 		})

@@ -35,7 +35,7 @@ type Options struct {
 	// Authenticated says that gs authenticates its callers itself (in its
 	// interceptors), as it must for a server with ServerConfig.Auth: the
 	// server's Auth is HTTP middleware, which the gRPC binding does not
-	// run.
+	// run. Set Caller too, so that the server knows who they authenticated.
 	Authenticated bool
 	// Caller, if set, names the caller that gs's interceptors
 	// authenticated, from the context they hand on (ok false: none). That
@@ -48,12 +48,13 @@ type Options struct {
 	Caller func(ctx context.Context) (caller string, ok bool)
 }
 
-// ServerOptions are the options gs must be built with (grpc.NewServer) for
-// srv's bounds to hold before a message is read: grpc.MaxRecvMsgSize set
-// to ServerConfig.MaxRequestBytes, so that gRPC refuses a larger message
-// (code ResourceExhausted) without allocating it, and accepts one up to
-// the bound when it is larger than gRPC's default of 4 MiB. Register
-// checks the bound on every message whatever gs's options.
+// ServerOptions are the options to build gs with (grpc.NewServer) so that
+// srv's size bound holds before a message is decoded: grpc.MaxRecvMsgSize
+// set to ServerConfig.MaxRequestBytes, so that gRPC refuses a larger
+// message (code ResourceExhausted) without allocating it, and accepts one
+// up to the bound when that is larger than gRPC's default of 4 MiB.
+// Without them Register still refuses a larger message, once gRPC has
+// decoded it under gs's own limit.
 func ServerOptions(srv *a2a.Server) []grpc.ServerOption {
 	return []grpc.ServerOption{grpc.MaxRecvMsgSize(recvLimit(srv))}
 }
@@ -68,8 +69,10 @@ func recvLimit(srv *a2a.Server) int {
 
 // Register serves srv's tasks on gs (the A2A 1.0 gRPC service), with the
 // bounds srv has over HTTP: a request message larger than
-// ServerConfig.MaxRequestBytes is refused (code ResourceExhausted), and
-// MaxTasks and MaxTasksPerCaller count its tasks, per caller
+// ServerConfig.MaxRequestBytes, or whose JSON form nests deeper than
+// a2a.MaxRequestDepth or holds more than a2a.MaxRequestValues values, is
+// refused (code ResourceExhausted), and MaxTasks and MaxTasksPerCaller
+// count its tasks, per caller
 // (Options.Caller) or else per client address, together with those of
 // the same callers over JSON-RPC and HTTP+JSON. The server's card names
 // the gRPC interface when ServerConfig.GRPCURL is set.
@@ -100,7 +103,7 @@ type binding struct {
 }
 
 // desc is sd with each method's handler wrapped: the request message is
-// checked against the limit once decoded, and the context reaching the
+// checked against the bounds once decoded, and the context reaching the
 // service (inside gs's interceptors, which authenticate) names the caller
 // and the client's address.
 func (b *binding) desc(sd *grpc.ServiceDesc) *grpc.ServiceDesc {
@@ -137,8 +140,10 @@ func (b *binding) desc(sd *grpc.ServiceDesc) *grpc.ServiceDesc {
 	return &out
 }
 
-// check refuses a request message larger than the limit: gs received it
-// under a larger MaxRecvMsgSize than ServerOptions gives.
+// check refuses a request message larger than the limit (gs received it
+// under a larger MaxRecvMsgSize than ServerOptions gives), or whose JSON
+// form passes the bounds on a request's JSON over HTTP
+// (a2a.MaxRequestDepth, a2a.MaxRequestValues).
 func (b *binding) check(v any) error {
 	m, ok := v.(proto.Message)
 	if !ok {
@@ -147,6 +152,9 @@ func (b *binding) check(v any) error {
 	if n := proto.Size(m); n > b.limit {
 		return status.Errorf(codes.ResourceExhausted,
 			"a2a/grpc: the request message is %d bytes, larger than the server's limit of %d bytes (ServerConfig.MaxRequestBytes)", n, b.limit)
+	}
+	if err := checkShape(m.ProtoReflect()); err != nil {
+		return status.Errorf(codes.ResourceExhausted, "a2a/grpc: the request message is refused: %v", err)
 	}
 	return nil
 }
