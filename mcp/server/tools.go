@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
@@ -80,15 +81,14 @@ func (r *toolRegistry) lookup(name string) (agent.Tool, bool) {
 
 // sync lists every toolset and registers the difference with the go-sdk
 // server, which notifies sessions of the change. A toolset whose listing
-// fails keeps its last list; the failure goes to the server's policy.
+// fails (or panics) keeps its last list; the failure goes to the server's
+// policy.
 func (r *toolRegistry) sync(ctx context.Context) {
 	r.syncMu.Lock()
 	defer r.syncMu.Unlock()
 	want := map[string]agent.Tool{}
 	for i, ts := range r.toolsets {
-		lctx, cancel := context.WithTimeout(ctx, listTimeout)
-		tools, err := ts.Tools(lctx)
-		cancel()
+		tools, err := listTools(ctx, ts)
 		if err != nil {
 			hctx := ctx
 			if r.s.cfg.Logger != nil {
@@ -160,6 +160,21 @@ func (r *toolRegistry) sync(ctx context.Context) {
 	if find && changed {
 		r.index = newFindIndex(r.defs)
 	}
+}
+
+// listTools is ts's tools, listed within listTimeout; a panic of the
+// toolset is a failure of kind Panic (go-sdk does not recover its
+// handlers' panics: one would end the process).
+func listTools(ctx context.Context, ts agent.Toolset) (tools []agent.Tool, err error) {
+	ctx, cancel := context.WithTimeout(ctx, listTimeout)
+	defer cancel()
+	defer func() {
+		if p := recover(); p != nil {
+			tools, err = nil, &failure.Error{Kind: failure.Panic, Source: failure.SourceMCP, Name: ts.Name(), Op: "list tools",
+				Message: "the toolset panicked", Err: &failure.PanicError{Value: p, Stack: debug.Stack()}}
+		}
+	}()
+	return ts.Tools(ctx)
 }
 
 // handler serves tools/call for the tool named name.
