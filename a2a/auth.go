@@ -36,6 +36,19 @@ func Caller(ctx context.Context) (string, bool) {
 	return c, ok
 }
 
+// WithCaller returns ctx naming caller as the authenticated caller of a
+// request that another binding than the Server's HTTP handler (package
+// a2a/grpc) authenticated and hands to [Server.RequestHandler]: the
+// request's [Caller], whose tasks the task store keeps apart from other
+// callers' and whose tasks MaxTasksPerCaller counts, with those it runs
+// over HTTP under the same name. An empty caller leaves ctx as it is.
+func WithCaller(ctx context.Context, caller string) context.Context {
+	if caller == "" {
+		return ctx
+	}
+	return context.WithValue(ctx, callerKey{}, caller)
+}
+
 func (a *Auth) validate() error {
 	if a == nil {
 		return nil

@@ -12,16 +12,25 @@ import (
 	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
 )
 
+// The bounds on the shape of one request's JSON, on every binding (over
+// gRPC, package a2a/grpc measures a message as its JSON form nests and
+// counts).
+const (
+	// MaxRequestDepth bounds the nesting of a request's JSON: objects and
+	// arrays within each other.
+	MaxRequestDepth = 64
+	// MaxRequestValues bounds the number of JSON values (objects, arrays,
+	// strings and keys, numbers, literals) in one request, which bounds
+	// what decoding and handling it allocate.
+	MaxRequestValues = 100_000
+)
+
 // Bounds on one request to the server.
 const (
 	// defaultMaxRequestBytes is ServerConfig.MaxRequestBytes' default.
 	defaultMaxRequestBytes = 4 << 20
-	// maxJSONDepth bounds the nesting of a request's JSON.
-	maxJSONDepth = 64
-	// maxJSONValues bounds the number of JSON values (objects, arrays,
-	// strings, numbers, literals) in one request, which bounds what
-	// decoding it allocates.
-	maxJSONValues = 100_000
+	maxJSONDepth           = MaxRequestDepth
+	maxJSONValues          = MaxRequestValues
 )
 
 // errJSONShape is a request whose JSON is nested too deep or holds too

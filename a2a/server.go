@@ -98,9 +98,11 @@ type ServerConfig struct {
 	// negative value sends the answer in one piece at the end).
 	ChunkBytes int
 	// MaxRequestBytes bounds the body of one request (default 4 MiB);
-	// larger ones are refused with HTTP 413 before they are read. A
-	// request's JSON may also nest at most 64 levels and hold at most
-	// 100,000 values.
+	// larger ones are refused with HTTP 413 before they are read (over
+	// gRPC, package a2a/grpc refuses a larger message with
+	// ResourceExhausted). A request's JSON (over gRPC, its message's JSON
+	// form) may also nest at most MaxRequestDepth levels and hold at most
+	// MaxRequestValues values.
 	MaxRequestBytes int64
 	// MaxTasks bounds the tasks the server runs at once (default 256;
 	// negative: no bound). A message that would start one more is refused
@@ -112,7 +114,9 @@ type ServerConfig struct {
 	// 16; negative: no bound), refused like MaxTasks. The caller is the one
 	// Auth authenticated, or without Auth the client's IPv4 address or
 	// IPv6 /64 (behind a proxy, every client has the proxy's: set Auth, or
-	// raise the bound).
+	// raise the bound); over gRPC, package a2a/grpc's Options.Caller, else
+	// the gRPC peer's address. A caller's tasks over every binding count
+	// together.
 	MaxTasksPerCaller int
 	// KeepAlive sends SSE keep-alives at this interval (0: none).
 	KeepAlive time.Duration

@@ -102,16 +102,27 @@ func peerOf(addr string) string {
 // caller of an unauthenticated request, for MaxTasksPerCaller.
 func withPeer(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if host := peerOf(r.RemoteAddr); host != "" {
-			r = r.WithContext(context.WithValue(r.Context(), peerKey{}, host))
-		}
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, r.WithContext(WithRemoteAddr(r.Context(), r.RemoteAddr)))
 	})
+}
+
+// WithRemoteAddr returns ctx naming addr (host:port, as net.Addr.String
+// gives it) as the network address of the client of a request that
+// another binding than the Server's HTTP handler (package a2a/grpc) hands
+// to [Server.RequestHandler]: without a [Caller], MaxTasksPerCaller counts
+// the client's tasks by its IPv4 address or IPv6 /64, with those it runs
+// over HTTP from there. An empty addr leaves ctx as it is.
+func WithRemoteAddr(ctx context.Context, addr string) context.Context {
+	if host := peerOf(addr); host != "" {
+		return context.WithValue(ctx, peerKey{}, host)
+	}
+	return ctx
 }
 
 // slotOwner names the caller of a request for MaxTasksPerCaller: the
 // authenticated caller, else the client's IP address, else "" (a request
-// through RequestHandler from another binding: only MaxTasks applies).
+// through RequestHandler that names neither, WithCaller or WithRemoteAddr:
+// only MaxTasks applies).
 func slotOwner(ctx context.Context) string {
 	if c, ok := Caller(ctx); ok && c != "" {
 		return "caller:" + c

@@ -11,6 +11,7 @@ import (
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
@@ -103,17 +104,52 @@ func (s *Server) findTools(ctx context.Context, req *gomcp.CallToolRequest) (*go
 }
 
 // find answers find_tools: each query's best matches, once each, with
-// their definitions.
+// their definitions. The search runs as a tool of the server's own
+// (runTool: the failure policy's circuit for it, the call timeout, a panic
+// recovered), and its failure is handled by the policy like any tool's: a
+// *failure.Error its OnFailure sees, the client getting its model text.
+// A toolset whose listing fails is searched in its last known tools (sync
+// reports the failure to the policy).
 func (s *Server) find(ctx context.Context, req *gomcp.CallToolRequest) (*gomcp.CallToolResult, string) {
 	queries, limit, err := parseFindArgs(req.Params.Arguments)
 	if err != nil {
 		return errorResult(err.Error()), outcomeInvalidArgs
 	}
+	if s.cfg.Logger != nil {
+		ctx = s.log.WithContext(ctx) // a policy without a Logger logs here
+	}
+	spec := agent.ToolSpec{Name: findToolsName, ReadOnly: true}
+	search := agent.NewFuncTool(spec, func(ctx context.Context, _ json.RawMessage) (*agent.Result, error) {
+		b, err := s.search(ctx, queries, limit)
+		if err != nil {
+			return nil, err
+		}
+		return &agent.Result{Parts: []agent.Part{{Type: agent.PartJSON, JSON: b}}}, nil
+	})
+	res, _, err := s.runTool(ctx, req, callLink(ctx, req.Session), search, spec, json.RawMessage("{}"))
+	if err == nil && (res == nil || len(res.Parts) != 1) {
+		err = &failure.Error{Kind: failure.Internal, Source: failure.SourceMCP, Tool: findToolsName, Message: "the search gave no answer"}
+	}
+	if err != nil {
+		fe := failure.From(err)
+		if fe.Tool == "" {
+			fe.Tool = findToolsName
+		}
+		failure.Or(s.policy).Handle(ctx, fe)
+		return errorResult(fe.ModelText()), outcomeFailed
+	}
+	b := res.Parts[0].JSON
+	return &gomcp.CallToolResult{Content: []gomcp.Content{&gomcp.TextContent{Text: string(b)}}, StructuredContent: b}, outcomeOK
+}
+
+// search is find_tools' answer to queries: the JSON of each query's best
+// limit matches among the offered tools, once each.
+func (s *Server) search(ctx context.Context, queries []string, limit int) (json.RawMessage, error) {
 	s.tools.sync(ctx) // the toolsets' current tools (they cache)
 	r := s.tools
 	r.mu.Lock()
 	ix, defs := r.index, r.defs
-	var found []foundTool
+	found := []foundTool{}
 	seen := map[string]bool{}
 	for _, q := range queries {
 		for _, m := range ix.Search(q, limit) {
@@ -126,17 +162,13 @@ func (s *Server) find(ctx context.Context, req *gomcp.CallToolRequest) (*gomcp.C
 		}
 	}
 	r.mu.Unlock()
-	out := struct {
+	b, err := json.Marshal(struct {
 		Tools []foundTool `json:"tools"`
-	}{Tools: found}
-	if out.Tools == nil {
-		out.Tools = []foundTool{}
-	}
-	b, err := json.Marshal(out)
+	}{Tools: found})
 	if err != nil {
-		return errorResult(fmt.Sprintf("%s: %v", findToolsName, err)), outcomeFailed
+		return nil, &failure.Error{Kind: failure.Internal, Source: failure.SourceMCP, Tool: findToolsName, Op: "encode", Err: err}
 	}
-	return &gomcp.CallToolResult{Content: []gomcp.Content{&gomcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}, outcomeOK
+	return b, nil
 }
 
 // callNamed serves call_tool: the named tool's tools/call, served as any

@@ -3,10 +3,12 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/guard"
+	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/mcp"
 	"github.com/switchboard-dev/switchboard/mcp/server"
@@ -314,5 +317,123 @@ func TestFindAndCallFronted(t *testing.T) {
 	txt, isErr = callText(t, cs, "call_tool", map[string]any{"name": "get-sum", "arguments": map[string]any{"a": 1, "b": 2}})
 	if !isErr || !strings.Contains(txt, "unknown tool") {
 		t.Errorf("call_tool of the denied get-sum: %q (error %v)", txt, isErr)
+	}
+}
+
+// Listing modes of flakyToolset.
+const (
+	listOK int32 = iota
+	listFail
+	listPanic
+	listHang // until released, whatever its context
+)
+
+// flakyToolset lists issueTools' tools, or fails, or panics, or hangs, as
+// its mode says; lists counts its listings.
+type flakyToolset struct {
+	inner   agent.Toolset
+	mode    atomic.Int32
+	lists   atomic.Int32
+	release chan struct{}
+}
+
+func (f *flakyToolset) Name() string { return "flaky" }
+func (f *flakyToolset) Tools(ctx context.Context) ([]agent.Tool, error) {
+	f.lists.Add(1)
+	switch f.mode.Load() {
+	case listFail:
+		return nil, failure.Wrap(failure.Transient, failure.SourceMCP, errors.New("connection reset"))
+	case listPanic:
+		panic("the toolset broke")
+	case listHang:
+		<-f.release
+	}
+	return f.inner.Tools(ctx)
+}
+
+// TestFindToolsFailurePolicy (issue 33, item 2): find_tools runs under the
+// server's failure policy like any tool. A toolset whose listing fails or
+// panics is searched in its last known tools, the failure reaching
+// OnFailure as a *failure.Error of the listing (a panic no longer ends the
+// process); a search that does not end is a Timeout failure the client
+// gets as an error result in its model text, reported to OnFailure and
+// audited as failed; and repeated failures open find_tools' circuit
+// (Unavailable, the toolsets not listed).
+func TestFindToolsFailurePolicy(t *testing.T) {
+	tests := []struct {
+		name      string
+		mode      int32
+		finds     int
+		wantErr   []bool         // per find: an error result
+		wantKinds []failure.Kind // OnFailure's, in order
+		wantLists int32          // listings during the finds
+	}{
+		{name: "listing fails", mode: listFail, finds: 1, wantErr: []bool{false},
+			wantKinds: []failure.Kind{failure.Transient}, wantLists: 1},
+		{name: "listing panics", mode: listPanic, finds: 2, wantErr: []bool{false, false},
+			wantKinds: []failure.Kind{failure.Panic, failure.Panic}, wantLists: 2},
+		// The hung listing holds the resynchronisation: the second find
+		// waits for it, and times out too.
+		{name: "search hangs, circuit opens", mode: listHang, finds: 3, wantErr: []bool{true, true, true},
+			wantKinds: []failure.Kind{failure.Timeout, failure.Timeout, failure.Unavailable}, wantLists: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var seen []*failure.Error
+			var audit []server.AuditRecord
+			pol := failure.NewPolicy(failure.PolicyConfig{BreakerFailures: 2, OnFailure: func(_ context.Context, o failure.Outcome) {
+				mu.Lock()
+				seen = append(seen, o.Err)
+				mu.Unlock()
+			}})
+			ts := &flakyToolset{inner: issueTools(), release: make(chan struct{})}
+			srv := newServer(t, server.Config{Toolsets: []agent.Toolset{ts}, FindAndCall: true, Policy: pol, CallTimeout: 50 * time.Millisecond,
+				Permissions: &agent.Permissions{Rules: []agent.Rule{{Tool: "*", Permission: agent.Allow}}},
+				Audit:       func(_ context.Context, r server.AuditRecord) { mu.Lock(); audit = append(audit, r); mu.Unlock() }})
+			t.Cleanup(func() { close(ts.release) }) // before the server closes
+			cs := connectMem(t, srv, nil)
+			ts.mode.Store(tt.mode)
+			before := ts.lists.Load()
+			for i := range tt.finds {
+				found, txt, isErr := findCall(t, cs, map[string]any{"query": "create a new issue"})
+				if isErr != tt.wantErr[i] {
+					t.Fatalf("find %d: error %v (%q); want error %v", i+1, isErr, txt, tt.wantErr[i])
+				}
+				if !isErr && !slices.Contains(foundNames(found), "create_issue") {
+					t.Fatalf("find %d found %v; want the last known create_issue", i+1, foundNames(found))
+				}
+				if isErr && txt == "" {
+					t.Fatalf("find %d answered an empty error; want the failure's model text", i+1)
+				}
+			}
+			if got := ts.lists.Load() - before; got != tt.wantLists {
+				t.Errorf("%d listings during the finds; want %d", got, tt.wantLists)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			var kinds []failure.Kind
+			for _, fe := range seen {
+				kinds = append(kinds, fe.Kind)
+				listing := fe.Kind == failure.Transient || fe.Kind == failure.Panic
+				switch {
+				case listing && (fe.Op != "list tools" || fe.Name != "flaky"):
+					t.Errorf("listing failure %+v: want Op list tools of toolset flaky", fe)
+				case !listing && fe.Tool != "find_tools":
+					t.Errorf("failure %+v: want it to name the tool find_tools", fe)
+				}
+			}
+			if !slices.Equal(kinds, tt.wantKinds) {
+				t.Errorf("OnFailure saw %v; want %v", kinds, tt.wantKinds)
+			}
+			if len(audit) != tt.finds {
+				t.Errorf("%d audit records; want one per find (%d)", len(audit), tt.finds)
+			}
+			for i, r := range audit {
+				if want := map[bool]string{false: "ok", true: "failed"}[tt.wantErr[i]]; r.Tool != "find_tools" || r.Outcome != want {
+					t.Errorf("audit record %d: %s %s; want find_tools %s", i, r.Tool, r.Outcome, want)
+				}
+			}
+		})
 	}
 }

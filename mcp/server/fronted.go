@@ -106,13 +106,33 @@ func (f *fronted) offeredName(server, name string) string {
 	return "mcp__" + server + "__" + name
 }
 
-// capabilities returns what any server declared: the union of their
-// extensions (io.modelcontextprotocol/ui, an MCP App's, among them) and
-// whether any offers resources, subscriptions, prompts, completion and
-// logging.
-func (f *fronted) capabilities() (ext map[string]any, res, sub, prompts, complete, logging bool) {
+// capabilities returns what any server declared: whether any offers
+// resources, subscriptions, prompts, completion and logging.
+func (f *fronted) capabilities() (res, sub, prompts, complete, logging bool) {
 	for _, name := range f.m.ServerNames() {
 		c := f.m.ServerCapabilities(name)
+		if c == nil {
+			continue
+		}
+		res = res || c.Resources != nil
+		sub = sub || c.Resources != nil && c.Resources.Subscribe
+		prompts = prompts || c.Prompts != nil
+		complete = complete || c.Completions != nil
+		logging = logging || c.Logging != nil
+	}
+	return
+}
+
+// extensions returns the extensions that the servers connected now
+// declared at their handshake (io.modelcontextprotocol/ui, an MCP App's,
+// among them): for an extension two declare, the first server's settings.
+func (f *fronted) extensions() map[string]any {
+	var ext map[string]any
+	for _, st := range f.m.Status() {
+		if st.State != "ready" {
+			continue
+		}
+		c := f.m.ServerCapabilities(st.Name)
 		if c == nil {
 			continue
 		}
@@ -124,27 +144,38 @@ func (f *fronted) capabilities() (ext map[string]any, res, sub, prompts, complet
 				ext[k] = v
 			}
 		}
-		res = res || c.Resources != nil
-		sub = sub || c.Resources != nil && c.Resources.Subscribe
-		prompts = prompts || c.Prompts != nil
-		complete = complete || c.Completions != nil
-		logging = logging || c.Logging != nil
 	}
-	return
+	return ext
+}
+
+// declare adds to caps, the capabilities of one initialize or
+// server/discover result (go-sdk's copy for that result), the extensions
+// of the servers connected now; an extension the server declares itself
+// (Config.MCPOptions, tasks, skills) keeps its own settings. go-sdk fixes
+// its servers' capabilities when they are built; each result is its own
+// copy, so that a session sees the extensions of the servers connected at
+// its initialize.
+func (f *fronted) declare(caps *gomcp.ServerCapabilities) {
+	ext := f.extensions()
+	if caps == nil || len(ext) == 0 {
+		return
+	}
+	out := maps.Clone(caps.Extensions) // a fresh map: go-sdk's may be shared
+	if out == nil {
+		out = map[string]any{}
+	}
+	for k, v := range ext {
+		if _, ok := out[k]; !ok {
+			out[k] = v
+		}
+	}
+	caps.Extensions = out
 }
 
 // configure sets the go-sdk server options that route to the servers,
 // before the server is built.
 func (f *fronted) configure(opts *gomcp.ServerOptions) {
-	ext, res, sub, prompts, complete, _ := f.capabilities()
-	if len(ext) > 0 {
-		c := ownCapabilities(opts)
-		for k, v := range ext {
-			if _, ok := c.Extensions[k]; !ok {
-				c.Extensions[k] = v
-			}
-		}
-	}
+	res, sub, prompts, complete, _ := f.capabilities()
 	opts.HasResources = opts.HasResources || res
 	opts.HasPrompts = opts.HasPrompts || prompts
 	if sub {

@@ -3,7 +3,10 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"iter"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -237,5 +240,145 @@ func TestParsePrefix(t *testing.T) {
 		if (err == nil) != tc.ok || got != tc.want {
 			t.Errorf("ParsePrefix(%q) = %v, %v; want %v, ok %v", tc.in, got, err, tc.want, tc.ok)
 		}
+	}
+}
+
+// okRunner answers "ok": a Runner, for the tasks extension.
+type okRunner struct{}
+
+func (okRunner) Name() string        { return "ok" }
+func (okRunner) Description() string { return "Answers ok." }
+func (okRunner) Stream(context.Context, string) iter.Seq2[agent.Event, error] {
+	return func(yield func(agent.Event, error) bool) { yield(agent.Event{Type: agent.EventFinal, Text: "ok"}, nil) }
+}
+
+// switchable is a downstream server reached through NewTransport: each
+// connection goes to the server current returns (nil: the connection
+// fails), and drop ends the connection in place, so that the Manager
+// reconnects.
+type switchable struct {
+	mu      sync.Mutex
+	current func() *gomcp.Server
+	last    *gomcp.ServerSession
+}
+
+func (s *switchable) set(f func() *gomcp.Server) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.current = f
+}
+
+func (s *switchable) newTransport(ctx context.Context) (gomcp.Transport, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.current == nil || s.current() == nil {
+		return nil, errors.New("not up")
+	}
+	st, ct := gomcp.NewInMemoryTransports()
+	ss, err := s.current().Connect(ctx, st, nil)
+	if err != nil {
+		return nil, err
+	}
+	s.last = ss
+	return ct, nil
+}
+
+func (s *switchable) drop() {
+	s.mu.Lock()
+	ss := s.last
+	s.mu.Unlock()
+	if ss != nil {
+		_ = ss.Close()
+	}
+}
+
+// extensionsCase is one case of TestFrontedExtensionsFollowServers.
+type extensionsCase struct {
+	name         string
+	before       func() *gomcp.Server // the downstream at the gateway's start (nil result: not up)
+	after        func() *gomcp.Server // what it becomes
+	wantBefore   bool                 // the first session sees the extension
+	wantAfter    bool                 // a session begun after the change does
+	afterConnect bool                 // the change ends in a connection (else the server is gone)
+}
+
+// TestFrontedExtensionsFollowServers (issue 33, item 3): each session's
+// initialize (or server/discover) declares the extensions of the fronted
+// servers connected then, not those of the gateway's start: a server with
+// the MCP Apps extension that connects later, or reconnects with it, is
+// declared to the sessions that begin afterwards, and one that is gone no
+// longer is. A session keeps what its initialize declared; the gateway's
+// own extensions (tasks) are declared throughout.
+func TestFrontedExtensionsFollowServers(t *testing.T) {
+	plain := func() *gomcp.Server { return gomcp.NewServer(&gomcp.Implementation{Name: "plain", Version: "1"}, nil) }
+	none := func() *gomcp.Server { return nil }
+	tests := []extensionsCase{
+		{name: "connects later", before: none, after: appServer, wantAfter: true, afterConnect: true},
+		{name: "reconnects with the extension", before: plain, after: appServer, wantAfter: true, afterConnect: true},
+		{name: "reconnects without it", before: appServer, after: plain, wantBefore: true, afterConnect: true},
+		{name: "goes away", before: appServer, after: none, wantBefore: true},
+	}
+	// 2025-11-25 clients initialize; go-sdk's latest (2026-07-28) sends
+	// server/discover.
+	for _, protocol := range []string{"2025-11-25", ""} {
+		for _, tt := range tests {
+			t.Run(protocol+"/"+tt.name, func(t *testing.T) { tt.run(t, protocol) })
+		}
+	}
+}
+
+// run runs the case with clients at protocol ("": go-sdk's latest).
+func (tt extensionsCase) run(t *testing.T, protocol string) {
+	ctx := testkit.Ctx(t, time.Minute)
+	down := &switchable{}
+	down.set(tt.before)
+	m, err := mcp.New(ctx, mcp.Config{RestartBackoff: 5 * time.Millisecond, MaxRestartBackoff: 20 * time.Millisecond,
+		Servers: []mcp.ServerConfig{{Name: "base", Server: gomcp.NewServer(&gomcp.Implementation{Name: "base", Version: "1"}, nil)},
+			{Name: "app", NewTransport: down.newTransport}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close() })
+	status := func(name string) mcp.Status {
+		for _, st := range m.Status() {
+			if st.Name == name {
+				return st
+			}
+		}
+		return mcp.Status{}
+	}
+	testkit.WaitFor(t, 10*time.Second, "the base server ready", func() bool { return status("base").State == "ready" })
+	if tt.before() != nil {
+		testkit.WaitFor(t, 10*time.Second, "the app server ready", func() bool { return status("app").State == "ready" })
+	}
+	srv := newServer(t, server.Config{Servers: m, Client: new(server.Client), Permissions: agent.AllowAll(),
+		Runners: []agent.Runner{okRunner{}}, Tasks: agent.NewMemoryStore(agent.MemoryStoreOptions{})})
+	declares := func(cs *gomcp.ClientSession) (ui, tasks bool) {
+		ext := cs.InitializeResult().Capabilities.Extensions
+		_, ui = ext[uiExtension]
+		_, tasks = ext["io.modelcontextprotocol/tasks"]
+		return ui, tasks
+	}
+	first := connectMemAt(t, srv, nil, protocol)
+	if ui, tasks := declares(first); ui != tt.wantBefore || !tasks {
+		t.Fatalf("first session declares %s: %v, tasks: %v; want %v, true", uiExtension, ui, tasks, tt.wantBefore)
+	}
+	connects := status("app").Connects
+	down.set(tt.after)
+	down.drop()
+	if tt.afterConnect {
+		testkit.WaitFor(t, 10*time.Second, "the app server connected again", func() bool {
+			st := status("app")
+			return st.State == "ready" && st.Connects > connects
+		})
+	} else {
+		testkit.WaitFor(t, 10*time.Second, "the app server gone", func() bool { return status("app").State != "ready" })
+	}
+	second := connectMemAt(t, srv, nil, protocol)
+	if ui, tasks := declares(second); ui != tt.wantAfter || !tasks {
+		t.Fatalf("session begun after the change declares %s: %v, tasks: %v; want %v, true", uiExtension, ui, tasks, tt.wantAfter)
+	}
+	if ui, _ := declares(first); ui != tt.wantBefore {
+		t.Errorf("the first session's declaration changed to %v", ui)
 	}
 }

@@ -39,9 +39,10 @@ type Config struct {
 	// annotations, output schema, _meta) and results unchanged (content,
 	// structuredContent, _meta), and their resources, resource templates,
 	// prompts, completion, resource subscriptions and log messages routed
-	// to and from the server they belong to; the extensions they declare
-	// (the MCP Apps extension, io.modelcontextprotocol/ui) are declared
-	// too. Do not also put Servers.Toolset() in Toolsets. Give the Manager
+	// to and from the server they belong to; each session's initialize
+	// declares the extensions (the MCP Apps extension,
+	// io.modelcontextprotocol/ui) of the servers connected then. Do not
+	// also put Servers.Toolset() in Toolsets. Give the Manager
 	// the OnLog and OnResourceUpdated of Client ([Client.Log],
 	// [Client.ResourceUpdated]) so that log messages and resource updates
 	// reach the clients. See docs/gateway.md.
@@ -357,13 +358,23 @@ func (s *Server) watch() {
 }
 
 // middleware resynchronises the tools before each tools/list, so a
-// listing sees the toolsets' current tools (they cache, so this is cheap).
+// listing sees the toolsets' current tools (they cache, so this is cheap),
+// and declares in each initialize (and server/discover) result the
+// extensions of the fronted servers connected then.
 func (s *Server) middleware(next gomcp.MethodHandler) gomcp.MethodHandler {
 	return func(ctx context.Context, method string, req gomcp.Request) (gomcp.Result, error) {
 		if method == "tools/list" {
 			s.tools.sync(ctx)
 		}
 		res, err := next(ctx, method, req)
+		if err == nil && s.fronted != nil {
+			switch r := res.(type) {
+			case *gomcp.InitializeResult: // initialize
+				s.fronted.declare(r.Capabilities)
+			case *gomcp.DiscoverResult: // server/discover (2026-07-28)
+				s.fronted.declare(r.Capabilities)
+			}
+		}
 		if method == "logging/setLevel" && err == nil && s.fronted != nil {
 			if p, ok := req.GetParams().(*gomcp.SetLoggingLevelParams); ok && p != nil {
 				s.fronted.setLevel(ctx, p.Level)

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
@@ -79,17 +80,22 @@ func (r *toolRegistry) lookup(name string) (agent.Tool, bool) {
 }
 
 // sync lists every toolset and registers the difference with the go-sdk
-// server, which notifies sessions of the change.
+// server, which notifies sessions of the change. A toolset whose listing
+// fails (or panics) keeps its last list; the failure goes to the server's
+// policy.
 func (r *toolRegistry) sync(ctx context.Context) {
 	r.syncMu.Lock()
 	defer r.syncMu.Unlock()
 	want := map[string]agent.Tool{}
 	for i, ts := range r.toolsets {
-		lctx, cancel := context.WithTimeout(ctx, listTimeout)
-		tools, err := ts.Tools(lctx)
-		cancel()
+		tools, err := listTools(ctx, ts)
 		if err != nil {
-			r.s.log.Warn().Err(err).Str("toolset", ts.Name()).Msg("listing tools failed; offering its last list")
+			hctx := ctx
+			if r.s.cfg.Logger != nil {
+				hctx = r.s.log.WithContext(ctx) // a policy without a Logger logs here
+			}
+			failure.Or(r.s.policy).Handle(hctx, &failure.Error{Kind: failure.KindOf(err), Source: failure.SourceMCP, Name: ts.Name(),
+				Op: "list tools", Err: err, Message: "listing the toolset's tools failed; its last known tools are offered"})
 			tools = r.last[i]
 		} else {
 			r.last[i] = tools
@@ -154,6 +160,21 @@ func (r *toolRegistry) sync(ctx context.Context) {
 	if find && changed {
 		r.index = newFindIndex(r.defs)
 	}
+}
+
+// listTools is ts's tools, listed within listTimeout; a panic of the
+// toolset is a failure of kind Panic (go-sdk does not recover its
+// handlers' panics: one would end the process).
+func listTools(ctx context.Context, ts agent.Toolset) (tools []agent.Tool, err error) {
+	ctx, cancel := context.WithTimeout(ctx, listTimeout)
+	defer cancel()
+	defer func() {
+		if p := recover(); p != nil {
+			tools, err = nil, &failure.Error{Kind: failure.Panic, Source: failure.SourceMCP, Name: ts.Name(), Op: "list tools",
+				Message: "the toolset panicked", Err: &failure.PanicError{Value: p, Stack: debug.Stack()}}
+		}
+	}()
+	return ts.Tools(ctx)
 }
 
 // handler serves tools/call for the tool named name.
