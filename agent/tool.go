@@ -55,8 +55,9 @@ type ToolSpec struct {
 	// Name is unique across all toolsets of an agent: the name the model uses.
 	Name string `json:"name"`
 	// Title is the tool's display name, for people (an MCP tool's title,
-	// else its annotations' title; an A2A skill's name): the tool search
-	// indexes it ([ToolIndex]); it is not sent to the model.
+	// else its annotations' title; an A2A skill's name): the agent's tool
+	// search indexes it ([ToolIndex]) but does not send it to the model;
+	// package mcp/server offers it as the MCP tool's title.
 	Title string `json:"title,omitempty"`
 	// Description tells the model what the tool does.
 	Description string `json:"description"`

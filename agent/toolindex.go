@@ -229,11 +229,16 @@ func (x *ToolIndex) matches(hits []toolsearch.Hit, lexical map[int]bool) []ToolM
 	return out
 }
 
-// Server returns the names of the tools of an MCP server, in listing order.
+// Server returns the names of the tools of an MCP server, in listing
+// order: its name, or the server part of its tools' names (which
+// [ToolName] may have sanitised).
 func (x *ToolIndex) Server(server string) []string {
 	var out []string
+	if server == "" {
+		return nil
+	}
 	for i, s := range x.servers {
-		if s != "" && s == server {
+		if s == server || toolServer(x.defs[i].Name) == server {
 			out = append(out, x.defs[i].Name)
 		}
 	}

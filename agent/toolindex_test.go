@@ -211,3 +211,29 @@ func searchTools(t *testing.T, specs []agent.ToolSpec, ins map[string]string, qu
 	}
 	return out
 }
+
+// TestToolIndexServer: a server's tools are listed by its name (their
+// provenance's) or by the server part of their names, which ToolName
+// sanitised.
+func TestToolIndexServer(t *testing.T) {
+	name := agent.ToolName("mcp", "my.files", "read")
+	ix := agent.NewToolIndex([]agent.ToolSpec{
+		{Name: name, Description: "Read a file", Source: agent.Provenance{Kind: failure.SourceMCP, Name: "my.files", Tool: "read"}},
+		{Name: "mcp__notes__list", Description: "List notes"},
+		{Name: "local_tool", Description: "A Go tool"},
+	}, nil)
+	for _, tc := range []struct {
+		server string
+		want   []string
+	}{
+		{"my.files", []string{name}},
+		{strings.Split(name, "__")[1], []string{name}},
+		{"notes", []string{"mcp__notes__list"}},
+		{"", nil},
+		{"local_tool", nil},
+	} {
+		if got := ix.Server(tc.server); !slices.Equal(got, tc.want) {
+			t.Errorf("Server(%q) = %v, want %v", tc.server, got, tc.want)
+		}
+	}
+}
