@@ -10,8 +10,9 @@ import (
 	"time"
 )
 
-// TestRefreshCard: a peer's new card (a new skill) rebuilds its tools and
-// signals Changed; an unchanged card does not.
+// TestRefreshCard: a peer's new card (a new skill) rebuilds its tools (a
+// skill's name is its tool's Title) and signals Changed; an unchanged card
+// does not.
 func TestRefreshCard(t *testing.T) {
 	srv, worker := newWorker(t, ServerConfig{})
 	resp, err := http.Get(worker.URL + cardPath)
@@ -22,7 +23,7 @@ func TestRefreshCard(t *testing.T) {
 	resp.Body.Close()
 	var card map[string]any
 	_ = json.Unmarshal(orig, &card)
-	card["skills"] = append(card["skills"].([]any), map[string]any{"id": "summarise", "name": "summarise", "description": "Summarises.", "tags": []string{}})
+	card["skills"] = append(card["skills"].([]any), map[string]any{"id": "summarise", "name": "Summarise a text", "description": "Summarises.", "tags": []string{}})
 	grown, _ := json.Marshal(card)
 
 	var mu sync.Mutex
@@ -71,6 +72,9 @@ func TestRefreshCard(t *testing.T) {
 	tools, _ = ts.Tools(ctx)
 	if len(tools) != 5 || tools[4].Spec().Name != "a2a__w__summarise" {
 		t.Fatalf("tools after refresh = %d", len(tools))
+	}
+	if got := tools[4].Spec().Title; got != "Summarise a text" { // the skill's name
+		t.Errorf("the new skill's tool has Title %q", got)
 	}
 	res, err := tools[0].Call(ctx, json.RawMessage(`{"message":"research refresh"}`))
 	if err != nil || res.IsError {

@@ -342,7 +342,7 @@ func (r *remote) tools() []agent.Tool {
 				fmt.Fprintf(&d, " Examples: %s", strings.Join(s.Examples, "; "))
 			}
 			out = append(out, &delegateTool{r: r, skill: s.ID, spec: agent.ToolSpec{
-				Name: toolName(r.peer.Name, s.ID), Description: d.String(), InputSchema: inputSchema,
+				Name: toolName(r.peer.Name, s.ID), Title: s.Name, Description: d.String(), InputSchema: inputSchema,
 				Source: agent.Provenance{Kind: failure.SourceA2A, Name: r.peer.Name, Tool: s.ID},
 			}})
 		}

@@ -54,6 +54,11 @@ func (p Provenance) BreakerKey(tool string) failure.Key {
 type ToolSpec struct {
 	// Name is unique across all toolsets of an agent: the name the model uses.
 	Name string `json:"name"`
+	// Title is the tool's display name, for people (an MCP tool's title,
+	// else its annotations' title; an A2A skill's name): the agent's tool
+	// search indexes it ([ToolIndex]) but does not send it to the model;
+	// package mcp/server offers it as the MCP tool's title.
+	Title string `json:"title,omitempty"`
 	// Description tells the model what the tool does.
 	Description string `json:"description"`
 	// InputSchema is the JSON Schema of the arguments object. Nil means any
@@ -100,7 +105,7 @@ type Tool interface {
 
 // Toolset is a group of tools from one source.
 //
-// A toolset may also have three optional methods, which the agent uses
+// A toolset may also have four optional methods, which the agent uses
 // when present:
 //
 //	// Changed is signalled (never closed while the toolset lives) after
@@ -115,6 +120,13 @@ type Tool interface {
 //	// over other tools with Call.GuardTools: when it is called, and when
 //	// a run resumes from a checkpoint that keeps the names.
 //	Guard(name string) (Guard, bool)
+//	// ServerInstructions are the instructions of the servers the
+//	// toolset's tools come from (an MCP server's initialize result's),
+//	// by server name (the tools' Provenance.Name). They are not put in
+//	// the system prompt: the tool search indexes a server's as context
+//	// of its tools (see NewToolIndex). The agent calls it when it
+//	// builds the search index of a new tool list.
+//	ServerInstructions() map[string]string
 type Toolset interface {
 	// Name identifies the toolset in logs and errors.
 	Name() string
@@ -124,6 +136,12 @@ type Toolset interface {
 	// slice: while a toolset returns the slice it returned before, the
 	// agent reuses the tool index it built from it.
 	Tools(ctx context.Context) ([]Tool, error)
+}
+
+// serverInstructor is a toolset with the optional ServerInstructions
+// method (see Toolset).
+type serverInstructor interface {
+	ServerInstructions() map[string]string
 }
 
 // changeNotifier is a toolset with the optional Changed method (see

@@ -13,16 +13,17 @@ import (
 )
 
 // ToolIndex finds tools by what a task says: BM25F over each tool's name,
-// description (its lead counted apart) and parameters (names, descriptions
-// and enum values at any depth) with English stemming, compound product
-// names kept whole and acronyms of name words (PR for pull_request), then
-// re-ranked by the query's adjacent words found adjacent in the tool's
-// text, the query's action (create, read, list, update, delete, search)
-// against the tool name's, a boost for the tools of a server the query
-// names, and pseudo-relevance feedback (docs/context.md#ranking). It is
-// the search behind search_tools, usable on its own:
+// title, description (its lead counted apart) and parameters (names,
+// descriptions and enum values at any depth), and its server's name and
+// instructions, with English stemming, compound product names kept whole
+// and acronyms of name words (PR for pull_request), then re-ranked by the
+// query's adjacent words found adjacent in the tool's text, the query's
+// action (create, read, list, update, delete, search) against the tool
+// name's, a boost for the tools of a server the query names, and
+// pseudo-relevance feedback (docs/context.md#ranking). It is the search
+// behind search_tools, usable on its own:
 //
-//	ix := agent.NewToolIndex(defs)
+//	ix := agent.NewToolIndex(specs, nil)
 //	for _, m := range ix.Search("open a pull request", 5) {
 //		fmt.Println(m.Name, m.Why)
 //	}
@@ -35,6 +36,7 @@ import (
 //
 // A ToolIndex is immutable and safe for concurrent use.
 type ToolIndex struct {
+	// defs are the tools' definitions as they are embedded.
 	defs    []llm.ToolDef
 	servers []string
 	ix      *toolsearch.Index
@@ -62,17 +64,37 @@ type ToolMatch struct {
 	Why   string
 }
 
-// NewToolIndex indexes defs. A tool named mcp__server__tool is indexed
-// with its server's name as context.
-func NewToolIndex(defs []llm.ToolDef) *ToolIndex {
-	x := &ToolIndex{defs: defs, servers: make([]string, len(defs))}
-	docs := make([]toolsearch.Doc, len(defs))
-	for i, d := range defs {
-		x.servers[i] = toolServer(d.Name)
-		docs[i] = toolsearch.Doc{Name: d.Name, Description: d.Description, Schema: d.Schema, Server: x.servers[i]}
+// NewToolIndex indexes tools: each one's [ToolSpec.Name],
+// [ToolSpec.Title], [ToolSpec.Description] and [ToolSpec.InputSchema],
+// with its server as context. A tool's server is the [Provenance.Name] of
+// a tool from an MCP server ([Provenance.Kind] [failure.SourceMCP]), else
+// the server part of a name mcp__server__tool (as [ToolName] makes it);
+// instructions holds servers' instructions by server name (an MCP
+// server's initialize result's instructions; nil: none). A server's name
+// and instructions are indexed in a field of their own, weighed like a
+// tool's name, and a query that names the server boosts its tools. The
+// index keeps tools' order (ties rank in it) and does not modify tools.
+func NewToolIndex(tools []ToolSpec, instructions map[string]string) *ToolIndex {
+	x := &ToolIndex{defs: make([]llm.ToolDef, len(tools)), servers: make([]string, len(tools))}
+	docs := make([]toolsearch.Doc, len(tools))
+	for i, t := range tools {
+		x.defs[i] = llm.ToolDef{Name: t.Name, Description: t.Description, Schema: t.InputSchema}
+		x.servers[i] = specServer(t)
+		docs[i] = toolsearch.Doc{Name: t.Name, Title: t.Title, Description: t.Description, Schema: t.InputSchema, Server: x.servers[i]}
+		if x.servers[i] != "" {
+			docs[i].Instructions = instructions[x.servers[i]]
+		}
 	}
 	x.ix = toolsearch.New(docs)
 	return x
+}
+
+// specServer is the MCP server a tool comes from ("" for others).
+func specServer(t ToolSpec) string {
+	if t.Source.Kind == failure.SourceMCP && t.Source.Name != "" {
+		return t.Source.Name
+	}
+	return toolServer(t.Name)
 }
 
 // toolServer is the server part of an MCP tool's name ("" for others).
@@ -207,11 +229,16 @@ func (x *ToolIndex) matches(hits []toolsearch.Hit, lexical map[int]bool) []ToolM
 	return out
 }
 
-// Server returns the names of the tools of an MCP server, in listing order.
+// Server returns the names of the tools of an MCP server, in listing
+// order: its name, or the server part of its tools' names (which
+// [ToolName] may have sanitised).
 func (x *ToolIndex) Server(server string) []string {
 	var out []string
+	if server == "" {
+		return nil
+	}
 	for i, s := range x.servers {
-		if s != "" && s == server {
+		if s == server || toolServer(x.defs[i].Name) == server {
 			out = append(out, x.defs[i].Name)
 		}
 	}

@@ -1,28 +1,41 @@
 package agent_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/failure"
+	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/llm"
 )
 
-// corpusDefs are the tools of testdata/toolsearch/servers.json (19 MCP
-// servers' tools/list answers), named as the mcp package names them.
-func corpusDefs(t testing.TB) []llm.ToolDef {
+// corpusTools are the tools of testdata/toolsearch/servers.json (19 MCP
+// servers' tools/list answers), named and sourced as the mcp package names
+// them, with their titles.
+func corpusTools(t testing.TB) []agent.ToolSpec {
+	tools, _ := corpus(t)
+	return tools
+}
+
+// corpus is corpusTools and the servers' instructions, by server name.
+func corpus(t testing.TB) ([]agent.ToolSpec, map[string]string) {
 	t.Helper()
 	b, err := os.ReadFile("testdata/toolsearch/servers.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var servers map[string]struct {
-		Tools []struct {
+		Instructions string `json:"instructions"`
+		Tools        []struct {
 			Name        string          `json:"name"`
+			Title       string          `json:"title"`
 			Description string          `json:"description"`
 			InputSchema json.RawMessage `json:"inputSchema"`
 		} `json:"tools"`
@@ -35,17 +48,22 @@ func corpusDefs(t testing.TB) []llm.ToolDef {
 		names = append(names, s)
 	}
 	slices.Sort(names)
-	var defs []llm.ToolDef
+	var tools []agent.ToolSpec
+	instructions := map[string]string{}
 	for _, s := range names {
+		if servers[s].Instructions != "" {
+			instructions[s] = servers[s].Instructions
+		}
 		for _, tl := range servers[s].Tools {
-			defs = append(defs, llm.ToolDef{Name: "mcp__" + s + "__" + tl.Name, Description: tl.Description, Schema: tl.InputSchema})
+			tools = append(tools, agent.ToolSpec{Name: "mcp__" + s + "__" + tl.Name, Title: tl.Title, Description: tl.Description,
+				InputSchema: tl.InputSchema, Source: agent.Provenance{Kind: failure.SourceMCP, Name: s, Tool: tl.Name}})
 		}
 	}
-	return defs
+	return tools, instructions
 }
 
 func TestToolIndex(t *testing.T) {
-	ix := agent.NewToolIndex(corpusDefs(t))
+	ix := agent.NewToolIndex(corpus(t))
 	if ix.Len() != 238 {
 		t.Fatalf("Len = %d, want 238", ix.Len())
 	}
@@ -75,15 +93,147 @@ func TestToolIndex(t *testing.T) {
 	}
 }
 
+// A tool's title and its server's instructions are indexed too: here
+// "team" is only in the slack server's instructions.
 func ExampleToolIndex() {
-	ix := agent.NewToolIndex([]llm.ToolDef{
-		{Name: "mcp__github__create_pull_request", Description: "Create a new pull request in a GitHub repository"},
-		{Name: "mcp__github__list_issues", Description: "List issues in a GitHub repository"},
-		{Name: "mcp__slack__slack_post_message", Description: "Post a new message to a Slack channel"},
-	})
+	ix := agent.NewToolIndex([]agent.ToolSpec{
+		{Name: "mcp__github__create_pull_request", Title: "Create Pull Request", Description: "Create a new pull request in a GitHub repository"},
+		{Name: "mcp__github__list_issues", Title: "List Issues", Description: "List issues in a GitHub repository"},
+		{Name: "mcp__slack__slack_post_message", Title: "Post Message", Description: "Post a new message to a Slack channel"},
+	}, map[string]string{"slack": "The team's chat."})
 	for _, m := range ix.Search("send a message to the team channel", 2) {
 		fmt.Println(m.Name, "-", m.Why)
 	}
 	// Output:
-	// mcp__slack__slack_post_message - matched channel, messag
+	// mcp__slack__slack_post_message - matched channel, messag, team
+}
+
+// ledgerCorpus is the corpus and one server more, ledger, whose tools'
+// names and descriptions say little: what op_17 does is in its title
+// alone, and what the server is for in its instructions alone.
+func ledgerCorpus(t testing.TB) ([]agent.ToolSpec, map[string]string) {
+	tools, instructions := corpus(t)
+	src := func(tool string) agent.Provenance {
+		return agent.Provenance{Kind: failure.SourceMCP, Name: "ledger", Tool: tool}
+	}
+	tools = append(tools,
+		agent.ToolSpec{Name: "mcp__ledger__op_17", Title: "Reconcile a bank statement", Description: "Runs operation 17.", Source: src("op_17")},
+		agent.ToolSpec{Name: "mcp__ledger__op_18", Description: "Runs operation 18.", Source: src("op_18")})
+	instructions["ledger"] = "Closes the books: month-end accruals and depreciation."
+	return tools, instructions
+}
+
+// TestToolIndexTitleAndInstructions: a query whose words are only in a
+// tool's title, or only in its server's instructions (indexed as the
+// server's context, for all its tools), finds the tool through
+// NewToolIndex and through the agent's search_tools, and does not once the
+// title or the instructions are left out.
+func TestToolIndexTitleAndInstructions(t *testing.T) {
+	noTitle := func(tools []agent.ToolSpec, ins map[string]string) ([]agent.ToolSpec, map[string]string) {
+		tools = slices.Clone(tools)
+		for i := range tools {
+			if tools[i].Name == "mcp__ledger__op_17" {
+				tools[i].Title = ""
+			}
+		}
+		return tools, ins
+	}
+	noInstructions := func(tools []agent.ToolSpec, _ map[string]string) ([]agent.ToolSpec, map[string]string) {
+		return tools, nil
+	}
+	for _, tc := range []struct {
+		name, query, want string
+		without           func([]agent.ToolSpec, map[string]string) ([]agent.ToolSpec, map[string]string)
+	}{
+		{"title", "reconcile the bank statement", "mcp__ledger__op_17", noTitle},
+		{"instructions", "book the month-end accruals", "mcp__ledger__op_18", noInstructions},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tools, ins := ledgerCorpus(t)
+			if got := names(agent.NewToolIndex(tools, ins).Search(tc.query, 5)); !slices.Contains(got, tc.want) {
+				t.Errorf("Search(%q) = %v, want %s in the top 5", tc.query, got, tc.want)
+			}
+			if got := searchTools(t, tools, ins, tc.query); !slices.Contains(got, tc.want) {
+				t.Errorf("search_tools(%q) = %v, want %s", tc.query, got, tc.want)
+			}
+			tools, ins = tc.without(tools, ins)
+			if got := names(agent.NewToolIndex(tools, ins).Search(tc.query, 5)); slices.Contains(got, tc.want) {
+				t.Errorf("without the %s, Search(%q) = %v still has %s", tc.name, tc.query, got, tc.want)
+			}
+			if got := searchTools(t, tools, ins, tc.query); slices.Contains(got, tc.want) {
+				t.Errorf("without the %s, search_tools(%q) = %v still has %s", tc.name, tc.query, got, tc.want)
+			}
+		})
+	}
+}
+
+// instructedToolset is a toolset with the optional ServerInstructions
+// method.
+type instructedToolset struct {
+	agent.Toolset
+	ins map[string]string
+}
+
+func (s instructedToolset) ServerInstructions() map[string]string { return s.ins }
+
+// searchTools is what an agent's search_tools call with query found
+// (limit 5) among tools deferred behind it, their servers' instructions
+// given by their toolset.
+func searchTools(t *testing.T, specs []agent.ToolSpec, ins map[string]string, query string) []string {
+	t.Helper()
+	var tools []agent.Tool
+	for _, s := range specs {
+		tools = append(tools, agent.NewFuncTool(s, func(context.Context, json.RawMessage) (*agent.Result, error) {
+			return agent.TextResult("ok"), nil
+		}))
+	}
+	ts := instructedToolset{Toolset: agent.NewToolset("servers", tools...), ins: ins}
+	model := llm.NewScripted(llm.Calls(llm.CallTool("c1", "search_tools", map[string]any{"query": query})), llm.Say("done"))
+	a := newAgent(t, agent.Config{Model: model, Toolsets: []agent.Toolset{ts}, Context: agent.ContextConfig{Window: 200_000, DeferShare: 0.01}})
+	s := a.NewSession()
+	if _, err := s.Run(testkit.Ctx(t, 10*time.Second), "find a tool"); err != nil {
+		t.Fatal(err)
+	}
+	res := lastResults(s.History())
+	if len(res) != 1 || res[0].IsError {
+		t.Fatalf("search_tools results: %+v", res)
+	}
+	c := res[0].Content
+	var found struct {
+		Tools []struct{ Name string } `json:"tools"`
+	}
+	if err := json.Unmarshal([]byte(c[strings.IndexByte(c, '\n')+1:strings.LastIndexByte(c, '\n')]), &found); err != nil {
+		t.Fatalf("search_tools result %q: %v", c, err)
+	}
+	var out []string
+	for _, f := range found.Tools {
+		out = append(out, f.Name)
+	}
+	return out
+}
+
+// TestToolIndexServer: a server's tools are listed by its name (their
+// provenance's) or by the server part of their names, which ToolName
+// sanitised.
+func TestToolIndexServer(t *testing.T) {
+	name := agent.ToolName("mcp", "my.files", "read")
+	ix := agent.NewToolIndex([]agent.ToolSpec{
+		{Name: name, Description: "Read a file", Source: agent.Provenance{Kind: failure.SourceMCP, Name: "my.files", Tool: "read"}},
+		{Name: "mcp__notes__list", Description: "List notes"},
+		{Name: "local_tool", Description: "A Go tool"},
+	}, nil)
+	for _, tc := range []struct {
+		server string
+		want   []string
+	}{
+		{"my.files", []string{name}},
+		{strings.Split(name, "__")[1], []string{name}},
+		{"notes", []string{"mcp__notes__list"}},
+		{"", nil},
+		{"local_tool", nil},
+	} {
+		if got := ix.Server(tc.server); !slices.Equal(got, tc.want) {
+			t.Errorf("Server(%q) = %v, want %v", tc.server, got, tc.want)
+		}
+	}
 }

@@ -47,16 +47,48 @@ type deferIndex struct {
 	ix   *ToolIndex
 }
 
-// index returns the search index, building it on first use; with
-// Config.Embedder it ranks by meaning too, with the agent's vector cache.
-func (di *deferIndex) index(a *Agent) *ToolIndex {
+// index returns the search index, building it on first use from the
+// specs of tools (the turn's tools by name) and the instructions of the
+// agent's toolsets' servers; with Config.Embedder it ranks by meaning
+// too, with the agent's vector cache.
+func (di *deferIndex) index(a *Agent, tools map[string]Tool) *ToolIndex {
 	di.once.Do(func() {
-		di.ix = NewToolIndex(di.all)
+		specs := make([]ToolSpec, len(di.all))
+		for i, d := range di.all {
+			if t := tools[d.Name]; t != nil {
+				specs[i] = t.Spec()
+			} else {
+				specs[i] = ToolSpec{Name: d.Name, Description: d.Description, InputSchema: d.Schema}
+			}
+		}
+		di.ix = NewToolIndex(specs, a.serverInstructions())
 		if a.cfg.Embedder != nil {
 			di.ix = di.ix.withVectors(a.cfg.Embedder, &a.vectors, &a.log).WithVectorStore(a.cfg.Vectors)
 		}
 	})
 	return di.ix
+}
+
+// serverInstructions are the instructions of the servers of the agent's
+// toolsets that have the optional ServerInstructions method (see
+// Toolset), by server name; the first toolset to name a server gives its.
+func (a *Agent) serverInstructions() map[string]string {
+	var out map[string]string
+	for _, ts := range a.toolsets {
+		si, ok := ts.(serverInstructor)
+		if !ok {
+			continue
+		}
+		for name, text := range si.ServerInstructions() {
+			if out == nil {
+				out = map[string]string{}
+			}
+			if _, dup := out[name]; !dup {
+				out[name] = text
+			}
+		}
+	}
+	return out
 }
 
 // deferIndexFor returns the index of all, built once per tool snapshot.
@@ -94,7 +126,7 @@ func (cx *ctxRun) selectTools(all []llm.ToolDef) ([]llm.ToolDef, int) {
 		return cx.providerDefs(all)
 	}
 	cx.deferring = true
-	cx.search = &searchTool{cx: cx, di: di, all: all}
+	cx.search = &searchTool{cx: cx, di: di, all: all, tools: cx.r.index}
 	defs := []llm.ToolDef{{Name: searchToolName, Description: searchToolDesc, Schema: searchToolSchema}}
 	for _, d := range all {
 		if cx.pinned(d.Name) {
@@ -193,6 +225,8 @@ type searchTool struct {
 	cx  *ctxRun
 	di  *deferIndex
 	all []llm.ToolDef
+	// tools are the turn's tools by name, whose specs are indexed.
+	tools map[string]Tool
 }
 
 func (t *searchTool) Spec() ToolSpec {
@@ -259,7 +293,7 @@ func (t *searchTool) Call(ctx context.Context, args json.RawMessage) (*Result, e
 		}
 		out.Tools = append(out.Tools, f)
 	}
-	ix := t.di.index(t.cx.r.a)
+	ix := t.di.index(t.cx.r.a, t.tools)
 	if s := strings.TrimSpace(in.Server); s != "" {
 		for _, n := range ix.Server(s) {
 			if len(out.Tools) >= searchMaxLimit {

@@ -94,9 +94,9 @@ func names(ms []agent.ToolMatch) []string {
 // it through the embedder (not by words alone); each tool is embedded once,
 // each query at each search.
 func TestToolIndexWithEmbedder(t *testing.T) {
-	defs := corpusDefs(t)
+	defs := corpusTools(t)
 	emb := &conceptEmbedder{}
-	lex := agent.NewToolIndex(defs)
+	lex := agent.NewToolIndex(defs, nil)
 	ix := lex.WithEmbedder(emb, nil)
 	for _, tc := range []struct{ query, want string }{
 		{"erase those things", "mcp__memory__delete_entities"},
@@ -138,11 +138,11 @@ func TestToolIndexWithEmbedder(t *testing.T) {
 // TestToolIndexEmbedderFails: a failing embedder leaves the search to the
 // words, with a warning logged.
 func TestToolIndexEmbedderFails(t *testing.T) {
-	defs := corpusDefs(t)
+	defs := corpusTools(t)
 	var logs bytes.Buffer
 	log := zerolog.New(&logs)
 	emb := &conceptEmbedder{err: failure.New(failure.Transient, failure.SourceModel, "embeddings unavailable")}
-	lex := agent.NewToolIndex(defs)
+	lex := agent.NewToolIndex(defs, nil)
 	ix := lex.WithEmbedder(emb, &log)
 	q := "open a pull request on GitHub"
 	got, want := ix.SearchContext(t.Context(), q, 5), lex.Search(q, 5)
@@ -199,8 +199,8 @@ func (s *mapVectors) SaveVectors(_ context.Context, keys []agent.VectorKey, vecs
 // which embeds only its query; a failing store leaves the search to the
 // embedder, with warnings logged.
 func TestToolIndexVectorStore(t *testing.T) {
-	defs := corpusDefs(t)
-	lex := agent.NewToolIndex(defs)
+	defs := corpusTools(t)
+	lex := agent.NewToolIndex(defs, nil)
 	store := &mapVectors{}
 	first := &conceptEmbedder{}
 	q := "erase those things"
@@ -223,7 +223,7 @@ func TestToolIndexVectorStore(t *testing.T) {
 	changed := slices.Clone(defs)
 	changed[0].Description += " (changed)"
 	again := &conceptEmbedder{}
-	agent.NewToolIndex(changed).WithEmbedder(again, nil).WithVectorStore(store).SearchContext(t.Context(), q, 5)
+	agent.NewToolIndex(changed, nil).WithEmbedder(again, nil).WithVectorStore(store).SearchContext(t.Context(), q, 5)
 	if n := again.texts.Load(); n != 2 || len(store.m) != len(defs)+1 {
 		t.Errorf("with one changed tool: embedded %d texts, store has %d; want 2 and %d", n, len(store.m), len(defs)+1)
 	}

@@ -67,3 +67,19 @@ func (m *Manager) ServerCapabilities(serverName string) *gomcp.ServerCapabilitie
 	defer s.mu.Unlock()
 	return s.caps
 }
+
+// ServerInstructions returns the instructions the named server gave at its
+// last handshake (its initialize result's instructions: how to use its
+// tools), or "" when it gave none, has not connected yet or is unknown.
+// The Manager's [Manager.Toolset] offers them to the agent's tool search
+// (agent.Toolset's optional ServerInstructions method), not to the
+// system prompt.
+func (m *Manager) ServerInstructions(serverName string) string {
+	s, err := m.server(serverName)
+	if err != nil {
+		return ""
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.instructions
+}

@@ -52,10 +52,12 @@ type server struct {
 	tools      []*gomcp.Tool
 	hasRes     bool
 	hasPrompts bool
-	// caps are the capabilities the server declared at its last handshake.
-	caps       *gomcp.ServerCapabilities
-	inprocUsed bool
-	inflight   map[string]*inflight
+	// caps are the capabilities the server declared at its last handshake,
+	// instructions the instructions it gave.
+	caps         *gomcp.ServerCapabilities
+	instructions string
+	inprocUsed   bool
+	inflight     map[string]*inflight
 	// urlElicits remembers the URL-mode elicitations forwarded, by id, to
 	// place their completion (bounded: see rememberURL).
 	urlElicits map[string]agent.Elicitation
@@ -456,9 +458,12 @@ loop:
 // loadLists lists tools (paginated) and notes whether the server offers
 // resources and prompts. A failed listing keeps the last good one.
 func (s *server) loadLists(ctx context.Context, sess *gomcp.ClientSession) {
-	caps := &gomcp.ServerCapabilities{}
-	if r := sess.InitializeResult(); r != nil && r.Capabilities != nil {
-		caps = r.Capabilities
+	caps, instructions := &gomcp.ServerCapabilities{}, ""
+	if r := sess.InitializeResult(); r != nil {
+		if r.Capabilities != nil {
+			caps = r.Capabilities
+		}
+		instructions = r.Instructions
 	}
 	lctx, cancel := context.WithTimeout(ctx, s.startupTimeout())
 	defer cancel()
@@ -477,6 +482,7 @@ func (s *server) loadLists(ctx context.Context, sess *gomcp.ClientSession) {
 	s.hasRes = caps.Resources != nil
 	s.hasPrompts = caps.Prompts != nil
 	s.caps = caps
+	s.instructions = instructions
 	if err == nil {
 		s.tools = tools
 	}

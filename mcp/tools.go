@@ -24,7 +24,8 @@ import (
 // Toolset returns the agent.Toolset of every server's tools (named
 // mcp__<server>__<tool>) plus, unless disabled, the cross-server tools
 // mcp_list_resources, mcp_read_resource, mcp_get_prompt and
-// mcp_read_result. It has the optional Changed method (see agent.Toolset).
+// mcp_read_result. It has the optional Changed and ServerInstructions
+// methods (see agent.Toolset).
 func (m *Manager) Toolset() agent.Toolset { return (*toolset)(m) }
 
 type toolset Manager
@@ -34,6 +35,21 @@ func (t *toolset) Name() string { return "mcp" }
 
 // Changed is signalled after any server's tool list changed.
 func (t *toolset) Changed() <-chan struct{} { return t.changed }
+
+// ServerInstructions are the instructions of the servers that gave some,
+// by server name ([Manager.ServerInstructions]).
+func (t *toolset) ServerInstructions() map[string]string {
+	m := (*Manager)(t)
+	out := map[string]string{}
+	for _, s := range m.servers {
+		s.mu.Lock()
+		if s.instructions != "" {
+			out[s.cfg.Name] = s.instructions
+		}
+		s.mu.Unlock()
+	}
+	return out
+}
 
 // Tools returns the current tools: each server's last good listing.
 func (t *toolset) Tools(context.Context) ([]agent.Tool, error) {
@@ -88,7 +104,7 @@ func newTool(s *server, name string, t *gomcp.Tool) *tool {
 	// security considerations); the agent need not do it a second time.
 	// The server's Timeout bounds the call; an agent prefers the spec's
 	// Timeout to its own ToolTimeout.
-	spec := agent.ToolSpec{Name: name, Description: desc, InputSchema: in,
+	spec := agent.ToolSpec{Name: name, Title: t.Title, Description: desc, InputSchema: in,
 		Timeout: s.cfg.Timeout, Source: agent.Provenance{Kind: failure.SourceMCP, Name: s.cfg.Name, Tool: t.Name}}
 	if a := t.Annotations; a != nil {
 		spec.ReadOnly = a.ReadOnlyHint
@@ -96,6 +112,9 @@ func newTool(s *server, name string, t *gomcp.Tool) *tool {
 		// Per the spec destructiveHint defaults to true, but only for tools
 		// that are not read-only.
 		spec.Destructive = !a.ReadOnlyHint && (a.DestructiveHint == nil || *a.DestructiveHint)
+		if spec.Title == "" {
+			spec.Title = a.Title // MCP's display name: title, else annotations.title
+		}
 		if spec.Description == "" {
 			spec.Description = a.Title
 		}

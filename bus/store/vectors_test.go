@@ -17,7 +17,6 @@ import (
 	"github.com/switchboard-dev/switchboard/bus"
 	"github.com/switchboard-dev/switchboard/bus/store"
 	"github.com/switchboard-dev/switchboard/failure"
-	"github.com/switchboard-dev/switchboard/llm"
 )
 
 // wordEmbedder is a deterministic llm.Embedder (words hashed into 64
@@ -42,7 +41,7 @@ func (e *wordEmbedder) Embed(_ context.Context, texts []string) ([][]float32, er
 }
 
 // vectorDefs are the first n tools of the tool-search corpus.
-func vectorDefs(t *testing.T, n int) []llm.ToolDef {
+func vectorDefs(t *testing.T, n int) []agent.ToolSpec {
 	b, err := os.ReadFile("../../agent/testdata/toolsearch/servers.json")
 	if err != nil {
 		t.Fatal(err)
@@ -62,10 +61,10 @@ func vectorDefs(t *testing.T, n int) []llm.ToolDef {
 		names = append(names, s)
 	}
 	slices.Sort(names)
-	var defs []llm.ToolDef
+	var defs []agent.ToolSpec
 	for _, s := range names {
 		for _, tl := range servers[s].Tools {
-			defs = append(defs, llm.ToolDef{Name: "mcp__" + s + "__" + tl.Name, Description: tl.Description, Schema: tl.InputSchema})
+			defs = append(defs, agent.ToolSpec{Name: "mcp__" + s + "__" + tl.Name, Description: tl.Description, InputSchema: tl.InputSchema})
 		}
 	}
 	return defs[:n]
@@ -95,7 +94,7 @@ func TestVectorsSharedAndDurable(t *testing.T) {
 			t.Fatal(err)
 		}
 		e := &wordEmbedder{}
-		ms := agent.NewToolIndex(defs).WithEmbedder(e, nil).WithVectorStore(s).SearchContext(ctx, query, 5)
+		ms := agent.NewToolIndex(defs, nil).WithEmbedder(e, nil).WithVectorStore(s).SearchContext(ctx, query, 5)
 		return matchNames(ms), e.texts.Load()
 	}
 	server, err := bus.New(ctx, bus.Config{StoreDir: dir, Listen: "127.0.0.1:0"})

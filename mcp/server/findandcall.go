@@ -12,7 +12,6 @@ import (
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/failure"
-	"github.com/switchboard-dev/switchboard/llm"
 )
 
 // The two tools of Config.FindAndCall.
@@ -50,20 +49,29 @@ type callArgs struct {
 	Arguments json.RawMessage `json:"arguments"`
 }
 
-// newFindIndex indexes the offered definitions, in name order.
-func newFindIndex(defs map[string]*gomcp.Tool) *agent.ToolIndex {
+// newFindIndex indexes the offered definitions, in name order: each one's
+// name, title (MCP's display name: title, else annotations.title),
+// description and input schema, with its server (the offered tool's
+// provenance) and that server's instructions as context.
+func newFindIndex(offered map[string]agent.Tool, defs map[string]*gomcp.Tool, instructions map[string]string) *agent.ToolIndex {
 	names := make([]string, 0, len(defs))
 	for n := range defs {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	ld := make([]llm.ToolDef, len(names))
+	specs := make([]agent.ToolSpec, len(names))
 	for i, n := range names {
 		d := defs[n]
 		schema, _ := json.Marshal(d.InputSchema)
-		ld[i] = llm.ToolDef{Name: n, Description: d.Description, Schema: schema}
+		specs[i] = agent.ToolSpec{Name: n, Title: d.Title, Description: d.Description, InputSchema: schema}
+		if specs[i].Title == "" && d.Annotations != nil {
+			specs[i].Title = d.Annotations.Title
+		}
+		if t, ok := offered[n]; ok {
+			specs[i].Source = t.Spec().Source
+		}
 	}
-	return agent.NewToolIndex(ld)
+	return agent.NewToolIndex(specs, instructions)
 }
 
 // offerFindAndCall registers find_tools and call_tool with the go-sdk

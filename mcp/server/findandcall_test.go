@@ -437,3 +437,44 @@ func TestFindToolsFailurePolicy(t *testing.T) {
 		})
 	}
 }
+
+// TestFindAndCallTitlesAndInstructions: find_tools indexes what the
+// agent's tool search does: the fronted servers' tools' titles (MCP's
+// title, else annotations.title) and their servers' instructions, and the
+// titles of the toolsets' own tools.
+func TestFindAndCallTitlesAndInstructions(t *testing.T) {
+	ctx := testkit.Ctx(t, time.Minute)
+	ledger := gomcp.NewServer(&gomcp.Implementation{Name: "ledger", Version: "1.0.0"},
+		&gomcp.ServerOptions{Instructions: "Closes the books: month-end accruals and depreciation."})
+	ok := func(context.Context, *gomcp.CallToolRequest, map[string]any) (*gomcp.CallToolResult, any, error) {
+		return &gomcp.CallToolResult{Content: []gomcp.Content{&gomcp.TextContent{Text: "ok"}}}, nil, nil
+	}
+	gomcp.AddTool(ledger, &gomcp.Tool{Name: "op_17", Title: "Reconcile a bank statement", Description: "Runs operation 17."}, ok)
+	gomcp.AddTool(ledger, &gomcp.Tool{Name: "op_18", Description: "Runs operation 18.",
+		Annotations: &gomcp.ToolAnnotations{Title: "Post a journal entry"}}, ok)
+	m, err := mcp.New(ctx, mcp.Config{Servers: []mcp.ServerConfig{{Name: "ledger", Server: ledger}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close() })
+	if err := m.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	own := agent.NewToolset("own", agent.NewFuncTool(agent.ToolSpec{Name: "job_3", Title: "Archive old invoices", Description: "Runs job 3.", ReadOnly: true},
+		func(context.Context, json.RawMessage) (*agent.Result, error) { return agent.TextResult("ok"), nil }))
+	srv := newServer(t, server.Config{Servers: m, Toolsets: []agent.Toolset{own}, FindAndCall: true, Permissions: agent.AllowAll()})
+	cs := connectMem(t, srv, nil)
+	for _, tc := range []struct{ name, query, want string }{
+		{"title", "reconcile the bank statement", "op_17"},
+		{"annotations' title", "post a journal entry", "op_18"},
+		{"server's instructions", "book the month-end accruals", "op_18"},
+		{"own tool's title", "archive the old invoices", "job_3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tools, txt, isErr := findCall(t, cs, map[string]any{"query": tc.query})
+			if got := foundNames(tools); isErr || !slices.Contains(got, tc.want) {
+				t.Errorf("find %q: %v (%q, error %v), want %s", tc.query, got, txt, isErr, tc.want)
+			}
+		})
+	}
+}

@@ -46,7 +46,7 @@ type toolRegistry struct {
 
 func newToolRegistry(s *Server) (*toolRegistry, error) {
 	r := &toolRegistry{s: s, schemas: schema.NewCache(), last: map[int][]agent.Tool{},
-		offered: map[string]agent.Tool{}, defs: map[string]*gomcp.Tool{}, index: agent.NewToolIndex(nil)}
+		offered: map[string]agent.Tool{}, defs: map[string]*gomcp.Tool{}, index: agent.NewToolIndex(nil, nil)}
 	for _, ts := range s.cfg.Toolsets {
 		if ts == nil {
 			return nil, failure.New(failure.Config, failure.SourceMCP, "server: Config.Toolsets holds a nil toolset")
@@ -87,6 +87,7 @@ func (r *toolRegistry) sync(ctx context.Context) {
 	r.syncMu.Lock()
 	defer r.syncMu.Unlock()
 	want := map[string]agent.Tool{}
+	var instructions map[string]string
 	for i, ts := range r.toolsets {
 		tools, err := listTools(ctx, ts)
 		if err != nil {
@@ -99,6 +100,16 @@ func (r *toolRegistry) sync(ctx context.Context) {
 			tools = r.last[i]
 		} else {
 			r.last[i] = tools
+		}
+		if si, ok := ts.(serverInstructor); ok && r.s.cfg.FindAndCall {
+			for name, text := range si.ServerInstructions() {
+				if instructions == nil {
+					instructions = map[string]string{}
+				}
+				if _, dup := instructions[name]; !dup {
+					instructions[name] = text
+				}
+			}
 		}
 		for _, t := range tools {
 			spec := t.Spec()
@@ -158,7 +169,7 @@ func (r *toolRegistry) sync(ctx context.Context) {
 		r.s.mcp.AddTool(def, r.handler(name))
 	}
 	if find && changed {
-		r.index = newFindIndex(r.defs)
+		r.index = newFindIndex(r.offered, r.defs, instructions)
 	}
 }
 
@@ -177,6 +188,13 @@ func listTools(ctx context.Context, ts agent.Toolset) (tools []agent.Tool, err e
 	return ts.Tools(ctx)
 }
 
+// serverInstructor is a toolset with agent.Toolset's optional
+// ServerInstructions method (an mcp.Manager's toolset has it): find_tools
+// indexes a server's instructions as context of its tools.
+type serverInstructor interface {
+	ServerInstructions() map[string]string
+}
+
 // handler serves tools/call for the tool named name.
 func (r *toolRegistry) handler(name string) gomcp.ToolHandler {
 	return func(ctx context.Context, req *gomcp.CallToolRequest) (*gomcp.CallToolResult, error) {
@@ -191,7 +209,7 @@ func (r *toolRegistry) handler(name string) gomcp.ToolHandler {
 // tool's outputSchema when it is of type "object", as MCP requires; its
 // results then carry the value as structuredContent (toMCPResult).
 func (r *toolRegistry) mcpTool(spec agent.ToolSpec) *gomcp.Tool {
-	t := &gomcp.Tool{Name: spec.Name, Description: spec.Description, InputSchema: objectSchema(spec.InputSchema)}
+	t := &gomcp.Tool{Name: spec.Name, Title: spec.Title, Description: spec.Description, InputSchema: objectSchema(spec.InputSchema)}
 	if isObjectSchema(spec.OutputSchema) {
 		t.OutputSchema = spec.OutputSchema
 	}

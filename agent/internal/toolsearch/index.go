@@ -30,8 +30,9 @@ type Doc struct {
 	// descriptions and enum values are indexed at any depth.
 	Schema json.RawMessage
 	// Server names the tool's source (an MCP server's name) and
-	// Instructions is that server's instructions: context, which boosts a
-	// tool only when the query names its server.
+	// Instructions is that server's instructions: context, indexed in a
+	// field of their own (fServer, shared by all the server's tools); a
+	// query that names the server also boosts its tools (serverBoost).
 	Server       string
 	Instructions string
 }
