@@ -63,7 +63,9 @@ type taskConn struct {
 	// progress token (nil: nobody is).
 	onTask func(token, task string)
 	mu     sync.Mutex
-	calls  map[jsonrpc.ID]string // tools/call ids and their progress tokens
+	// calls are the tools/call ids in flight and their parameters, whose
+	// progress token is looked up only for a call a task answers.
+	calls map[jsonrpc.ID]json.RawMessage
 }
 
 // maxTaskCalls bounds the tools/call ids a taskConn remembers (requests
@@ -76,7 +78,7 @@ func (c *taskConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		if len(c.calls) >= maxTaskCalls {
 			clear(c.calls)
 		}
-		c.calls[req.ID] = progressTokenOf(req.Params)
+		c.calls[req.ID] = req.Params
 		c.mu.Unlock()
 	}
 	return c.Connection.Write(ctx, msg)
@@ -86,13 +88,15 @@ func (c *taskConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
 	if resp, ok := msg.(*jsonrpc.Response); ok && err == nil {
 		c.mu.Lock()
-		token, call := c.calls[resp.ID]
+		params, call := c.calls[resp.ID]
 		delete(c.calls, resp.ID)
 		c.mu.Unlock()
 		if call && resp.Error == nil {
 			resp.Result = rewriteTaskResult(resp.Result)
-			if id := taskIDOf(resp.Result); id != "" && token != "" && c.onTask != nil {
-				c.onTask(token, id)
+			if id := taskIDOf(resp.Result); id != "" && c.onTask != nil {
+				if token := progressTokenOf(params); token != "" {
+					c.onTask(token, id)
+				}
 			}
 		}
 	}

@@ -82,7 +82,7 @@ func (t idTransport) Connect(ctx context.Context) (gomcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return idConn{&taskConn{Connection: c, onTask: t.onTask, calls: map[jsonrpc.ID]string{}}}, nil
+	return idConn{&taskConn{Connection: c, onTask: t.onTask, calls: map[jsonrpc.ID]json.RawMessage{}}}, nil
 }
 
 // taskTransport is a Transport whose connections read task results
@@ -97,7 +97,7 @@ func (t taskTransport) Connect(ctx context.Context) (gomcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &taskConn{Connection: c, onTask: t.onTask, calls: map[jsonrpc.ID]string{}}, nil
+	return &taskConn{Connection: c, onTask: t.onTask, calls: map[jsonrpc.ID]json.RawMessage{}}, nil
 }
 
 // idConn is a connection of ours that reports the ids of traced requests.
