@@ -172,12 +172,12 @@ func TestTasksThroughManager(t *testing.T) {
 	t.Run("cancelled before its task arrived", func(t *testing.T) {
 		// The call gives up while the server makes its task (the
 		// cancellation reaches the server too late): the Manager, seeing
-		// the task's handle arrive for no call, cancels it.
-		stopped := make(chan error, 1)
+		// the task's handle arrive for no call, cancels it. The run may be
+		// cancelled before or after its tool starts, so the test waits for
+		// the task's recorded end, which must be cancelled.
 		wait := agent.NewFuncTool(agent.ToolSpec{Name: "wait", ReadOnly: true},
 			func(ctx context.Context, _ json.RawMessage) (*agent.Result, error) {
 				<-ctx.Done()
-				stopped <- context.Cause(ctx)
 				return nil, ctx.Err()
 			})
 		a, err := agent.New(context.Background(), agent.Config{Name: "waiter", Description: "waits",
@@ -186,18 +186,27 @@ func TestTasksThroughManager(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		srv := newServer(t, server.Config{Runners: []agent.Runner{a}, Tasks: agent.NewMemoryStore(agent.MemoryStoreOptions{})})
+		store := agent.NewMemoryStore(agent.MemoryStoreOptions{})
+		srv := newServer(t, server.Config{Runners: []agent.Runner{a}, Tasks: store})
 		var count methodCounter
 		ctx, cancel := context.WithCancel(testkit.Ctx(t, 30*time.Second))
 		gaveUp := make(chan struct{})
+		taskID := make(chan string, 1)
 		srv.MCP().AddReceivingMiddleware(func(next gomcp.MethodHandler) gomcp.MethodHandler {
 			return func(rctx context.Context, method string, req gomcp.Request) (gomcp.Result, error) {
-				if method == "tools/call" {
-					cancel()
-					<-gaveUp
-					rctx = context.WithoutCancel(rctx)
+				if method != "tools/call" {
+					return next(rctx, method, req)
 				}
-				return next(rctx, method, req)
+				cancel()
+				<-gaveUp
+				res, err := next(context.WithoutCancel(rctx), method, req)
+				var h struct {
+					TaskID string `json:"taskId"`
+				}
+				raw, _ := json.Marshal(res)
+				_ = json.Unmarshal(raw, &h)
+				taskID <- h.TaskID
+				return res, err
 			}
 		}, count.middleware)
 		m := taskManager(t, srv, nil)
@@ -205,10 +214,26 @@ func TestTasksThroughManager(t *testing.T) {
 			t.Fatal("a cancelled call succeeded")
 		}
 		close(gaveUp)
-		select {
-		case <-stopped:
-		case <-time.After(20 * time.Second):
-			t.Fatal("the task nobody follows was not cancelled")
+		id := <-taskID
+		if id == "" {
+			t.Fatal("the call was not answered with a task")
+		}
+		ended := func() string { // the task's recorded end ("" while it runs)
+			calls, err := store.LoadCalls(context.Background(), "mcp-task:"+id)
+			if err != nil || len(calls) == 0 || calls[0].Result == nil {
+				return ""
+			}
+			var st struct {
+				Task struct {
+					Status string `json:"status"`
+				} `json:"task"`
+			}
+			_ = json.Unmarshal([]byte(calls[0].Result.Content), &st)
+			return st.Task.Status
+		}
+		testkit.WaitFor(t, 20*time.Second, "the end of the task nobody follows", func() bool { return ended() != "" })
+		if got := ended(); got != "cancelled" {
+			t.Errorf("the task nobody follows ended %q, want cancelled", got)
 		}
 		if count.get("tasks/cancel") != 1 {
 			t.Errorf("tasks/cancel %d times, want 1", count.get("tasks/cancel"))
