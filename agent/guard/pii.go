@@ -209,7 +209,9 @@ func scanEmails(text string, ms []Match) []Match {
 // Numbers: one pass finds runs of digits with the separators phone and
 // card numbers use; a run of 13 to 19 digits that passes Luhn is a card,
 // and a run that looks like a phone number (phoneRE, on the run only) is
-// a phone.
+// a phone. The runs are looked for only from a window of eight bytes that
+// may be a number's (numberWindow), found by skipping eight bytes at a
+// time.
 
 var phoneRE = regexp.MustCompile(`^(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,4}\)[ .-]?)?\d{2,4}(?:[ .-]\d{2,4}){1,4}$|^\+\d{8,15}$`)
 
@@ -217,7 +219,21 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 func scanNumbers(text string, ms []Match, phone, card bool) []Match {
 	n := len(text)
+	win := -1 // the last window numberWindow found
 	for i := 0; i < n; i++ {
+		if i > win {
+			// No number starts before the next window: on from the start
+			// of the number bytes around it, where the byte-at-a-time scan
+			// would be too (each such byte ends every run before it).
+			if win = numberWindow(text, i); win < 0 {
+				break
+			}
+			a := win
+			for a > i && isNumberByte(text[a-1]) {
+				a--
+			}
+			i = a
+		}
 		if i = nextNumberStart(text, i); i >= n {
 			break
 		}
@@ -262,6 +278,75 @@ func scanNumbers(text string, ms []Match, phone, card bool) []Match {
 		}
 	}
 	return ms
+}
+
+// isNumberByte reports whether c may be in a phone or card number: a digit
+// or one of the separators scanNumbers lets a run hold.
+func isNumberByte(c byte) bool {
+	return isDigit(c) || c == ' ' || c == '-' || c == '.' || c == '(' || c == ')' || c == '+'
+}
+
+// numberWindow is the first position at or after from where eight bytes
+// in a row may be bytes of one phone or card number, or -1 if there is
+// none. A number has eight digits or more (seven make neither), and each
+// of its bytes is a digit, '(', ')' or '+', or a ' ', '-' or '.' followed
+// by one of those (else the run ends there): such a byte is numberByteAt.
+// The text is probed at the last byte of each candidate window, as
+// Boyer-Moore-Horspool does, so text whose numbers are short (JSON ids,
+// prices) or rare (prose) costs about one table look-up per eight bytes.
+func numberWindow(text string, from int) int {
+	n := len(text)
+	for i := max(from, 0); i+8 <= n; {
+		// No window starts in [from, i): those starting in [i, i+7] all
+		// hold i+7.
+		j := i + 7
+		if !numberByteAt(text, j) {
+			i = j + 1
+			continue
+		}
+		k := j - 1
+		for k >= i && numberByteAt(text, k) {
+			k--
+		}
+		if k < i {
+			return i
+		}
+		i = k + 1 // every window holding k starts at k or before
+	}
+	return -1
+}
+
+// numberClass is, by byte, numDigitParen for a digit, '(', ')' and '+'
+// and numSeparator for ' ', '-' and '.'.
+var numberClass = func() (t [256]uint8) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] = numDigitParen
+	}
+	for _, c := range "()+" {
+		t[c] = numDigitParen
+	}
+	for _, c := range " -." {
+		t[c] = numSeparator
+	}
+	return t
+}()
+
+// The classes of numberClass.
+const (
+	numDigitParen = 1 << iota
+	numSeparator
+)
+
+// numberByteAt reports whether text[i] may be a byte of a phone or card
+// number (see numberWindow).
+func numberByteAt(text string, i int) bool {
+	switch numberClass[text[i]] {
+	case numDigitParen:
+		return true
+	case numSeparator:
+		return i+1 < len(text) && numberClass[text[i+1]] == numDigitParen
+	}
+	return false
 }
 
 // nextNumberStart is the first position at or after i of a digit, '+' or

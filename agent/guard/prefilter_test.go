@@ -134,6 +134,7 @@ func FuzzPrefilters(f *testing.F) {
 		strings.Repeat("A_-x", 40) + "AKIAIOSFODNN7EXAMPLE",
 		strings.Repeat("AKIA", 600), strings.Repeat("x", 1015) + "AKIAIOSFODNN7EXAMPLE " + strings.Repeat("AKIA", 300) + "ghp_" + strings.Repeat("a1B2", 9),
 		strings.Repeat("AKIAIOSFODNN7EXAMPLE ", 120), strings.Repeat("-", 1030) + "----BEGIN",
+		`{"id":1234,"price":"12.50"} tel 555 123 4567`, "1. 1. 1. 1. 1. 555-123-4567", "        (555) 123-4567",
 	} {
 		f.Add(s, 0)
 	}
@@ -152,8 +153,14 @@ func FuzzPrefilters(f *testing.F) {
 		if got, want := scanSecrets(s, nil), refScanSecrets(s, nil); !slices.Equal(got, want) {
 			t.Errorf("scanSecrets(%q) = %v, want %v", s, got, want)
 		}
-		if got, want := scanNumbers(s, nil, true, true), refScanNumbers(s, nil, true, true); !slices.Equal(got, want) {
-			t.Errorf("scanNumbers(%q) = %v, want %v", s, got, want)
+		nums := refScanNumbers(s, nil, true, true)
+		if got := scanNumbers(s, nil, true, true); !slices.Equal(got, nums) {
+			t.Errorf("scanNumbers(%q) = %v, want %v", s, got, nums)
+		}
+		if len(nums) > 0 {
+			if w := numberWindow(s, 0); w < 0 || w > nums[0].Start {
+				t.Errorf("numberWindow(%q) = %d, past the number at %d", s, w, nums[0].Start)
+			}
 		}
 		v, _ := inj.Check(t.Context(), checkOf(s))
 		if want := refInjection(inj, s); v.Reason != want {
