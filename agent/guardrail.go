@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -186,12 +187,30 @@ type GuardInfo struct {
 
 // guardSet is an agent's rules sorted by point.
 type guardSet struct {
-	input, call, result, output []GuardRule
+	input, call, result, output []guardRule
 	// sentence is set when an output rule that blocks holds per sentence
 	// and none holds the turn.
 	sentence bool
 	// holds is set when an output rule blocks (the stream is held).
 	holds bool
+	// detects is set when a rule is detect-only.
+	detects bool
+}
+
+// detectSet is a set for the detect-only checks of one text outside a
+// run (Guards), nil when no rule is detect-only.
+func (gs *guardSet) detectSet() *detectSet {
+	if !gs.detects {
+		return nil
+	}
+	return &detectSet{}
+}
+
+// guardRule is a rule as a guardSet keeps it: its defaults set, and
+// whether its guard is a LocalGuard decided once rather than per check.
+type guardRule struct {
+	GuardRule
+	local bool
 }
 
 func newGuardSet(rules []GuardRule) (*guardSet, error) {
@@ -200,17 +219,20 @@ func newGuardSet(rules []GuardRule) (*guardSet, error) {
 	}
 	gs := &guardSet{}
 	turn := false
-	for i, r := range rules {
-		if r.Guard == nil {
+	for i, rule := range rules {
+		if rule.Guard == nil {
 			return nil, &failure.Error{Kind: failure.Config, Source: failure.SourceAgent,
 				Message: fmt.Sprintf("agent.Config.Guards[%d] has no Guard", i)}
 		}
+		r := guardRule{GuardRule: rule}
+		_, r.local = rule.Guard.(LocalGuard)
 		if r.At == 0 {
 			r.At = GuardAll
 		}
 		if r.Timeout <= 0 {
 			r.Timeout = defaultGuardTimeout
 		}
+		gs.detects = gs.detects || r.DetectOnly
 		if r.At&GuardInput != 0 {
 			gs.input = append(gs.input, r)
 		}
@@ -239,12 +261,24 @@ type guardVerdict struct {
 	err  *failure.Error // the check failed (timeout, panic, error)
 }
 
+// check runs one rule's check: a LocalGuard's on the calling goroutine,
+// any other's under its deadline (checkOne). It returns the verdict, or
+// the failure of a check that failed (timeout, panic, error).
+func (r *guardRule) check(ctx context.Context, c *GuardCheck) (Verdict, *failure.Error) {
+	if r.local {
+		return checkLocal(ctx, &r.GuardRule, c)
+	}
+	gv := checkOne(ctx, r, c)
+	return gv.v, gv.err
+}
+
 // checkOne runs one rule's check under its deadline, recovering a panic.
 // A guard that ignores its context is abandoned at the deadline: its
 // goroutine ends when Check returns.
-func checkOne(ctx context.Context, r *GuardRule, cp *GuardCheck) guardVerdict {
-	if _, ok := r.Guard.(LocalGuard); ok {
-		return checkLocal(ctx, r, cp)
+func checkOne(ctx context.Context, r *guardRule, cp *GuardCheck) guardVerdict {
+	if r.local {
+		v, fe := checkLocal(ctx, &r.GuardRule, cp)
+		return guardVerdict{rule: &r.GuardRule, v: v, err: fe}
 	}
 	c := *cp // the goroutine's copy
 	cctx, cancel := context.WithTimeout(ctx, r.Timeout)
@@ -253,55 +287,61 @@ func checkOne(ctx context.Context, r *GuardRule, cp *GuardCheck) guardVerdict {
 	go func() {
 		defer func() {
 			if v := recover(); v != nil {
-				ch <- guardVerdict{rule: r, err: &failure.Error{Kind: failure.Panic, Source: failure.SourceAgent,
-					Name: r.Guard.Name(), Op: "guard", Tool: c.Tool, Err: panicError(v),
-					Message: fmt.Sprintf("guard %q crashed", r.Guard.Name())}}
+				ch <- guardVerdict{rule: &r.GuardRule, err: panicked(&r.GuardRule, &c, v)}
 			}
 		}()
 		v, err := r.Guard.Check(cctx, c)
-		ch <- verdictOf(r, &c, v, err)
+		gv := guardVerdict{rule: &r.GuardRule, v: v}
+		if err != nil {
+			gv.err = checkFailed(&r.GuardRule, &c, err)
+		}
+		ch <- gv
 	}()
 	select {
 	case gv := <-ch:
 		return gv
 	case <-cctx.Done():
 		if ctx.Err() != nil {
-			return guardVerdict{rule: r, err: failure.From(context.Cause(ctx))}
+			return guardVerdict{rule: &r.GuardRule, err: failure.From(context.Cause(ctx))}
 		}
-		return guardVerdict{rule: r, err: &failure.Error{Kind: failure.Timeout, Source: failure.SourceAgent,
+		return guardVerdict{rule: &r.GuardRule, err: &failure.Error{Kind: failure.Timeout, Source: failure.SourceAgent,
 			Name: r.Guard.Name(), Op: "guard", Tool: c.Tool,
 			Message: fmt.Sprintf("guard %q did not answer within %s", r.Guard.Name(), r.Timeout)}}
 	}
 }
 
 // checkLocal runs a LocalGuard's check on the calling goroutine.
-func checkLocal(ctx context.Context, r *GuardRule, c *GuardCheck) (gv guardVerdict) {
+func checkLocal(ctx context.Context, r *GuardRule, c *GuardCheck) (v Verdict, fe *failure.Error) {
 	defer func() {
-		if v := recover(); v != nil {
-			gv = guardVerdict{rule: r, err: &failure.Error{Kind: failure.Panic, Source: failure.SourceAgent,
-				Name: r.Guard.Name(), Op: "guard", Tool: c.Tool, Err: panicError(v),
-				Message: fmt.Sprintf("guard %q crashed", r.Guard.Name())}}
+		if p := recover(); p != nil {
+			v, fe = Verdict{}, panicked(r, c, p)
 		}
 	}()
 	v, err := r.Guard.Check(ctx, *c)
-	return verdictOf(r, c, v, err)
+	if err != nil {
+		return v, checkFailed(r, c, err)
+	}
+	return v, nil
 }
 
-// verdictOf classifies a check's answer.
-func verdictOf(r *GuardRule, c *GuardCheck, v Verdict, err error) guardVerdict {
-	gv := guardVerdict{rule: r, v: v}
-	if err != nil {
-		fe := *failure.From(err)
-		if fe.Kind == failure.Unknown {
-			fe.Kind = failure.Internal
-		}
-		fe.Source, fe.Name, fe.Op, fe.Tool = failure.SourceAgent, r.Guard.Name(), "guard", c.Tool
-		if fe.Message == "" {
-			fe.Message = fmt.Sprintf("guard %q failed", r.Guard.Name())
-		}
-		gv.err = &fe
+// panicked is the failure of a check that panicked with v.
+func panicked(r *GuardRule, c *GuardCheck, v any) *failure.Error {
+	return &failure.Error{Kind: failure.Panic, Source: failure.SourceAgent,
+		Name: r.Guard.Name(), Op: "guard", Tool: c.Tool, Err: panicError(v),
+		Message: fmt.Sprintf("guard %q crashed", r.Guard.Name())}
+}
+
+// checkFailed is the failure of a check that returned err.
+func checkFailed(r *GuardRule, c *GuardCheck, err error) *failure.Error {
+	fe := *failure.From(err)
+	if fe.Kind == failure.Unknown {
+		fe.Kind = failure.Internal
 	}
-	return gv
+	fe.Source, fe.Name, fe.Op, fe.Tool = failure.SourceAgent, r.Guard.Name(), "guard", c.Tool
+	if fe.Message == "" {
+		fe.Message = fmt.Sprintf("guard %q failed", r.Guard.Name())
+	}
+	return &fe
 }
 
 // guardOutcome is what the rules of one point made of one text.
@@ -316,8 +356,10 @@ type guardOutcome struct {
 }
 
 // guardText runs the blocking rules in order (each sees the text the one
-// before rewrote) and starts the detect-only ones beside them.
-func guardText(ctx context.Context, rules []GuardRule, c GuardCheck) guardOutcome {
+// before rewrote) and starts the detect-only ones beside them. A check
+// that passes costs the call to its guard and nothing more: the verdict
+// and the check are only copied when there is something to report.
+func guardText(ctx context.Context, rules []guardRule, c GuardCheck) guardOutcome {
 	out := guardOutcome{text: c.Text}
 	cc := c // c with the text as the rules so far left it
 	for i := range rules {
@@ -330,19 +372,21 @@ func guardText(ctx context.Context, rules []GuardRule, c GuardCheck) guardOutcom
 			continue
 		}
 		cc.Text = out.text
-		gv := checkOne(ctx, r, &cc)
-		if gv.err != nil {
-			out.trip = gv.err
-			out.infos = append(out.infos, gv.info(c, false))
+		v, fe := r.check(ctx, &cc)
+		if fe == nil && v.Action != GuardRewrite && v.Action != GuardTrip {
+			continue // a pass (or an action of no meaning, taken as one)
+		}
+		gv := guardVerdict{rule: &r.GuardRule, v: v, err: fe}
+		out.infos = append(out.infos, gv.info(c, false))
+		if fe != nil {
+			out.trip = fe
 			return out
 		}
-		switch gv.v.Action {
+		switch v.Action {
 		case GuardRewrite:
-			out.text = gv.v.Text
-			out.infos = append(out.infos, gv.info(c, false))
+			out.text = v.Text
 		case GuardTrip:
-			out.trip = tripError(r.Guard.Name(), c, gv.v.Reason)
-			out.infos = append(out.infos, gv.info(c, false))
+			out.trip = tripError(r.Guard.Name(), c, v.Reason)
 			return out
 		}
 	}
@@ -379,6 +423,9 @@ func tripError(guard string, c GuardCheck, reason string) *failure.Error {
 type detectSet struct {
 	mu      sync.Mutex
 	pending []pendingDetect
+	// n is len(pending), read without the lock by take: a run without
+	// detect-only checks pending takes nothing without locking.
+	n atomic.Int32
 }
 
 type pendingDetect struct {
@@ -386,6 +433,7 @@ type pendingDetect struct {
 	ch <-chan guardVerdict
 }
 
+// add adds the checks chs of c; d may be nil when chs is empty.
 func (d *detectSet) add(c GuardCheck, chs []<-chan guardVerdict) {
 	if len(chs) == 0 {
 		return
@@ -394,12 +442,16 @@ func (d *detectSet) add(c GuardCheck, chs []<-chan guardVerdict) {
 	for _, ch := range chs {
 		d.pending = append(d.pending, pendingDetect{c: c, ch: ch})
 	}
+	d.n.Store(int32(len(d.pending)))
 	d.mu.Unlock()
 }
 
 // take returns the finished checks' reports (every check's when wait is
-// set, each bounded by its rule's Timeout).
+// set, each bounded by its rule's Timeout). A nil set has none.
 func (d *detectSet) take(wait bool) []GuardInfo {
+	if d == nil || d.n.Load() == 0 {
+		return nil
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var infos []GuardInfo
@@ -422,6 +474,7 @@ func (d *detectSet) take(wait bool) []GuardInfo {
 	}
 	clear(d.pending[len(keep):])
 	d.pending = keep
+	d.n.Store(int32(len(keep)))
 	return infos
 }
 
@@ -460,11 +513,11 @@ func (r *run) flushDetect(wait bool) {
 // guardArgs applies the tool-call rules to a call's arguments; it returns
 // the arguments to run with (args itself when no rule rewrote them), or the
 // blocking failure.
-func guardArgs(ctx context.Context, detect *detectSet, gs *guardSet, c GuardCheck, args json.RawMessage, cs *callState) (json.RawMessage, *failure.Error) {
+func guardArgs(ctx context.Context, detect *detectSet, gs *guardSet, c GuardCheck, args json.RawMessage, infos *[]GuardInfo) (json.RawMessage, *failure.Error) {
 	c.Text = string(args)
 	out := guardText(ctx, gs.call, c)
 	detect.add(c, out.detect)
-	cs.guards = append(cs.guards, out.infos...)
+	*infos = append(*infos, out.infos...)
 	if out.trip != nil {
 		return nil, out.trip
 	}
@@ -481,7 +534,7 @@ func guardArgs(ctx context.Context, detect *detectSet, gs *guardSet, c GuardChec
 
 // guardResult applies the tool-result rules to each text-bearing part of a
 // result; it returns the result the model sees, or the blocking failure.
-func guardResult(ctx context.Context, detect *detectSet, gs *guardSet, c GuardCheck, res *Result, cs *callState) (*Result, *failure.Error) {
+func guardResult(ctx context.Context, detect *detectSet, gs *guardSet, c GuardCheck, res *Result, infos *[]GuardInfo) (*Result, *failure.Error) {
 	var parts []Part
 	for i, p := range res.Parts {
 		var text string
@@ -500,7 +553,7 @@ func guardResult(ctx context.Context, detect *detectSet, gs *guardSet, c GuardCh
 		cc.Text = text
 		out := guardText(ctx, gs.result, cc)
 		detect.add(cc, out.detect)
-		cs.guards = append(cs.guards, out.infos...)
+		*infos = append(*infos, out.infos...)
 		if out.trip != nil {
 			return nil, out.trip
 		}
@@ -705,10 +758,10 @@ func (g *Guards) Call(ctx context.Context, c GuardCheck, args json.RawMessage) (
 		return args, nil, nil
 	}
 	c.Point = GuardToolCall
-	var detect detectSet
-	var cs callState
-	out, fe := guardArgs(ctx, &detect, g.set, c, args, &cs)
-	infos := append(cs.guards, detect.take(true)...)
+	var infos []GuardInfo
+	detect := g.set.detectSet()
+	out, fe := guardArgs(ctx, detect, g.set, c, args, &infos)
+	infos = append(infos, detect.take(true)...)
 	if fe != nil {
 		return nil, infos, fe
 	}
@@ -723,10 +776,10 @@ func (g *Guards) Result(ctx context.Context, c GuardCheck, res *Result) (*Result
 		return res, nil, nil
 	}
 	c.Point = GuardToolResult
-	var detect detectSet
-	var cs callState
-	out, fe := guardResult(ctx, &detect, g.set, c, res, &cs)
-	infos := append(cs.guards, detect.take(true)...)
+	var infos []GuardInfo
+	detect := g.set.detectSet()
+	out, fe := guardResult(ctx, detect, g.set, c, res, &infos)
+	infos = append(infos, detect.take(true)...)
 	if fe != nil {
 		return nil, infos, fe
 	}
