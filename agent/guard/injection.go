@@ -87,8 +87,10 @@ func (g *Injection) Name() string { return g.name }
 // ASCII text is read once, its case folded as it is read; other text is
 // lower-cased (strings.ToLower) first.
 func (g *Injection) Check(_ context.Context, c agent.GuardCheck) (agent.Verdict, error) {
-	at := g.find(c.Text)
-	ascii := isASCII(c.Text)
+	at, ascii := g.long.findASCII(c.Text)
+	if m := g.marks.find(c.Text, 0); m >= 0 && (at < 0 || m < at) {
+		at = m
+	}
 	if at < 0 && ascii {
 		return agent.Pass(), nil
 	}

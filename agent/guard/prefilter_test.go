@@ -174,6 +174,11 @@ func FuzzPrefilters(f *testing.F) {
 		if got, want := inj.find(s), naiveFind(injLiterals, s, 0); got != want {
 			t.Errorf("injection find(%q) = %d, want %d", s, got, want)
 		}
+		for _, l := range []*literals{inj.long, d.find, keywordLiterals, nineLiterals} {
+			if at, ascii := l.findASCII(s); at != naiveFind(l, s, 0) || ascii != refASCII(s) {
+				t.Errorf("findASCII(%q) = %d, %v, want %d, %v (words %q)", s, at, ascii, naiveFind(l, s, 0), refASCII(s), l.words)
+			}
+		}
 		for _, l := range []*literals{inj.long, d.find, keywordLiterals} {
 			if got, want := l.find(s, from), naiveFind(l, s, from); got != want {
 				t.Errorf("find(%q, %d) = %d, want %d (words %q)", s, from, got, want, l.words)
@@ -181,6 +186,20 @@ func FuzzPrefilters(f *testing.F) {
 		}
 	})
 }
+
+// refASCII is isASCII a byte at a time.
+func refASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// nineLiterals has a shortest keyword of nine bytes: its samples are six
+// bytes apart, findASCII reads eight bytes at each.
+var nineLiterals = newLiterals([]string{"ignore al", "you are now", "pretend you"}, true)
 
 func checkOf(s string) agent.GuardCheck {
 	return agent.GuardCheck{Point: agent.GuardToolResult, Text: s}
@@ -194,3 +213,25 @@ var keywordLiterals = func() *literals {
 	}
 	return newLiterals(ws, false)
 }()
+
+// TestFindASCII holds findASCII to find and a byte-at-a-time ASCII check:
+// a non-ASCII byte or a phrase at every position of texts around the
+// lengths where its eight-byte reads end.
+func TestFindASCII(t *testing.T) {
+	inj := NewInjection(InjectionConfig{})
+	for _, l := range []*literals{inj.long, nineLiterals, newLiterals([]string{"xyzzy"}, true)} {
+		for n := range 40 {
+			base := strings.Repeat("a", n)
+			texts := []string{base, base + "you are now", "You Are Now" + base}
+			for i := range n {
+				texts = append(texts, base[:i]+"\xc3"+base[i+1:], base[:i]+"é"+base[i:]+"YOU ARE NOW")
+			}
+			for _, s := range texts {
+				at, ascii := l.findASCII(s)
+				if want := naiveFind(l, s, 0); at != want || ascii != refASCII(s) {
+					t.Fatalf("findASCII(%q) = %d, %v, want %d, %v (words %q)", s, at, ascii, want, refASCII(s), l.words)
+				}
+			}
+		}
+	}
+}
