@@ -361,18 +361,19 @@ type guardOutcome struct {
 // and the check are only copied when there is something to report.
 func guardText(ctx context.Context, rules []guardRule, c GuardCheck) guardOutcome {
 	out := guardOutcome{text: c.Text}
-	cc := c // c with the text as the rules so far left it
+	in := c.Text // c.Text is the text as the rules so far left it
 	for i := range rules {
 		r := &rules[i]
 		if r.DetectOnly {
 			ch := make(chan guardVerdict, 1)
 			dc := c
+			dc.Text = in
 			go func() { ch <- checkOne(context.WithoutCancel(ctx), r, &dc) }()
 			out.detect = append(out.detect, ch)
 			continue
 		}
-		cc.Text = out.text
-		v, fe := r.check(ctx, &cc)
+		c.Text = out.text
+		v, fe := r.check(ctx, &c)
 		if fe == nil && v.Action != GuardRewrite && v.Action != GuardTrip {
 			continue // a pass (or an action of no meaning, taken as one)
 		}
@@ -536,7 +537,8 @@ func guardArgs(ctx context.Context, detect *detectSet, gs *guardSet, c GuardChec
 // result; it returns the result the model sees, or the blocking failure.
 func guardResult(ctx context.Context, detect *detectSet, gs *guardSet, c GuardCheck, res *Result, infos *[]GuardInfo) (*Result, *failure.Error) {
 	var parts []Part
-	for i, p := range res.Parts {
+	for i := range res.Parts {
+		p := &res.Parts[i]
 		var text string
 		switch p.Type {
 		case PartText, PartResource:
@@ -549,10 +551,9 @@ func guardResult(ctx context.Context, detect *detectSet, gs *guardSet, c GuardCh
 		default:
 			continue
 		}
-		cc := c
-		cc.Text = text
-		out := guardText(ctx, gs.result, cc)
-		detect.add(cc, out.detect)
+		c.Text = text
+		out := guardText(ctx, gs.result, c)
+		detect.add(c, out.detect)
 		*infos = append(*infos, out.infos...)
 		if out.trip != nil {
 			return nil, out.trip

@@ -296,10 +296,16 @@ func isNumberByte(c byte) bool {
 // prices) or rare (prose) costs about one table look-up per eight bytes.
 func numberWindow(text string, from int) int {
 	n := len(text)
-	for i := max(from, 0); i+8 <= n; {
+	for i := max(from, 0); ; {
 		// No window starts in [from, i): those starting in [i, i+7] all
-		// hold i+7.
+		// hold i+7, the next probe.
 		j := i + 7
+		for ; j < n && numberClass[text[j]] == 0; j += 8 {
+		}
+		if j >= n {
+			return -1
+		}
+		i = j - 7
 		if !numberByteAt(text, j) {
 			i = j + 1
 			continue
@@ -313,7 +319,6 @@ func numberWindow(text string, from int) int {
 		}
 		i = k + 1 // every window holding k starts at k or before
 	}
-	return -1
 }
 
 // numberClass is, by byte, numDigitParen for a digit, '(', ')' and '+'

@@ -124,6 +124,14 @@ func naiveFind(l *literals, s string, from int) int {
 var fuzzDenyWords = []string{"rm -rf", "Drop", "é"}
 var fuzzDenyPatterns = []string{`rm\s+-rf`, `(?i)drop\s+table`, `(?i)kill`, `a+b{2,}c`, `x|yz`, `(?s)secret.*key`}
 
+// fuzzDenyLists are deny-lists whose patterns all hold a literal (so that
+// DenyList.any applies), with and without words.
+var fuzzDenyLists = []DenyConfig{
+	{Patterns: []string{`rm\s+-rf`, `(?i)drop\s+table`}},
+	{Words: fuzzDenyWords, Patterns: []string{`rm\s+-rf`, `(?i)drop\s+table`, `(?i)wipe`, `(?s)secret.*key`, `DROP`, `Üx+`}},
+	{Words: fuzzDenyWords},
+}
+
 func FuzzPrefilters(f *testing.F) {
 	for _, s := range []string{
 		"key AKIAIOSFODNN7EXAMPLE ok", "tok ghp_" + strings.Repeat("a1B2", 9), "sk_live_" + strings.Repeat("x", 24),
@@ -135,6 +143,7 @@ func FuzzPrefilters(f *testing.F) {
 		strings.Repeat("AKIA", 600), strings.Repeat("x", 1015) + "AKIAIOSFODNN7EXAMPLE " + strings.Repeat("AKIA", 300) + "ghp_" + strings.Repeat("a1B2", 9),
 		strings.Repeat("AKIAIOSFODNN7EXAMPLE ", 120), strings.Repeat("-", 1030) + "----BEGIN",
 		`{"id":1234,"price":"12.50"} tel 555 123 4567`, "1. 1. 1. 1. 1. 555-123-4567", "        (555) 123-4567",
+		`{"q":"widget"}`, `{"cmd":"RM  -RF /"}`, "drop\ttable", "ÜXX", "Üxx", "Drop", "WİPE", "wIpE", "ＤＲＯＰ", "secret\nkey",
 	} {
 		f.Add(s, 0)
 	}
@@ -148,6 +157,25 @@ func FuzzPrefilters(f *testing.F) {
 		res = append(res, regexp.MustCompile(p))
 	}
 	words := []string{"rm -rf", "drop", "é"}
+	var denyLists []*DenyList
+	var denyWords [][]string
+	var denyRes [][]*regexp.Regexp
+	for _, cfg := range fuzzDenyLists {
+		dl, err := NewDenyList(cfg)
+		if err != nil {
+			f.Fatal(err)
+		}
+		if dl.any == nil {
+			f.Fatalf("%+v: no literal finder", cfg)
+		}
+		denyLists = append(denyLists, dl)
+		denyWords = append(denyWords, dl.words)
+		var rs []*regexp.Regexp
+		for _, p := range cfg.Patterns {
+			rs = append(rs, regexp.MustCompile(p))
+		}
+		denyRes = append(denyRes, rs)
+	}
 	injLiterals := newLiterals(inj.phrases, true)
 	f.Fuzz(func(t *testing.T, s string, from int) {
 		if got, want := scanSecrets(s, nil), refScanSecrets(s, nil); !slices.Equal(got, want) {
@@ -169,6 +197,12 @@ func FuzzPrefilters(f *testing.F) {
 		v, _ = d.Check(t.Context(), checkOf(s))
 		if want := refDeny(words, res, s); v.Reason != want {
 			t.Errorf("deny(%q) = %q, want %q", s, v.Reason, want)
+		}
+		for i, dl := range denyLists {
+			v, _ = dl.Check(t.Context(), checkOf(s))
+			if want := refDeny(denyWords[i], denyRes[i], s); v.Reason != want {
+				t.Errorf("deny %+v (%q) = %q, want %q", fuzzDenyLists[i], s, v.Reason, want)
+			}
 		}
 		from = min(max(from, 0), len(s))
 		if got, want := inj.find(s), naiveFind(injLiterals, s, 0); got != want {
