@@ -261,17 +261,6 @@ type guardVerdict struct {
 	err  *failure.Error // the check failed (timeout, panic, error)
 }
 
-// check runs one rule's check: a LocalGuard's on the calling goroutine,
-// any other's under its deadline (checkOne). It returns the verdict, or
-// the failure of a check that failed (timeout, panic, error).
-func (r *guardRule) check(ctx context.Context, c *GuardCheck) (Verdict, *failure.Error) {
-	if r.local {
-		return checkLocal(ctx, &r.GuardRule, c)
-	}
-	gv := checkOne(ctx, r, c)
-	return gv.v, gv.err
-}
-
 // checkOne runs one rule's check under its deadline, recovering a panic.
 // A guard that ignores its context is abandoned at the deadline: its
 // goroutine ends when Check returns.
@@ -356,42 +345,85 @@ type guardOutcome struct {
 }
 
 // guardText runs the blocking rules in order (each sees the text the one
-// before rewrote) and starts the detect-only ones beside them. A check
-// that passes costs the call to its guard and nothing more: the verdict
-// and the check are only copied when there is something to report.
-func guardText(ctx context.Context, rules []guardRule, c GuardCheck) guardOutcome {
-	out := guardOutcome{text: c.Text}
-	in := c.Text // c.Text is the text as the rules so far left it
+// before rewrote) and starts the detect-only ones beside them. A local
+// guard is called here, under the one recover of the call, and a check
+// that passes costs the call to its guard and little more: what is only
+// needed when there is something to report is in functions of their own,
+// whose code a run does not fetch when every guard passes.
+func guardText(ctx context.Context, rules []guardRule, c GuardCheck) (out guardOutcome) {
+	out.text = c.Text
+	in := c.Text   // c.Text is the text as the rules so far left it
+	checking := -1 // the rule whose local guard is being called
+	defer func() {
+		if checking < 0 {
+			return
+		}
+		if p := recover(); p != nil {
+			out.fail(&rules[checking], c, panicked(&rules[checking].GuardRule, &c, p))
+		}
+	}()
 	for i := range rules {
 		r := &rules[i]
 		if r.DetectOnly {
-			ch := make(chan guardVerdict, 1)
-			dc := c
-			dc.Text = in
-			go func() { ch <- checkOne(context.WithoutCancel(ctx), r, &dc) }()
-			out.detect = append(out.detect, ch)
+			out.detect = append(out.detect, startDetect(ctx, r, c, in))
 			continue
 		}
 		c.Text = out.text
-		v, fe := r.check(ctx, &c)
+		var v Verdict
+		var fe *failure.Error
+		if r.local {
+			checking = i
+			var err error
+			v, err = r.Guard.Check(ctx, c)
+			checking = -1
+			if err != nil {
+				fe = checkFailed(&r.GuardRule, &c, err)
+			}
+		} else {
+			gv := checkOne(ctx, r, &c)
+			v, fe = gv.v, gv.err
+		}
 		if fe == nil && v.Action != GuardRewrite && v.Action != GuardTrip {
 			continue // a pass (or an action of no meaning, taken as one)
 		}
-		gv := guardVerdict{rule: &r.GuardRule, v: v, err: fe}
-		out.infos = append(out.infos, gv.info(c, false))
-		if fe != nil {
-			out.trip = fe
-			return out
-		}
-		switch v.Action {
-		case GuardRewrite:
-			out.text = v.Text
-		case GuardTrip:
-			out.trip = tripError(r.Guard.Name(), c, v.Reason)
+		if out.verdict(r, c, v, fe) {
 			return out
 		}
 	}
 	return out
+}
+
+// startDetect starts a detect-only rule's check of the text in beside the
+// run.
+func startDetect(ctx context.Context, r *guardRule, c GuardCheck, in string) <-chan guardVerdict {
+	ch := make(chan guardVerdict, 1)
+	c.Text = in
+	go func() { ch <- checkOne(context.WithoutCancel(ctx), r, &c) }()
+	return ch
+}
+
+// verdict records a rewrite, a trip or a failed check (fe) of rule r; it
+// reports whether the text is blocked.
+func (out *guardOutcome) verdict(r *guardRule, c GuardCheck, v Verdict, fe *failure.Error) bool {
+	if fe != nil {
+		out.fail(r, c, fe)
+		return true
+	}
+	out.infos = append(out.infos, guardVerdict{rule: &r.GuardRule, v: v}.info(c, false))
+	switch v.Action {
+	case GuardRewrite:
+		out.text = v.Text
+	case GuardTrip:
+		out.trip = tripError(r.Guard.Name(), c, v.Reason)
+		return true
+	}
+	return false
+}
+
+// fail records the failed check fe of rule r, which blocks the text.
+func (out *guardOutcome) fail(r *guardRule, c GuardCheck, fe *failure.Error) {
+	out.trip = fe
+	out.infos = append(out.infos, guardVerdict{rule: &r.GuardRule, err: fe}.info(c, false))
 }
 
 // info is the event form of a verdict.
@@ -517,20 +549,27 @@ func (r *run) flushDetect(wait bool) {
 func guardArgs(ctx context.Context, detect *detectSet, gs *guardSet, c GuardCheck, args json.RawMessage, infos *[]GuardInfo) (json.RawMessage, *failure.Error) {
 	c.Text = string(args)
 	out := guardText(ctx, gs.call, c)
-	detect.add(c, out.detect)
-	*infos = append(*infos, out.infos...)
+	if len(out.detect) > 0 || len(out.infos) > 0 {
+		detect.add(c, out.detect)
+		*infos = append(*infos, out.infos...)
+	}
 	if out.trip != nil {
 		return nil, out.trip
 	}
 	if out.text == c.Text {
 		return args, nil
 	}
+	return rewrittenArgs(c, out.text)
+}
+
+// rewrittenArgs is the arguments a guard rewrote, if still a JSON object.
+func rewrittenArgs(c GuardCheck, text string) (json.RawMessage, *failure.Error) {
 	var obj map[string]json.RawMessage
-	if json.Unmarshal([]byte(out.text), &obj) != nil || obj == nil {
+	if json.Unmarshal([]byte(text), &obj) != nil || obj == nil {
 		return nil, &failure.Error{Kind: failure.Internal, Source: failure.SourceAgent, Tool: c.Tool, Op: "guard",
 			Message: "a guard rewrote the call's arguments into something that is not a JSON object"}
 	}
-	return json.RawMessage(out.text), nil
+	return json.RawMessage(text), nil
 }
 
 // guardResult applies the tool-result rules to each text-bearing part of a
@@ -553,25 +592,15 @@ func guardResult(ctx context.Context, detect *detectSet, gs *guardSet, c GuardCh
 		}
 		c.Text = text
 		out := guardText(ctx, gs.result, c)
-		detect.add(c, out.detect)
-		*infos = append(*infos, out.infos...)
+		if len(out.detect) > 0 || len(out.infos) > 0 {
+			detect.add(c, out.detect)
+			*infos = append(*infos, out.infos...)
+		}
 		if out.trip != nil {
 			return nil, out.trip
 		}
-		if out.text == text {
-			continue
-		}
-		if parts == nil {
-			parts = append([]Part(nil), res.Parts...)
-		}
-		if p.Type == PartJSON {
-			if json.Valid([]byte(out.text)) {
-				parts[i].JSON = json.RawMessage(out.text)
-			} else {
-				parts[i] = Part{Type: PartText, Text: out.text}
-			}
-		} else {
-			parts[i].Text = out.text
+		if out.text != text {
+			parts = rewritePart(parts, res, i, out.text)
 		}
 	}
 	if parts == nil {
@@ -580,6 +609,25 @@ func guardResult(ctx context.Context, detect *detectSet, gs *guardSet, c GuardCh
 	cp := *res
 	cp.Parts = parts
 	return &cp, nil
+}
+
+// rewritePart is parts (a copy of res.Parts, made on the first rewrite)
+// with part i's text replaced by text: a JSON part stays one if text is
+// JSON, else it becomes a text part.
+func rewritePart(parts []Part, res *Result, i int, text string) []Part {
+	if parts == nil {
+		parts = append([]Part(nil), res.Parts...)
+	}
+	if parts[i].Type == PartJSON {
+		if json.Valid([]byte(text)) {
+			parts[i].JSON = json.RawMessage(text)
+		} else {
+			parts[i] = Part{Type: PartText, Text: text}
+		}
+	} else {
+		parts[i].Text = text
+	}
+	return parts
 }
 
 // inputGuard is the input rules' check of a run, running beside its first

@@ -38,6 +38,21 @@ func (g wordGuard) Check(ctx context.Context, c agent.GuardCheck) (agent.Verdict
 	return agent.Pass(), nil
 }
 
+// localWordGuard is a wordGuard the agent calls as an agent.LocalGuard, on
+// its own goroutine.
+type localWordGuard struct{ wordGuard }
+
+func (localWordGuard) Local() {}
+
+// failGuard fails every check with err.
+type failGuard struct{ err error }
+
+func (failGuard) Name() string { return "word" }
+func (failGuard) Local()       {}
+func (g failGuard) Check(context.Context, agent.GuardCheck) (agent.Verdict, error) {
+	return agent.Pass(), g.err
+}
+
 func guardEvents(evs []agent.Event) []agent.GuardInfo {
 	var out []agent.GuardInfo
 	for _, ev := range eventsOf(evs, agent.EventGuard) {
@@ -167,15 +182,19 @@ func TestGuardTripMidStream(t *testing.T) {
 }
 
 // A guard that hangs is stopped at its deadline; one that panics is
-// recovered: both block as failures of their own kind.
+// recovered, on the agent's goroutine too (a local guard); one that fails
+// fails: each blocks as a failure of its own kind.
 func TestGuardHangsAndPanics(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		g    wordGuard
+		g    agent.Guard
 		kind failure.Kind
 	}{
 		{"hang", wordGuard{hang: true}, failure.Timeout},
 		{"panic", wordGuard{panic: true}, failure.Panic},
+		{"local panic", localWordGuard{wordGuard{panic: true}}, failure.Panic},
+		{"local error", failGuard{errors.New("no answer")}, failure.Internal},
+		{"local failure", failGuard{&failure.Error{Kind: failure.Unavailable, Message: "down"}}, failure.Unavailable},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := newAgent(t, agent.Config{Tools: []agent.Tool{echoTool("echo", nil)},

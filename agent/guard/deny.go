@@ -108,23 +108,28 @@ func (d *DenyList) Check(_ context.Context, c agent.GuardCheck) (agent.Verdict, 
 	if d.any != nil && d.any.find(c.Text, 0) < 0 && (len(d.words) == 0 || isASCII(c.Text)) {
 		return agent.Pass(), nil
 	}
-	if len(d.words) > 0 && (d.find.find(c.Text, 0) >= 0 || !isASCII(c.Text)) {
-		low := lower(c.Text)
+	return d.check(c.Text), nil
+}
+
+// check looks for each word, then each pattern, in text.
+func (d *DenyList) check(text string) agent.Verdict {
+	if len(d.words) > 0 && (d.find.find(text, 0) >= 0 || !isASCII(text)) {
+		low := lower(text)
 		for _, w := range d.words {
 			if strings.Contains(low, w) {
-				return agent.Trip("the text contains the denied word " + quote(w)), nil
+				return agent.Trip("the text contains the denied word " + quote(w))
 			}
 		}
 	}
 	for _, p := range d.pats {
-		if p.lit != nil && p.lit.find(c.Text, 0) < 0 {
+		if p.lit != nil && p.lit.find(text, 0) < 0 {
 			continue
 		}
-		if p.re.MatchString(c.Text) {
-			return agent.Trip("the text matches the denied pattern " + quote(p.re.String())), nil
+		if p.re.MatchString(text) {
+			return agent.Trip("the text matches the denied pattern " + quote(p.re.String()))
 		}
 	}
-	return agent.Pass(), nil
+	return agent.Pass()
 }
 
 // requiredLiteral returns the longest literal that every match of re

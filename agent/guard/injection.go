@@ -94,23 +94,29 @@ func (g *Injection) Check(_ context.Context, c agent.GuardCheck) (agent.Verdict,
 	if at < 0 && ascii {
 		return agent.Pass(), nil
 	}
-	if why := hidden(c.Text); why != "" {
-		return agent.Trip(why), nil
+	return g.verdict(c.Text, at, ascii), nil
+}
+
+// verdict is Check's answer on text that holds a phrase at at or is not
+// ASCII.
+func (g *Injection) verdict(text string, at int, ascii bool) agent.Verdict {
+	if why := hidden(text); why != "" {
+		return agent.Trip(why)
 	}
-	low := c.Text
+	low := text
 	if !ascii {
 		low = strings.ToLower(low)
 		at = g.find(low)
 	}
 	if at < 0 {
-		return agent.Pass(), nil
+		return agent.Pass()
 	}
 	for _, p := range g.phrases {
 		if hasWord(low, at, p, true) {
-			return agent.Trip("the text addresses the model: " + quote(strings.TrimSpace(p))), nil
+			return agent.Trip("the text addresses the model: " + quote(strings.TrimSpace(p)))
 		}
 	}
-	return agent.Pass(), nil // not reached: a phrase starts at at
+	return agent.Pass() // not reached: a phrase starts at at
 }
 
 // find is the first position where a phrase starts, or -1.

@@ -76,6 +76,11 @@ func (p *PII) Check(_ context.Context, c agent.GuardCheck) (agent.Verdict, error
 	if len(ms) == 0 {
 		return agent.Pass(), nil
 	}
+	return p.verdict(c.Text, ms), nil
+}
+
+// verdict is the trip or redaction of the matches ms of text.
+func (p *PII) verdict(text string, ms []Match) agent.Verdict {
 	counts := map[string]int{}
 	for _, m := range ms {
 		counts[m.Kind]++
@@ -91,9 +96,9 @@ func (p *PII) Check(_ context.Context, c agent.GuardCheck) (agent.Verdict, error
 	}
 	reason := "found " + strings.Join(why, ", ")
 	if p.block {
-		return agent.Trip(reason), nil
+		return agent.Trip(reason)
 	}
-	return agent.Rewrite(Redact(c.Text, ms), "redacted "+strings.Join(why, ", ")), nil
+	return agent.Rewrite(Redact(text, ms), "redacted "+strings.Join(why, ", "))
 }
 
 // Match is a span of text Scan found.
@@ -124,6 +129,11 @@ func (p *PII) scan(text string) []Match {
 	if len(ms) < 2 {
 		return ms
 	}
+	return merge(ms)
+}
+
+// merge sorts the matches by start and merges those that overlap.
+func merge(ms []Match) []Match {
 	sort.Slice(ms, func(i, j int) bool { return ms[i].Start < ms[j].Start })
 	out := ms[:1]
 	for _, m := range ms[1:] {
