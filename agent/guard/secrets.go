@@ -230,7 +230,7 @@ func insertStart(starts []int, p int) []int {
 // and the first rule whose expression matches around it wins; the scan
 // goes on after the match.
 func scanSecrets(text string, ms []Match) []Match {
-	var buf [maxStarts]int
+	var buf [16]int // most blocks hold fewer starts (more grow it, up to maxStarts)
 	next := 0 // where the scan goes on
 	for lo := 0; lo < len(text); lo += secretBlock {
 		hi := min(lo+secretBlock, len(text))
