@@ -195,6 +195,9 @@ type guardSet struct {
 	holds bool
 	// detects is set when a rule is detect-only.
 	detects bool
+	// callLocal and resultLocal are set when the rules at tool calls, or
+	// at tool results, are all local and blocking (runLocal).
+	callLocal, resultLocal bool
 }
 
 // detectSet is a set for the detect-only checks of one text outside a
@@ -251,7 +254,18 @@ func newGuardSet(rules []GuardRule) (*guardSet, error) {
 		}
 	}
 	gs.sentence = gs.holds && !turn
+	gs.callLocal, gs.resultLocal = allLocal(gs.call), allLocal(gs.result)
 	return gs, nil
+}
+
+// allLocal reports whether rules are all local and blocking.
+func allLocal(rules []guardRule) bool {
+	for _, r := range rules {
+		if !r.local || r.DetectOnly {
+			return false
+		}
+	}
+	return true
 }
 
 // guardVerdict is one rule's verdict on one text.
@@ -344,15 +358,56 @@ type guardOutcome struct {
 	detect []<-chan guardVerdict
 }
 
+// localRun is what runLocal made of rules: rules[:i] passed, and rule i
+// (if any) answered v and err, or panicked with p.
+type localRun struct {
+	i   int
+	v   Verdict
+	err error
+	p   any
+}
+
+// runLocal runs rules that are all local and blocking on c in order, on
+// the calling goroutine, until one does not pass: the path of a text that
+// every guard passes, kept to a small function so that a run fetches
+// little code for it (guardText then goes on from the rule that did not
+// pass).
+func runLocal(ctx context.Context, rules []guardRule, c *GuardCheck) (lr localRun) {
+	defer func() { lr.p = recover() }()
+	for lr.i = 0; lr.i < len(rules); lr.i++ {
+		lr.v, lr.err = rules[lr.i].Guard.Check(ctx, *c)
+		if lr.err != nil || lr.v.Action == GuardRewrite || lr.v.Action == GuardTrip {
+			break
+		}
+	}
+	return lr
+}
+
 // guardText runs the blocking rules in order (each sees the text the one
-// before rewrote) and starts the detect-only ones beside them. A local
-// guard is called here, under the one recover of the call, and a check
-// that passes costs the call to its guard and little more: what is only
-// needed when there is something to report is in functions of their own,
-// whose code a run does not fetch when every guard passes.
-func guardText(ctx context.Context, rules []guardRule, c GuardCheck) (out guardOutcome) {
+// before rewrote) and starts the detect-only ones beside them; with lr,
+// the rules up to lr.i have been run already (runLocal), and it goes on
+// from lr.i's answer. A local guard is called here, under the one recover
+// of the call, and a check that passes costs the call to its guard and
+// little more: what is only needed when there is something to report is
+// in functions of their own, whose code a run does not fetch when every
+// guard passes.
+func guardText(ctx context.Context, rules []guardRule, c GuardCheck, lr *localRun) (out guardOutcome) {
 	out.text = c.Text
-	in := c.Text   // c.Text is the text as the rules so far left it
+	in := c.Text // c.Text is the text as the rules so far left it
+	start := 0
+	if lr != nil {
+		r := &rules[lr.i]
+		var fe *failure.Error
+		if lr.p != nil {
+			fe = panicked(&r.GuardRule, &c, lr.p)
+		} else if lr.err != nil {
+			fe = checkFailed(&r.GuardRule, &c, lr.err)
+		}
+		if out.verdict(r, c, lr.v, fe) {
+			return out
+		}
+		start = lr.i + 1
+	}
 	checking := -1 // the rule whose local guard is being called
 	defer func() {
 		if checking < 0 {
@@ -362,7 +417,7 @@ func guardText(ctx context.Context, rules []guardRule, c GuardCheck) (out guardO
 			out.fail(&rules[checking], c, panicked(&rules[checking].GuardRule, &c, p))
 		}
 	}()
-	for i := range rules {
+	for i := start; i < len(rules); i++ {
 		r := &rules[i]
 		if r.DetectOnly {
 			out.detect = append(out.detect, startDetect(ctx, r, c, in))
@@ -548,7 +603,16 @@ func (r *run) flushDetect(wait bool) {
 // blocking failure.
 func guardArgs(ctx context.Context, detect *detectSet, gs *guardSet, c GuardCheck, args json.RawMessage, infos *[]GuardInfo) (json.RawMessage, *failure.Error) {
 	c.Text = string(args)
-	out := guardText(ctx, gs.call, c)
+	var out guardOutcome
+	if gs.callLocal {
+		lr := runLocal(ctx, gs.call, &c)
+		if lr.i == len(gs.call) {
+			return args, nil
+		}
+		out = guardText(ctx, gs.call, c, &lr)
+	} else {
+		out = guardText(ctx, gs.call, c, nil)
+	}
 	if len(out.detect) > 0 || len(out.infos) > 0 {
 		detect.add(c, out.detect)
 		*infos = append(*infos, out.infos...)
@@ -591,7 +655,16 @@ func guardResult(ctx context.Context, detect *detectSet, gs *guardSet, c GuardCh
 			continue
 		}
 		c.Text = text
-		out := guardText(ctx, gs.result, c)
+		var out guardOutcome
+		if gs.resultLocal {
+			lr := runLocal(ctx, gs.result, &c)
+			if lr.i == len(gs.result) {
+				continue
+			}
+			out = guardText(ctx, gs.result, c, &lr)
+		} else {
+			out = guardText(ctx, gs.result, c, nil)
+		}
 		if len(out.detect) > 0 || len(out.infos) > 0 {
 			detect.add(c, out.detect)
 			*infos = append(*infos, out.infos...)
@@ -649,7 +722,7 @@ func (r *run) startInput(input string) *inputGuard {
 	c := GuardCheck{Point: GuardInput, Run: r.id, Text: input}
 	go func() {
 		defer close(g.done)
-		g.out = guardText(r.ctx, gs.input, c)
+		g.out = guardText(r.ctx, gs.input, c, nil)
 		r.detect.add(c, g.out.detect)
 	}()
 	return g
@@ -725,7 +798,7 @@ func (g *outGate) release(end bool) {
 		return
 	}
 	c := GuardCheck{Point: GuardOutput, Run: g.r.id, Text: chunk, Partial: gs.sentence}
-	out := guardText(g.r.ctx, gs.output, c)
+	out := guardText(g.r.ctx, gs.output, c, nil)
 	g.r.detect.add(c, out.detect)
 	g.r.emitGuards(g.r.ctx, g.turn, nil, out.infos)
 	if out.trip != nil {
@@ -758,7 +831,7 @@ func (g *outGate) finish(text string) (string, bool, *failure.Error) {
 	if gs := g.r.a.guardrails; gs != nil && !gs.holds && len(gs.output) > 0 && text != "" {
 		// Only detect-only rules: they see the whole turn, beside the run.
 		c := GuardCheck{Point: GuardOutput, Run: g.r.id, Text: text}
-		g.r.detect.add(c, guardText(g.r.ctx, gs.output, c).detect)
+		g.r.detect.add(c, guardText(g.r.ctx, gs.output, c, nil).detect)
 	}
 	if !g.seen {
 		gs := g.r.a.guardrails
