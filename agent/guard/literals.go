@@ -144,7 +144,16 @@ func (l *literals) findASCII(s string) (int, bool) {
 	if j > 0 {
 		read = j - q + 8
 	}
-	return l.findAt(s, 0, j), acc&0x8080808080808080 == 0 && isASCII(s[read:])
+	ascii := acc&0x8080808080808080 == 0 && isASCII(s[read:])
+	for ; j+l.w <= len(s); j += q { // the last samples, here rather than by findAt
+		h := l.hash(window(s, j, l.w))
+		if bits[h>>6]&(1<<(h&63)) != 0 {
+			if p := l.verify(s, 0, j, h); p >= 0 {
+				return p, ascii
+			}
+		}
+	}
+	return -1, ascii
 }
 
 // verify returns the first start at or after from of a keyword whose

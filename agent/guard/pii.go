@@ -115,16 +115,21 @@ func Scan(text string) []Match { return allPII.scan(text) }
 
 var allPII = NewPII(PIIConfig{})
 
+// scan runs each kind's scanner on text that may hold one of its matches
+// (a secret keyword's anchor byte, an '@', a window of number bytes): on
+// clean text, little code is fetched beyond these checks.
 func (p *PII) scan(text string) []Match {
 	var ms []Match
-	if p.secret {
+	if p.secret && hasAnchor(text) {
 		ms = scanSecrets(text, ms)
 	}
-	if p.email {
+	if p.email && strings.IndexByte(text, '@') >= 0 {
 		ms = scanEmails(text, ms)
 	}
 	if p.phone || p.card {
-		ms = scanNumbers(text, ms, p.phone, p.card)
+		if win := numberWindow(text, 0); win >= 0 {
+			ms = scanNumbersFrom(text, ms, p.phone, p.card, win)
+		}
 	}
 	if len(ms) < 2 {
 		return ms
@@ -228,9 +233,20 @@ var phoneRE = regexp.MustCompile(`^(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,4}\)[ .-]?)?\d{
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 func scanNumbers(text string, ms []Match, phone, card bool) []Match {
+	return scanNumbersFrom(text, ms, phone, card, numberWindow(text, 0))
+}
+
+// scanNumbersFrom is scanNumbers with win, numberWindow(text, 0).
+func scanNumbersFrom(text string, ms []Match, phone, card bool, win int) []Match {
+	if win < 0 {
+		return ms
+	}
 	n := len(text)
-	win := -1 // the last window numberWindow found
-	for i := 0; i < n; i++ {
+	start := win // from the start of the number bytes around win, as below
+	for start > 0 && isNumberByte(text[start-1]) {
+		start--
+	}
+	for i := start; i < n; i++ {
 		if i > win {
 			// No number starts before the next window: on from the start
 			// of the number bytes around it, where the byte-at-a-time scan
@@ -360,6 +376,26 @@ func numberByteAt(text string, i int) bool {
 		return true
 	case numSeparator:
 		return i+1 < len(text) && numberClass[text[i+1]] == numDigitParen
+	}
+	return false
+}
+
+// anchorBytes are the secret keywords' anchor bytes (secretAnchors).
+var anchorBytes = func() string {
+	var b []byte
+	for _, a := range secretAnchors {
+		b = append(b, a.b)
+	}
+	return string(b)
+}()
+
+// hasAnchor reports whether text holds an anchor byte: text without one
+// holds no secret keyword.
+func hasAnchor(text string) bool {
+	for i := 0; i < len(anchorBytes); i++ {
+		if strings.IndexByte(text, anchorBytes[i]) >= 0 {
+			return true
+		}
 	}
 	return false
 }

@@ -143,7 +143,7 @@ func FuzzPrefilters(f *testing.F) {
 		strings.Repeat("AKIA", 600), strings.Repeat("x", 1015) + "AKIAIOSFODNN7EXAMPLE " + strings.Repeat("AKIA", 300) + "ghp_" + strings.Repeat("a1B2", 9),
 		strings.Repeat("AKIAIOSFODNN7EXAMPLE ", 120), strings.Repeat("-", 1030) + "----BEGIN",
 		`{"id":1234,"price":"12.50"} tel 555 123 4567`, "1. 1. 1. 1. 1. 555-123-4567", "        (555) 123-4567",
-		`{"q":"widget"}`, `{"cmd":"RM  -RF /"}`, "drop\ttable", "ÜXX", "Üxx", "Drop", "WİPE", "wIpE", "ＤＲＯＰ", "secret\nkey",
+		"key SG." + strings.Repeat("x1", 33) + " end", `{"q":"widget"}`, `{"cmd":"RM  -RF /"}`, "drop\ttable", "ÜXX", "Üxx", "Drop", "WİPE", "wIpE", "ＤＲＯＰ", "secret\nkey",
 	} {
 		f.Add(s, 0)
 	}
@@ -178,8 +178,15 @@ func FuzzPrefilters(f *testing.F) {
 	}
 	injLiterals := newLiterals(inj.phrases, true)
 	f.Fuzz(func(t *testing.T, s string, from int) {
-		if got, want := scanSecrets(s, nil), refScanSecrets(s, nil); !slices.Equal(got, want) {
-			t.Errorf("scanSecrets(%q) = %v, want %v", s, got, want)
+		secrets := refScanSecrets(s, nil)
+		if got := scanSecrets(s, nil); !slices.Equal(got, secrets) {
+			t.Errorf("scanSecrets(%q) = %v, want %v", s, got, secrets)
+		}
+		if len(secrets) > 0 && !hasAnchor(s) {
+			t.Errorf("hasAnchor(%q) = false, but it holds %v", s, secrets)
+		}
+		if ms := scanEmails(s, nil); len(ms) > 0 && !strings.Contains(s, "@") {
+			t.Errorf("scanEmails(%q) = %v without an @", s, ms)
 		}
 		nums := refScanNumbers(s, nil, true, true)
 		if got := scanNumbers(s, nil, true, true); !slices.Equal(got, nums) {
