@@ -296,7 +296,7 @@ func (r *run) execCall(bctx context.Context, c llm.ToolCall, tool Tool, spec Too
 	for _, gs := range sets {
 		if len(gs.call) > 0 {
 			gc.Point = GuardToolCall
-			args, fe := guardArgs(bctx, &r.detect, gs, gc, info.Args, cs)
+			args, fe := guardArgs(bctx, &r.detect, gs, gc, info.Args, &cs.guards)
 			if fe != nil {
 				return nil, &failure.Outcome{Err: fe}
 			}
@@ -352,7 +352,7 @@ func (r *run) execCall(bctx context.Context, c llm.ToolCall, tool Tool, spec Too
 	for _, gs := range sets {
 		if len(gs.result) > 0 {
 			gc.Point = GuardToolResult
-			g, fe := guardResult(bctx, &r.detect, gs, gc, res, cs)
+			g, fe := guardResult(bctx, &r.detect, gs, gc, res, &cs.guards)
 			if fe != nil {
 				return nil, &failure.Outcome{Err: fe}
 			}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -186,12 +187,33 @@ type GuardInfo struct {
 
 // guardSet is an agent's rules sorted by point.
 type guardSet struct {
-	input, call, result, output []GuardRule
+	input, call, result, output []guardRule
 	// sentence is set when an output rule that blocks holds per sentence
 	// and none holds the turn.
 	sentence bool
 	// holds is set when an output rule blocks (the stream is held).
 	holds bool
+	// detects is set when a rule is detect-only.
+	detects bool
+	// callLocal and resultLocal are set when the rules at tool calls, or
+	// at tool results, are all local and blocking (runLocal).
+	callLocal, resultLocal bool
+}
+
+// detectSet is a set for the detect-only checks of one text outside a
+// run (Guards), nil when no rule is detect-only.
+func (gs *guardSet) detectSet() *detectSet {
+	if !gs.detects {
+		return nil
+	}
+	return &detectSet{}
+}
+
+// guardRule is a rule as a guardSet keeps it: its defaults set, and
+// whether its guard is a LocalGuard decided once rather than per check.
+type guardRule struct {
+	GuardRule
+	local bool
 }
 
 func newGuardSet(rules []GuardRule) (*guardSet, error) {
@@ -200,17 +222,20 @@ func newGuardSet(rules []GuardRule) (*guardSet, error) {
 	}
 	gs := &guardSet{}
 	turn := false
-	for i, r := range rules {
-		if r.Guard == nil {
+	for i, rule := range rules {
+		if rule.Guard == nil {
 			return nil, &failure.Error{Kind: failure.Config, Source: failure.SourceAgent,
 				Message: fmt.Sprintf("agent.Config.Guards[%d] has no Guard", i)}
 		}
+		r := guardRule{GuardRule: rule}
+		_, r.local = rule.Guard.(LocalGuard)
 		if r.At == 0 {
 			r.At = GuardAll
 		}
 		if r.Timeout <= 0 {
 			r.Timeout = defaultGuardTimeout
 		}
+		gs.detects = gs.detects || r.DetectOnly
 		if r.At&GuardInput != 0 {
 			gs.input = append(gs.input, r)
 		}
@@ -229,7 +254,18 @@ func newGuardSet(rules []GuardRule) (*guardSet, error) {
 		}
 	}
 	gs.sentence = gs.holds && !turn
+	gs.callLocal, gs.resultLocal = allLocal(gs.call), allLocal(gs.result)
 	return gs, nil
+}
+
+// allLocal reports whether rules are all local and blocking.
+func allLocal(rules []guardRule) bool {
+	for _, r := range rules {
+		if !r.local || r.DetectOnly {
+			return false
+		}
+	}
+	return true
 }
 
 // guardVerdict is one rule's verdict on one text.
@@ -242,9 +278,10 @@ type guardVerdict struct {
 // checkOne runs one rule's check under its deadline, recovering a panic.
 // A guard that ignores its context is abandoned at the deadline: its
 // goroutine ends when Check returns.
-func checkOne(ctx context.Context, r *GuardRule, cp *GuardCheck) guardVerdict {
-	if _, ok := r.Guard.(LocalGuard); ok {
-		return checkLocal(ctx, r, cp)
+func checkOne(ctx context.Context, r *guardRule, cp *GuardCheck) guardVerdict {
+	if r.local {
+		v, fe := checkLocal(ctx, &r.GuardRule, cp)
+		return guardVerdict{rule: &r.GuardRule, v: v, err: fe}
 	}
 	c := *cp // the goroutine's copy
 	cctx, cancel := context.WithTimeout(ctx, r.Timeout)
@@ -253,55 +290,61 @@ func checkOne(ctx context.Context, r *GuardRule, cp *GuardCheck) guardVerdict {
 	go func() {
 		defer func() {
 			if v := recover(); v != nil {
-				ch <- guardVerdict{rule: r, err: &failure.Error{Kind: failure.Panic, Source: failure.SourceAgent,
-					Name: r.Guard.Name(), Op: "guard", Tool: c.Tool, Err: panicError(v),
-					Message: fmt.Sprintf("guard %q crashed", r.Guard.Name())}}
+				ch <- guardVerdict{rule: &r.GuardRule, err: panicked(&r.GuardRule, &c, v)}
 			}
 		}()
 		v, err := r.Guard.Check(cctx, c)
-		ch <- verdictOf(r, &c, v, err)
+		gv := guardVerdict{rule: &r.GuardRule, v: v}
+		if err != nil {
+			gv.err = checkFailed(&r.GuardRule, &c, err)
+		}
+		ch <- gv
 	}()
 	select {
 	case gv := <-ch:
 		return gv
 	case <-cctx.Done():
 		if ctx.Err() != nil {
-			return guardVerdict{rule: r, err: failure.From(context.Cause(ctx))}
+			return guardVerdict{rule: &r.GuardRule, err: failure.From(context.Cause(ctx))}
 		}
-		return guardVerdict{rule: r, err: &failure.Error{Kind: failure.Timeout, Source: failure.SourceAgent,
+		return guardVerdict{rule: &r.GuardRule, err: &failure.Error{Kind: failure.Timeout, Source: failure.SourceAgent,
 			Name: r.Guard.Name(), Op: "guard", Tool: c.Tool,
 			Message: fmt.Sprintf("guard %q did not answer within %s", r.Guard.Name(), r.Timeout)}}
 	}
 }
 
 // checkLocal runs a LocalGuard's check on the calling goroutine.
-func checkLocal(ctx context.Context, r *GuardRule, c *GuardCheck) (gv guardVerdict) {
+func checkLocal(ctx context.Context, r *GuardRule, c *GuardCheck) (v Verdict, fe *failure.Error) {
 	defer func() {
-		if v := recover(); v != nil {
-			gv = guardVerdict{rule: r, err: &failure.Error{Kind: failure.Panic, Source: failure.SourceAgent,
-				Name: r.Guard.Name(), Op: "guard", Tool: c.Tool, Err: panicError(v),
-				Message: fmt.Sprintf("guard %q crashed", r.Guard.Name())}}
+		if p := recover(); p != nil {
+			v, fe = Verdict{}, panicked(r, c, p)
 		}
 	}()
 	v, err := r.Guard.Check(ctx, *c)
-	return verdictOf(r, c, v, err)
+	if err != nil {
+		return v, checkFailed(r, c, err)
+	}
+	return v, nil
 }
 
-// verdictOf classifies a check's answer.
-func verdictOf(r *GuardRule, c *GuardCheck, v Verdict, err error) guardVerdict {
-	gv := guardVerdict{rule: r, v: v}
-	if err != nil {
-		fe := *failure.From(err)
-		if fe.Kind == failure.Unknown {
-			fe.Kind = failure.Internal
-		}
-		fe.Source, fe.Name, fe.Op, fe.Tool = failure.SourceAgent, r.Guard.Name(), "guard", c.Tool
-		if fe.Message == "" {
-			fe.Message = fmt.Sprintf("guard %q failed", r.Guard.Name())
-		}
-		gv.err = &fe
+// panicked is the failure of a check that panicked with v.
+func panicked(r *GuardRule, c *GuardCheck, v any) *failure.Error {
+	return &failure.Error{Kind: failure.Panic, Source: failure.SourceAgent,
+		Name: r.Guard.Name(), Op: "guard", Tool: c.Tool, Err: panicError(v),
+		Message: fmt.Sprintf("guard %q crashed", r.Guard.Name())}
+}
+
+// checkFailed is the failure of a check that returned err.
+func checkFailed(r *GuardRule, c *GuardCheck, err error) *failure.Error {
+	fe := *failure.From(err)
+	if fe.Kind == failure.Unknown {
+		fe.Kind = failure.Internal
 	}
-	return gv
+	fe.Source, fe.Name, fe.Op, fe.Tool = failure.SourceAgent, r.Guard.Name(), "guard", c.Tool
+	if fe.Message == "" {
+		fe.Message = fmt.Sprintf("guard %q failed", r.Guard.Name())
+	}
+	return &fe
 }
 
 // guardOutcome is what the rules of one point made of one text.
@@ -315,38 +358,127 @@ type guardOutcome struct {
 	detect []<-chan guardVerdict
 }
 
-// guardText runs the blocking rules in order (each sees the text the one
-// before rewrote) and starts the detect-only ones beside them.
-func guardText(ctx context.Context, rules []GuardRule, c GuardCheck) guardOutcome {
-	out := guardOutcome{text: c.Text}
-	cc := c // c with the text as the rules so far left it
-	for i := range rules {
-		r := &rules[i]
-		if r.DetectOnly {
-			ch := make(chan guardVerdict, 1)
-			dc := c
-			go func() { ch <- checkOne(context.WithoutCancel(ctx), r, &dc) }()
-			out.detect = append(out.detect, ch)
-			continue
+// localRun is what runLocal made of rules: rules[:i] passed, and rule i
+// (if any) answered v and err, or panicked with p.
+type localRun struct {
+	i   int
+	v   Verdict
+	err error
+	p   any
+}
+
+// runLocal runs rules that are all local and blocking on c in order, on
+// the calling goroutine, until one does not pass: the path of a text that
+// every guard passes, kept to a small function so that a run fetches
+// little code for it (guardText then goes on from the rule that did not
+// pass).
+func runLocal(ctx context.Context, rules []guardRule, c *GuardCheck) (lr localRun) {
+	defer func() { lr.p = recover() }()
+	for lr.i = 0; lr.i < len(rules); lr.i++ {
+		lr.v, lr.err = rules[lr.i].Guard.Check(ctx, *c)
+		if lr.err != nil || lr.v.Action == GuardRewrite || lr.v.Action == GuardTrip {
+			break
 		}
-		cc.Text = out.text
-		gv := checkOne(ctx, r, &cc)
-		if gv.err != nil {
-			out.trip = gv.err
-			out.infos = append(out.infos, gv.info(c, false))
+	}
+	return lr
+}
+
+// guardText runs the blocking rules in order (each sees the text the one
+// before rewrote) and starts the detect-only ones beside them; with lr,
+// the rules up to lr.i have been run already (runLocal), and it goes on
+// from lr.i's answer. A local guard is called here, under the one recover
+// of the call, and a check that passes costs the call to its guard and
+// little more: what is only needed when there is something to report is
+// in functions of their own, whose code a run does not fetch when every
+// guard passes.
+func guardText(ctx context.Context, rules []guardRule, c GuardCheck, lr *localRun) (out guardOutcome) {
+	out.text = c.Text
+	in := c.Text // c.Text is the text as the rules so far left it
+	start := 0
+	if lr != nil {
+		r := &rules[lr.i]
+		var fe *failure.Error
+		if lr.p != nil {
+			fe = panicked(&r.GuardRule, &c, lr.p)
+		} else if lr.err != nil {
+			fe = checkFailed(&r.GuardRule, &c, lr.err)
+		}
+		if out.verdict(r, c, lr.v, fe) {
 			return out
 		}
-		switch gv.v.Action {
-		case GuardRewrite:
-			out.text = gv.v.Text
-			out.infos = append(out.infos, gv.info(c, false))
-		case GuardTrip:
-			out.trip = tripError(r.Guard.Name(), c, gv.v.Reason)
-			out.infos = append(out.infos, gv.info(c, false))
+		start = lr.i + 1
+	}
+	checking := -1 // the rule whose local guard is being called
+	defer func() {
+		if checking < 0 {
+			return
+		}
+		if p := recover(); p != nil {
+			out.fail(&rules[checking], c, panicked(&rules[checking].GuardRule, &c, p))
+		}
+	}()
+	for i := start; i < len(rules); i++ {
+		r := &rules[i]
+		if r.DetectOnly {
+			out.detect = append(out.detect, startDetect(ctx, r, c, in))
+			continue
+		}
+		c.Text = out.text
+		var v Verdict
+		var fe *failure.Error
+		if r.local {
+			checking = i
+			var err error
+			v, err = r.Guard.Check(ctx, c)
+			checking = -1
+			if err != nil {
+				fe = checkFailed(&r.GuardRule, &c, err)
+			}
+		} else {
+			gv := checkOne(ctx, r, &c)
+			v, fe = gv.v, gv.err
+		}
+		if fe == nil && v.Action != GuardRewrite && v.Action != GuardTrip {
+			continue // a pass (or an action of no meaning, taken as one)
+		}
+		if out.verdict(r, c, v, fe) {
 			return out
 		}
 	}
 	return out
+}
+
+// startDetect starts a detect-only rule's check of the text in beside the
+// run.
+func startDetect(ctx context.Context, r *guardRule, c GuardCheck, in string) <-chan guardVerdict {
+	ch := make(chan guardVerdict, 1)
+	c.Text = in
+	go func() { ch <- checkOne(context.WithoutCancel(ctx), r, &c) }()
+	return ch
+}
+
+// verdict records a rewrite, a trip or a failed check (fe) of rule r; it
+// reports whether the text is blocked.
+func (out *guardOutcome) verdict(r *guardRule, c GuardCheck, v Verdict, fe *failure.Error) bool {
+	if fe != nil {
+		out.fail(r, c, fe)
+		return true
+	}
+	out.infos = append(out.infos, guardVerdict{rule: &r.GuardRule, v: v}.info(c, false))
+	switch v.Action {
+	case GuardRewrite:
+		out.text = v.Text
+	case GuardTrip:
+		out.trip = tripError(r.Guard.Name(), c, v.Reason)
+		return true
+	}
+	return false
+}
+
+// fail records the failed check fe of rule r, which blocks the text.
+func (out *guardOutcome) fail(r *guardRule, c GuardCheck, fe *failure.Error) {
+	out.trip = fe
+	out.infos = append(out.infos, guardVerdict{rule: &r.GuardRule, err: fe}.info(c, false))
 }
 
 // info is the event form of a verdict.
@@ -379,6 +511,9 @@ func tripError(guard string, c GuardCheck, reason string) *failure.Error {
 type detectSet struct {
 	mu      sync.Mutex
 	pending []pendingDetect
+	// n is len(pending), read without the lock by take: a run without
+	// detect-only checks pending takes nothing without locking.
+	n atomic.Int32
 }
 
 type pendingDetect struct {
@@ -386,6 +521,7 @@ type pendingDetect struct {
 	ch <-chan guardVerdict
 }
 
+// add adds the checks chs of c; d may be nil when chs is empty.
 func (d *detectSet) add(c GuardCheck, chs []<-chan guardVerdict) {
 	if len(chs) == 0 {
 		return
@@ -394,12 +530,16 @@ func (d *detectSet) add(c GuardCheck, chs []<-chan guardVerdict) {
 	for _, ch := range chs {
 		d.pending = append(d.pending, pendingDetect{c: c, ch: ch})
 	}
+	d.n.Store(int32(len(d.pending)))
 	d.mu.Unlock()
 }
 
 // take returns the finished checks' reports (every check's when wait is
-// set, each bounded by its rule's Timeout).
+// set, each bounded by its rule's Timeout). A nil set has none.
 func (d *detectSet) take(wait bool) []GuardInfo {
+	if d == nil || d.n.Load() == 0 {
+		return nil
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var infos []GuardInfo
@@ -422,6 +562,7 @@ func (d *detectSet) take(wait bool) []GuardInfo {
 	}
 	clear(d.pending[len(keep):])
 	d.pending = keep
+	d.n.Store(int32(len(keep)))
 	return infos
 }
 
@@ -460,30 +601,47 @@ func (r *run) flushDetect(wait bool) {
 // guardArgs applies the tool-call rules to a call's arguments; it returns
 // the arguments to run with (args itself when no rule rewrote them), or the
 // blocking failure.
-func guardArgs(ctx context.Context, detect *detectSet, gs *guardSet, c GuardCheck, args json.RawMessage, cs *callState) (json.RawMessage, *failure.Error) {
+func guardArgs(ctx context.Context, detect *detectSet, gs *guardSet, c GuardCheck, args json.RawMessage, infos *[]GuardInfo) (json.RawMessage, *failure.Error) {
 	c.Text = string(args)
-	out := guardText(ctx, gs.call, c)
-	detect.add(c, out.detect)
-	cs.guards = append(cs.guards, out.infos...)
+	var out guardOutcome
+	if gs.callLocal {
+		lr := runLocal(ctx, gs.call, &c)
+		if lr.i == len(gs.call) {
+			return args, nil
+		}
+		out = guardText(ctx, gs.call, c, &lr)
+	} else {
+		out = guardText(ctx, gs.call, c, nil)
+	}
+	if len(out.detect) > 0 || len(out.infos) > 0 {
+		detect.add(c, out.detect)
+		*infos = append(*infos, out.infos...)
+	}
 	if out.trip != nil {
 		return nil, out.trip
 	}
 	if out.text == c.Text {
 		return args, nil
 	}
+	return rewrittenArgs(c, out.text)
+}
+
+// rewrittenArgs is the arguments a guard rewrote, if still a JSON object.
+func rewrittenArgs(c GuardCheck, text string) (json.RawMessage, *failure.Error) {
 	var obj map[string]json.RawMessage
-	if json.Unmarshal([]byte(out.text), &obj) != nil || obj == nil {
+	if json.Unmarshal([]byte(text), &obj) != nil || obj == nil {
 		return nil, &failure.Error{Kind: failure.Internal, Source: failure.SourceAgent, Tool: c.Tool, Op: "guard",
 			Message: "a guard rewrote the call's arguments into something that is not a JSON object"}
 	}
-	return json.RawMessage(out.text), nil
+	return json.RawMessage(text), nil
 }
 
 // guardResult applies the tool-result rules to each text-bearing part of a
 // result; it returns the result the model sees, or the blocking failure.
-func guardResult(ctx context.Context, detect *detectSet, gs *guardSet, c GuardCheck, res *Result, cs *callState) (*Result, *failure.Error) {
+func guardResult(ctx context.Context, detect *detectSet, gs *guardSet, c GuardCheck, res *Result, infos *[]GuardInfo) (*Result, *failure.Error) {
 	var parts []Part
-	for i, p := range res.Parts {
+	for i := range res.Parts {
+		p := &res.Parts[i]
 		var text string
 		switch p.Type {
 		case PartText, PartResource:
@@ -496,28 +654,26 @@ func guardResult(ctx context.Context, detect *detectSet, gs *guardSet, c GuardCh
 		default:
 			continue
 		}
-		cc := c
-		cc.Text = text
-		out := guardText(ctx, gs.result, cc)
-		detect.add(cc, out.detect)
-		cs.guards = append(cs.guards, out.infos...)
+		c.Text = text
+		var out guardOutcome
+		if gs.resultLocal {
+			lr := runLocal(ctx, gs.result, &c)
+			if lr.i == len(gs.result) {
+				continue
+			}
+			out = guardText(ctx, gs.result, c, &lr)
+		} else {
+			out = guardText(ctx, gs.result, c, nil)
+		}
+		if len(out.detect) > 0 || len(out.infos) > 0 {
+			detect.add(c, out.detect)
+			*infos = append(*infos, out.infos...)
+		}
 		if out.trip != nil {
 			return nil, out.trip
 		}
-		if out.text == text {
-			continue
-		}
-		if parts == nil {
-			parts = append([]Part(nil), res.Parts...)
-		}
-		if p.Type == PartJSON {
-			if json.Valid([]byte(out.text)) {
-				parts[i].JSON = json.RawMessage(out.text)
-			} else {
-				parts[i] = Part{Type: PartText, Text: out.text}
-			}
-		} else {
-			parts[i].Text = out.text
+		if out.text != text {
+			parts = rewritePart(parts, res, i, out.text)
 		}
 	}
 	if parts == nil {
@@ -526,6 +682,25 @@ func guardResult(ctx context.Context, detect *detectSet, gs *guardSet, c GuardCh
 	cp := *res
 	cp.Parts = parts
 	return &cp, nil
+}
+
+// rewritePart is parts (a copy of res.Parts, made on the first rewrite)
+// with part i's text replaced by text: a JSON part stays one if text is
+// JSON, else it becomes a text part.
+func rewritePart(parts []Part, res *Result, i int, text string) []Part {
+	if parts == nil {
+		parts = append([]Part(nil), res.Parts...)
+	}
+	if parts[i].Type == PartJSON {
+		if json.Valid([]byte(text)) {
+			parts[i].JSON = json.RawMessage(text)
+		} else {
+			parts[i] = Part{Type: PartText, Text: text}
+		}
+	} else {
+		parts[i].Text = text
+	}
+	return parts
 }
 
 // inputGuard is the input rules' check of a run, running beside its first
@@ -547,7 +722,7 @@ func (r *run) startInput(input string) *inputGuard {
 	c := GuardCheck{Point: GuardInput, Run: r.id, Text: input}
 	go func() {
 		defer close(g.done)
-		g.out = guardText(r.ctx, gs.input, c)
+		g.out = guardText(r.ctx, gs.input, c, nil)
 		r.detect.add(c, g.out.detect)
 	}()
 	return g
@@ -623,7 +798,7 @@ func (g *outGate) release(end bool) {
 		return
 	}
 	c := GuardCheck{Point: GuardOutput, Run: g.r.id, Text: chunk, Partial: gs.sentence}
-	out := guardText(g.r.ctx, gs.output, c)
+	out := guardText(g.r.ctx, gs.output, c, nil)
 	g.r.detect.add(c, out.detect)
 	g.r.emitGuards(g.r.ctx, g.turn, nil, out.infos)
 	if out.trip != nil {
@@ -656,7 +831,7 @@ func (g *outGate) finish(text string) (string, bool, *failure.Error) {
 	if gs := g.r.a.guardrails; gs != nil && !gs.holds && len(gs.output) > 0 && text != "" {
 		// Only detect-only rules: they see the whole turn, beside the run.
 		c := GuardCheck{Point: GuardOutput, Run: g.r.id, Text: text}
-		g.r.detect.add(c, guardText(g.r.ctx, gs.output, c).detect)
+		g.r.detect.add(c, guardText(g.r.ctx, gs.output, c, nil).detect)
 	}
 	if !g.seen {
 		gs := g.r.a.guardrails
@@ -705,10 +880,10 @@ func (g *Guards) Call(ctx context.Context, c GuardCheck, args json.RawMessage) (
 		return args, nil, nil
 	}
 	c.Point = GuardToolCall
-	var detect detectSet
-	var cs callState
-	out, fe := guardArgs(ctx, &detect, g.set, c, args, &cs)
-	infos := append(cs.guards, detect.take(true)...)
+	var infos []GuardInfo
+	detect := g.set.detectSet()
+	out, fe := guardArgs(ctx, detect, g.set, c, args, &infos)
+	infos = append(infos, detect.take(true)...)
 	if fe != nil {
 		return nil, infos, fe
 	}
@@ -723,10 +898,10 @@ func (g *Guards) Result(ctx context.Context, c GuardCheck, res *Result) (*Result
 		return res, nil, nil
 	}
 	c.Point = GuardToolResult
-	var detect detectSet
-	var cs callState
-	out, fe := guardResult(ctx, &detect, g.set, c, res, &cs)
-	infos := append(cs.guards, detect.take(true)...)
+	var infos []GuardInfo
+	detect := g.set.detectSet()
+	out, fe := guardResult(ctx, detect, g.set, c, res, &infos)
+	infos = append(infos, detect.take(true)...)
 	if fe != nil {
 		return nil, infos, fe
 	}

@@ -38,6 +38,21 @@ func (g wordGuard) Check(ctx context.Context, c agent.GuardCheck) (agent.Verdict
 	return agent.Pass(), nil
 }
 
+// localWordGuard is a wordGuard the agent calls as an agent.LocalGuard, on
+// its own goroutine.
+type localWordGuard struct{ wordGuard }
+
+func (localWordGuard) Local() {}
+
+// failGuard fails every check with err.
+type failGuard struct{ err error }
+
+func (failGuard) Name() string { return "word" }
+func (failGuard) Local()       {}
+func (g failGuard) Check(context.Context, agent.GuardCheck) (agent.Verdict, error) {
+	return agent.Pass(), g.err
+}
+
 func guardEvents(evs []agent.Event) []agent.GuardInfo {
 	var out []agent.GuardInfo
 	for _, ev := range eventsOf(evs, agent.EventGuard) {
@@ -94,37 +109,90 @@ func TestGuardPoints(t *testing.T) {
 			})},
 			want{text: "sorry: (Your previous answer was withheld", action: "trip", failure: true, noText: "darn it"}},
 	} {
+		for _, g := range []agent.Guard{tc.g, localWordGuard{tc.g}} {
+			name := tc.name
+			if _, ok := g.(agent.LocalGuard); ok {
+				name += " (local)"
+			}
+			t.Run(name, func(t *testing.T) {
+				a := newAgent(t, agent.Config{Model: llm.NewCyclic(tc.steps...), Tools: []agent.Tool{echo},
+					Guards: []agent.GuardRule{{Guard: g, At: tc.at}}})
+				evs, err := collect(t, a.NewSession().Stream(context.Background(), tc.input))
+				if err != nil {
+					t.Fatalf("run: %v", err)
+				}
+				final := eventsOf(evs, agent.EventFinal)
+				if len(final) != 1 || !strings.Contains(final[0].Text, tc.want.text) {
+					t.Fatalf("answer %q, want it to hold %q", final[0].Text, tc.want.text)
+				}
+				gs := guardEvents(evs)
+				if len(gs) == 0 || gs[0].Action != tc.want.action || gs[0].Guard != "word" {
+					t.Fatalf("guard events %+v, want %s first", gs, tc.want.action)
+				}
+				var streamed strings.Builder
+				for _, ev := range eventsOf(evs, agent.EventModelText) {
+					streamed.WriteString(ev.Text)
+				}
+				if strings.Contains(streamed.String(), tc.want.noText) || strings.Contains(final[0].Text, tc.want.noText) {
+					t.Errorf("%q got through: streamed %q, answer %q", tc.want.noText, streamed.String(), final[0].Text)
+				}
+				for _, ev := range eventsOf(evs, agent.EventToolFinished) {
+					if strings.Contains(ev.Result.Text(), tc.want.noText) && tc.at == agent.GuardToolResult {
+						t.Errorf("result %q got through", ev.Result.Text())
+					}
+				}
+				fails := eventsOf(evs, agent.EventFailure)
+				got := len(fails) > 0 && fails[0].Failure.Kind == failure.Guardrail && fails[0].Failure.Name == "word"
+				if got != tc.want.failure {
+					t.Errorf("guardrail failure event: %v, want %v (%+v)", got, tc.want.failure, fails)
+				}
+			})
+		}
+	}
+}
+
+// Rules of one point see the text as the rules before them left it, local
+// or not, and stop at the first trip.
+func TestGuardChain(t *testing.T) {
+	rewrite, tripX := wordGuard{}, wordGuard{trip: "[x]"}
+	for _, tc := range []struct {
+		name    string
+		at      agent.GuardPoint
+		guards  []agent.Guard
+		actions []string // the guard events' actions
+		text    string   // the answer holds it
+	}{
+		{"result rewrite then pass", agent.GuardToolResult, []agent.Guard{localWordGuard{rewrite}, localWordGuard{wordGuard{trip: "nope"}}},
+			[]string{"rewrite"}, "[x]"},
+		{"result rewrite then trip", agent.GuardToolResult, []agent.Guard{localWordGuard{rewrite}, localWordGuard{tripX}, localWordGuard{rewrite}},
+			[]string{"rewrite", "trip"}, "guardrail"},
+		{"result local then not", agent.GuardToolResult, []agent.Guard{localWordGuard{rewrite}, tripX},
+			[]string{"rewrite", "trip"}, "guardrail"},
+		{"call rewrite then trip", agent.GuardToolCall, []agent.Guard{localWordGuard{rewrite}, localWordGuard{tripX}},
+			[]string{"rewrite", "trip"}, "guardrail"},
+		{"call pass then rewrite", agent.GuardToolCall, []agent.Guard{localWordGuard{wordGuard{trip: "nope"}}, localWordGuard{rewrite}},
+			[]string{"rewrite"}, `echo {"v":"a [x]"}`},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a := newAgent(t, agent.Config{Model: llm.NewCyclic(tc.steps...), Tools: []agent.Tool{echo},
-				Guards: []agent.GuardRule{{Guard: tc.g, At: tc.at}}})
-			evs, err := collect(t, a.NewSession().Stream(context.Background(), tc.input))
+			var rules []agent.GuardRule
+			for _, g := range tc.guards {
+				rules = append(rules, agent.GuardRule{Guard: g, At: tc.at})
+			}
+			a := newAgent(t, agent.Config{Tools: []agent.Tool{echoTool("echo", nil)}, Guards: rules,
+				Model: llm.NewScripted(llm.Calls(llm.CallTool("c1", "echo", map[string]string{"v": "a secret"})), llm.SummarizeResults("got: "))})
+			evs, err := collect(t, a.NewSession().Stream(context.Background(), "go"))
 			if err != nil {
 				t.Fatalf("run: %v", err)
 			}
-			final := eventsOf(evs, agent.EventFinal)
-			if len(final) != 1 || !strings.Contains(final[0].Text, tc.want.text) {
-				t.Fatalf("answer %q, want it to hold %q", final[0].Text, tc.want.text)
+			var actions []string
+			for _, g := range guardEvents(evs) {
+				actions = append(actions, g.Action)
 			}
-			gs := guardEvents(evs)
-			if len(gs) == 0 || gs[0].Action != tc.want.action || gs[0].Guard != "word" {
-				t.Fatalf("guard events %+v, want %s first", gs, tc.want.action)
+			if strings.Join(actions, ",") != strings.Join(tc.actions, ",") {
+				t.Errorf("guard events %q, want %q", actions, tc.actions)
 			}
-			var streamed strings.Builder
-			for _, ev := range eventsOf(evs, agent.EventModelText) {
-				streamed.WriteString(ev.Text)
-			}
-			if strings.Contains(streamed.String(), tc.want.noText) || strings.Contains(final[0].Text, tc.want.noText) {
-				t.Errorf("%q got through: streamed %q, answer %q", tc.want.noText, streamed.String(), final[0].Text)
-			}
-			for _, ev := range eventsOf(evs, agent.EventToolFinished) {
-				if strings.Contains(ev.Result.Text(), tc.want.noText) && tc.at == agent.GuardToolResult {
-					t.Errorf("result %q got through", ev.Result.Text())
-				}
-			}
-			fails := eventsOf(evs, agent.EventFailure)
-			got := len(fails) > 0 && fails[0].Failure.Kind == failure.Guardrail && fails[0].Failure.Name == "word"
-			if got != tc.want.failure {
-				t.Errorf("guardrail failure event: %v, want %v (%+v)", got, tc.want.failure, fails)
+			if final := eventsOf(evs, agent.EventFinal); len(final) != 1 || !strings.Contains(final[0].Text, tc.text) {
+				t.Errorf("answer %+v, want it to hold %q", final, tc.text)
 			}
 		})
 	}
@@ -167,15 +235,19 @@ func TestGuardTripMidStream(t *testing.T) {
 }
 
 // A guard that hangs is stopped at its deadline; one that panics is
-// recovered: both block as failures of their own kind.
+// recovered, on the agent's goroutine too (a local guard); one that fails
+// fails: each blocks as a failure of its own kind.
 func TestGuardHangsAndPanics(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		g    wordGuard
+		g    agent.Guard
 		kind failure.Kind
 	}{
 		{"hang", wordGuard{hang: true}, failure.Timeout},
 		{"panic", wordGuard{panic: true}, failure.Panic},
+		{"local panic", localWordGuard{wordGuard{panic: true}}, failure.Panic},
+		{"local error", failGuard{errors.New("no answer")}, failure.Internal},
+		{"local failure", failGuard{&failure.Error{Kind: failure.Unavailable, Message: "down"}}, failure.Unavailable},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := newAgent(t, agent.Config{Tools: []agent.Tool{echoTool("echo", nil)},

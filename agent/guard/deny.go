@@ -29,6 +29,10 @@ type DenyList struct {
 	// find finds the words in one pass over ASCII text.
 	find *literals
 	pats []denyPattern
+	// any finds, in one pass, the words and every pattern's literal
+	// (ASCII case folded): text without any holds no word (if ASCII) and
+	// matches no pattern. Nil when a pattern has no literal known.
+	any *literals
 }
 
 // denyPattern is a pattern and a literal that every match of it holds,
@@ -64,7 +68,33 @@ func NewDenyList(cfg DenyConfig) (*DenyList, error) {
 		}
 		d.pats = append(d.pats, dp)
 	}
+	if len(d.words)+len(d.pats) > 0 {
+		all := append([]string(nil), d.words...)
+		for _, p := range d.pats {
+			if p.lit == nil {
+				all = nil
+				break
+			}
+			all = append(all, asciiLower(p.lit.words[0]))
+		}
+		if all != nil {
+			d.any = newLiterals(all, true)
+		}
+	}
 	return d, nil
+}
+
+// asciiLower lower-cases the ASCII letters of s (and nothing else, so that
+// a folded search for it finds every case of those letters and the other
+// bytes as they are).
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 // Local marks the guard as an agent.LocalGuard: it only computes.
@@ -75,23 +105,31 @@ func (d *DenyList) Name() string { return d.name }
 
 // Check trips on the first word or pattern found.
 func (d *DenyList) Check(_ context.Context, c agent.GuardCheck) (agent.Verdict, error) {
-	if len(d.words) > 0 && (d.find.find(c.Text, 0) >= 0 || !isASCII(c.Text)) {
-		low := lower(c.Text)
+	if d.any != nil && d.any.find(c.Text, 0) < 0 && (len(d.words) == 0 || isASCII(c.Text)) {
+		return agent.Pass(), nil
+	}
+	return d.check(c.Text), nil
+}
+
+// check looks for each word, then each pattern, in text.
+func (d *DenyList) check(text string) agent.Verdict {
+	if len(d.words) > 0 && (d.find.find(text, 0) >= 0 || !isASCII(text)) {
+		low := lower(text)
 		for _, w := range d.words {
 			if strings.Contains(low, w) {
-				return agent.Trip("the text contains the denied word " + quote(w)), nil
+				return agent.Trip("the text contains the denied word " + quote(w))
 			}
 		}
 	}
 	for _, p := range d.pats {
-		if p.lit != nil && p.lit.find(c.Text, 0) < 0 {
+		if p.lit != nil && p.lit.find(text, 0) < 0 {
 			continue
 		}
-		if p.re.MatchString(c.Text) {
-			return agent.Trip("the text matches the denied pattern " + quote(p.re.String())), nil
+		if p.re.MatchString(text) {
+			return agent.Trip("the text matches the denied pattern " + quote(p.re.String()))
 		}
 	}
-	return agent.Pass(), nil
+	return agent.Pass()
 }
 
 // requiredLiteral returns the longest literal that every match of re

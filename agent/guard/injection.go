@@ -87,28 +87,36 @@ func (g *Injection) Name() string { return g.name }
 // ASCII text is read once, its case folded as it is read; other text is
 // lower-cased (strings.ToLower) first.
 func (g *Injection) Check(_ context.Context, c agent.GuardCheck) (agent.Verdict, error) {
-	at := g.find(c.Text)
-	ascii := isASCII(c.Text)
+	at, ascii := g.long.findASCII(c.Text)
+	if m := g.marks.find(c.Text, 0); m >= 0 && (at < 0 || m < at) {
+		at = m
+	}
 	if at < 0 && ascii {
 		return agent.Pass(), nil
 	}
-	if why := hidden(c.Text); why != "" {
-		return agent.Trip(why), nil
+	return g.verdict(c.Text, at, ascii), nil
+}
+
+// verdict is Check's answer on text that holds a phrase at at or is not
+// ASCII.
+func (g *Injection) verdict(text string, at int, ascii bool) agent.Verdict {
+	if why := hidden(text); why != "" {
+		return agent.Trip(why)
 	}
-	low := c.Text
+	low := text
 	if !ascii {
 		low = strings.ToLower(low)
 		at = g.find(low)
 	}
 	if at < 0 {
-		return agent.Pass(), nil
+		return agent.Pass()
 	}
 	for _, p := range g.phrases {
 		if hasWord(low, at, p, true) {
-			return agent.Trip("the text addresses the model: " + quote(strings.TrimSpace(p))), nil
+			return agent.Trip("the text addresses the model: " + quote(strings.TrimSpace(p)))
 		}
 	}
-	return agent.Pass(), nil // not reached: a phrase starts at at
+	return agent.Pass() // not reached: a phrase starts at at
 }
 
 // find is the first position where a phrase starts, or -1.

@@ -90,9 +90,14 @@ func (l *literals) find(s string, from int) int {
 	if from < 0 || from > len(s) || l.w == 0 {
 		return -1
 	}
+	return l.findAt(s, from, from)
+}
+
+// findAt is find(s, from) from the sampled position j on (the samples
+// before it seen).
+func (l *literals) findAt(s string, from, j int) int {
 	q, mask, or := l.q, l.mask, l.or
 	bits := &l.bits
-	j := from
 	for ; j+4 <= len(s); j += q {
 		b := s[j : j+4]
 		x := uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
@@ -112,6 +117,43 @@ func (l *literals) find(s string, from int) int {
 		}
 	}
 	return -1
+}
+
+// findASCII is find(s, 0) and isASCII(s) in one pass when the sampled
+// positions are at most eight bytes apart: each sample's window is read
+// as eight bytes, which cover the bytes up to the next sample.
+func (l *literals) findASCII(s string) (int, bool) {
+	if l.w == 0 || l.q > 8 {
+		return l.find(s, 0), isASCII(s)
+	}
+	q, mask, or := l.q, l.mask, l.or
+	bits := &l.bits
+	var acc uint64 // the bytes read so far, or-ed
+	j := 0
+	for ; j+8 <= len(s); j += q {
+		x := word64(s, j)
+		acc |= x
+		h := ((uint32(x)&mask | or) * 0x9E3779B1) >> (32 - litBits)
+		if bits[h>>6]&(1<<(h&63)) != 0 {
+			if p := l.verify(s, 0, j, h); p >= 0 {
+				return p, isASCII(s)
+			}
+		}
+	}
+	read := 0 // s[:read] is in acc
+	if j > 0 {
+		read = j - q + 8
+	}
+	ascii := acc&0x8080808080808080 == 0 && isASCII(s[read:])
+	for ; j+l.w <= len(s); j += q { // the last samples, here rather than by findAt
+		h := l.hash(window(s, j, l.w))
+		if bits[h>>6]&(1<<(h&63)) != 0 {
+			if p := l.verify(s, 0, j, h); p >= 0 {
+				return p, ascii
+			}
+		}
+	}
+	return -1, ascii
 }
 
 // verify returns the first start at or after from of a keyword whose
@@ -255,4 +297,11 @@ func hasWord(s string, i int, w string, fold bool) bool {
 		}
 	}
 	return true
+}
+
+// word64 is the little-endian value of s[i:i+8].
+func word64(s string, i int) uint64 {
+	b := s[i : i+8]
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
 }

@@ -76,6 +76,11 @@ func (p *PII) Check(_ context.Context, c agent.GuardCheck) (agent.Verdict, error
 	if len(ms) == 0 {
 		return agent.Pass(), nil
 	}
+	return p.verdict(c.Text, ms), nil
+}
+
+// verdict is the trip or redaction of the matches ms of text.
+func (p *PII) verdict(text string, ms []Match) agent.Verdict {
 	counts := map[string]int{}
 	for _, m := range ms {
 		counts[m.Kind]++
@@ -91,9 +96,9 @@ func (p *PII) Check(_ context.Context, c agent.GuardCheck) (agent.Verdict, error
 	}
 	reason := "found " + strings.Join(why, ", ")
 	if p.block {
-		return agent.Trip(reason), nil
+		return agent.Trip(reason)
 	}
-	return agent.Rewrite(Redact(c.Text, ms), "redacted "+strings.Join(why, ", ")), nil
+	return agent.Rewrite(Redact(text, ms), "redacted "+strings.Join(why, ", "))
 }
 
 // Match is a span of text Scan found.
@@ -110,20 +115,30 @@ func Scan(text string) []Match { return allPII.scan(text) }
 
 var allPII = NewPII(PIIConfig{})
 
+// scan runs each kind's scanner on text that may hold one of its matches
+// (a secret keyword's anchor byte, an '@', a window of number bytes): on
+// clean text, little code is fetched beyond these checks.
 func (p *PII) scan(text string) []Match {
 	var ms []Match
-	if p.secret {
+	if p.secret && hasAnchor(text) {
 		ms = scanSecrets(text, ms)
 	}
-	if p.email {
+	if p.email && strings.IndexByte(text, '@') >= 0 {
 		ms = scanEmails(text, ms)
 	}
 	if p.phone || p.card {
-		ms = scanNumbers(text, ms, p.phone, p.card)
+		if win := numberWindow(text, 0); win >= 0 {
+			ms = scanNumbersFrom(text, ms, p.phone, p.card, win)
+		}
 	}
 	if len(ms) < 2 {
 		return ms
 	}
+	return merge(ms)
+}
+
+// merge sorts the matches by start and merges those that overlap.
+func merge(ms []Match) []Match {
 	sort.Slice(ms, func(i, j int) bool { return ms[i].Start < ms[j].Start })
 	out := ms[:1]
 	for _, m := range ms[1:] {
@@ -209,15 +224,42 @@ func scanEmails(text string, ms []Match) []Match {
 // Numbers: one pass finds runs of digits with the separators phone and
 // card numbers use; a run of 13 to 19 digits that passes Luhn is a card,
 // and a run that looks like a phone number (phoneRE, on the run only) is
-// a phone.
+// a phone. The runs are looked for only from a window of eight bytes that
+// may be a number's (numberWindow), found by skipping eight bytes at a
+// time.
 
 var phoneRE = regexp.MustCompile(`^(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,4}\)[ .-]?)?\d{2,4}(?:[ .-]\d{2,4}){1,4}$|^\+\d{8,15}$`)
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 func scanNumbers(text string, ms []Match, phone, card bool) []Match {
+	return scanNumbersFrom(text, ms, phone, card, numberWindow(text, 0))
+}
+
+// scanNumbersFrom is scanNumbers with win, numberWindow(text, 0).
+func scanNumbersFrom(text string, ms []Match, phone, card bool, win int) []Match {
+	if win < 0 {
+		return ms
+	}
 	n := len(text)
-	for i := 0; i < n; i++ {
+	start := win // from the start of the number bytes around win, as below
+	for start > 0 && isNumberByte(text[start-1]) {
+		start--
+	}
+	for i := start; i < n; i++ {
+		if i > win {
+			// No number starts before the next window: on from the start
+			// of the number bytes around it, where the byte-at-a-time scan
+			// would be too (each such byte ends every run before it).
+			if win = numberWindow(text, i); win < 0 {
+				break
+			}
+			a := win
+			for a > i && isNumberByte(text[a-1]) {
+				a--
+			}
+			i = a
+		}
 		if i = nextNumberStart(text, i); i >= n {
 			break
 		}
@@ -262,6 +304,100 @@ func scanNumbers(text string, ms []Match, phone, card bool) []Match {
 		}
 	}
 	return ms
+}
+
+// isNumberByte reports whether c may be in a phone or card number: a digit
+// or one of the separators scanNumbers lets a run hold.
+func isNumberByte(c byte) bool {
+	return isDigit(c) || c == ' ' || c == '-' || c == '.' || c == '(' || c == ')' || c == '+'
+}
+
+// numberWindow is the first position at or after from where eight bytes
+// in a row may be bytes of one phone or card number, or -1 if there is
+// none. A number has eight digits or more (seven make neither), and each
+// of its bytes is a digit, '(', ')' or '+', or a ' ', '-' or '.' followed
+// by one of those (else the run ends there): such a byte is numberByteAt.
+// The text is probed at the last byte of each candidate window, as
+// Boyer-Moore-Horspool does, so text whose numbers are short (JSON ids,
+// prices) or rare (prose) costs about one table look-up per eight bytes.
+func numberWindow(text string, from int) int {
+	n := len(text)
+	for i := max(from, 0); ; {
+		// No window starts in [from, i): those starting in [i, i+7] all
+		// hold i+7, the next probe.
+		j := i + 7
+		for ; j < n && numberClass[text[j]] == 0; j += 8 {
+		}
+		if j >= n {
+			return -1
+		}
+		i = j - 7
+		if !numberByteAt(text, j) {
+			i = j + 1
+			continue
+		}
+		k := j - 1
+		for k >= i && numberByteAt(text, k) {
+			k--
+		}
+		if k < i {
+			return i
+		}
+		i = k + 1 // every window holding k starts at k or before
+	}
+}
+
+// numberClass is, by byte, numDigitParen for a digit, '(', ')' and '+'
+// and numSeparator for ' ', '-' and '.'.
+var numberClass = func() (t [256]uint8) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] = numDigitParen
+	}
+	for _, c := range "()+" {
+		t[c] = numDigitParen
+	}
+	for _, c := range " -." {
+		t[c] = numSeparator
+	}
+	return t
+}()
+
+// The classes of numberClass.
+const (
+	numDigitParen = 1 << iota
+	numSeparator
+)
+
+// numberByteAt reports whether text[i] may be a byte of a phone or card
+// number (see numberWindow).
+func numberByteAt(text string, i int) bool {
+	switch numberClass[text[i]] {
+	case numDigitParen:
+		return true
+	case numSeparator:
+		return i+1 < len(text) && numberClass[text[i+1]] == numDigitParen
+	}
+	return false
+}
+
+// anchorBytes are the secret keywords' anchor bytes (secretAnchors).
+var anchorBytes = func() string {
+	var b []byte
+	for _, a := range secretAnchors {
+		b = append(b, a.b)
+	}
+	return string(b)
+}()
+
+// hasAnchor reports whether text holds an anchor byte: text without one
+// holds no secret keyword.
+func hasAnchor(text string) bool {
+	for i := 0; i < len(anchorBytes); i++ {
+		if strings.IndexByte(text, anchorBytes[i]) >= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // nextNumberStart is the first position at or after i of a digit, '+' or

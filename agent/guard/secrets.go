@@ -230,8 +230,8 @@ func insertStart(starts []int, p int) []int {
 // and the first rule whose expression matches around it wins; the scan
 // goes on after the match.
 func scanSecrets(text string, ms []Match) []Match {
-	var buf [maxStarts]int
-	next := 0 // where the scan goes on
+	var buf [16]int // most blocks hold fewer starts (more grow it, up to maxStarts)
+	next := 0       // where the scan goes on
 	for lo := 0; lo < len(text); lo += secretBlock {
 		hi := min(lo+secretBlock, len(text))
 		starts, ok := keywordStarts(text, lo, hi, buf[:0])
