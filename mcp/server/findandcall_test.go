@@ -370,8 +370,9 @@ func TestFindToolsFailurePolicy(t *testing.T) {
 	}{
 		{name: "listing fails", mode: listFail, finds: 1, wantErr: []bool{false},
 			wantKinds: []failure.Kind{failure.Transient}, wantLists: 1},
+		// A toolset that goes on failing is reported once, when it starts.
 		{name: "listing panics", mode: listPanic, finds: 2, wantErr: []bool{false, false},
-			wantKinds: []failure.Kind{failure.Panic, failure.Panic}, wantLists: 2},
+			wantKinds: []failure.Kind{failure.Panic}, wantLists: 2},
 		// The hung listing holds the resynchronisation: the second find
 		// waits for it, and times out too.
 		{name: "search hangs, circuit opens", mode: listHang, finds: 3, wantErr: []bool{true, true, true},

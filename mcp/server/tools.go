@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -33,8 +34,13 @@ type toolRegistry struct {
 	// syncMu serialises resynchronisations; mu guards offered.
 	syncMu sync.Mutex
 	mu     sync.Mutex
-	// last is each toolset's last good listing (a failing listing keeps it).
-	last map[int][]agent.Tool
+	// last is each toolset's last good listing (a failing listing keeps it);
+	// failing marks the toolsets whose last listing failed (reported to the
+	// policy once, when it starts failing).
+	last    map[int][]agent.Tool
+	failing map[int]bool
+	// instructions are the servers' instructions the index was built with.
+	instructions map[string]string
 	// offered are the tools registered with the go-sdk server, by name.
 	offered map[string]agent.Tool
 	// With Config.FindAndCall the offered tools are not registered with
@@ -45,7 +51,7 @@ type toolRegistry struct {
 }
 
 func newToolRegistry(s *Server) (*toolRegistry, error) {
-	r := &toolRegistry{s: s, schemas: schema.NewCache(), last: map[int][]agent.Tool{},
+	r := &toolRegistry{s: s, schemas: schema.NewCache(), last: map[int][]agent.Tool{}, failing: map[int]bool{},
 		offered: map[string]agent.Tool{}, defs: map[string]*gomcp.Tool{}, index: agent.NewToolIndex(nil, nil)}
 	for _, ts := range s.cfg.Toolsets {
 		if ts == nil {
@@ -82,8 +88,19 @@ func (r *toolRegistry) lookup(name string) (agent.Tool, bool) {
 // sync lists every toolset and registers the difference with the go-sdk
 // server, which notifies sessions of the change. A toolset whose listing
 // fails (or panics) keeps its last list; the failure goes to the server's
-// policy.
+// policy when the toolset starts failing (not again while it goes on
+// failing), after the resynchronisation's lock is released.
 func (r *toolRegistry) sync(ctx context.Context) {
+	var failed []*failure.Error
+	defer func() { // after unlocking: a policy's OnFailure may list tools
+		hctx := ctx
+		if r.s.cfg.Logger != nil {
+			hctx = r.s.log.WithContext(ctx) // a policy without a Logger logs here
+		}
+		for _, fe := range failed {
+			failure.Or(r.s.policy).Handle(hctx, fe)
+		}
+	}()
 	r.syncMu.Lock()
 	defer r.syncMu.Unlock()
 	want := map[string]agent.Tool{}
@@ -91,15 +108,14 @@ func (r *toolRegistry) sync(ctx context.Context) {
 	for i, ts := range r.toolsets {
 		tools, err := listTools(ctx, ts)
 		if err != nil {
-			hctx := ctx
-			if r.s.cfg.Logger != nil {
-				hctx = r.s.log.WithContext(ctx) // a policy without a Logger logs here
+			if !r.failing[i] {
+				failed = append(failed, &failure.Error{Kind: failure.KindOf(err), Source: failure.SourceMCP, Name: ts.Name(),
+					Op: "list tools", Err: err, Message: "listing the toolset's tools failed; its last known tools are offered"})
 			}
-			failure.Or(r.s.policy).Handle(hctx, &failure.Error{Kind: failure.KindOf(err), Source: failure.SourceMCP, Name: ts.Name(),
-				Op: "list tools", Err: err, Message: "listing the toolset's tools failed; its last known tools are offered"})
+			r.failing[i] = true
 			tools = r.last[i]
 		} else {
-			r.last[i] = tools
+			r.last[i], r.failing[i] = tools, false
 		}
 		if si, ok := ts.(serverInstructor); ok && r.s.cfg.FindAndCall {
 			for name, text := range si.ServerInstructions() {
@@ -168,8 +184,9 @@ func (r *toolRegistry) sync(ctx context.Context) {
 		}
 		r.s.mcp.AddTool(def, r.handler(name))
 	}
-	if find && changed {
+	if find && (changed || !maps.Equal(instructions, r.instructions)) {
 		r.index = newFindIndex(r.offered, r.defs, instructions)
+		r.instructions = instructions
 	}
 }
 

@@ -490,7 +490,7 @@ func (ix *Index) rerankNames(nq map[string]bool, scores []float64) {
 				continue
 			}
 			before = max(before, scores[d])
-			if w, ok := in[d]; ok {
+			if w, ok := in[d]; ok && ix.nameIDF[d] > 0 {
 				scores[d] *= 1 + ix.p.nameRerank*w/ix.nameIDF[d]
 			}
 			after = max(after, scores[d])
