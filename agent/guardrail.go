@@ -603,27 +603,36 @@ func (r *run) flushDetect(wait bool) {
 // blocking failure.
 func guardArgs(ctx context.Context, detect *detectSet, gs *guardSet, c GuardCheck, args json.RawMessage, infos *[]GuardInfo) (json.RawMessage, *failure.Error) {
 	c.Text = string(args)
+	text, trip := guardPoint(ctx, detect, gs.call, gs.callLocal, c, infos)
+	if trip != nil {
+		return nil, trip
+	}
+	if text == c.Text {
+		return args, nil
+	}
+	return rewrittenArgs(c, text)
+}
+
+// guardPoint applies rules to c.Text (local: every rule is local and
+// blocking, see runLocal): it returns the text as the rules left it, or
+// the blocking failure, and records the detect-only checks it started and
+// the verdicts to report.
+func guardPoint(ctx context.Context, detect *detectSet, rules []guardRule, local bool, c GuardCheck, infos *[]GuardInfo) (string, *failure.Error) {
 	var out guardOutcome
-	if gs.callLocal {
-		lr := runLocal(ctx, gs.call, &c)
-		if lr.i == len(gs.call) {
-			return args, nil
+	if local {
+		lr := runLocal(ctx, rules, &c)
+		if lr.i == len(rules) {
+			return c.Text, nil
 		}
-		out = guardText(ctx, gs.call, c, &lr)
+		out = guardText(ctx, rules, c, &lr)
 	} else {
-		out = guardText(ctx, gs.call, c, nil)
+		out = guardText(ctx, rules, c, nil)
 	}
 	if len(out.detect) > 0 || len(out.infos) > 0 {
 		detect.add(c, out.detect)
 		*infos = append(*infos, out.infos...)
 	}
-	if out.trip != nil {
-		return nil, out.trip
-	}
-	if out.text == c.Text {
-		return args, nil
-	}
-	return rewrittenArgs(c, out.text)
+	return out.text, out.trip
 }
 
 // rewrittenArgs is the arguments a guard rewrote, if still a JSON object.
@@ -655,25 +664,12 @@ func guardResult(ctx context.Context, detect *detectSet, gs *guardSet, c GuardCh
 			continue
 		}
 		c.Text = text
-		var out guardOutcome
-		if gs.resultLocal {
-			lr := runLocal(ctx, gs.result, &c)
-			if lr.i == len(gs.result) {
-				continue
-			}
-			out = guardText(ctx, gs.result, c, &lr)
-		} else {
-			out = guardText(ctx, gs.result, c, nil)
+		out, trip := guardPoint(ctx, detect, gs.result, gs.resultLocal, c, infos)
+		if trip != nil {
+			return nil, trip
 		}
-		if len(out.detect) > 0 || len(out.infos) > 0 {
-			detect.add(c, out.detect)
-			*infos = append(*infos, out.infos...)
-		}
-		if out.trip != nil {
-			return nil, out.trip
-		}
-		if out.text != text {
-			parts = rewritePart(parts, res, i, out.text)
+		if out != text {
+			parts = rewritePart(parts, res, i, out)
 		}
 	}
 	if parts == nil {
