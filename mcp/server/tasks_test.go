@@ -808,3 +808,55 @@ func (l *listenRecorder) statuses(t *testing.T) []string {
 	}
 	return out
 }
+
+// TestTaskListenRefusals: a listen for task notifications from a client
+// that did not declare the extension is refused with -32021; one naming
+// a task the server does not run is acknowledged naming none, and ends.
+func TestTaskListenRefusals(t *testing.T) {
+	tests := []struct {
+		name     string
+		caps     string
+		wantCode int
+	}{
+		{name: "not declared", caps: `{"extensions":{}}`, wantCode: -32021},
+		{name: "unknown task", caps: `{"extensions":{"io.modelcontextprotocol/tasks":{}}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newServer(t, server.Config{Runners: []agent.Runner{okRunner{}}, Tasks: agent.NewMemoryStore(agent.MemoryStoreOptions{}),
+				Stateless: true})
+			hs := httptest.NewServer(srv.Handler())
+			t.Cleanup(hs.Close)
+			body := `{"jsonrpc":"2.0","id":9,"method":"subscriptions/listen","params":{"notifications":{"taskIds":["task-nope"]},` +
+				`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + tt.caps + `}}}`
+			req, err := http.NewRequestWithContext(testkit.Ctx(t, 10*time.Second), http.MethodPost, hs.URL, strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			out, err := io.ReadAll(resp.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.wantCode != 0 {
+				var r struct {
+					Error *jsonrpc.Error `json:"error"`
+				}
+				if json.Unmarshal(out, &r) != nil || r.Error == nil || r.Error.Code != int64(tt.wantCode) {
+					t.Fatalf("answer %s; want error %d", out, tt.wantCode)
+				}
+				return
+			}
+			if !strings.Contains(string(out), `"notifications/subscriptions/acknowledged"`) || strings.Contains(string(out), "task-nope") ||
+				!strings.Contains(string(out), `"id":9,"jsonrpc":"2.0","result":{`) {
+				t.Fatalf("answer %q; want an acknowledgement naming no task, then the listen's result", out)
+			}
+		})
+	}
+}
