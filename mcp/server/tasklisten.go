@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"net/http"
+	"net/netip"
 	"slices"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -74,6 +77,11 @@ func (s *Server) listenTasks(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r) // go-sdk's kinds of notification: its listen
 			return
 		}
+		if rebound(r) {
+			// go-sdk's DNS-rebinding protection, which this listen bypasses.
+			http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
+			return
+		}
 		var ss *gomcp.ServerSession // the session before 2026-07-28: capabilities at initialize
 		if _, perRequest := req.Params.Meta[gomcp.MetaKeyClientCapabilities]; !perRequest {
 			if ss = s.sessionOf(r.Header.Get("Mcp-Session-Id")); ss == nil {
@@ -87,6 +95,28 @@ func (s *Server) listenTasks(next http.Handler) http.Handler {
 		}
 		s.serveListen(w, r, req.ID, ids, taskOwner(&gomcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(r.Context())}))
 	})
+}
+
+// rebound reports whether r reached a loopback address under a Host that
+// is not one: a DNS-rebinding attack on a local server, which go-sdk's
+// handler refuses (403).
+func rebound(r *http.Request) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	return ok && local != nil && loopback(local.String()) && !loopback(r.Host)
+}
+
+// loopback reports whether a host (with or without a port) is a loopback
+// address or localhost.
+func loopback(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(strings.Trim(host, "[]"))
+	return err == nil && ip.IsLoopback()
 }
 
 // sessionOf is the live session of id ("" or unknown: nil).

@@ -811,15 +811,20 @@ func (l *listenRecorder) statuses(t *testing.T) []string {
 
 // TestTaskListenRefusals: a listen for task notifications from a client
 // that did not declare the extension is refused with -32021; one naming
-// a task the server does not run is acknowledged naming none, and ends.
+// a task the server does not run is acknowledged naming none, and ends;
+// one to a loopback address under another Host is refused (403), as
+// go-sdk refuses a DNS-rebinding request.
 func TestTaskListenRefusals(t *testing.T) {
 	tests := []struct {
-		name     string
-		caps     string
-		wantCode int
+		name       string
+		caps       string
+		host       string
+		wantCode   int
+		wantStatus int
 	}{
 		{name: "not declared", caps: `{"extensions":{}}`, wantCode: -32021},
 		{name: "unknown task", caps: `{"extensions":{"io.modelcontextprotocol/tasks":{}}}`},
+		{name: "rebound host", caps: `{"extensions":{"io.modelcontextprotocol/tasks":{}}}`, host: "evil.example", wantStatus: http.StatusForbidden},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -835,6 +840,9 @@ func TestTaskListenRefusals(t *testing.T) {
 			}
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Accept", "application/json, text/event-stream")
+			if tt.host != "" {
+				req.Host = tt.host
+			}
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				t.Fatal(err)
@@ -843,6 +851,12 @@ func TestTaskListenRefusals(t *testing.T) {
 			out, err := io.ReadAll(resp.Body)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if tt.wantStatus != 0 {
+				if resp.StatusCode != tt.wantStatus {
+					t.Fatalf("status %d (%s); want %d", resp.StatusCode, out, tt.wantStatus)
+				}
+				return
 			}
 			if tt.wantCode != 0 {
 				var r struct {
