@@ -34,6 +34,9 @@ type notifyingTasks struct {
 	poll   time.Duration
 	listen bool
 
+	// ended is closed when the listen's request ends (its client closed it).
+	ended chan struct{}
+
 	mu     sync.Mutex
 	status taskwire.Status
 	gets   int
@@ -119,6 +122,7 @@ func (n *notifyingTasks) handler(t *testing.T) http.Handler {
 			w.(http.Flusher).Flush()
 			n.mu.Unlock()
 			<-r.Context().Done() // the stream lasts until the client ends it
+			close(n.ended)
 			n.mu.Lock()
 		default:
 			n.mu.Unlock()
@@ -147,7 +151,7 @@ func TestTaskNotificationsWakeThePoll(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := &notifyingTasks{poll: tt.poll, listen: tt.listen}
+			srv := &notifyingTasks{poll: tt.poll, listen: tt.listen, ended: make(chan struct{})}
 			hs := httptest.NewServer(srv.handler(t))
 			t.Cleanup(hs.Close) // after the Manager's Close (cleanups run last first)
 			m := newManager(t, quickConfig(ServerConfig{Name: "n", Type: "http", URL: hs.URL}))
@@ -180,6 +184,15 @@ func TestTaskNotificationsWakeThePoll(t *testing.T) {
 			}
 			if tt.listen && took >= tt.poll {
 				t.Errorf("the call took %v, past the poll interval %v", took, tt.poll)
+			}
+			if tt.listen {
+				// The call over, its listen's stream is closed (the
+				// Manager is still open).
+				select {
+				case <-srv.ended:
+				case <-time.After(10 * time.Second):
+					t.Error("the listen's stream was not closed after the call")
+				}
 			}
 		})
 	}
