@@ -2,6 +2,7 @@ package a2a
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -18,6 +19,23 @@ const (
 	defaultMaxTasks          = 256
 	defaultMaxTasksPerCaller = 16
 )
+
+// ErrTaskBound is in the chain of the error refusing a message that would
+// start a task past ServerConfig.MaxTasks or MaxTasksPerCaller (with
+// a2a-go's ErrServerError, which JSON-RPC answers as -32000): a binding
+// that has a code of its own for it (a2a/grpc: ResourceExhausted) finds
+// it with errors.Is.
+var ErrTaskBound = errors.New("a2a: a task bound is reached")
+
+// taskBound is the cause of a refusal past a task bound: it is a2a-go's
+// ErrServerError (and reads as it) and ErrTaskBound.
+type taskBound struct{}
+
+func (taskBound) Error() string { return a2ago.ErrServerError.Error() }
+
+func (taskBound) Is(target error) bool {
+	return target == ErrTaskBound || target == a2ago.ErrServerError
+}
 
 // taskSlots bounds the tasks a server runs at once, in all and per caller
 // (ServerConfig.MaxTasks and MaxTasksPerCaller). A slot is taken when a
@@ -42,7 +60,7 @@ func (t *taskSlots) acquire(caller string) (func(), error) {
 	defer t.mu.Unlock()
 	busy := func(msg string) error {
 		return &failure.Error{Kind: failure.Transient, Source: failure.SourceA2A, Op: "send message", Retryable: true,
-			Message: msg + "; retry when one of the running tasks has ended", Err: a2ago.ErrServerError}
+			Message: msg + "; retry when one of the running tasks has ended", Err: taskBound{}}
 	}
 	if t.max > 0 && t.n >= t.max {
 		return nil, busy(fmt.Sprintf("the server runs at most %d tasks at once (ServerConfig.MaxTasks)", t.max))

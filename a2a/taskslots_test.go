@@ -99,8 +99,9 @@ func TestTaskBounds(t *testing.T) {
 				if tt.cfg.MaxTasks > 0 { // the direct handler gives the typed failure
 					_, err := srv.RequestHandler().SendMessage(ctx, textMsg("direct"))
 					var fe *failure.Error
-					if !errors.As(err, &fe) || fe.Kind != failure.Transient || !fe.Retryable || !errors.Is(err, a2ago.ErrServerError) {
-						t.Fatalf("direct: %v; want a retryable Transient failure.Error wrapping the A2A server error", err)
+					if !errors.As(err, &fe) || fe.Kind != failure.Transient || !fe.Retryable || !errors.Is(err, a2ago.ErrServerError) ||
+						!errors.Is(err, ErrTaskBound) {
+						t.Fatalf("direct: %v; want a retryable Transient failure.Error wrapping the A2A server error and ErrTaskBound", err)
 					}
 				}
 				// Let the tasks end: their slots are free again.

@@ -35,7 +35,8 @@ type server struct {
 	client *gomcp.Client
 
 	refresh chan struct{}
-	notes   coalescer // change notifications pending in go-sdk's queue
+	notes   coalescer   // change notifications pending in go-sdk's queue
+	notices taskNotices // the followers of tasks, woken by notifications/tasks
 
 	wordsOnce sync.Once
 	words     [2]string // timeoutWords
@@ -91,6 +92,9 @@ func newServer(m *Manager, cfg ServerConfig) *server {
 	_ = gomcp.AddSendingCustomMethod[*taskwire.TaskParams, *taskwire.TaskResult](s.client, taskwire.MethodGet)
 	_ = gomcp.AddSendingCustomMethod[*taskwire.UpdateParams, *taskwire.AckResult](s.client, taskwire.MethodUpdate)
 	_ = gomcp.AddSendingCustomMethod[*taskwire.TaskParams, *taskwire.AckResult](s.client, taskwire.MethodCancel)
+	// subscriptions/listen is a standard method (go-sdk sends it without
+	// awaiting its answer, its stream's lifetime): no registration, its
+	// task ids are sent through CallCustomMethod (listenTask).
 	s.client.AddReceivingMiddleware(s.elicitUnchecked)
 	var roots []*gomcp.Root
 	for _, r := range cfg.Roots {

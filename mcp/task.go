@@ -62,10 +62,12 @@ type taskConn struct {
 	// onTask is told of each task answering a tools/call, by the call's
 	// progress token (nil: nobody is).
 	onTask func(token, task string)
-	mu     sync.Mutex
-	// calls are the tools/call ids in flight and their parameters, whose
-	// progress token is looked up only for a call a task answers.
-	calls map[jsonrpc.ID]json.RawMessage
+	// onNotice is told of the task each notifications/tasks names (nil:
+	// nobody is); go-sdk knows no such notification, so it goes no
+	// further.
+	onNotice func(task string)
+	mu       sync.Mutex
+	calls    map[jsonrpc.ID]string // tools/call ids and their progress tokens
 }
 
 // maxTaskCalls bounds the tools/call ids a taskConn remembers (requests
@@ -78,7 +80,7 @@ func (c *taskConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		if len(c.calls) >= maxTaskCalls {
 			clear(c.calls)
 		}
-		c.calls[req.ID] = req.Params
+		c.calls[req.ID] = progressTokenOf(req.Params)
 		c.mu.Unlock()
 	}
 	return c.Connection.Write(ctx, msg)
@@ -86,21 +88,31 @@ func (c *taskConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 
 func (c *taskConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
+	for err == nil && isTaskNotice(msg) {
+		if t, perr := taskwire.ParseNotification(msg.(*jsonrpc.Request).Params); perr == nil && c.onNotice != nil {
+			c.onNotice(t.TaskID)
+		}
+		msg, err = c.Connection.Read(ctx)
+	}
 	if resp, ok := msg.(*jsonrpc.Response); ok && err == nil {
 		c.mu.Lock()
-		params, call := c.calls[resp.ID]
+		token, call := c.calls[resp.ID]
 		delete(c.calls, resp.ID)
 		c.mu.Unlock()
 		if call && resp.Error == nil {
 			resp.Result = rewriteTaskResult(resp.Result)
-			if id := taskIDOf(resp.Result); id != "" && c.onTask != nil {
-				if token := progressTokenOf(params); token != "" {
-					c.onTask(token, id)
-				}
+			if id := taskIDOf(resp.Result); id != "" && token != "" && c.onTask != nil {
+				c.onTask(token, id)
 			}
 		}
 	}
 	return msg, err
+}
+
+// isTaskNotice reports whether msg is a notifications/tasks.
+func isTaskNotice(msg jsonrpc.Message) bool {
+	req, ok := msg.(*jsonrpc.Request)
+	return ok && !req.IsCall() && req.Method == taskwire.NotificationTasks
 }
 
 // rewriteTaskResult turns a tools/call result that is a task into a
@@ -282,7 +294,19 @@ func (f *taskFollower) follow(ctx context.Context, t *taskwire.Task) (*gomcp.Cal
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	<-timer.C
+	// A notifications/tasks for the task wakes the wait at once; the
+	// poll interval stays the bound (and the way without notifications).
+	notices, forget := f.s.notices.watch(f.h.Task)
+	defer forget()
+	var listening *gomcp.ClientSession
+	stopListen := func() {}
+	defer func() { stopListen() }()
 	for {
+		if !t.Status.Terminal() && listening != f.sess && f.s.serverNotifies() {
+			// A new session (the task outlives a lost one) listens anew.
+			stopListen()
+			stopListen, listening = f.listen(ctx), f.sess
+		}
 		if t.TaskID != f.h.Task {
 			return nil, f.protocol(fmt.Sprintf("tasks/get for task %q answered with task %q", f.h.Task, t.TaskID), nil)
 		}
@@ -320,6 +344,8 @@ func (f *taskFollower) follow(ctx context.Context, t *taskwire.Task) (*gomcp.Cal
 		timer.Reset(t.Interval())
 		select {
 		case <-timer.C:
+		case <-notices:
+			timer.Stop()
 		case <-ctx.Done():
 			return nil, f.ended(ctx)
 		}
@@ -467,4 +493,73 @@ func (f *taskFollower) cancel(ctx context.Context) {
 func (f *taskFollower) protocol(msg string, err error) error {
 	return &failure.Error{Kind: failure.Protocol, Source: failure.SourceMCP, Name: f.s.cfg.Name, Tool: f.model, Op: "task",
 		Message: msg, Err: err}
+}
+
+// taskNotices wakes the followers of a task when a notifications/tasks
+// names it. The zero value is ready.
+type taskNotices struct {
+	mu sync.Mutex
+	m  map[string]map[chan struct{}]struct{}
+}
+
+// watch returns a channel that receives when a notification names task
+// (a wake pending holds one), and the stop that forgets it.
+func (n *taskNotices) watch(task string) (<-chan struct{}, func()) {
+	ch := make(chan struct{}, 1)
+	n.mu.Lock()
+	if n.m == nil {
+		n.m = map[string]map[chan struct{}]struct{}{}
+	}
+	if n.m[task] == nil {
+		n.m[task] = map[chan struct{}]struct{}{}
+	}
+	n.m[task][ch] = struct{}{}
+	n.mu.Unlock()
+	return ch, func() {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		delete(n.m[task], ch)
+		if len(n.m[task]) == 0 {
+			delete(n.m, task)
+		}
+	}
+}
+
+// notify wakes the followers of task; a task nobody follows is ignored.
+func (n *taskNotices) notify(task string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for ch := range n.m[task] {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// serverNotifies reports whether the server declared the tasks extension,
+// so that a listen for its tasks' status notifications may be answered.
+func (s *server) serverNotifies() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.caps == nil {
+		return false
+	}
+	_, ok := s.caps.Extensions[taskwire.Extension]
+	return ok
+}
+
+// listen opens, on the follower's session, a subscriptions/listen for the
+// task's status notifications (SEP-2663), which go-sdk sends without
+// awaiting its answer; the stream lasts until stop (which sends
+// notifications/cancelled for it). A server that does not agree to the
+// task (its acknowledgement leaves it out) or does not know the method
+// sends no notification: polling goes on as before.
+func (f *taskFollower) listen(ctx context.Context) (stop func()) {
+	lctx, cancel := context.WithCancel(ctx)
+	p := &taskwire.ListenParams{Notifications: taskwire.TaskSubscriptions{TaskIDs: []string{f.h.Task}}}
+	if _, err := gomcp.CallCustomMethod[*taskwire.ListenParams, *gomcp.SubscriptionsListenResult](lctx, f.sess, taskwire.MethodListen, p); err != nil {
+		f.s.log.Debug().Err(err).Str("task", f.h.Task).Msg("subscriptions/listen for the task's notifications failed; polling only")
+	}
+	return cancel
 }

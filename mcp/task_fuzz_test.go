@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-dev/switchboard/mcp/internal/taskwire"
 )
 
 // TestRewriteTaskResult: a tools/call result that is a task reaches the
@@ -146,6 +148,38 @@ func FuzzSSERewriter(f *testing.F) {
 		}
 		if !bytes.Equal(out, data) && !bytes.Contains(data, []byte("7")) {
 			t.Fatalf("%q became %q", data, out)
+		}
+	})
+}
+
+// FuzzSSENotices: whatever event stream a server answers a
+// subscriptions/listen with, the filter ends, hands onNotice only valid
+// task ids, and changes nothing unless an event is a notifications/tasks.
+func FuzzSSENotices(f *testing.F) {
+	for _, s := range []string{
+		"event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tasks\",\"params\":{\"taskId\":\"t\",\"status\":\"working\",\"createdAt\":\"x\",\"lastUpdatedAt\":\"x\",\"ttlMs\":null}}\n\n",
+		"data: {\"method\":\"notifications/subscriptions/acknowledged\",\"params\":{\"notifications\":{\"taskIds\":[\"t\"]}}}\n\n",
+		"event: message\ndata: x\n\n", "data:\n\n\n", ": comment\r\n\r\n", "data: {\"method\":\"notifications/tasks\""} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		src := io.NopCloser(bytes.NewReader(data))
+		noticed := 0
+		r := &sseNotices{src: src, r: bufio.NewReader(src), onNotice: func(task string) {
+			if task == "" {
+				t.Fatal("an empty task id noticed")
+			}
+			noticed++
+		}}
+		out, err := io.ReadAll(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(out, data) && !bytes.Contains(data, []byte(taskwire.NotificationTasks)) {
+			t.Fatalf("%q became %q", data, out)
+		}
+		if noticed > 0 && bytes.Equal(out, data) {
+			t.Fatalf("%q: a notice was taken out but the stream is unchanged", data)
 		}
 	})
 }

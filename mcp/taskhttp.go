@@ -21,8 +21,9 @@ import (
 // SEP-2663 requires so that intermediaries route them to the task's
 // replica.
 type taskRT struct {
-	base   http.RoundTripper
-	onTask func(token, task string) // as taskConn's
+	base     http.RoundTripper
+	onTask   func(token, task string) // as taskConn's
+	onNotice func(task string)        // as taskConn's
 }
 
 // maxTaskBody bounds the JSON body of a tools/call response that taskRT
@@ -57,6 +58,16 @@ func (t taskRT) RoundTrip(r *http.Request) (*http.Response, error) {
 			r.Header.Set("Mcp-Name", p.TaskID)
 		}
 		return t.base.RoundTrip(r)
+	case taskwire.MethodListen:
+		// The listen's stream carries the notifications/tasks, which
+		// go-sdk does not know: they go to onNotice instead.
+		resp, err := t.base.RoundTrip(r)
+		if err == nil && resp.StatusCode == http.StatusOK && resp.Body != nil {
+			if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); ct == "text/event-stream" {
+				resp.Body = &sseNotices{src: resp.Body, r: bufio.NewReaderSize(resp.Body, 64<<10), onNotice: t.onNotice}
+			}
+		}
+		return resp, err
 	case "tools/call":
 	default:
 		return t.base.RoundTrip(r)
@@ -232,6 +243,88 @@ func (s *sseRewriter) next() {
 			s.out.WriteString("data: ")
 			s.out.Write(out)
 			s.out.WriteString("\n\n")
+			return
+		}
+	}
+	for _, l := range event {
+		s.out.Write(l)
+	}
+}
+
+// sseNotices is a listen's event stream from which the events carrying a
+// notifications/tasks are taken out, their task handed to onNotice; the
+// other events pass unchanged. An event longer than maxSSEEvent ends the
+// filtering: the rest of the stream is copied as it comes.
+type sseNotices struct {
+	src      io.ReadCloser
+	r        *bufio.Reader
+	onNotice func(task string)
+	out      bytes.Buffer
+	done     bool
+	err      error
+}
+
+func (s *sseNotices) Read(p []byte) (int, error) {
+	for s.out.Len() == 0 {
+		if s.err != nil {
+			return 0, s.err
+		}
+		if s.done {
+			return s.r.Read(p)
+		}
+		s.next()
+	}
+	return s.out.Read(p)
+}
+
+func (s *sseNotices) Close() error { return s.src.Close() }
+
+// next moves the stream's next event to out, unless it is a
+// notifications/tasks.
+func (s *sseNotices) next() {
+	var event [][]byte
+	var data []byte
+	size := 0
+	for {
+		line, err := s.r.ReadBytes('\n')
+		size += len(line)
+		if len(line) > 0 {
+			event = append(event, line)
+			trimmed := bytes.TrimRight(line, "\r\n")
+			if v, ok := bytes.CutPrefix(trimmed, []byte("data:")); ok {
+				v = bytes.TrimPrefix(v, []byte(" "))
+				if data != nil {
+					data = append(data, '\n')
+				}
+				data = append(data, v...)
+			}
+			if len(trimmed) == 0 {
+				break
+			}
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) && len(event) == 0 {
+				s.err = io.EOF
+				return
+			}
+			s.err = err
+			break
+		}
+		if size > maxSSEEvent {
+			s.done = true
+			break
+		}
+	}
+	if !s.done && data != nil {
+		var n struct {
+			Method string          `json:"method"`
+			ID     json.RawMessage `json:"id"`
+			Params json.RawMessage `json:"params"`
+		}
+		if json.Unmarshal(data, &n) == nil && n.Method == taskwire.NotificationTasks && len(n.ID) == 0 {
+			if task, err := taskwire.ParseNotification(n.Params); err == nil && s.onNotice != nil {
+				s.onNotice(task.TaskID)
+			}
 			return
 		}
 	}

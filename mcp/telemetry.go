@@ -73,8 +73,10 @@ func tracedMethod(method string) bool {
 // idTransport makes connections that report request ids.
 type idTransport struct {
 	gomcp.Transport
-	// onTask is told of the tasks answering tools/call (taskConn).
-	onTask func(token, task string)
+	// onTask is told of the tasks answering tools/call, onNotice of the
+	// tasks a notifications/tasks names (taskConn).
+	onTask   func(token, task string)
+	onNotice func(task string)
 }
 
 func (t idTransport) Connect(ctx context.Context) (gomcp.Connection, error) {
@@ -82,14 +84,15 @@ func (t idTransport) Connect(ctx context.Context) (gomcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return idConn{&taskConn{Connection: c, onTask: t.onTask, calls: map[jsonrpc.ID]json.RawMessage{}}}, nil
+	return idConn{&taskConn{Connection: c, onTask: t.onTask, onNotice: t.onNotice, calls: map[jsonrpc.ID]string{}}}, nil
 }
 
 // taskTransport is a Transport whose connections read task results
 // (taskConn).
 type taskTransport struct {
 	gomcp.Transport
-	onTask func(token, task string)
+	onTask   func(token, task string)
+	onNotice func(task string)
 }
 
 func (t taskTransport) Connect(ctx context.Context) (gomcp.Connection, error) {
@@ -97,7 +100,7 @@ func (t taskTransport) Connect(ctx context.Context) (gomcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &taskConn{Connection: c, onTask: t.onTask, calls: map[jsonrpc.ID]json.RawMessage{}}, nil
+	return &taskConn{Connection: c, onTask: t.onTask, onNotice: t.onNotice, calls: map[jsonrpc.ID]string{}}, nil
 }
 
 // idConn is a connection of ours that reports the ids of traced requests.

@@ -45,7 +45,7 @@ func (s *server) newTransport(ctx context.Context) (*attempt, error) {
 		a := &attempt{}
 		a.t = idTransport{Transport: &stdioTransport{cmd: cmd, grace: s.m.cfg.ShutdownGrace, maxFrame: gomcp.DefaultMaxLineLength,
 			notes: s.onNote, log: s.log, coalesce: &s.notes, onConn: func(c *lineconn.Conn, q *noteQueue) { a.conn, a.notes = c, q }},
-			onTask: s.onTask}
+			onTask: s.onTask, onNotice: s.notices.notify}
 		a.cleanup = func() { killProcessGroup(cmd) }
 		return a, nil
 	case typeHTTP:
@@ -72,7 +72,7 @@ func (s *server) newTransport(ctx context.Context) (*attempt, error) {
 		for k, v := range cfg.Headers {
 			h.Set(k, v)
 		}
-		return &attempt{t: taskTransport{&wstransport.ClientTransport{URL: cfg.URL, Header: h, HTTPClient: s.m.cfg.HTTPClient}, s.onTask}}, nil
+		return &attempt{t: taskTransport{&wstransport.ClientTransport{URL: cfg.URL, Header: h, HTTPClient: s.m.cfg.HTTPClient}, s.onTask, s.notices.notify}}, nil
 	case typeInProcess:
 		if cfg.Server != nil {
 			return s.pipeToServer(ctx)
@@ -112,7 +112,7 @@ func (s *server) httpClient() *http.Client {
 		rt = &headerRT{base: rt, headers: s.cfg.Headers}
 	}
 	if s.cfg.Type == typeHTTP {
-		rt = taskRT{base: rt, onTask: s.onTask}
+		rt = taskRT{base: rt, onTask: s.onTask, onNotice: s.notices.notify}
 	}
 	c.Transport = traceRT{base: rt}
 	return &c
@@ -196,7 +196,7 @@ func (s *server) pipeToServer(ctx context.Context) (*attempt, error) {
 			clientHooks{notes: q, coalesce: &s.notes})
 		a.conn, a.notes = c, q
 		return c
-	}}, s.onTask}
+	}}, s.onTask, s.notices.notify}
 	return a, nil
 }
 

@@ -145,6 +145,38 @@ func (s *served) client(t *testing.T, v via) *a2aclient.Client {
 	return c
 }
 
+// rawSend sends one message to s over gRPC with the API key ("" none)
+// as a2apb's client, streaming or not, and returns the call's error (nil
+// once the message is answered).
+func (s *served) rawSend(ctx context.Context, t *testing.T, key string, stream bool) error {
+	t.Helper()
+	dial := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
+	if key != "" {
+		dial = append(dial, grpc.WithPerRPCCredentials(apiKey(key)))
+	}
+	conn, err := grpc.NewClient(s.grpcAddr, dial...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	c := a2apb.NewA2AServiceClient(conn)
+	req := &a2apb.SendMessageRequest{Message: &a2apb.Message{MessageId: "raw", Role: a2apb.Role_ROLE_USER,
+		Parts: []*a2apb.Part{{Content: &a2apb.Part_Text{Text: "work"}}}},
+		Configuration: &a2apb.SendMessageConfiguration{ReturnImmediately: true}}
+	if !stream {
+		_, err := c.SendMessage(ctx, req)
+		return err
+	}
+	st, err := c.SendStreamingMessage(ctx, req)
+	for err == nil {
+		_, err = st.Recv()
+	}
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
 type callerKey struct{}
 
 // keyAuth is the authentication of a gRPC server (its interceptors): the
@@ -250,8 +282,21 @@ func TestGRPCTaskBounds(t *testing.T) {
 			}
 			for _, v := range tt.refused {
 				err := start(v)
-				if err == nil || !strings.Contains(err.Error(), tt.refusal) || !errors.Is(err, a2ago.ErrServerError) {
-					t.Fatalf("%s %q past the bound: %v; want the A2A server error naming %q", v.binding, v.key, err, tt.refusal)
+				if err == nil || !strings.Contains(err.Error(), tt.refusal) {
+					t.Fatalf("%s %q past the bound: %v; want an error naming %q", v.binding, v.key, err, tt.refusal)
+				}
+				if v.binding != a2ago.TransportProtocolGRPC {
+					if !errors.Is(err, a2ago.ErrServerError) {
+						t.Fatalf("%s %q past the bound: %v; want the A2A server error", v.binding, v.key, err)
+					}
+					continue
+				}
+				// On the wire: ResourceExhausted, not a2a-go's Internal.
+				for _, stream := range []bool{false, true} {
+					err := s.rawSend(ctx, t, v.key, stream)
+					if status.Code(err) != codes.ResourceExhausted || !strings.Contains(status.Convert(err).Message(), tt.refusal) {
+						t.Fatalf("gRPC %q past the bound (streaming %v): %v; want code ResourceExhausted naming %q", v.key, stream, err, tt.refusal)
+					}
 				}
 			}
 			close(gate) // the tasks end: their slots are free again

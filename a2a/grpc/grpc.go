@@ -16,10 +16,15 @@ package grpc
 
 import (
 	"context"
+	"errors"
+	"iter"
 
+	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	a2agrpcv1 "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
 	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/peer"
@@ -74,7 +79,9 @@ func recvLimit(srv *a2a.Server) int {
 // refused (code ResourceExhausted), and MaxTasks and MaxTasksPerCaller
 // count its tasks, per caller
 // (Options.Caller) or else per client address, together with those of
-// the same callers over JSON-RPC and HTTP+JSON. The server's card names
+// the same callers over JSON-RPC and HTTP+JSON; a message past them is
+// refused with code ResourceExhausted too (a2a.ErrTaskBound; a2a-go
+// would give Internal). The server's card names
 // the gRPC interface when ServerConfig.GRPCURL is set.
 //
 // A server with ServerConfig.Auth is refused (a failure of kind Config)
@@ -90,7 +97,7 @@ func Register(gs *grpc.Server, srv *a2a.Server, opts *Options) error {
 			"a2a/grpc: the server has Auth, which the gRPC binding does not apply; authenticate in gs's interceptors and set Options.Authenticated")
 	}
 	b := &binding{limit: recvLimit(srv), caller: opts.Caller}
-	gs.RegisterService(b.desc(&a2apb.A2AService_ServiceDesc), a2agrpcv1.NewHandler(srv.RequestHandler()))
+	gs.RegisterService(b.desc(&a2apb.A2AService_ServiceDesc), a2agrpcv1.NewHandler(boundHandler{srv.RequestHandler()}))
 	return nil
 }
 
@@ -194,4 +201,39 @@ func (s *boundStream) RecvMsg(m any) error {
 // binding (ToolsetConfig.ClientOptions), with opts (credentials).
 func ClientOption(opts ...grpc.DialOption) a2aclient.FactoryOption {
 	return a2agrpcv1.WithGRPCTransport(opts...)
+}
+
+// boundHandler is a server's request handler whose refusal of a message
+// past a task bound (a2a.ErrTaskBound) is a gRPC status of code
+// ResourceExhausted, as a refused message's size is, rather than the
+// Internal that a2a-go gives a server error.
+type boundHandler struct{ a2asrv.RequestHandler }
+
+func (h boundHandler) SendMessage(ctx context.Context, req *a2ago.SendMessageRequest) (a2ago.SendMessageResult, error) {
+	res, err := h.RequestHandler.SendMessage(ctx, req)
+	return res, taskBoundStatus(err)
+}
+
+func (h boundHandler) SendStreamingMessage(ctx context.Context, req *a2ago.SendMessageRequest) iter.Seq2[a2ago.Event, error] {
+	return func(yield func(a2ago.Event, error) bool) {
+		for ev, err := range h.RequestHandler.SendStreamingMessage(ctx, req) {
+			if !yield(ev, taskBoundStatus(err)) {
+				return
+			}
+		}
+	}
+}
+
+// taskBoundStatus is err, or for a refusal past a task bound the gRPC
+// status a2a-go would give it (its message, the ErrorInfo of an A2A server
+// error) with the code ResourceExhausted.
+func taskBoundStatus(err error) error {
+	if err == nil || !errors.Is(err, a2a.ErrTaskBound) {
+		return err
+	}
+	st := status.New(codes.ResourceExhausted, err.Error())
+	if d, derr := st.WithDetails(&errdetails.ErrorInfo{Reason: a2ago.ErrorReason(a2ago.ErrServerError), Domain: a2ago.ProtocolDomain}); derr == nil {
+		st = d
+	}
+	return st.Err()
 }

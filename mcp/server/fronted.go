@@ -16,6 +16,7 @@ import (
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/yosida95/uritemplate/v3"
 
+	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/mcp"
 )
 
@@ -437,13 +438,34 @@ func (f *fronted) list(ctx context.Context, name string) *listing {
 		l.prompts, err = collect(ctx, f.m.Prompts, name)
 	}
 	if err != nil {
-		f.s.log.Warn().Err(err).Str("server", name).Msg("listing resources and prompts failed; offering the last list")
+		f.listFailed(ctx, name, err)
 		return last
 	}
 	f.mu.Lock()
 	f.last[name] = l
 	f.mu.Unlock()
 	return l
+}
+
+// listFailed hands a failed listing of name's resources, templates or
+// prompts to the server's policy, as a toolset's failed listing is (the
+// Manager reports no listing of these itself). A server that is not
+// connected is only logged: its connection's failure is the Manager's to
+// report, through its own policy, and the listing names no operation of
+// its own then (the Manager's listing sets Op when the request itself
+// failed).
+func (f *fronted) listFailed(ctx context.Context, name string, err error) {
+	var fe *failure.Error
+	if ctx.Err() != nil || !errors.As(err, &fe) || fe.Op == "" {
+		f.s.log.Warn().Err(err).Str("server", name).Msg("listing resources and prompts failed; offering the last list")
+		return
+	}
+	hctx := ctx
+	if f.s.cfg.Logger != nil {
+		hctx = f.s.log.WithContext(ctx) // a policy without a Logger logs here
+	}
+	failure.Or(f.s.policy).Handle(hctx, &failure.Error{Kind: fe.Kind, Source: failure.SourceMCP, Name: name, Op: fe.Op, Err: err,
+		Message: "listing the server's resources and prompts failed; its last list is offered"})
 }
 
 // collect gathers a paginated listing, bounded by frontedListTimeout.

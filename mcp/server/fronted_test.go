@@ -6,13 +6,17 @@ import (
 	"errors"
 	"iter"
 	"path/filepath"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/mcp"
 	"github.com/switchboard-dev/switchboard/mcp/server"
@@ -380,5 +384,98 @@ func (tt extensionsCase) run(t *testing.T, protocol string) {
 	}
 	if ui, _ := declares(first); ui != tt.wantBefore {
 		t.Errorf("the first session's declaration changed to %v", ui)
+	}
+}
+
+// failingLists is appServer whose listing by method fails while failing
+// is set; fails counts the listings refused.
+func failingLists(method string, failing *atomic.Bool, fails *atomic.Int32) *gomcp.Server {
+	s := appServer()
+	s.AddReceivingMiddleware(func(next gomcp.MethodHandler) gomcp.MethodHandler {
+		return func(ctx context.Context, m string, req gomcp.Request) (gomcp.Result, error) {
+			if m == method && failing.Load() {
+				fails.Add(1)
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the listing broke"}
+			}
+			return next(ctx, m, req)
+		}
+	})
+	return s
+}
+
+// TestFrontedListingFailurePolicy (issue 33): a fronted server whose
+// resources, templates or prompts cannot be listed is a failure for the
+// server's policy, as a toolset's failed listing is (Op the listing, Name
+// the server), once per failed listing although the Manager shares the
+// policy (it reports no such listing itself); a server whose listings
+// answer reports none and offers its resources and prompts.
+func TestFrontedListingFailurePolicy(t *testing.T) {
+	tests := []struct {
+		name   string
+		method string // the downstream listing that fails ("" none)
+		wantOp string
+	}{
+		{name: "resources fail", method: "resources/list", wantOp: "list resources"},
+		{name: "templates fail", method: "resources/templates/list", wantOp: "list resource templates"},
+		{name: "prompts fail", method: "prompts/list", wantOp: "list prompts"},
+		{name: "listings answer"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := testkit.Ctx(t, time.Minute)
+			var mu sync.Mutex
+			var seen []*failure.Error
+			pol := failure.NewPolicy(failure.PolicyConfig{OnFailure: func(_ context.Context, o failure.Outcome) {
+				mu.Lock()
+				seen = append(seen, o.Err)
+				mu.Unlock()
+			}})
+			var failing atomic.Bool
+			var fails atomic.Int32
+			failing.Store(tt.method != "")
+			m, err := mcp.New(ctx, mcp.Config{Policy: pol, Servers: []mcp.ServerConfig{{Name: "app", Server: failingLists(tt.method, &failing, &fails)}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = m.Close() })
+			if err := m.WaitReady(ctx); err != nil {
+				t.Fatal(err)
+			}
+			srv := newServer(t, server.Config{Servers: m, Policy: pol, Permissions: agent.AllowAll()})
+			listings := func() (n int) {
+				mu.Lock()
+				defer mu.Unlock()
+				for _, fe := range seen {
+					if fe.Op == "list resources" || fe.Op == "list resource templates" || fe.Op == "list prompts" {
+						n++
+					}
+				}
+				return n
+			}
+			if tt.method == "" {
+				cs := connectMem(t, srv, nil)
+				res, err := cs.ListResources(ctx, nil)
+				if err != nil || len(res.Resources) != 1 {
+					t.Fatalf("resources/list: %v, %v; want the fronted clock", res, err)
+				}
+				if n := listings(); n != 0 {
+					t.Fatalf("%d listing failures reported; want none: %v", n, seen)
+				}
+				return
+			}
+			testkit.WaitFor(t, 10*time.Second, "each failed listing reported", func() bool {
+				return fails.Load() > 0 && listings() == int(fails.Load())
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			for _, fe := range seen {
+				if fe.Op == tt.wantOp && (fe.Name != "app" || fe.Source != failure.SourceMCP || !errors.As(fe.Err, new(*failure.Error))) {
+					t.Errorf("listing failure %+v: want Op %q of server app wrapping the Manager's failure", fe, tt.wantOp)
+				}
+				if fe.Op != tt.wantOp && strings.HasPrefix(fe.Op, "list ") && fe.Op != "list tools" {
+					t.Errorf("failure %+v: want only %q to fail", fe, tt.wantOp)
+				}
+			}
+		})
 	}
 }

@@ -42,6 +42,9 @@ func (s *Server) Handler() http.Handler {
 		// has already refused.
 		_ = cop.AddTrustedOrigin(o)
 	}
+	if s.runnerTools != nil && s.cfg.Tasks != nil {
+		h = s.listenTasks(h)
+	}
 	h = cop.Handler(h)
 	if s.cfg.TokenVerifier != nil {
 		h = auth.RequireBearerToken(s.cfg.TokenVerifier, s.cfg.AuthOptions)(h)

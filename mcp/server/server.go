@@ -132,6 +132,11 @@ type Config struct {
 	// tasks/update and cancels it with tasks/cancel. bus/store.OpenAgent
 	// gives a JetStream RunStore. See docs/tasks.md.
 	Tasks agent.RunStore
+	// TaskPoll is the polling interval a task suggests to its client
+	// (pollIntervalMs); 0 means 500 ms. A client that listens for the
+	// task's status notifications over Streamable HTTP (docs/tasks.md)
+	// learns of its changes at once, so a server may suggest a long one.
+	TaskPoll time.Duration
 	// Telemetry makes the spans of the requests served (a SERVER span each,
 	// continuing the caller's trace) and is handed to what they call (a
 	// served agent's runs, a gateway's calls downstream); the zero value

@@ -41,7 +41,8 @@ import (
 // as failed: its process stopped.
 
 const (
-	// taskPoll is the polling interval suggested to clients.
+	// taskPoll is the polling interval suggested to clients by default
+	// (Config.TaskPoll).
 	taskPoll = 500 * time.Millisecond
 	// taskTTL is how long a task is kept from its creation (the store's
 	// own retention, bus/store's RunTTL, may be shorter).
@@ -73,6 +74,9 @@ type liveTask struct {
 	// asks are the outstanding input requests, by key.
 	asks map[string]*taskAsk
 	seq  int
+	// subs are the listens for the task's status notifications
+	// (tasklisten.go), each woken at a change of its status.
+	subs map[chan struct{}]struct{}
 }
 
 type taskAsk struct {
@@ -161,7 +165,11 @@ func (s *Server) startTask(ctx context.Context, req *gomcp.CallToolRequest) (gom
 	}
 	now := time.Now()
 	id := "task-" + rand.Text()
-	ttl, poll := int64(taskTTL/time.Millisecond), int64(taskPoll/time.Millisecond)
+	pollEvery := taskPoll
+	if s.cfg.TaskPoll > 0 {
+		pollEvery = s.cfg.TaskPoll
+	}
+	ttl, poll := int64(taskTTL/time.Millisecond), int64(pollEvery/time.Millisecond)
 	lt := &liveTask{s: s, asks: map[string]*taskAsk{}, state: taskState{Owner: taskOwner(req.Extra), Task: taskwire.Task{
 		TaskID: id, Status: taskwire.Working, CreatedAt: taskwire.Stamp(now), LastUpdatedAt: taskwire.Stamp(now),
 		TTLMs: &ttl, PollIntervalMs: &poll}}}
@@ -251,6 +259,28 @@ func (lt *liveTask) ask(ctx context.Context, r gomcp.InputRequest) (gomcp.InputR
 func (lt *liveTask) setStatusLocked(st taskwire.Status) {
 	lt.state.Task.Status = st
 	lt.state.Task.LastUpdatedAt = taskwire.Stamp(time.Now())
+	for ch := range lt.subs {
+		select {
+		case ch <- struct{}{}:
+		default: // a wake is pending already
+		}
+	}
+}
+
+// subscribe has ch woken at each change of the task's status, until the
+// returned stop.
+func (lt *liveTask) subscribe(ch chan struct{}) (stop func()) {
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	if lt.subs == nil {
+		lt.subs = map[chan struct{}]struct{}{}
+	}
+	lt.subs[ch] = struct{}{}
+	return func() {
+		lt.mu.Lock()
+		defer lt.mu.Unlock()
+		delete(lt.subs, ch)
+	}
 }
 
 // snapshot is the task as tasks/get answers it now.

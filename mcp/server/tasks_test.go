@@ -1,11 +1,14 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -671,4 +674,228 @@ func slowWorker(t *testing.T, release <-chan struct{}, served *atomic.Int32) *ag
 		t.Fatal(err)
 	}
 	return worker
+}
+
+// TestTaskNotificationsThroughManager (issue 33): over Streamable HTTP
+// the Manager listens for its task's status notifications and the server
+// sends one at each change (working, input_required as the run asks
+// permission, completed), so a task suggesting a poll every 30 s ends
+// well within a 10 s deadline: only the notifications can wake the
+// Manager's polls that soon. Over a pipe go-sdk serves the listen and
+// agrees to no task (docs/tasks.md): the Manager polls, at a short
+// interval here, as before.
+func TestTaskNotificationsThroughManager(t *testing.T) {
+	for _, c := range []struct {
+		name, transport string
+		stateless       bool
+		poll            time.Duration
+	}{
+		{"http", "http", false, 30 * time.Second},
+		{"stateless http", "http", true, 30 * time.Second},
+		{"pipe, polled", "pipe", false, 100 * time.Millisecond},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var wrote atomic.Int32
+			write := agent.NewFuncTool(agent.ToolSpec{Name: "write_note", Destructive: true, InputSchema: json.RawMessage(`{"type":"object"}`)},
+				func(context.Context, json.RawMessage) (*agent.Result, error) {
+					wrote.Add(1)
+					return agent.TextResult("written"), nil
+				})
+			client := new(server.Client)
+			a, err := agent.New(context.Background(), agent.Config{Name: "scribe", Description: "writes notes",
+				Model: llm.NewScripted(llm.Calls(llm.ToolCall{ID: "1", Name: "write_note", Args: json.RawMessage(`{}`)}), llm.Say("done")),
+				Tools: []agent.Tool{write}, Elicitor: client.Elicitor()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := newServer(t, server.Config{Runners: []agent.Runner{a}, Client: client, Tasks: agent.NewMemoryStore(agent.MemoryStoreOptions{}),
+				Stateless: c.stateless, TaskPoll: c.poll})
+			var count methodCounter
+			srv.MCP().AddReceivingMiddleware(count.middleware)
+			var asked atomic.Int32
+			elicitor := agent.ElicitorFunc(func(context.Context, agent.Elicitation) (agent.ElicitationResult, error) {
+				asked.Add(1)
+				return agent.ElicitationResult{Action: agent.ElicitAccept}, nil
+			})
+			var m *mcp.Manager
+			var rec listenRecorder
+			if c.transport == "http" {
+				hs := httptest.NewServer(rec.wrap(srv.Handler()))
+				t.Cleanup(hs.Close)
+				var err error
+				m, err = mcp.New(testkit.Ctx(t, 30*time.Second), mcp.Config{Servers: []mcp.ServerConfig{{Name: "tasks", Type: "http", URL: hs.URL}},
+					Elicitor: elicitor})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { m.Close() })
+			} else {
+				m = taskManagerOver(t, srv, elicitor, c.transport)
+			}
+			res, err := m.CallTool(testkit.Ctx(t, 10*time.Second), "tasks", "scribe", json.RawMessage(`{"input":"write it"}`))
+			if err != nil {
+				t.Fatalf("the call did not end within 10 s (its task polls every %v): %v", c.poll, err)
+			}
+			if res.IsError || len(res.Parts) == 0 || res.Parts[0].Text != "done" {
+				t.Errorf("result %+v", res)
+			}
+			if asked.Load() != 1 || wrote.Load() != 1 || count.get("tasks/update") != 1 {
+				t.Errorf("asked %d times, the tool ran %d times, %d tasks/update; want 1 each", asked.Load(), wrote.Load(), count.get("tasks/update"))
+			}
+			if c.transport != "http" {
+				return
+			}
+			// On the wire: the acknowledgement names the task, then its
+			// statuses in order, each stamped with the listen's id.
+			got := rec.statuses(t)
+			if len(got) < 3 || got[0] != "ack" || !slices.Contains(got, "input_required") || got[len(got)-1] != "completed" ||
+				slices.Index(got, "input_required") > slices.Index(got, "completed") {
+				t.Errorf("the listen carried %q; want ack, then working, input_required, ..., completed", got)
+			}
+		})
+	}
+}
+
+// listenRecorder records the events of the subscriptions/listen
+// responses a handler writes.
+type listenRecorder struct {
+	mu     sync.Mutex
+	events []json.RawMessage
+}
+
+func (l *listenRecorder) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if bytes.Contains(body, []byte(`"subscriptions/listen"`)) {
+				w = &recordingWriter{ResponseWriter: w, l: l}
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+type recordingWriter struct {
+	http.ResponseWriter
+	l *listenRecorder
+}
+
+func (w *recordingWriter) Write(p []byte) (int, error) {
+	w.l.mu.Lock()
+	for _, line := range strings.Split(string(p), "\n") {
+		if v, ok := strings.CutPrefix(line, "data: "); ok {
+			w.l.events = append(w.l.events, json.RawMessage(v))
+		}
+	}
+	w.l.mu.Unlock()
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *recordingWriter) Flush() { w.ResponseWriter.(http.Flusher).Flush() }
+
+// statuses are the recorded events: "ack" for an acknowledgement naming
+// one task, a task's status for a notification; an event without the
+// listen's subscription id fails the test.
+func (l *listenRecorder) statuses(t *testing.T) []string {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, raw := range l.events {
+		var ev struct {
+			Method string `json:"method"`
+			Params struct {
+				Status        string `json:"status"`
+				Notifications struct {
+					TaskIDs []string `json:"taskIds"`
+				} `json:"notifications"`
+				Meta map[string]any `json:"_meta"`
+			} `json:"params"`
+		}
+		if err := json.Unmarshal(raw, &ev); err != nil {
+			t.Fatalf("event %s: %v", raw, err)
+		}
+		if ev.Method == "" {
+			continue // the listen's result
+		}
+		if _, ok := ev.Params.Meta["io.modelcontextprotocol/subscriptionId"]; !ok {
+			t.Errorf("event %s carries no subscription id", raw)
+		}
+		switch ev.Method {
+		case "notifications/subscriptions/acknowledged":
+			if len(ev.Params.Notifications.TaskIDs) == 1 {
+				out = append(out, "ack")
+			}
+		case "notifications/tasks":
+			out = append(out, ev.Params.Status)
+		}
+	}
+	return out
+}
+
+// TestTaskListenRefusals: a listen for task notifications from a client
+// that did not declare the extension is refused with -32021; one naming
+// a task the server does not run is acknowledged naming none, and ends;
+// one to a loopback address under another Host is refused (403), as
+// go-sdk refuses a DNS-rebinding request.
+func TestTaskListenRefusals(t *testing.T) {
+	tests := []struct {
+		name       string
+		caps       string
+		host       string
+		wantCode   int
+		wantStatus int
+	}{
+		{name: "not declared", caps: `{"extensions":{}}`, wantCode: -32021},
+		{name: "unknown task", caps: `{"extensions":{"io.modelcontextprotocol/tasks":{}}}`},
+		{name: "rebound host", caps: `{"extensions":{"io.modelcontextprotocol/tasks":{}}}`, host: "evil.example", wantStatus: http.StatusForbidden},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newServer(t, server.Config{Runners: []agent.Runner{okRunner{}}, Tasks: agent.NewMemoryStore(agent.MemoryStoreOptions{}),
+				Stateless: true})
+			hs := httptest.NewServer(srv.Handler())
+			t.Cleanup(hs.Close)
+			body := `{"jsonrpc":"2.0","id":9,"method":"subscriptions/listen","params":{"notifications":{"taskIds":["task-nope"]},` +
+				`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + tt.caps + `}}}`
+			req, err := http.NewRequestWithContext(testkit.Ctx(t, 10*time.Second), http.MethodPost, hs.URL, strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			if tt.host != "" {
+				req.Host = tt.host
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			out, err := io.ReadAll(resp.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.wantStatus != 0 {
+				if resp.StatusCode != tt.wantStatus {
+					t.Fatalf("status %d (%s); want %d", resp.StatusCode, out, tt.wantStatus)
+				}
+				return
+			}
+			if tt.wantCode != 0 {
+				var r struct {
+					Error *jsonrpc.Error `json:"error"`
+				}
+				if json.Unmarshal(out, &r) != nil || r.Error == nil || r.Error.Code != int64(tt.wantCode) {
+					t.Fatalf("answer %s; want error %d", out, tt.wantCode)
+				}
+				return
+			}
+			if !strings.Contains(string(out), `"notifications/subscriptions/acknowledged"`) || strings.Contains(string(out), "task-nope") ||
+				!strings.Contains(string(out), `"id":9,"jsonrpc":"2.0","result":{`) {
+				t.Fatalf("answer %q; want an acknowledgement naming no task, then the listen's result", out)
+			}
+		})
+	}
 }

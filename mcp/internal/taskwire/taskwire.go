@@ -268,3 +268,60 @@ func Declared(meta map[string]any, caps *gomcp.ClientCapabilities) bool {
 
 // Stamp is t's ISO 8601 form on the wire.
 func Stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// Task status notifications (SEP-2663 over SEP-2575's subscriptions/listen):
+// a client opens a listen whose notifications filter names task ids; the
+// server acknowledges the ids it agreed to (notifications/subscriptions/
+// acknowledged), then sends notifications/tasks, each the full task as
+// tasks/get would answer it, on the listen's stream.
+const (
+	MethodListen      = "subscriptions/listen"
+	NotificationTasks = "notifications/tasks"
+	NotificationAck   = "notifications/subscriptions/acknowledged"
+)
+
+// maxListenIDs bounds the task ids of one listen's acknowledgement that
+// are read.
+const maxListenIDs = 1024
+
+// ListenParams are the parameters of a subscriptions/listen for task
+// status notifications.
+type ListenParams struct {
+	gomcp.ParamsBase
+	Notifications TaskSubscriptions `json:"notifications"`
+}
+
+// TaskSubscriptions is the tasks extension's part of a listen's
+// notifications filter, and of its acknowledgement.
+type TaskSubscriptions struct {
+	TaskIDs []string `json:"taskIds,omitempty"`
+}
+
+// ParseNotification decodes the parameters of a notifications/tasks
+// from outside and checks the task they carry (Check).
+func ParseNotification(params []byte) (*Task, error) {
+	return Parse(params)
+}
+
+// ParseAck returns the task ids a notifications/subscriptions/acknowledged
+// says the server agreed to notify (nil: none, or not readable); ids that
+// are not valid task ids, and those past maxListenIDs, are left out.
+func ParseAck(params []byte) []string {
+	var p struct {
+		Notifications struct {
+			TaskIDs []json.RawMessage `json:"taskIds"`
+		} `json:"notifications"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return nil
+	}
+	var ids []string
+	for _, raw := range p.Notifications.TaskIDs {
+		var id string
+		if len(ids) >= maxListenIDs || json.Unmarshal(raw, &id) != nil || !printable(id, maxTaskID) {
+			continue
+		}
+		ids = append(ids, id)
+	}
+	return ids
+}

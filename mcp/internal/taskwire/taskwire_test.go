@@ -3,6 +3,7 @@ package taskwire
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -132,6 +133,68 @@ func FuzzParse(f *testing.F) {
 		}
 		if _, err := Parse(again); err != nil {
 			t.Fatalf("a parsed task does not parse again: %v\n%s", err, again)
+		}
+	})
+}
+
+// TestListenWire: a listen's parameters carry the task ids in its
+// notifications filter, as SEP-2663 names them; an acknowledgement's
+// valid ids are read, others left out; a notification is a checked task.
+func TestListenWire(t *testing.T) {
+	raw, err := json.Marshal(&ListenParams{Notifications: TaskSubscriptions{TaskIDs: []string{"t1"}}})
+	if err != nil || string(raw) != `{"notifications":{"taskIds":["t1"]}}` {
+		t.Fatalf("listen params %s, %v", raw, err)
+	}
+	for _, c := range []struct {
+		name, in string
+		want     []string
+	}{
+		{"agreed", `{"notifications":{"taskIds":["t1","t2"]},"_meta":{"io.modelcontextprotocol/subscriptionId":3}}`, []string{"t1", "t2"}},
+		{"none", `{"notifications":{}}`, nil},
+		{"invalid ids left out", `{"notifications":{"taskIds":["",7,"ok","a\u0001b"]}}`, []string{"ok"}},
+		{"not an object", `[1]`, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := ParseAck([]byte(c.in)); !slices.Equal(got, c.want) {
+				t.Fatalf("ParseAck(%s) = %q; want %q", c.in, got, c.want)
+			}
+		})
+	}
+	if _, err := ParseNotification([]byte(completed)); err != nil {
+		t.Fatalf("a completed task's notification: %v", err)
+	}
+	if _, err := ParseNotification([]byte(`{"taskId":"t","status":"completed"}`)); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("a completed task without its result: %v; want ErrInvalid", err)
+	}
+}
+
+// FuzzListenWire: a notification or acknowledgement from outside never
+// panics; the ids read are valid task ids within the bound, and a parsed
+// notification's task parses again.
+func FuzzListenWire(f *testing.F) {
+	for _, s := range []string{`{"notifications":{"taskIds":["t1"]}}`, completed, working, `{"notifications":{"taskIds":[null,""]}}`, `{}`, `null`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ids := ParseAck(data)
+		if len(ids) > maxListenIDs {
+			t.Fatalf("%d ids, more than %d", len(ids), maxListenIDs)
+		}
+		for _, id := range ids {
+			if !printable(id, maxTaskID) {
+				t.Fatalf("id %q is not a valid task id", id)
+			}
+		}
+		task, err := ParseNotification(data)
+		if err != nil {
+			return
+		}
+		again, err := json.Marshal(task)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ParseNotification(again); err != nil {
+			t.Fatalf("a parsed notification does not parse again: %v\n%s", err, again)
 		}
 	})
 }
