@@ -195,39 +195,14 @@ func (s *sseRewriter) Close() error { return s.src.Close() }
 // next moves the stream's next event (its lines up to the blank line that
 // ends it) to out, rewritten if it is the response.
 func (s *sseRewriter) next() {
-	var event [][]byte
-	var data []byte
-	size := 0
-	for {
-		line, err := s.r.ReadBytes('\n')
-		size += len(line)
-		if len(line) > 0 {
-			event = append(event, line)
-			trimmed := bytes.TrimRight(line, "\r\n")
-			if v, ok := bytes.CutPrefix(trimmed, []byte("data:")); ok {
-				v = bytes.TrimPrefix(v, []byte(" "))
-				if data != nil {
-					data = append(data, '\n')
-				}
-				data = append(data, v...)
-			}
-			if len(trimmed) == 0 {
-				break
-			}
-		}
-		if err != nil {
-			if errors.Is(err, io.EOF) && len(event) == 0 {
-				s.err = io.EOF
-				return
-			}
-			s.err = err
-			break
-		}
-		if size > maxSSEEvent {
-			s.done = true
-			break
+	event, data, long, err := readSSEEvent(s.r)
+	if err != nil {
+		s.err = err
+		if len(event) == 0 {
+			return
 		}
 	}
+	s.done = s.done || long
 	if !s.done && data != nil {
 		if out, ok := rewriteResponse(data, s.id, s.seen); ok {
 			s.done = true
@@ -282,39 +257,14 @@ func (s *sseNotices) Close() error { return s.src.Close() }
 // next moves the stream's next event to out, unless it is a
 // notifications/tasks.
 func (s *sseNotices) next() {
-	var event [][]byte
-	var data []byte
-	size := 0
-	for {
-		line, err := s.r.ReadBytes('\n')
-		size += len(line)
-		if len(line) > 0 {
-			event = append(event, line)
-			trimmed := bytes.TrimRight(line, "\r\n")
-			if v, ok := bytes.CutPrefix(trimmed, []byte("data:")); ok {
-				v = bytes.TrimPrefix(v, []byte(" "))
-				if data != nil {
-					data = append(data, '\n')
-				}
-				data = append(data, v...)
-			}
-			if len(trimmed) == 0 {
-				break
-			}
-		}
-		if err != nil {
-			if errors.Is(err, io.EOF) && len(event) == 0 {
-				s.err = io.EOF
-				return
-			}
-			s.err = err
-			break
-		}
-		if size > maxSSEEvent {
-			s.done = true
-			break
+	event, data, long, err := readSSEEvent(s.r)
+	if err != nil {
+		s.err = err
+		if len(event) == 0 {
+			return
 		}
 	}
+	s.done = s.done || long
 	if !s.done && data != nil {
 		var n struct {
 			Method string          `json:"method"`
@@ -330,5 +280,41 @@ func (s *sseNotices) next() {
 	}
 	for _, l := range event {
 		s.out.Write(l)
+	}
+}
+
+// readSSEEvent reads an event stream's next event from r: its lines up to
+// the blank line that ends it, and its data lines' values joined. long is
+// set when the event passed maxSSEEvent bytes (reading stops there); err
+// is io.EOF at the end of the stream with no event begun, else the read's
+// error after the lines read so far.
+func readSSEEvent(r *bufio.Reader) (event [][]byte, data []byte, long bool, err error) {
+	size := 0
+	for {
+		line, rerr := r.ReadBytes('\n')
+		size += len(line)
+		if len(line) > 0 {
+			event = append(event, line)
+			trimmed := bytes.TrimRight(line, "\r\n")
+			if v, ok := bytes.CutPrefix(trimmed, []byte("data:")); ok {
+				v = bytes.TrimPrefix(v, []byte(" "))
+				if data != nil {
+					data = append(data, '\n')
+				}
+				data = append(data, v...)
+			}
+			if len(trimmed) == 0 {
+				return event, data, false, nil
+			}
+		}
+		if rerr != nil {
+			if errors.Is(rerr, io.EOF) && len(event) == 0 {
+				return nil, nil, false, io.EOF
+			}
+			return event, data, false, rerr
+		}
+		if size > maxSSEEvent {
+			return event, data, true, nil
+		}
 	}
 }
