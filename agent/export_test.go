@@ -18,3 +18,7 @@ var DefaultClassifier = defaultClassifier
 // GuardWorkers is the number of a's guard pool workers, all idle once its
 // runs ended; they exit after their idle timeout.
 func GuardWorkers(a *Agent) int { return a.guards.idleWorkers() }
+
+// SemanticWeight points at SearchContext's share of the ranking by
+// meaning, for the evaluation's sweep.
+var SemanticWeight = &semanticWeight

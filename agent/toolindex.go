@@ -30,14 +30,18 @@ import (
 //
 // With an embedder ([ToolIndex.WithEmbedder]), [ToolIndex.SearchContext]
 // also ranks tools by the cosine similarity of their vectors to the
-// query's and fuses the two rankings by reciprocal rank fusion (k=60);
+// query's and fuses the two rankings by a convex combination of their
+// normalised scores, 0.7 of the lexical and 0.3 of the semantic
+// (docs/context.md#ranking-by-meaning);
 // with a [VectorStore] ([ToolIndex.WithVectorStore]) the tools' vectors
 // are shared with the other processes that use it.
 //
 // A ToolIndex is immutable and safe for concurrent use.
 type ToolIndex struct {
-	// defs are the tools' definitions as they are embedded.
+	// defs are the tools' definitions; texts are what is embedded of
+	// each (embedText).
 	defs    []llm.ToolDef
+	texts   []string
 	servers []string
 	ix      *toolsearch.Index
 	// emb, vecs and log rank by meaning (nil emb: lexical only).
@@ -75,11 +79,12 @@ type ToolMatch struct {
 // tool's name, and a query that names the server boosts its tools. The
 // index keeps tools' order (ties rank in it) and does not modify tools.
 func NewToolIndex(tools []ToolSpec, instructions map[string]string) *ToolIndex {
-	x := &ToolIndex{defs: make([]llm.ToolDef, len(tools)), servers: make([]string, len(tools))}
+	x := &ToolIndex{defs: make([]llm.ToolDef, len(tools)), texts: make([]string, len(tools)), servers: make([]string, len(tools))}
 	docs := make([]toolsearch.Doc, len(tools))
 	for i, t := range tools {
 		x.defs[i] = llm.ToolDef{Name: t.Name, Description: t.Description, Schema: t.InputSchema}
 		x.servers[i] = specServer(t)
+		x.texts[i] = embedText(t, x.servers[i])
 		docs[i] = toolsearch.Doc{Name: t.Name, Title: t.Title, Description: t.Description, Schema: t.InputSchema, Server: x.servers[i]}
 		if x.servers[i] != "" {
 			docs[i].Instructions = instructions[x.servers[i]]
@@ -154,6 +159,12 @@ func (x *ToolIndex) Search(query string, limit int) []ToolMatch {
 	return x.matches(x.ix.Search(query, limit), nil)
 }
 
+// semanticWeight is the share of the ranking by meaning in
+// SearchContext's fused score, the lexical ranking's being the rest
+// (chosen on the evaluation's dev tasks with a real embedding model:
+// TestSearchByMeaningEvaluation).
+var semanticWeight = 0.3
+
 // fuseDepth is how many of each ranking's best tools are fused.
 const fuseDepth = 50
 
@@ -175,7 +186,7 @@ func (x *ToolIndex) SearchContext(ctx context.Context, query string, limit int) 
 	for _, h := range lex {
 		lexical[h.Doc] = true
 	}
-	return x.matches(toolsearch.Fuse(limit, lex, sem), lexical)
+	return x.matches(toolsearch.Combine(limit, lex, sem, semanticWeight), lexical)
 }
 
 // semantic ranks the tools by the cosine similarity of their vectors to
@@ -206,7 +217,7 @@ func (x *ToolIndex) docVectors(ctx context.Context) ([][]float32, error) {
 	}
 	defer func() { <-x.docs.turn }()
 	if x.docs.v == nil {
-		v, err := x.vecs.vectors(ctx, x.emb, x.store, x.log, x.defs)
+		v, err := x.vecs.vectors(ctx, x.emb, x.store, x.log, x.texts)
 		if err != nil {
 			return nil, err
 		}

@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/rs/zerolog"
 
@@ -22,18 +24,20 @@ const maxCachedVectors = 1 << 14
 const embedChunk = 1024
 
 // toolVectors caches tools' vectors in memory, keyed by a hash of the
-// embedding model's name and the tool's definition (name, description
-// and schema): a tool is embedded once per model however many tool
-// snapshots list it. It is safe for concurrent use.
+// embedding model's name and the tool's embedded text (embedText: its
+// name, title and description): a tool is embedded once per
+// model however many tool snapshots list it. It is safe for concurrent
+// use.
 type toolVectors struct {
 	mu sync.Mutex
 	m  map[VectorKey][]float32
 }
 
-// vectorKey is the cache key of def's vector under the model named model.
-func vectorKey(model string, def llm.ToolDef) VectorKey {
+// vectorKey is the cache key of the vector of text under the model named
+// model.
+func vectorKey(model, text string) VectorKey {
 	h := sha256.New()
-	for _, s := range []string{model, def.Name, def.Description, string(def.Schema)} {
+	for _, s := range []string{model, text} {
 		var n [8]byte
 		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
 		h.Write(n[:])
@@ -44,25 +48,66 @@ func vectorKey(model string, def llm.ToolDef) VectorKey {
 	return k
 }
 
-// toolText is the text of a tool that is embedded.
-func toolText(def llm.ToolDef) string {
-	s := def.Name + "\n" + def.Description
-	if len(def.Schema) > 0 {
-		s += "\n" + string(def.Schema)
+// embedText is the text of a tool that is embedded: its server and its
+// name as words ("github: create issue" for mcp__github__create_issue),
+// its title and its description, clipped to maxEmbedText bytes. Words
+// rather than identifiers and no schema: a sentence encoder matches a
+// query's words against words, and a schema's JSON adds noise to its
+// vector (with the parameters' names added, the dev tasks' figures did
+// not change by one task's worth: TestSearchByMeaningEvaluation).
+func embedText(t ToolSpec, server string) string {
+	name := t.Name
+	if server != "" {
+		name = strings.TrimPrefix(strings.TrimPrefix(name, "mcp__"), server+"__")
 	}
-	return clip(s, 8192)
+	var b strings.Builder
+	if server != "" {
+		b.WriteString(server + ": ")
+	}
+	b.WriteString(identWords(name))
+	if t.Title != "" {
+		b.WriteString(". " + t.Title)
+	}
+	if t.Description != "" {
+		b.WriteString(". " + t.Description)
+	}
+	return clip(b.String(), maxEmbedText)
 }
 
-// vectors returns the vectors of defs: from memory, else from store (nil:
+// maxEmbedText bounds the embedded text of one tool.
+const maxEmbedText = 4096
+
+// identWords spells an identifier as words: create_issue, create-issue
+// and createIssue are "create issue".
+func identWords(id string) string {
+	var b strings.Builder
+	prev := rune(0)
+	for _, r := range id {
+		switch {
+		case r == '_' || r == '-' || r == '.' || r == '/':
+			r = ' '
+		case unicode.IsUpper(r) && unicode.IsLower(prev):
+			b.WriteByte(' ')
+		}
+		if r == ' ' && prev == ' ' {
+			continue
+		}
+		b.WriteRune(unicode.ToLower(r))
+		prev = r
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// vectors returns the vectors of texts: from memory, else from store (nil:
 // none), else embedded (in calls of at most embedChunk texts) and written
 // to store. A store that fails is logged to log and passed by.
-func (c *toolVectors) vectors(ctx context.Context, e llm.Embedder, store VectorStore, log zerolog.Logger, defs []llm.ToolDef) ([][]float32, error) {
-	out := make([][]float32, len(defs))
-	keys := make([]VectorKey, len(defs))
+func (c *toolVectors) vectors(ctx context.Context, e llm.Embedder, store VectorStore, log zerolog.Logger, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	keys := make([]VectorKey, len(texts))
 	var missing []int
 	c.mu.Lock()
-	for i, d := range defs {
-		keys[i] = vectorKey(e.Name(), d)
+	for i, text := range texts {
+		keys[i] = vectorKey(e.Name(), text)
 		if v, ok := c.m[keys[i]]; ok {
 			out[i] = v
 		} else {
@@ -79,13 +124,13 @@ func (c *toolVectors) vectors(ctx context.Context, e llm.Embedder, store VectorS
 			return out, nil
 		}
 	}
-	texts := make([]string, len(missing))
+	todo := make([]string, len(missing))
 	for j, i := range missing {
-		texts[j] = toolText(defs[i])
+		todo[j] = texts[i]
 	}
 	var vecs [][]float32
-	for start := 0; start < len(texts); start += embedChunk {
-		part := texts[start:min(start+embedChunk, len(texts))]
+	for start := 0; start < len(todo); start += embedChunk {
+		part := todo[start:min(start+embedChunk, len(todo))]
 		v, err := e.Embed(ctx, part)
 		if err != nil {
 			return nil, err

@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	"github.com/rs/zerolog"
-
-	"github.com/switchboard-dev/switchboard/llm"
 )
 
 // lenEmbedder embeds a text as its length and remembers the texts.
@@ -27,41 +25,49 @@ func (e *lenEmbedder) Embed(_ context.Context, texts []string) ([][]float32, err
 	return out, nil
 }
 
-// TestToolVectorsCache: a tool is embedded once per model and definition:
-// a changed description or schema, or another model, embeds it again.
+// TestToolVectorsCache: a tool is embedded once per model and embedded
+// text: a changed description or title, or another model, embeds it
+// again; a changed schema, which is not embedded, does not.
 func TestToolVectorsCache(t *testing.T) {
-	a := llm.ToolDef{Name: "a", Description: "first"}
-	b := llm.ToolDef{Name: "b", Description: "second", Schema: json.RawMessage(`{"type":"object"}`)}
+	a := ToolSpec{Name: "a", Description: "first"}
+	b := ToolSpec{Name: "b", Description: "second", InputSchema: json.RawMessage(`{"type":"object"}`)}
 	bNewSchema := b
-	bNewSchema.Schema = json.RawMessage(`{"type":"object","properties":{"x":{}}}`)
+	bNewSchema.InputSchema = json.RawMessage(`{"type":"object","properties":{"x":{}}}`)
 	aNewDesc := a
 	aNewDesc.Description = "first, changed"
+	aTitled := a
+	aTitled.Title = "A"
 	var c toolVectors
 	m1 := &lenEmbedder{name: "m1"}
 	m2 := &lenEmbedder{name: "m2"}
 	for _, step := range []struct {
 		name    string
 		e       *lenEmbedder
-		defs    []llm.ToolDef
+		tools   []ToolSpec
 		wantNew int // texts the embedder is newly given
 	}{
-		{"first snapshot", m1, []llm.ToolDef{a, b}, 2},
-		{"same snapshot", m1, []llm.ToolDef{a, b}, 0},
-		{"reordered, one new schema", m1, []llm.ToolDef{bNewSchema, a}, 1},
-		{"a new description", m1, []llm.ToolDef{aNewDesc}, 1},
-		{"another model", m2, []llm.ToolDef{a, b}, 2},
+		{"first snapshot", m1, []ToolSpec{a, b}, 2},
+		{"same snapshot", m1, []ToolSpec{a, b}, 0},
+		{"reordered, a new schema", m1, []ToolSpec{bNewSchema, a}, 0},
+		{"a new description", m1, []ToolSpec{aNewDesc}, 1},
+		{"a new title", m1, []ToolSpec{aTitled}, 1},
+		{"another model", m2, []ToolSpec{a, b}, 2},
 	} {
 		before := len(step.e.texts)
-		vecs, err := c.vectors(t.Context(), step.e, nil, zerolog.Nop(), step.defs)
+		texts := make([]string, len(step.tools))
+		for i, tl := range step.tools {
+			texts[i] = embedText(tl, "")
+		}
+		vecs, err := c.vectors(t.Context(), step.e, nil, zerolog.Nop(), texts)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got := len(step.e.texts) - before; got != step.wantNew {
 			t.Errorf("%s: embedded %d texts, want %d", step.name, got, step.wantNew)
 		}
-		for i, d := range step.defs {
-			if want := float32(len(toolText(d))); vecs[i][0] != want {
-				t.Errorf("%s: vector %d = %v, want the vector of %s", step.name, i, vecs[i], d.Name)
+		for i, text := range texts {
+			if want := float32(len(text)); vecs[i][0] != want {
+				t.Errorf("%s: vector %d = %v, want the vector of %s", step.name, i, vecs[i], step.tools[i].Name)
 			}
 		}
 	}
