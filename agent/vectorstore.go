@@ -7,9 +7,10 @@ import (
 )
 
 // VectorKey names one tool's vector: a SHA-256 of the embedding model's
-// name and the tool's definition (name, description and schema), so a
-// vector is found again whatever tool snapshot lists the tool, and never
-// for another model or a changed definition.
+// name and the text embedded of the tool (its server and name as words,
+// its title and its description), so a vector is found again whatever
+// tool snapshot lists the tool, and never for another model, a changed
+// title or description, or another way of making the text.
 type VectorKey [sha256.Size]byte
 
 // String is the key in lower-case hex (64 characters), the name a store
