@@ -1,7 +1,6 @@
 package a2a
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -22,6 +21,8 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
+
+	"github.com/switchboard-dev/switchboard/internal/testkit"
 )
 
 // benchServerEnv, set in a child copy of the test binary, makes it serve
@@ -170,71 +171,16 @@ func measureInterleaved(tb testing.TB, servers []benchTarget, rounds int, d time
 func startBenchChild(tb testing.TB, kind string) benchTarget {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), benchServerEnv+"="+kind)
-	port, pid := startListening(tb, cmd)
-	return benchTarget{name: kind, url: "http://127.0.0.1:" + port + "/", pid: pid}
+	port := testkit.StartListening(tb, cmd)
+	return benchTarget{name: kind, url: "http://127.0.0.1:" + port + "/", pid: cmd.Process.Pid}
 }
 
 // startBenchNode runs the @a2a-js/sdk 1.3.0 echo server.
 func startBenchNode(tb testing.TB) benchTarget {
 	cmd := exec.Command("node", "bench-js-server.mjs")
 	cmd.Dir = npmDir
-	port, pid := startListening(tb, cmd)
-	return benchTarget{name: "js", url: "http://127.0.0.1:" + port + "/a2a/jsonrpc", pid: pid}
-}
-
-// startListening starts cmd, which prints "LISTENING <port>" and exits
-// when its stdin closes (killed after 3 s at cleanup otherwise).
-func startListening(tb testing.TB, cmd *exec.Cmd) (port string, pid int) {
-	tb.Helper()
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	done := make(chan struct{})
-	lines := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if p, ok := strings.CutPrefix(sc.Text(), "LISTENING "); ok {
-				select {
-				case lines <- p:
-				default:
-				}
-			}
-		}
-		close(lines)
-		_ = cmd.Wait()
-		close(done)
-	}()
-	tb.Cleanup(func() {
-		_ = stdin.Close()
-		select {
-		case <-done:
-		case <-time.After(3 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
-	select {
-	case p, ok := <-lines:
-		if !ok {
-			<-done
-			tb.Fatalf("%s exited: %s", cmd.Path, stderr.String())
-		}
-		return p, cmd.Process.Pid
-	case <-time.After(30 * time.Second):
-		tb.Fatalf("%s did not start: %s", cmd.Path, stderr.String())
-	}
-	return "", 0
+	port := testkit.StartListening(tb, cmd)
+	return benchTarget{name: "js", url: "http://127.0.0.1:" + port + "/a2a/jsonrpc", pid: cmd.Process.Pid}
 }
 
 // serveBench is the child's main: it serves the benchmark server kind on

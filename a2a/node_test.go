@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/switchboard-dev/switchboard/internal/testkit"
 )
 
 // startNode runs an npm peer script from internal/npm and returns the port
@@ -19,8 +21,7 @@ func startNode(t testing.TB, script string, args ...string) string {
 	}
 	cmd := exec.Command("node", append([]string{script}, args...)...)
 	cmd.Dir = npmDir
-	port, _ := startListening(t, cmd)
-	return port
+	return testkit.StartListening(t, cmd)
 }
 
 // runNode runs a finite npm script and returns its stdout.

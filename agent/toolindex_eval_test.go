@@ -1,8 +1,6 @@
 package agent_test
 
 import (
-	"encoding/json"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -25,14 +23,7 @@ func TestToolIndexRanksAsTheEvaluation(t *testing.T) {
 		docs[i] = toolsearch.Doc{Name: tl.Name, Title: tl.Title, Description: tl.Description, Schema: tl.InputSchema,
 			Server: s, Instructions: instructions[s]}
 	}
-	b, err := os.ReadFile("testdata/toolsearch/tasks.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tasks []struct{ Task string }
-	if err := json.Unmarshal(b, &tasks); err != nil || len(tasks) == 0 {
-		t.Fatalf("%d tasks: %v", len(tasks), err)
-	}
+	tasks := evalSet(t).Tasks
 	eval, ix := toolsearch.New(docs), agent.NewToolIndex(tools, instructions)
 	for _, tk := range tasks {
 		var want []string

@@ -1,21 +1,17 @@
 package agent_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
-	"fmt"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/agent/internal/evalset"
 	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/llm/provider"
@@ -24,101 +20,13 @@ import (
 
 var sweep = flag.Bool("sweep", false, "TestSearchByMeaningEvaluation: log the figures of each semantic weight on the dev tasks")
 
-// meaningTask is one task of testdata/toolsearch/tasks.json: the tools
-// right for it (Want, and Also where the task leaves the choice open).
-type meaningTask struct {
-	Task string   `json:"task"`
-	Want string   `json:"want"`
-	Also []string `json:"also"`
-}
-
-func (tk meaningTask) wants() []string {
-	var out []string
-	for _, w := range append([]string{tk.Want}, tk.Also...) {
-		out = append(out, "mcp__"+strings.Replace(w, "/", "__", 1))
-	}
-	return out
-}
-
-// meaningScores are recall@1, recall@5 and MRR over a task set.
-type meaningScores struct{ r1, r5, mrr float64 }
-
-func (s meaningScores) String() string {
-	return fmt.Sprintf("recall@1 %.3f recall@5 %.3f MRR %.3f", s.r1, s.r5, s.mrr)
-}
-
-func scoreSearch(tasks []meaningTask, search func(string) []agent.ToolMatch) meaningScores {
-	var s meaningScores
-	for _, tk := range tasks {
-		r := slices.IndexFunc(search(tk.Task), func(m agent.ToolMatch) bool { return slices.Contains(tk.wants(), m.Name) })
-		if r < 0 {
-			continue
-		}
-		if r == 0 {
-			s.r1++
-		}
-		if r < 5 {
-			s.r5++
-		}
-		s.mrr += 1 / float64(r+1)
-	}
-	n := float64(len(tasks))
-	return meaningScores{s.r1 / n, s.r5 / n, s.mrr / n}
-}
-
 // useEmbedder starts internal/npm/use-embeddings.mjs (a real embedding
 // model, Universal Sentence Encoder lite, served offline over OpenAI's
 // wire format) and returns its base URL; it skips without the npm peers.
 func useEmbedder(t *testing.T) string {
 	t.Helper()
-	node := testkit.Node22(t)
-	cmd := exec.Command(node, filepath.Join(filepath.Dir(testkit.NodeModules(t)), "use-embeddings.mjs"))
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	port := make(chan string, 1)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if p, ok := strings.CutPrefix(sc.Text(), "LISTENING "); ok {
-				port <- p
-			}
-		}
-		close(port)
-		_ = cmd.Wait()
-	}()
-	t.Cleanup(func() {
-		_ = stdin.Close()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
-	select {
-	case p, ok := <-port:
-		if !ok {
-			<-done
-			t.Fatalf("use-embeddings.mjs exited: %s", stderr.String())
-		}
-		return "http://127.0.0.1:" + p
-	case <-time.After(60 * time.Second):
-		t.Fatalf("use-embeddings.mjs did not listen within 60 s: %s", stderr.String())
-	}
-	return ""
+	cmd := exec.Command(testkit.Node22(t), filepath.Join(filepath.Dir(testkit.NodeModules(t)), "use-embeddings.mjs"))
+	return "http://127.0.0.1:" + testkit.StartListening(t, cmd)
 }
 
 // TestSearchByMeaningEvaluation scores search_tools with a real embedding
@@ -135,22 +43,7 @@ func TestSearchByMeaningEvaluation(t *testing.T) {
 	}
 	base := useEmbedder(t)
 	tools, instructions := corpus(t)
-	b, err := os.ReadFile("testdata/toolsearch/tasks.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tasks []meaningTask
-	if err := json.Unmarshal(b, &tasks); err != nil || len(tasks) == 0 {
-		t.Fatalf("%d tasks: %v", len(tasks), err)
-	}
-	var dev, held []meaningTask
-	for i, tk := range tasks {
-		if i%2 == 0 {
-			dev = append(dev, tk)
-		} else {
-			held = append(held, tk)
-		}
-	}
+	halves := evalSet(t).Halves()
 	e, err := openai.NewEmbedder(provider.Config{BaseURL: base + "/v1", Model: "universal-sentence-encoder-lite", Policy: failure.NewPolicy(failure.PolicyConfig{MaxAttempts: 1})})
 	if err != nil {
 		t.Fatal(err)
@@ -162,8 +55,8 @@ func TestSearchByMeaningEvaluation(t *testing.T) {
 	// Queries are embedded once: the sweep and the figures reuse them.
 	searches := 0
 	var took time.Duration
-	search := func(w float64) func(string) []agent.ToolMatch {
-		return func(q string) []agent.ToolMatch {
+	search := func(w float64) func(string) []string {
+		return func(q string) []string {
 			old := *agent.SemanticWeight
 			*agent.SemanticWeight = w
 			defer func() { *agent.SemanticWeight = old }()
@@ -174,24 +67,21 @@ func TestSearchByMeaningEvaluation(t *testing.T) {
 					took += time.Since(t0)
 				}
 			}()
-			return fused.SearchContext(ctx, q, 20)
+			return names(fused.SearchContext(ctx, q, 20))
 		}
 	}
 	chosen := *agent.SemanticWeight
 	if *sweep {
 		for _, w := range []float64{0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8} {
-			t.Logf("dev, semantic weight %.1f: %v", w, scoreSearch(dev, search(w)))
+			t.Logf("dev, semantic weight %.1f: %v", w, evalset.Score(halves[0].Tasks, search(w)))
 		}
 	}
-	for _, set := range []struct {
-		name  string
-		tasks []meaningTask
-	}{{"dev", dev}, {"held-out", held}, {"all", tasks}} {
-		lex := scoreSearch(set.tasks, func(q string) []agent.ToolMatch { return lexical.Search(q, 20) })
-		got := scoreSearch(set.tasks, search(chosen))
-		t.Logf("%-8s (%d tasks, %d tools): by words and meaning (weight %.1f) %v; by words %v", set.name, len(set.tasks), len(tools), chosen, got, lex)
-		if set.name != "held-out" && (got.mrr < lex.mrr || got.r5 < lex.r5) {
-			t.Errorf("%s: by words and meaning %v is worse than by words %v", set.name, got, lex)
+	for _, set := range halves {
+		lex := evalset.Score(set.Tasks, func(q string) []string { return names(lexical.Search(q, 20)) })
+		got := evalset.Score(set.Tasks, search(chosen))
+		t.Logf("%-8s (%d tasks, %d tools): by words and meaning (weight %.1f) %v; by words %v", set.Name, len(set.Tasks), len(tools), chosen, got, lex)
+		if set.Name != "held-out" && (got.MRR < lex.MRR || got.R5 < lex.R5) {
+			t.Errorf("%s: by words and meaning %v is worse than by words %v", set.Name, got, lex)
 		}
 	}
 	t.Logf("a search by words and meaning took %.1f ms on average (the query's embedding call included)", float64(took.Microseconds())/1000/float64(searches-1))

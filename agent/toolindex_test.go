@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/agent"
+	"github.com/switchboard-dev/switchboard/agent/internal/evalset"
 	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/testkit"
 	"github.com/switchboard-dev/switchboard/llm"
@@ -27,39 +27,29 @@ func corpusTools(t testing.TB) []agent.ToolSpec {
 // corpus is corpusTools and the servers' instructions, by server name.
 func corpus(t testing.TB) ([]agent.ToolSpec, map[string]string) {
 	t.Helper()
-	b, err := os.ReadFile("testdata/toolsearch/servers.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var servers map[string]struct {
-		Instructions string `json:"instructions"`
-		Tools        []struct {
-			Name        string          `json:"name"`
-			Title       string          `json:"title"`
-			Description string          `json:"description"`
-			InputSchema json.RawMessage `json:"inputSchema"`
-		} `json:"tools"`
-	}
-	if err := json.Unmarshal(b, &servers); err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for s := range servers {
-		names = append(names, s)
-	}
-	slices.Sort(names)
+	set := evalSet(t)
 	var tools []agent.ToolSpec
 	instructions := map[string]string{}
-	for _, s := range names {
-		if servers[s].Instructions != "" {
-			instructions[s] = servers[s].Instructions
+	for _, s := range set.Servers {
+		if s.Instructions != "" {
+			instructions[s.Name] = s.Instructions
 		}
-		for _, tl := range servers[s].Tools {
-			tools = append(tools, agent.ToolSpec{Name: "mcp__" + s + "__" + tl.Name, Title: tl.Title, Description: tl.Description,
-				InputSchema: tl.InputSchema, Source: agent.Provenance{Kind: failure.SourceMCP, Name: s, Tool: tl.Name}})
+		for _, tl := range s.Tools {
+			tools = append(tools, agent.ToolSpec{Name: evalset.ToolName(s.Name, tl.Name), Title: tl.Title, Description: tl.Description,
+				InputSchema: tl.InputSchema, Source: agent.Provenance{Kind: failure.SourceMCP, Name: s.Name, Tool: tl.Name}})
 		}
 	}
 	return tools, instructions
+}
+
+// evalSet is the tool search's evaluation set (testdata/toolsearch).
+func evalSet(t testing.TB) *evalset.Set {
+	t.Helper()
+	set, err := evalset.Load("testdata/toolsearch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
 }
 
 func TestToolIndex(t *testing.T) {

@@ -1,133 +1,50 @@
 package toolsearch
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
-	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchboard-dev/switchboard/agent/internal/evalset"
 )
 
-// corpusServer is one server of testdata's corpus: its tools/list answer
-// (started locally from npm; see docs/context.md) and instructions.
-type corpusServer struct {
-	Instructions string `json:"instructions"`
-	Tools        []struct {
-		Name        string          `json:"name"`
-		Title       string          `json:"title"`
-		Description string          `json:"description"`
-		InputSchema json.RawMessage `json:"inputSchema"`
-	} `json:"tools"`
-}
-
-type evalTask struct {
-	Task string `json:"task"`
-	Want string `json:"want"` // server/tool
-	// Also are tools as right as Want, where the task leaves the choice
-	// open (two servers offering the same function, the task naming
-	// neither).
-	Also []string `json:"also,omitempty"`
-}
-
-// wants are the names of the tools right for tk.
-func (tk evalTask) wants() []string {
-	var out []string
-	for _, w := range append([]string{tk.Want}, tk.Also...) {
-		out = append(out, "mcp__"+strings.Replace(w, "/", "__", 1))
-	}
-	return out
-}
-
-// evalCorpus reads the corpus and tasks of agent/testdata/toolsearch.
-func evalCorpus(t testing.TB) ([]Doc, []evalTask) {
+// evalCorpus reads the evaluation set (agent/testdata/toolsearch) as docs
+// (each tool with its server and the server's instructions) and tasks.
+func evalCorpus(t testing.TB) ([]Doc, []evalset.Task) {
 	t.Helper()
-	b, err := os.ReadFile("../../testdata/toolsearch/servers.json")
+	set, err := evalset.Load("../../testdata/toolsearch")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var servers map[string]corpusServer
-	if err := json.Unmarshal(b, &servers); err != nil {
-		t.Fatal(err)
-	}
-	names := make([]string, 0, len(servers))
-	for s := range servers {
-		names = append(names, s)
-	}
-	slices.Sort(names)
 	var docs []Doc
-	for _, s := range names {
-		for _, tl := range servers[s].Tools {
-			docs = append(docs, Doc{Name: "mcp__" + s + "__" + tl.Name, Title: tl.Title, Description: tl.Description,
-				Schema: tl.InputSchema, Server: s, Instructions: servers[s].Instructions})
+	for _, s := range set.Servers {
+		for _, tl := range s.Tools {
+			docs = append(docs, Doc{Name: evalset.ToolName(s.Name, tl.Name), Title: tl.Title, Description: tl.Description,
+				Schema: tl.InputSchema, Server: s.Name, Instructions: s.Instructions})
 		}
 	}
-	b, err = os.ReadFile("../../testdata/toolsearch/tasks.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tasks []evalTask
-	if err := json.Unmarshal(b, &tasks); err != nil {
-		t.Fatal(err)
-	}
-	return docs, tasks
+	return docs, set.Tasks
 }
 
-// splits are the evaluation's task sets: dev (even positions, the half to
-// look at and tune on), held-out (odd positions) and all.
-func splits(tasks []evalTask) []taskSet {
-	var dev, held []evalTask
-	for i, tk := range tasks {
-		if i%2 == 0 {
-			dev = append(dev, tk)
-		} else {
-			held = append(held, tk)
+// halves are the evaluation's dev, held-out and all task sets.
+func halves(tasks []evalset.Task) []evalset.Half {
+	return (&evalset.Set{Tasks: tasks}).Halves()
+}
+
+// ranked are the names of the docs search ranks for a query, best first.
+func ranked(docs []Doc, search func(string, int) []Hit) func(string) []string {
+	return func(q string) []string {
+		var out []string
+		for _, h := range search(q, 20) {
+			out = append(out, docs[h.Doc].Name)
 		}
+		return out
 	}
-	return []taskSet{{"dev", dev}, {"held-out", held}, {"all", tasks}}
 }
 
-type taskSet struct {
-	name  string
-	tasks []evalTask
-}
-
-type scores struct{ r1, r5, mrr float64 }
-
-func (s scores) String() string {
-	return fmt.Sprintf("recall@1 %.3f recall@5 %.3f MRR %.3f", s.r1, s.r5, s.mrr)
-}
-
-// rankOf is the position (from 0) of the first right tool for tk in
-// search's top 20, or -1.
-func rankOf(docs []Doc, tk evalTask, search func(string, int) []Hit) int {
-	wants := tk.wants()
-	for r, h := range search(tk.Task, 20) {
-		if slices.Contains(wants, docs[h.Doc].Name) {
-			return r
-		}
-	}
-	return -1
-}
-
-func evaluate(docs []Doc, tasks []evalTask, search func(string, int) []Hit) scores {
-	var s scores
-	for _, tk := range tasks {
-		r := rankOf(docs, tk, search)
-		if r < 0 {
-			continue
-		}
-		if r == 0 {
-			s.r1++
-		}
-		if r < 5 {
-			s.r5++
-		}
-		s.mrr += 1 / float64(r+1)
-	}
-	n := float64(len(tasks))
-	return scores{s.r1 / n, s.r5 / n, s.mrr / n}
+func evaluate(docs []Doc, tasks []evalset.Task, search func(string, int) []Hit) evalset.Scores {
+	return evalset.Score(tasks, ranked(docs, search))
 }
 
 // TestEvaluation scores the ranking and plain BM25 on the corpus's tasks,
@@ -138,31 +55,24 @@ func evaluate(docs []Doc, tasks []evalTask, search func(string, int) []Hit) scor
 // ranking does not put first: the rank of the right tool and the top 3.
 func TestEvaluation(t *testing.T) {
 	docs, tasks := evalCorpus(t)
-	for _, tk := range tasks {
-		for _, want := range tk.wants() {
-			if !slices.ContainsFunc(docs, func(d Doc) bool { return d.Name == want }) {
-				t.Fatalf("task %q wants %s, which is not in the corpus", tk.Task, want)
-			}
-		}
-	}
 	ix, base := New(docs), NewBM25(docs)
 	// floor is what the ranking reached on each set when its constants
 	// were last chosen (on dev); recall@5 and MRR must not fall below it.
-	floor := map[string]scores{"dev": {r5: 0.780, mrr: 0.682}, "held-out": {r5: 0.878, mrr: 0.731}, "all": {r5: 0.829, mrr: 0.706}}
-	for _, set := range splits(tasks) {
-		got := evaluate(docs, set.tasks, ix.Search)
-		bm := evaluate(docs, set.tasks, base.Search)
-		t.Logf("%-8s (%d tasks, %d tools): ranking %v; BM25 %v", set.name, len(set.tasks), len(docs), got, bm)
-		if got.mrr < bm.mrr || got.r5 < bm.r5 {
-			t.Errorf("%s: ranking %v is worse than BM25 %v", set.name, got, bm)
+	floor := map[string]evalset.Scores{"dev": {R5: 0.780, MRR: 0.682}, "held-out": {R5: 0.878, MRR: 0.731}, "all": {R5: 0.829, MRR: 0.706}}
+	for _, set := range halves(tasks) {
+		got := evaluate(docs, set.Tasks, ix.Search)
+		bm := evaluate(docs, set.Tasks, base.Search)
+		t.Logf("%-8s (%d tasks, %d tools): ranking %v; BM25 %v", set.Name, len(set.Tasks), len(docs), got, bm)
+		if got.MRR < bm.MRR || got.R5 < bm.R5 {
+			t.Errorf("%s: ranking %v is worse than BM25 %v", set.Name, got, bm)
 		}
-		if f := floor[set.name]; got.mrr < f.mrr-5e-4 || got.r5 < f.r5-5e-4 {
-			t.Errorf("%s: ranking %v is below %v", set.name, got, f)
+		if f := floor[set.Name]; got.MRR < f.MRR-5e-4 || got.R5 < f.R5-5e-4 {
+			t.Errorf("%s: ranking %v is below %v", set.Name, got, f)
 		}
 	}
 	if testing.Verbose() {
 		for i, tk := range tasks {
-			r := rankOf(docs, tk, ix.Search)
+			r := evalset.Rank(tk, ranked(docs, ix.Search)(tk.Task))
 			if r == 0 {
 				continue
 			}
@@ -174,7 +84,7 @@ func TestEvaluation(t *testing.T) {
 			for _, h := range ix.Search(tk.Task, 3) {
 				top = append(top, strings.TrimPrefix(docs[h.Doc].Name, "mcp__"))
 			}
-			t.Logf("%s #%d: rank %d (BM25 %d) %q want %s; top 3 %v", split, i, r+1, rankOf(docs, tk, base.Search)+1, tk.Task, tk.Want, top)
+			t.Logf("%s #%d: rank %d (BM25 %d) %q want %s; top 3 %v", split, i, r+1, evalset.Rank(tk, ranked(docs, base.Search)(tk.Task))+1, tk.Task, tk.Want, top)
 		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"flag"
 	"reflect"
 	"testing"
+
+	"github.com/switchboard-dev/switchboard/agent/internal/evalset"
 )
 
 var tune = flag.Bool("tune", false, "run TestTuneOnDev")
@@ -18,12 +20,12 @@ func TestTuneOnDev(t *testing.T) {
 		t.Skip("run with -tune")
 	}
 	docs, tasks := evalCorpus(t)
-	sets := splits(tasks)
-	dev, held := sets[0].tasks, sets[1].tasks
-	obj := func(p params, ts []evalTask) (float64, scores) {
+	sets := halves(tasks)
+	dev, held := sets[0].Tasks, sets[1].Tasks
+	obj := func(p params, ts []evalset.Task) (float64, evalset.Scores) {
 		ix := newIndex(docs, p)
 		s := evaluate(docs, ts, ix.Search)
-		return s.mrr + 0.5*s.r5, s
+		return s.MRR + 0.5*s.R5, s
 	}
 	p := defaults
 	gain := 0.012
