@@ -188,8 +188,13 @@ func (s *Server) serveListen(w http.ResponseWriter, r *http.Request, id json.Raw
 		return
 	}
 	// The status now, then each change: a change between the client's
-	// last poll and the subscription is not missed.
-	wake <- struct{}{}
+	// last poll and the subscription is not missed. A change since the
+	// subscription may have filled wake already; the status is sent once
+	// either way (a blocking send here would wait forever).
+	select {
+	case wake <- struct{}{}:
+	default:
+	}
 	for len(live) > 0 {
 		select {
 		case <-wake:
