@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/goleak"
 
 	"github.com/switchboard-dev/switchboard/agent"
 	"github.com/switchboard-dev/switchboard/agent/guard"
@@ -329,12 +331,14 @@ const (
 )
 
 // flakyToolset lists issueTools' tools, or fails, or panics, or hangs, as
-// its mode says; lists counts its listings.
+// its mode says; lists counts its listings, and a listing that hangs
+// signals hanging (when set) without blocking.
 type flakyToolset struct {
 	inner   agent.Toolset
 	mode    atomic.Int32
 	lists   atomic.Int32
 	release chan struct{}
+	hanging chan struct{}
 }
 
 func (f *flakyToolset) Name() string { return "flaky" }
@@ -346,6 +350,10 @@ func (f *flakyToolset) Tools(ctx context.Context) ([]agent.Tool, error) {
 	case listPanic:
 		panic("the toolset broke")
 	case listHang:
+		select {
+		case f.hanging <- struct{}{}:
+		default:
+		}
 		<-f.release
 	}
 	return f.inner.Tools(ctx)
@@ -355,10 +363,8 @@ func (f *flakyToolset) Tools(ctx context.Context) ([]agent.Tool, error) {
 // server's failure policy like any tool. A toolset whose listing fails or
 // panics is searched in its last known tools, the failure reaching
 // OnFailure as a *failure.Error of the listing (a panic no longer ends the
-// process); a search that does not end is a Timeout failure the client
-// gets as an error result in its model text, reported to OnFailure and
-// audited as failed; and repeated failures open find_tools' circuit
-// (Unavailable, the toolsets not listed).
+// process), and every find is audited. A listing that does not end holds
+// no find past its deadline (TestHungListing has the rest).
 func TestFindToolsFailurePolicy(t *testing.T) {
 	tests := []struct {
 		name      string
@@ -373,10 +379,15 @@ func TestFindToolsFailurePolicy(t *testing.T) {
 		// A toolset that goes on failing is reported once, when it starts.
 		{name: "listing panics", mode: listPanic, finds: 2, wantErr: []bool{false, false},
 			wantKinds: []failure.Kind{failure.Panic}, wantLists: 2},
-		// The hung listing holds the resynchronisation: the second find
-		// waits for it, and times out too.
-		{name: "search hangs, circuit opens", mode: listHang, finds: 3, wantErr: []bool{true, true, true},
-			wantKinds: []failure.Kind{failure.Timeout, failure.Timeout, failure.Unavailable}, wantLists: 1},
+		// The listing hangs, whatever its context: the first find abandons
+		// it at its CallTimeout, the toolset starting to fail (a Timeout
+		// of the listing, reported once), and answers from the last known
+		// tools; the later finds start no listing while that one runs and
+		// answer at once. No find fails, so find_tools' circuit stays
+		// closed (it used to be held by the hung listing: each find timed
+		// out, and the third met an open circuit).
+		{name: "listing hangs", mode: listHang, finds: 3, wantErr: []bool{false, false, false},
+			wantKinds: []failure.Kind{failure.Timeout}, wantLists: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -416,7 +427,7 @@ func TestFindToolsFailurePolicy(t *testing.T) {
 			var kinds []failure.Kind
 			for _, fe := range seen {
 				kinds = append(kinds, fe.Kind)
-				listing := fe.Kind == failure.Transient || fe.Kind == failure.Panic
+				listing := fe.Op == "list tools" || fe.Name == "flaky"
 				switch {
 				case listing && (fe.Op != "list tools" || fe.Name != "flaky"):
 					t.Errorf("listing failure %+v: want Op list tools of toolset flaky", fe)
@@ -434,6 +445,138 @@ func TestFindToolsFailurePolicy(t *testing.T) {
 				if want := map[bool]string{false: "ok", true: "failed"}[tt.wantErr[i]]; r.Tool != "find_tools" || r.Outcome != want {
 					t.Errorf("audit record %d: %s %s; want find_tools %s", i, r.Tool, r.Outcome, want)
 				}
+				// The call timeout's grace (2s) for a search that
+				// ignored its context was never needed.
+				if r.Duration >= 2*time.Second {
+					t.Errorf("find %d took %v; want it answered at its deadline (50ms), not after the grace", i+1, r.Duration)
+				}
+			}
+		})
+	}
+}
+
+// TestHungListing: a toolset whose listing hangs, whatever its context,
+// holds no resynchronisation. The sync that meets the hang (a tools/list
+// here, which its client then gives up) abandons the listing when its
+// context ends, and the hang reaches OnFailure once, as a Timeout of the
+// listing. Meanwhile a find_tools waits for that sync no longer than its
+// CallTimeout and answers from the offered tools; and while the listing
+// runs, the many syncs after (tools/list, find_tools) start no other
+// listing of the toolset and answer at once from its last known tools.
+// Once released, the abandoned listing's goroutine ends and the next sync
+// lists the toolset again.
+func TestHungListing(t *testing.T) {
+	for _, find := range []bool{false, true} {
+		t.Run(map[bool]string{false: "tools", true: "find and call"}[find], func(t *testing.T) {
+			ctx := testkit.Ctx(t, 30*time.Second)
+			failed := make(chan *failure.Error, 10)
+			pol := failure.NewPolicy(failure.PolicyConfig{OnFailure: func(_ context.Context, o failure.Outcome) {
+				select {
+				case failed <- o.Err:
+				default:
+					t.Errorf("OnFailure saw more than 10 failures: %v", o.Err)
+				}
+			}})
+			ts := &flakyToolset{inner: issueTools(), release: make(chan struct{}), hanging: make(chan struct{}, 1)}
+			srv := newServer(t, server.Config{Toolsets: []agent.Toolset{ts}, FindAndCall: find, Policy: pol, CallTimeout: 50 * time.Millisecond,
+				Permissions: &agent.Permissions{Rules: []agent.Rule{{Tool: "*", Permission: agent.Allow}}}})
+			cs := connectMem(t, srv, nil)
+			release := sync.OnceFunc(func() { close(ts.release) })
+			t.Cleanup(release) // before the session and the server close
+			offered := []string{"create_issue", "delete_repository", "search_issues"}
+			if find {
+				offered = []string{"call_tool", "find_tools"}
+			}
+			listNames := func(ctx context.Context) ([]string, error) {
+				res, err := cs.ListTools(ctx, nil)
+				if err != nil {
+					return nil, err
+				}
+				var names []string
+				for _, tl := range res.Tools {
+					names = append(names, tl.Name)
+				}
+				slices.Sort(names)
+				return names, nil
+			}
+			leaks := goleak.IgnoreCurrent()
+			before := ts.lists.Load()
+			ts.mode.Store(listHang)
+
+			lctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			first := make(chan error, 1)
+			go func() { _, err := cs.ListTools(lctx, nil); first <- err }()
+			select {
+			case <-ts.hanging:
+			case <-ctx.Done():
+				t.Fatal("the tools/list did not list the toolset")
+			}
+			if find {
+				found, txt, isErr := findCall(t, cs, map[string]any{"query": "create a new issue"})
+				if isErr || !slices.Contains(foundNames(found), "create_issue") {
+					t.Fatalf("find while a sync hangs: %v (%q, error %v); want the offered create_issue", foundNames(found), txt, isErr)
+				}
+			}
+			cancel()
+			select {
+			case err := <-first:
+				if err == nil {
+					t.Fatal("the cancelled tools/list succeeded")
+				}
+			case <-ctx.Done():
+				t.Fatal("the cancelled tools/list did not return")
+			}
+			select {
+			case fe := <-failed:
+				if !errors.Is(fe, failure.Timeout) || fe.Name != "flaky" || fe.Op != "list tools" {
+					t.Errorf("OnFailure saw %+v; want a Timeout of toolset flaky's list tools", fe)
+				}
+			case <-ctx.Done():
+				t.Fatal("the abandoned listing was not reported")
+			}
+
+			var wg sync.WaitGroup
+			errs := make(chan error, 8)
+			for range 8 {
+				wg.Go(func() {
+					names, err := listNames(testkit.Ctx(t, 5*time.Second)) // half listTimeout
+					if err == nil && !slices.Equal(names, offered) {
+						err = fmt.Errorf("tools/list offered %v; want %v", names, offered)
+					}
+					if err != nil {
+						errs <- err
+					}
+				})
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Error(err)
+			}
+			if find {
+				for i := range 3 {
+					found, txt, isErr := findCall(t, cs, map[string]any{"query": "create a new issue"})
+					if isErr || !slices.Contains(foundNames(found), "create_issue") {
+						t.Errorf("find %d while the listing hangs: %v (%q, error %v); want the last known create_issue", i+1, foundNames(found), txt, isErr)
+					}
+				}
+			}
+			if got := ts.lists.Load() - before; got != 1 {
+				t.Errorf("%d listings while the toolset hangs; want 1", got)
+			}
+			if len(failed) > 0 {
+				t.Errorf("OnFailure saw %+v too; want the hang reported once", <-failed)
+			}
+
+			release()
+			goleak.VerifyNone(t, leaks) // the abandoned listing's goroutine ended
+			ts.mode.Store(listOK)
+			if names, err := listNames(ctx); err != nil || !slices.Equal(names, offered) {
+				t.Errorf("tools/list after the release: %v, %v; want %v", names, err, offered)
+			}
+			if got := ts.lists.Load() - before; got != 2 {
+				t.Errorf("%d listings after the release; want 2 (the next sync lists again)", got)
 			}
 		})
 	}

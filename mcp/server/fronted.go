@@ -62,8 +62,8 @@ type fronted struct {
 	m      *mcp.Manager
 	prefix bool
 
-	syncMu sync.Mutex // serialises sync
-	mu     sync.Mutex // guards what follows
+	syncing chan struct{} // serialises sync: its one slot, waited for no longer than the sync's context
+	mu      sync.Mutex    // guards what follows
 	// last is each server's last good listing.
 	last map[string]*listing
 	// resources, templates and prompts are what is offered: by URI, URI
@@ -95,7 +95,7 @@ type route struct {
 
 func newFronted(s *Server, m *mcp.Manager, p Prefix) *fronted {
 	on := p == PrefixOn || p == PrefixAuto && len(m.ServerNames()) > 1
-	return &fronted{s: s, m: m, prefix: on, last: map[string]*listing{}, resources: map[string]route{},
+	return &fronted{s: s, m: m, prefix: on, syncing: make(chan struct{}, 1), last: map[string]*listing{}, resources: map[string]route{},
 		templates: map[string]route{}, prompts: map[string]route{}, subs: map[string]int{}}
 }
 
@@ -334,10 +334,15 @@ func levelRank(l gomcp.LoggingLevel) int {
 
 // sync lists every server's resources, templates and prompts and registers
 // the difference with the go-sdk server (which notifies clients). A
-// server whose listing fails keeps its last good one.
+// server whose listing fails keeps its last good one. A sync whose ctx
+// ends while it waits for another one returns without syncing (what is
+// offered stands); the listings themselves go through the Manager, which
+// heeds ctx (and frontedListTimeout).
 func (f *fronted) sync(ctx context.Context) {
-	f.syncMu.Lock()
-	defer f.syncMu.Unlock()
+	if !acquire(ctx, f.syncing) {
+		return
+	}
+	defer func() { <-f.syncing }()
 	wantRes, wantTmpl, wantPrompts := map[string]route{}, map[string]route{}, map[string]route{}
 	var addRes []*gomcp.Resource
 	var addTmpl []*gomcp.ResourceTemplate

@@ -31,14 +31,20 @@ type toolRegistry struct {
 	servers agent.Toolset
 	schemas *schema.Cache
 
-	// syncMu serialises resynchronisations; mu guards offered.
-	syncMu sync.Mutex
-	mu     sync.Mutex
+	// syncing serialises resynchronisations: a sync holds its one slot,
+	// and waits for it no longer than its context. What follows up to mu is
+	// the slot holder's; mu guards offered.
+	syncing chan struct{}
+	mu      sync.Mutex
 	// last is each toolset's last good listing (a failing listing keeps it);
 	// failing marks the toolsets whose last listing failed (reported to the
 	// policy once, when it starts failing).
 	last    map[int][]agent.Tool
 	failing map[int]bool
+	// abandoned holds, for a toolset whose listing outlasted its sync
+	// (listTools), a channel closed when that listing returns: until then
+	// the toolset is not listed again and counts as failing.
+	abandoned map[int]<-chan struct{}
 	// instructions are the servers' instructions the index was built with.
 	instructions map[string]string
 	// offered are the tools registered with the go-sdk server, by name.
@@ -51,7 +57,8 @@ type toolRegistry struct {
 }
 
 func newToolRegistry(s *Server) (*toolRegistry, error) {
-	r := &toolRegistry{s: s, schemas: schema.NewCache(), last: map[int][]agent.Tool{}, failing: map[int]bool{},
+	r := &toolRegistry{s: s, schemas: schema.NewCache(), syncing: make(chan struct{}, 1),
+		last: map[int][]agent.Tool{}, failing: map[int]bool{}, abandoned: map[int]<-chan struct{}{},
 		offered: map[string]agent.Tool{}, defs: map[string]*gomcp.Tool{}, index: agent.NewToolIndex(nil, nil)}
 	for _, ts := range s.cfg.Toolsets {
 		if ts == nil {
@@ -87,12 +94,16 @@ func (r *toolRegistry) lookup(name string) (agent.Tool, bool) {
 
 // sync lists every toolset and registers the difference with the go-sdk
 // server, which notifies sessions of the change. A toolset whose listing
-// fails (or panics) keeps its last list; the failure goes to the server's
-// policy when the toolset starts failing (not again while it goes on
-// failing), after the resynchronisation's lock is released.
+// fails (or panics, or outlasts ctx or listTimeout, or is still running
+// from an earlier sync) keeps its last list; the failure goes to the
+// server's policy when the toolset starts failing (not again while it goes
+// on failing), after the resynchronisation's slot is released. A sync
+// whose ctx ends while it waits for another one returns without syncing
+// (the offered tools stand); once its ctx has ended it lists no further
+// toolset (those keep their last lists, their failing unchanged).
 func (r *toolRegistry) sync(ctx context.Context) {
 	var failed []*failure.Error
-	defer func() { // after unlocking: a policy's OnFailure may list tools
+	defer func() { // after releasing the slot: a policy's OnFailure may list tools
 		hctx := ctx
 		if r.s.cfg.Logger != nil {
 			hctx = r.s.log.WithContext(ctx) // a policy without a Logger logs here
@@ -101,21 +112,24 @@ func (r *toolRegistry) sync(ctx context.Context) {
 			failure.Or(r.s.policy).Handle(hctx, fe)
 		}
 	}()
-	r.syncMu.Lock()
-	defer r.syncMu.Unlock()
+	if !acquire(ctx, r.syncing) {
+		return
+	}
+	defer func() { <-r.syncing }()
 	want := map[string]agent.Tool{}
 	var instructions map[string]string
 	for i, ts := range r.toolsets {
-		tools, err := listTools(ctx, ts)
-		if err != nil {
-			if !r.failing[i] {
-				failed = append(failed, &failure.Error{Kind: failure.KindOf(err), Source: failure.SourceMCP, Name: ts.Name(),
-					Op: "list tools", Err: err, Message: "listing the toolset's tools failed; its last known tools are offered"})
+		tools := r.last[i]
+		if ctx.Err() == nil {
+			if l, err := r.list(ctx, i, ts); err != nil {
+				if !r.failing[i] {
+					failed = append(failed, &failure.Error{Kind: failure.KindOf(err), Source: failure.SourceMCP, Name: ts.Name(),
+						Op: "list tools", Err: err, Message: "listing the toolset's tools failed; its last known tools are offered"})
+				}
+				r.failing[i] = true
+			} else {
+				tools, r.last[i], r.failing[i] = l, l, false
 			}
-			r.failing[i] = true
-			tools = r.last[i]
-		} else {
-			r.last[i], r.failing[i] = tools, false
 		}
 		if si, ok := ts.(serverInstructor); ok && r.s.cfg.FindAndCall {
 			for name, text := range si.ServerInstructions() {
@@ -190,19 +204,83 @@ func (r *toolRegistry) sync(ctx context.Context) {
 	}
 }
 
-// listTools is ts's tools, listed within listTimeout; a panic of the
-// toolset is a failure of kind Panic (go-sdk does not recover its
-// handlers' panics: one would end the process).
-func listTools(ctx context.Context, ts agent.Toolset) (tools []agent.Tool, err error) {
+// list is toolset i's tools (listTools), for the holder of the sync's
+// slot: while a listing of it that an earlier sync abandoned is still
+// running, none is started and the toolset fails (Timeout), so a toolset
+// that hangs costs one goroutine, not one per sync.
+func (r *toolRegistry) list(ctx context.Context, i int, ts agent.Toolset) ([]agent.Tool, error) {
+	if ch, ok := r.abandoned[i]; ok {
+		select {
+		case <-ch:
+			delete(r.abandoned, i)
+		default:
+			return nil, &failure.Error{Kind: failure.Timeout, Source: failure.SourceMCP, Name: ts.Name(), Op: "list tools",
+				Message: "an earlier listing of the toolset has not returned yet"}
+		}
+	}
+	tools, running, err := listTools(ctx, ts)
+	if running != nil {
+		r.abandoned[i] = running
+	}
+	return tools, err
+}
+
+// listTools is ts's tools, listed within listTimeout on a goroutine of its
+// own, so that a toolset ignoring its context cannot hold the caller: when
+// ctx or listTimeout ends first, listTools returns a failure of kind
+// Timeout and running, closed when the abandoned listing returns (its
+// goroutine then ends; what it lists is dropped: it came after its
+// deadline, as a toolset that heeds its context would have failed). A
+// panic of the toolset is a failure of kind Panic (go-sdk does not recover
+// its handlers' panics: one would end the process).
+func listTools(ctx context.Context, ts agent.Toolset) (tools []agent.Tool, running <-chan struct{}, err error) {
+	type listed struct {
+		tools []agent.Tool
+		err   error
+	}
 	ctx, cancel := context.WithTimeout(ctx, listTimeout)
 	defer cancel()
-	defer func() {
-		if p := recover(); p != nil {
-			tools, err = nil, &failure.Error{Kind: failure.Panic, Source: failure.SourceMCP, Name: ts.Name(), Op: "list tools",
-				Message: "the toolset panicked", Err: &failure.PanicError{Value: p, Stack: debug.Stack()}}
-		}
+	ch, done := make(chan listed, 1), make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() {
+			if p := recover(); p != nil {
+				ch <- listed{err: &failure.Error{Kind: failure.Panic, Source: failure.SourceMCP, Name: ts.Name(), Op: "list tools",
+					Message: "the toolset panicked", Err: &failure.PanicError{Value: p, Stack: debug.Stack()}}}
+			}
+		}()
+		tools, err := ts.Tools(ctx)
+		ch <- listed{tools, err}
 	}()
-	return ts.Tools(ctx)
+	select {
+	case l := <-ch:
+		return l.tools, nil, l.err
+	case <-ctx.Done():
+	}
+	select {
+	case l := <-ch: // it returned as ctx ended
+		return l.tools, nil, l.err
+	default:
+	}
+	return nil, done, &failure.Error{Kind: failure.Timeout, Source: failure.SourceMCP, Name: ts.Name(), Op: "list tools",
+		Err: ctx.Err(), Message: "the toolset did not list its tools in time"}
+}
+
+// acquire takes slot, a channel of capacity one, waiting no longer than
+// ctx; it reports whether it took it. A free slot is taken even once ctx
+// has ended.
+func acquire(ctx context.Context, slot chan struct{}) bool {
+	select {
+	case slot <- struct{}{}:
+		return true
+	default:
+	}
+	select {
+	case slot <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // serverInstructor is a toolset with agent.Toolset's optional
