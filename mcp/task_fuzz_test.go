@@ -110,7 +110,7 @@ func TestTaskHTTPBodies(t *testing.T) {
 			src := io.NopCloser(strings.NewReader(c.body))
 			var body io.ReadCloser
 			if c.sse {
-				body = &sseRewriter{src: src, r: bufio.NewReader(src), id: json.RawMessage("7"), seen: note}
+				body = newSSEFilter(src, rewriteEvent(json.RawMessage("7"), note))
 			} else {
 				body = rewriteJSONBody(src, json.RawMessage("7"), note)
 			}
@@ -140,14 +140,16 @@ func FuzzSSERewriter(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		src := io.NopCloser(bytes.NewReader(data))
-		r := &sseRewriter{src: src, r: bufio.NewReader(src), id: json.RawMessage("7"), seen: func(json.RawMessage) {}}
-		out, err := io.ReadAll(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(out, data) && !bytes.Contains(data, []byte("7")) {
-			t.Fatalf("%q became %q", data, out)
+		for _, b := range sseBounds {
+			src := io.NopCloser(bytes.NewReader(data))
+			r := &sseFilter{src: src, r: bufio.NewReaderSize(src, b.buf), limit: b.limit, decide: rewriteEvent(json.RawMessage("7"), func(json.RawMessage) {})}
+			out, err := io.ReadAll(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(out, data) && !bytes.Contains(data, []byte("7")) {
+				t.Fatalf("limit %d: %q became %q", b.limit, data, out)
+			}
 		}
 	})
 }
@@ -163,23 +165,29 @@ func FuzzSSENotices(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		src := io.NopCloser(bytes.NewReader(data))
-		noticed := 0
-		r := &sseNotices{src: src, r: bufio.NewReader(src), onNotice: func(task string) {
-			if task == "" {
-				t.Fatal("an empty task id noticed")
+		for _, b := range sseBounds {
+			src := io.NopCloser(bytes.NewReader(data))
+			noticed := 0
+			r := &sseFilter{src: src, r: bufio.NewReaderSize(src, b.buf), limit: b.limit, decide: noticeEvent(func(task string) {
+				if task == "" {
+					t.Fatal("an empty task id noticed")
+				}
+				noticed++
+			})}
+			out, err := io.ReadAll(r)
+			if err != nil {
+				t.Fatal(err)
 			}
-			noticed++
-		}}
-		out, err := io.ReadAll(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(out, data) && !bytes.Contains(data, []byte(taskwire.NotificationTasks)) {
-			t.Fatalf("%q became %q", data, out)
-		}
-		if noticed > 0 && bytes.Equal(out, data) {
-			t.Fatalf("%q: a notice was taken out but the stream is unchanged", data)
+			if !bytes.Equal(out, data) && !bytes.Contains(data, []byte(taskwire.NotificationTasks)) {
+				t.Fatalf("limit %d: %q became %q", b.limit, data, out)
+			}
+			if noticed > 0 && bytes.Equal(out, data) {
+				t.Fatalf("limit %d: %q: a notice was taken out but the stream is unchanged", b.limit, data)
+			}
 		}
 	})
 }
+
+// sseBounds are the read buffers and event limits the fuzz targets filter
+// each stream with: bufio's default buffer with the usual limit.
+var sseBounds = []struct{ buf, limit int }{{4096, maxSSEEvent}}
