@@ -164,7 +164,8 @@ func (e errReader) Read([]byte) (int, error) {
 // longer one passes unchanged.
 const maxSSEEvent = 64 << 20
 
-// sseBuffer is the size of an sseFilter's read buffer.
+// sseBuffer is the size of an sseFilter's read buffer: an event held
+// is at most its filter's limit plus this.
 const sseBuffer = 64 << 10
 
 // sseAction is what an sseFilter does with one event.
@@ -291,13 +292,14 @@ func noticeEvent(onNotice func(task string)) func([]byte) (sseAction, []byte, bo
 
 // readSSEEvent reads an event stream's next event from r: its bytes up to
 // and with the blank line that ends it. long is set when the event passed
-// limit bytes (reading stops there). err is io.EOF at the end of the
+// limit bytes: reading stops there, within a line if need be, so that no
+// more than limit plus r's buffer is held. err is io.EOF at the end of the
 // stream with no event begun, else the read's error after the bytes read
 // so far.
 func readSSEEvent(r *bufio.Reader, limit int) (event []byte, long bool, err error) {
 	line := 0 // where the event's last line begins
 	for {
-		piece, rerr := r.ReadBytes('\n')
+		piece, rerr := r.ReadSlice('\n')
 		event = append(event, piece...)
 		switch {
 		case rerr == nil:
