@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"strings"
 	"testing"
@@ -110,7 +111,7 @@ func TestTaskHTTPBodies(t *testing.T) {
 			src := io.NopCloser(strings.NewReader(c.body))
 			var body io.ReadCloser
 			if c.sse {
-				body = &sseRewriter{src: src, r: bufio.NewReader(src), id: json.RawMessage("7"), seen: note}
+				body = newSSEFilter(src, rewriteEvent(json.RawMessage("7"), note))
 			} else {
 				body = rewriteJSONBody(src, json.RawMessage("7"), note)
 			}
@@ -140,14 +141,16 @@ func FuzzSSERewriter(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		src := io.NopCloser(bytes.NewReader(data))
-		r := &sseRewriter{src: src, r: bufio.NewReader(src), id: json.RawMessage("7"), seen: func(json.RawMessage) {}}
-		out, err := io.ReadAll(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(out, data) && !bytes.Contains(data, []byte("7")) {
-			t.Fatalf("%q became %q", data, out)
+		for _, b := range sseBounds {
+			src := io.NopCloser(bytes.NewReader(data))
+			r := &sseFilter{src: src, r: bufio.NewReaderSize(src, b.buf), limit: b.limit, decide: rewriteEvent(json.RawMessage("7"), func(json.RawMessage) {})}
+			out, err := io.ReadAll(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(out, data) && !bytes.Contains(data, []byte("7")) {
+				t.Fatalf("limit %d: %q became %q", b.limit, data, out)
+			}
 		}
 	})
 }
@@ -163,23 +166,109 @@ func FuzzSSENotices(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		src := io.NopCloser(bytes.NewReader(data))
-		noticed := 0
-		r := &sseNotices{src: src, r: bufio.NewReader(src), onNotice: func(task string) {
-			if task == "" {
-				t.Fatal("an empty task id noticed")
+		for _, b := range sseBounds {
+			src := io.NopCloser(bytes.NewReader(data))
+			noticed := 0
+			r := &sseFilter{src: src, r: bufio.NewReaderSize(src, b.buf), limit: b.limit, decide: noticeEvent(func(task string) {
+				if task == "" {
+					t.Fatal("an empty task id noticed")
+				}
+				noticed++
+			})}
+			out, err := io.ReadAll(r)
+			if err != nil {
+				t.Fatal(err)
 			}
-			noticed++
-		}}
-		out, err := io.ReadAll(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(out, data) && !bytes.Contains(data, []byte(taskwire.NotificationTasks)) {
-			t.Fatalf("%q became %q", data, out)
-		}
-		if noticed > 0 && bytes.Equal(out, data) {
-			t.Fatalf("%q: a notice was taken out but the stream is unchanged", data)
+			if !bytes.Equal(out, data) && !bytes.Contains(data, []byte(taskwire.NotificationTasks)) {
+				t.Fatalf("limit %d: %q became %q", b.limit, data, out)
+			}
+			if noticed > 0 && bytes.Equal(out, data) {
+				t.Fatalf("limit %d: %q: a notice was taken out but the stream is unchanged", b.limit, data)
+			}
 		}
 	})
+}
+
+// sseBounds are the read buffers and event limits the fuzz targets filter
+// each stream with: bufio's default buffer with the usual limit, and small
+// ones under which events and lines are long.
+var sseBounds = []struct{ buf, limit int }{{4096, maxSSEEvent}, {16, 40}}
+
+// countingReader is a reader that counts the bytes read from it.
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
+}
+
+// TestSSELongEvent: an event longer than its filter's limit, even one
+// line without a newline, passes unchanged with the rest of the stream
+// after it, and the filter never holds more than the limit plus its read
+// buffer (the bytes read from the stream but not yet passed on).
+func TestSSELongEvent(t *testing.T) {
+	const buf, limit = 16, 1 << 10
+	notice := "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tasks\",\"params\":{\"taskId\":\"t\",\"status\":\"working\",\"createdAt\":\"x\",\"lastUpdatedAt\":\"x\",\"ttlMs\":null}}\n\n"
+	response := "data: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"resultType\":\"task\",\"taskId\":\"t1\",\"status\":\"working\",\"createdAt\":\"x\",\"lastUpdatedAt\":\"x\",\"ttlMs\":null}}\n\n"
+	huge := strings.Repeat("x", 1<<20)
+	manyLines := strings.Repeat("data: "+strings.Repeat("y", 100)+"\n", 100)
+	for _, c := range []struct {
+		name   string
+		in     string
+		decide func(noticed *int) func([]byte) (sseAction, []byte, bool)
+		want   string // the output; empty: the input unchanged
+	}{
+		{"one line without a newline, to the end", "data: " + huge, countResponses, ""},
+		{"one line, then the response", "data: " + huge + "\n\n" + response, countResponses, ""},
+		{"a comment line, then the response", ": " + huge + "\n\n" + response, countResponses, ""},
+		{"many lines, then the response", manyLines + "\n" + response, countResponses, ""},
+		{"a notice, one line, a notice", notice + "data: " + huge + "\n\n" + notice, countNotices, "data: " + huge + "\n\n" + notice},
+		{"a notice, many lines, a notice", notice + manyLines + "\n" + notice, countNotices, manyLines + "\n" + notice},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := &countingReader{r: strings.NewReader(c.in)}
+			noticed := 0
+			f := &sseFilter{src: io.NopCloser(src), r: bufio.NewReaderSize(src, buf), limit: limit, decide: c.decide(&noticed)}
+			var out bytes.Buffer
+			p := make([]byte, 1000)
+			for {
+				n, err := f.Read(p)
+				out.Write(p[:n])
+				if held := src.n - out.Len(); held > limit+buf {
+					t.Fatalf("%d bytes held after %d passed on, more than %d", held, out.Len(), limit+buf)
+				}
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			want := c.want
+			if want == "" {
+				want = c.in
+			}
+			if out.String() != want {
+				t.Errorf("%d bytes out, want %d unchanged", out.Len(), len(want))
+			}
+			if noticed != strings.Count(c.in, notice)-strings.Count(want, notice) {
+				t.Errorf("%d noticed", noticed)
+			}
+		})
+	}
+}
+
+// countResponses and countNotices are TestSSELongEvent's decides: a
+// rewriter that counts the responses it sees, and a listen's filter that
+// counts the notices it takes out.
+func countResponses(seen *int) func([]byte) (sseAction, []byte, bool) {
+	return rewriteEvent(json.RawMessage("7"), func(json.RawMessage) { *seen++ })
+}
+
+func countNotices(noticed *int) func([]byte) (sseAction, []byte, bool) {
+	return noticeEvent(func(string) { *noticed++ })
 }

@@ -64,7 +64,7 @@ func (t taskRT) RoundTrip(r *http.Request) (*http.Response, error) {
 		resp, err := t.base.RoundTrip(r)
 		if err == nil && resp.StatusCode == http.StatusOK && resp.Body != nil {
 			if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); ct == "text/event-stream" {
-				resp.Body = &sseNotices{src: resp.Body, r: bufio.NewReaderSize(resp.Body, 64<<10), onNotice: t.onNotice}
+				resp.Body = newSSEFilter(resp.Body, noticeEvent(t.onNotice))
 			}
 		}
 		return resp, err
@@ -91,7 +91,7 @@ func (t taskRT) RoundTrip(r *http.Request) (*http.Response, error) {
 		resp.ContentLength = -1
 		resp.Header.Del("Content-Length")
 	case "text/event-stream":
-		resp.Body = &sseRewriter{src: resp.Body, r: bufio.NewReaderSize(resp.Body, 64<<10), id: head.ID, seen: seen}
+		resp.Body = newSSEFilter(resp.Body, rewriteEvent(head.ID, seen))
 	}
 	return resp, nil
 }
@@ -160,24 +160,49 @@ func (e errReader) Read([]byte) (int, error) {
 	return 0, io.EOF
 }
 
-// maxSSEEvent bounds an event that sseRewriter holds to look at; a longer
-// one passes unchanged.
+// maxSSEEvent bounds an event that an sseFilter holds to look at; a
+// longer one passes unchanged.
 const maxSSEEvent = 64 << 20
 
-// sseRewriter is an event stream whose event carrying the response to id
-// is rewritten; the events before it pass unchanged, and once it has passed
-// the rest of the stream is copied as it comes.
-type sseRewriter struct {
-	src  io.ReadCloser
-	r    *bufio.Reader
-	id   json.RawMessage
-	seen func(json.RawMessage)
-	out  bytes.Buffer
-	done bool
-	err  error
+// sseBuffer is the size of an sseFilter's read buffer: an event held
+// is at most its filter's limit plus this.
+const sseBuffer = 64 << 10
+
+// sseAction is what an sseFilter does with one event.
+type sseAction int
+
+const (
+	ssePass    sseAction = iota // the event passes unchanged
+	sseDrop                     // the event is taken out of the stream
+	sseReplace                  // the event's data lines give way to one carrying new data
+)
+
+// sseFilter is an event stream filtered event by event: each event with
+// data lines, until the filtering is done, passes unchanged, is taken out
+// or has its data replaced, as decide says; once the filtering is done (or
+// an event passed its limit) the rest of the stream is copied as it
+// comes.
+type sseFilter struct {
+	src io.ReadCloser
+	r   *bufio.Reader
+	// limit bounds the bytes of an event held to look at; a longer
+	// event passes unchanged and ends the filtering (0: maxSSEEvent).
+	limit int
+	// decide says what to do with an event whose data lines' values,
+	// joined, are data: its action, the new data of an sseReplace, and
+	// whether the filtering is done after this event.
+	decide func(data []byte) (act sseAction, newData []byte, done bool)
+	out    bytes.Buffer
+	done   bool
+	err    error
 }
 
-func (s *sseRewriter) Read(p []byte) (int, error) {
+// newSSEFilter is an sseFilter of src with the usual buffer and limit.
+func newSSEFilter(src io.ReadCloser, decide func([]byte) (sseAction, []byte, bool)) *sseFilter {
+	return &sseFilter{src: src, r: bufio.NewReaderSize(src, sseBuffer), limit: maxSSEEvent, decide: decide}
+}
+
+func (s *sseFilter) Read(p []byte) (int, error) {
 	for s.out.Len() == 0 {
 		if s.err != nil {
 			return 0, s.err
@@ -190,131 +215,123 @@ func (s *sseRewriter) Read(p []byte) (int, error) {
 	return s.out.Read(p)
 }
 
-func (s *sseRewriter) Close() error { return s.src.Close() }
+func (s *sseFilter) Close() error { return s.src.Close() }
 
 // next moves the stream's next event (its lines up to the blank line that
-// ends it) to out, rewritten if it is the response.
-func (s *sseRewriter) next() {
-	event, data, long, err := readSSEEvent(s.r)
+// ends it) to out, as decide says.
+func (s *sseFilter) next() {
+	limit := s.limit
+	if limit <= 0 {
+		limit = maxSSEEvent
+	}
+	event, long, err := readSSEEvent(s.r, limit)
 	if err != nil {
 		s.err = err
 		if len(event) == 0 {
 			return
 		}
 	}
-	s.done = s.done || long
-	if !s.done && data != nil {
-		if out, ok := rewriteResponse(data, s.id, s.seen); ok {
-			s.done = true
-			var kept [][]byte
-			for _, l := range event {
-				if !bytes.HasPrefix(l, []byte("data:")) && len(bytes.TrimRight(l, "\r\n")) > 0 {
-					kept = append(kept, l)
-				}
-			}
-			for _, l := range kept {
+	var data []byte
+	if !long { // a long event's data is not looked at
+		data = sseData(event)
+	}
+	if data == nil {
+		s.done = long
+		s.out.Write(event)
+		return
+	}
+	act, newData, done := s.decide(data)
+	s.done = done
+	switch act {
+	case sseDrop:
+	case sseReplace:
+		for l := range bytes.Lines(event) {
+			if !bytes.HasPrefix(l, []byte("data:")) && len(bytes.TrimRight(l, "\r\n")) > 0 {
 				s.out.Write(l)
 			}
-			s.out.WriteString("data: ")
-			s.out.Write(out)
-			s.out.WriteString("\n\n")
-			return
 		}
-	}
-	for _, l := range event {
-		s.out.Write(l)
+		s.out.WriteString("data: ")
+		s.out.Write(newData)
+		s.out.WriteString("\n\n")
+	default:
+		s.out.Write(event)
 	}
 }
 
-// sseNotices is a listen's event stream from which the events carrying a
-// notifications/tasks are taken out, their task handed to onNotice; the
-// other events pass unchanged. An event longer than maxSSEEvent ends the
-// filtering: the rest of the stream is copied as it comes.
-type sseNotices struct {
-	src      io.ReadCloser
-	r        *bufio.Reader
-	onNotice func(task string)
-	out      bytes.Buffer
-	done     bool
-	err      error
+// rewriteEvent is the decide of an sseFilter that rewrites the event
+// carrying the response to id (rewriteResponse), the events before it
+// passing unchanged, and is done once it has passed.
+func rewriteEvent(id json.RawMessage, seen func(json.RawMessage)) func([]byte) (sseAction, []byte, bool) {
+	return func(data []byte) (sseAction, []byte, bool) {
+		if out, ok := rewriteResponse(data, id, seen); ok {
+			return sseReplace, out, true
+		}
+		return ssePass, nil, false
+	}
 }
 
-func (s *sseNotices) Read(p []byte) (int, error) {
-	for s.out.Len() == 0 {
-		if s.err != nil {
-			return 0, s.err
-		}
-		if s.done {
-			return s.r.Read(p)
-		}
-		s.next()
-	}
-	return s.out.Read(p)
-}
-
-func (s *sseNotices) Close() error { return s.src.Close() }
-
-// next moves the stream's next event to out, unless it is a
-// notifications/tasks.
-func (s *sseNotices) next() {
-	event, data, long, err := readSSEEvent(s.r)
-	if err != nil {
-		s.err = err
-		if len(event) == 0 {
-			return
-		}
-	}
-	s.done = s.done || long
-	if !s.done && data != nil {
+// noticeEvent is the decide of an sseFilter of a listen's event stream:
+// the events carrying a notifications/tasks are taken out, their task
+// handed to onNotice (if any); the other events pass unchanged.
+func noticeEvent(onNotice func(task string)) func([]byte) (sseAction, []byte, bool) {
+	return func(data []byte) (sseAction, []byte, bool) {
 		var n struct {
 			Method string          `json:"method"`
 			ID     json.RawMessage `json:"id"`
 			Params json.RawMessage `json:"params"`
 		}
-		if json.Unmarshal(data, &n) == nil && n.Method == taskwire.NotificationTasks && len(n.ID) == 0 {
-			if task, err := taskwire.ParseNotification(n.Params); err == nil && s.onNotice != nil {
-				s.onNotice(task.TaskID)
-			}
-			return
+		if json.Unmarshal(data, &n) != nil || n.Method != taskwire.NotificationTasks || len(n.ID) != 0 {
+			return ssePass, nil, false
 		}
-	}
-	for _, l := range event {
-		s.out.Write(l)
+		if task, err := taskwire.ParseNotification(n.Params); err == nil && onNotice != nil {
+			onNotice(task.TaskID)
+		}
+		return sseDrop, nil, false
 	}
 }
 
-// readSSEEvent reads an event stream's next event from r: its lines up to
-// the blank line that ends it, and its data lines' values joined. long is
-// set when the event passed maxSSEEvent bytes (reading stops there); err
-// is io.EOF at the end of the stream with no event begun, else the read's
-// error after the lines read so far.
-func readSSEEvent(r *bufio.Reader) (event [][]byte, data []byte, long bool, err error) {
-	size := 0
+// readSSEEvent reads an event stream's next event from r: its bytes up to
+// and with the blank line that ends it. long is set when the event passed
+// limit bytes: reading stops there, within a line if need be, so that no
+// more than limit plus r's buffer is held. err is io.EOF at the end of the
+// stream with no event begun, else the read's error after the bytes read
+// so far.
+func readSSEEvent(r *bufio.Reader, limit int) (event []byte, long bool, err error) {
+	line := 0 // where the event's last line begins
 	for {
-		line, rerr := r.ReadBytes('\n')
-		size += len(line)
-		if len(line) > 0 {
-			event = append(event, line)
-			trimmed := bytes.TrimRight(line, "\r\n")
-			if v, ok := bytes.CutPrefix(trimmed, []byte("data:")); ok {
-				v = bytes.TrimPrefix(v, []byte(" "))
-				if data != nil {
-					data = append(data, '\n')
-				}
-				data = append(data, v...)
+		piece, rerr := r.ReadSlice('\n')
+		event = append(event, piece...)
+		switch {
+		case rerr == nil:
+			if len(bytes.TrimRight(event[line:], "\r\n")) == 0 {
+				return event, false, nil
 			}
-			if len(trimmed) == 0 {
-				return event, data, false, nil
-			}
+			line = len(event)
+		case errors.Is(rerr, bufio.ErrBufferFull):
+		case errors.Is(rerr, io.EOF) && len(event) == 0:
+			return nil, false, io.EOF
+		default:
+			return event, false, rerr
 		}
-		if rerr != nil {
-			if errors.Is(rerr, io.EOF) && len(event) == 0 {
-				return nil, nil, false, io.EOF
-			}
-			return event, data, false, rerr
-		}
-		if size > maxSSEEvent {
-			return event, data, true, nil
+		if len(event) > limit {
+			return event, true, nil
 		}
 	}
+}
+
+// sseData is the values of an event's data lines, joined; nil when it has
+// none or they are all empty.
+func sseData(event []byte) []byte {
+	var data []byte
+	for l := range bytes.Lines(event) {
+		trimmed := bytes.TrimRight(l, "\r\n")
+		if v, ok := bytes.CutPrefix(trimmed, []byte("data:")); ok {
+			v = bytes.TrimPrefix(v, []byte(" "))
+			if data != nil {
+				data = append(data, '\n')
+			}
+			data = append(data, v...)
+		}
+	}
+	return data
 }
