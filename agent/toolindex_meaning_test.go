@@ -14,6 +14,7 @@ import (
 	"github.com/switchboard-dev/switchboard/agent/internal/evalset"
 	"github.com/switchboard-dev/switchboard/failure"
 	"github.com/switchboard-dev/switchboard/internal/testkit"
+	"github.com/switchboard-dev/switchboard/llm"
 	"github.com/switchboard-dev/switchboard/llm/provider"
 	"github.com/switchboard-dev/switchboard/llm/provider/openai"
 )
@@ -22,11 +23,34 @@ var sweep = flag.Bool("sweep", false, "TestSearchByMeaningEvaluation: log the fi
 
 // useEmbedder starts internal/npm/use-embeddings.mjs (a real embedding
 // model, Universal Sentence Encoder lite, served offline over OpenAI's
-// wire format) and returns its base URL; it skips without the npm peers.
-func useEmbedder(t *testing.T) string {
-	t.Helper()
-	cmd := exec.Command(testkit.Node22(t), filepath.Join(filepath.Dir(testkit.NodeModules(t)), "use-embeddings.mjs"))
-	return "http://127.0.0.1:" + testkit.StartListening(t, cmd)
+// wire format) and returns an embedder of it and its base URL; it skips
+// without the npm peers.
+func useEmbedder(tb testing.TB) (llm.Embedder, string) {
+	tb.Helper()
+	cmd := exec.Command(testkit.Node22(tb), filepath.Join(filepath.Dir(testkit.NodeModules(tb)), "use-embeddings.mjs"))
+	base := "http://127.0.0.1:" + testkit.StartListening(tb, cmd)
+	e, err := openai.NewEmbedder(provider.Config{BaseURL: base + "/v1", Model: "universal-sentence-encoder-lite",
+		Policy: failure.NewPolicy(failure.PolicyConfig{MaxAttempts: 1})})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return e, base
+}
+
+// embedded is what the embeddings server at base has received: requests
+// and texts embedded.
+func embedded(tb testing.TB, base string) (requests, texts int) {
+	tb.Helper()
+	resp, err := http.Get(base + "/count")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var count struct{ Requests, Texts int }
+	if err := json.NewDecoder(resp.Body).Decode(&count); err != nil {
+		tb.Fatal(err)
+	}
+	return count.Requests, count.Texts
 }
 
 // TestSearchByMeaningEvaluation scores search_tools with a real embedding
@@ -41,18 +65,14 @@ func TestSearchByMeaningEvaluation(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a real embedding model")
 	}
-	base := useEmbedder(t)
+	e, base := useEmbedder(t)
 	tools, instructions := corpus(t)
 	halves := evalSet(t).Halves()
-	e, err := openai.NewEmbedder(provider.Config{BaseURL: base + "/v1", Model: "universal-sentence-encoder-lite", Policy: failure.NewPolicy(failure.PolicyConfig{MaxAttempts: 1})})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	lexical := agent.NewToolIndex(tools, instructions)
 	fused := lexical.WithEmbedder(e, nil)
-	// Queries are embedded once: the sweep and the figures reuse them.
+	// Each search embeds its query; the first also embeds the tools.
 	searches := 0
 	var took time.Duration
 	search := func(w float64) func(string) []string {
@@ -85,16 +105,42 @@ func TestSearchByMeaningEvaluation(t *testing.T) {
 		}
 	}
 	t.Logf("a search by words and meaning took %.1f ms on average (the query's embedding call included)", float64(took.Microseconds())/1000/float64(searches-1))
-	resp, err := http.Get(base + "/count")
-	if err != nil {
-		t.Fatal(err)
+	requests, texts := embedded(t, base)
+	if want := len(tools) + searches; texts != want {
+		t.Errorf("the server embedded %d texts in %d requests, want %d (%d tools once, %d queries)", texts, requests, want, len(tools), searches)
 	}
-	defer resp.Body.Close()
-	var count struct{ Requests, Texts int }
-	if err := json.NewDecoder(resp.Body).Decode(&count); err != nil {
-		t.Fatal(err)
+}
+
+// BenchmarkSearchByMeaning is the cost of a search by words and meaning
+// with the real model (use-embeddings.mjs), the query's embedding call
+// included, with the search by words alone of the same index in the same
+// loop: "ratio" is the first's time per search over the second's. It
+// checks that the server embedded each query once (and the tools once).
+func BenchmarkSearchByMeaning(b *testing.B) {
+	e, base := useEmbedder(b)
+	tools, instructions := corpus(b)
+	tasks := evalSet(b).Tasks
+	lexical := agent.NewToolIndex(tools, instructions)
+	fused := lexical.WithEmbedder(e, nil)
+	ctx := b.Context()
+	fused.SearchContext(ctx, tasks[0].Task, 5) // embeds the tools
+	_, before := embedded(b, base)
+	var meaning, words time.Duration
+	n := 0
+	for b.Loop() {
+		for _, tk := range tasks {
+			t0 := time.Now()
+			fused.SearchContext(ctx, tk.Task, 5)
+			t1 := time.Now()
+			lexical.Search(tk.Task, 5)
+			meaning, words = meaning+t1.Sub(t0), words+time.Since(t1)
+			n++
+		}
 	}
-	if want := len(tools) + searches; count.Texts != want {
-		t.Errorf("the server embedded %d texts in %d requests, want %d (%d tools once, %d queries)", count.Texts, count.Requests, want, len(tools), searches)
+	b.ReportMetric(float64(meaning.Nanoseconds())/float64(n), "ns/search")
+	b.ReportMetric(float64(words.Nanoseconds())/float64(n), "words-ns/search")
+	b.ReportMetric(float64(meaning)/float64(words), "ratio")
+	if _, after := embedded(b, base); after-before != n {
+		b.Errorf("the server embedded %d queries, want %d", after-before, n)
 	}
 }
