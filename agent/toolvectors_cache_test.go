@@ -3,7 +3,9 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/rs/zerolog"
 )
@@ -73,5 +75,46 @@ func TestToolVectorsCache(t *testing.T) {
 	}
 	if c.len() != 6 {
 		t.Errorf("%d vectors cached, want 6", c.len())
+	}
+}
+
+// FuzzEmbedText: the embedded text of any tool (names, titles and
+// descriptions come from MCP servers) is valid UTF-8 when they are,
+// bounded, and spells the name as lower-case words.
+func FuzzEmbedText(f *testing.F) {
+	f.Add("mcp__github__create_issue", "github", "Create issue", "Create a new issue")
+	f.Add("getHTTPResponse-v2", "", "", "")
+	f.Add("mcp__s__\u00c9t\u00e9_x", "s", "", "\u00e9t\u00e9")
+	f.Fuzz(func(t *testing.T, name, server, title, desc string) {
+		got := embedText(ToolSpec{Name: name, Title: title, Description: desc}, server)
+		valid := utf8.ValidString(name) && utf8.ValidString(server) && utf8.ValidString(title) && utf8.ValidString(desc)
+		if valid && !utf8.ValidString(got) {
+			t.Fatalf("embedText(%q, %q, %q, %q) = %q, not UTF-8", name, server, title, desc, got)
+		}
+		if len(got) > maxEmbedText+len("…") {
+			t.Fatalf("embedText is %d bytes, over %d", len(got), maxEmbedText)
+		}
+		if w := identWords(name); strings.ToLower(w) != w {
+			t.Fatalf("identWords(%q) = %q, not lower-case", name, w)
+		}
+	})
+}
+
+func TestIdentWords(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"create_issue", "create issue"},
+		{"create-issue", "create issue"},
+		{"createIssue", "create issue"},
+		{"API-patch-block-children", "api patch block children"},
+		{"browser__navigate", "browser navigate"},
+		{"whoami", "whoami"},
+		{"", ""},
+	} {
+		if got := identWords(c.in); got != c.want {
+			t.Errorf("identWords(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	if got := embedText(ToolSpec{Name: "mcp__github__create_issue", Title: "Create issue", Description: "Create a new issue."}, "github"); got != "github: create issue. Create issue. Create a new issue." {
+		t.Errorf("embedText = %q", got)
 	}
 }
