@@ -19,8 +19,10 @@ import (
 // and acronyms of name words (PR for pull_request), then re-ranked by the
 // query's adjacent words found adjacent in the tool's text, the query's
 // action (create, read, list, update, delete, search) against the tool
-// name's, a boost for the tools of a server the query names, and
-// pseudo-relevance feedback (docs/context.md#ranking). It is the search
+// name's, a boost for the tools of a server the query names,
+// pseudo-relevance feedback, and, among a server's tools, the words of
+// their names the query has and in which number (docs/context.md#ranking).
+// It is the search
 // behind search_tools, usable on its own:
 //
 //	ix := agent.NewToolIndex(specs, nil)

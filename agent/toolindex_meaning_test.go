@@ -59,8 +59,10 @@ func embedded(tb testing.TB, base string) (requests, texts int) {
 // evaluation's corpus and tasks, against the lexical ranking alone, on
 // the dev half (even positions: where the semantic weight was chosen,
 // -args -sweep), the held-out half and all. It fails when the fused
-// ranking does worse than the lexical one on dev or on all, and checks
-// what the embeddings server received: each tool once, each query once.
+// ranking finds fewer tasks' tools in its top 5 than the lexical one on
+// dev or on all, or an MRR lower by more than one task's first place, and
+// checks what the embeddings server received: each tool once, each query
+// once.
 func TestSearchByMeaningEvaluation(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a real embedding model")
@@ -100,7 +102,9 @@ func TestSearchByMeaningEvaluation(t *testing.T) {
 		lex := evalset.Score(set.Tasks, func(q string) []string { return names(lexical.Search(q, 20)) })
 		got := evalset.Score(set.Tasks, search(chosen))
 		t.Logf("%-8s (%d tasks, %d tools): by words and meaning (weight %.1f) %v; by words %v", set.Name, len(set.Tasks), len(tools), chosen, got, lex)
-		if set.Name != "held-out" && (got.MRR < lex.MRR || got.R5 < lex.R5) {
+		// The fused ranking must find as many tasks' tools in its top 5 and
+		// rank them as well, give or take one task's first place.
+		if set.Name != "held-out" && (got.R5 < lex.R5 || got.MRR < lex.MRR-1/float64(len(set.Tasks))) {
 			t.Errorf("%s: by words and meaning %v is worse than by words %v", set.Name, got, lex)
 		}
 	}

@@ -61,14 +61,17 @@ func (t Task) Wants() []string {
 func ToolName(server, tool string) string { return "mcp__" + server + "__" + tool }
 
 // Set is the corpus, its servers sorted by name, and the tasks in file
-// order.
+// order: Tasks (tasks.json), whose odd positions are the held-out half,
+// and DevOnly (tasks-dev.json), tasks written later to choose constants
+// on, which are all dev.
 type Set struct {
 	Servers []Server
 	Tasks   []Task
+	DevOnly []Task
 }
 
-// Load reads servers.json and tasks.json of dir, and checks that every
-// task's tools are in the corpus.
+// Load reads servers.json, tasks.json and tasks-dev.json of dir, and
+// checks that every task's tools are in the corpus.
 func Load(dir string) (*Set, error) {
 	b, err := os.ReadFile(filepath.Join(dir, "servers.json"))
 	if err != nil {
@@ -97,7 +100,13 @@ func Load(dir string) (*Set, error) {
 	if len(set.Tasks) == 0 {
 		return nil, fmt.Errorf("tasks.json holds no task")
 	}
-	for _, t := range set.Tasks {
+	if b, err = os.ReadFile(filepath.Join(dir, "tasks-dev.json")); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(b, &set.DevOnly); err != nil {
+		return nil, fmt.Errorf("tasks-dev.json: %w", err)
+	}
+	for _, t := range append(slices.Clip(set.Tasks), set.DevOnly...) {
 		for _, w := range t.Wants() {
 			if !names[w] {
 				return nil, fmt.Errorf("task %q wants %s, which is not in the corpus", t.Task, w)
@@ -113,8 +122,9 @@ type Half struct {
 	Tasks []Task
 }
 
-// Halves are dev (the tasks at even positions: the half to look at and
-// choose constants on), held-out (odd positions: only measured) and all.
+// Halves are dev (the tasks at even positions and the dev-only tasks:
+// those to look at and choose constants on), held-out (odd positions:
+// only measured) and all.
 func (s *Set) Halves() []Half {
 	var dev, held []Task
 	for i, t := range s.Tasks {
@@ -124,7 +134,8 @@ func (s *Set) Halves() []Half {
 			held = append(held, t)
 		}
 	}
-	return []Half{{"dev", dev}, {"held-out", held}, {"all", s.Tasks}}
+	dev = append(dev, s.DevOnly...)
+	return []Half{{"dev", dev}, {"held-out", held}, {"all", append(slices.Clip(s.Tasks), s.DevOnly...)}}
 }
 
 // Scores are a ranking's recall@1, recall@5 and mean reciprocal rank (of

@@ -38,8 +38,9 @@ func TestLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := set.Halves()
-	if len(h) != 3 || len(h[0].Tasks)+len(h[1].Tasks) != len(set.Tasks) || len(h[2].Tasks) != len(set.Tasks) {
-		t.Errorf("halves %d, %d and %d of %d tasks", len(h[0].Tasks), len(h[1].Tasks), len(h[2].Tasks), len(set.Tasks))
+	n := len(set.Tasks) + len(set.DevOnly)
+	if len(h) != 3 || len(h[0].Tasks)+len(h[1].Tasks) != n || len(h[2].Tasks) != n || len(h[1].Tasks) != len(set.Tasks)/2 {
+		t.Errorf("halves %d, %d and %d of %d+%d tasks", len(h[0].Tasks), len(h[1].Tasks), len(h[2].Tasks), len(set.Tasks), len(set.DevOnly))
 	}
 	for i := 1; i < len(set.Servers); i++ {
 		if set.Servers[i-1].Name >= set.Servers[i].Name {

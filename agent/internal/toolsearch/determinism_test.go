@@ -9,7 +9,8 @@ import (
 // score for score (schemas are walked in key order, terms summed in term
 // order).
 func TestIndexDeterministic(t *testing.T) {
-	docs, tasks := evalCorpus(t)
+	docs, set := evalCorpus(t)
+	tasks := allTasks(set)
 	a := New(docs)
 	for run := range 3 {
 		b := New(docs)

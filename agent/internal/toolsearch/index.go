@@ -7,7 +7,9 @@
 // read, list, update, delete, search) against the tool's, a boost when the
 // query names the tool's server, and pseudo-relevance feedback (RM3) from
 // the first pass's top tools; last, each server's tools are re-ranked among
-// themselves by how much of their name the query has. It is the search
+// themselves by how much of their name the query has, and by their name's
+// words agreeing in number with the query's (list_issues for "the open
+// issues", get_issue for "issue 128"). It is the search
 // behind the agent's deferred tools; [BM25] is the plain baseline it is
 // measured against. An Index is immutable once built and safe for
 // concurrent use.
@@ -19,6 +21,9 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode"
+
+	"github.com/kljensen/snowball/english"
 )
 
 // Doc is one tool to index.
@@ -92,6 +97,11 @@ type params struct {
 	// then its server's tools are scaled so that the server's best score
 	// stays what it was (the names order a server's tools, not servers).
 	nameRerank float64
+	// number multiplies a tool's score by 1+number for each word of its
+	// name the query has in the same number (issue, issues), by
+	// 1-number for each it has in the other, its server's tools then
+	// scaled as nameRerank's.
+	number float64
 }
 
 var defaults = params{
@@ -110,6 +120,7 @@ var defaults = params{
 	prfTerms:      6,
 	prfWeight:     0.25,
 	nameRerank:    1,
+	number:        0.1,
 }
 
 // maxSchemaText bounds the indexed text of one schema.
@@ -153,6 +164,15 @@ type Index struct {
 	names       map[string][]int32
 	nameIDF     []float64
 	serverTerms map[string]bool
+	// nameNumbers are, for each doc, its name words' stems and whether
+	// each is plural.
+	nameNumbers [][]numbered
+}
+
+// numbered is a word's stem and whether the word is plural.
+type numbered struct {
+	stem   string
+	plural bool
 }
 
 // New indexes docs.
@@ -162,7 +182,8 @@ func newIndex(docs []Doc, p params) *Index {
 	ix := &Index{p: p, n: len(docs), terms: map[string]*termEntry{},
 		servers: make([][]string, len(docs)), docTerms: make([][]string, len(docs)),
 		bigrams: map[[2]string][]int32{}, actions: make([]uint8, len(docs)),
-		names: map[string][]int32{}, nameIDF: make([]float64, len(docs)), serverTerms: map[string]bool{}}
+		names: map[string][]int32{}, nameIDF: make([]float64, len(docs)), serverTerms: map[string]bool{},
+		nameNumbers: make([][]numbered, len(docs))}
 	nameTermsOf := make([][]string, len(docs))
 	for i, d := range docs {
 		ix.servers[i] = Terms(d.Server)
@@ -184,6 +205,7 @@ func newIndex(docs []Doc, p params) *Index {
 		// A name word that is the server's name (firecrawl_scrape) says
 		// nothing of what the tool does.
 		nameTermsOf[i] = without(Terms(name), ix.servers[i])
+		ix.nameNumbers[i] = numbers(name)
 		for _, t := range distinct(nameTermsOf[i]) {
 			ix.names[t] = append(ix.names[t], int32(i))
 		}
@@ -388,6 +410,7 @@ func (ix *Index) Search(query string, k int) []Hit {
 	ix.rerank(qt, queryActions(query), q, scores)
 	ix.feedback(q, scores)
 	ix.rerankNames(nameQuery(qt, part, pos, ix.serverTerms), scores)
+	ix.rerankNumbers(numbers(query), scores)
 	hits := rank(scores, k)
 	for i := range hits {
 		hits[i].Matched = ix.matched(q, hits[i].Doc)
@@ -501,6 +524,79 @@ func (ix *Index) rerankNames(nq map[string]bool, scores []float64) {
 			}
 		}
 	}
+}
+
+// rerankNumbers multiplies each matched tool's score by its name words'
+// agreement in number with the query's (list_issues for "the open
+// issues", get_issue for "issue 128"), then scales each server's tools
+// so that its best score stays what it was.
+func (ix *Index) rerankNumbers(qn []numbered, scores []float64) {
+	if ix.p.number == 0 || len(qn) == 0 {
+		return
+	}
+	for _, sv := range ix.serverList {
+		before, after := 0.0, 0.0
+		for _, d := range sv.docs {
+			if scores[d] <= 0 {
+				continue
+			}
+			before = max(before, scores[d])
+			f := 1.0
+			for _, nw := range ix.nameNumbers[d] {
+				for _, q := range qn {
+					if q.stem == nw.stem {
+						if q.plural == nw.plural {
+							f *= 1 + ix.p.number
+						} else {
+							f *= 1 - ix.p.number
+						}
+						break
+					}
+				}
+			}
+			scores[d] *= f
+			after = max(after, scores[d])
+		}
+		if after > 0 && after != before {
+			for _, d := range sv.docs {
+				scores[d] *= before / after
+			}
+		}
+	}
+}
+
+// numbers are the stems of text's words (split as Terms splits them),
+// each with whether the word is plural: it ends in s, not in ss, us or
+// is, and is longer than three letters.
+func numbers(text string) []numbered {
+	var out []numbered
+	for _, w := range strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		for _, part := range camelParts(w) {
+			part = strings.ToLower(part)
+			if stopWord(part) {
+				continue
+			}
+			n := len(part)
+			plural := n > 3 && part[n-1] == 's' && !strings.HasSuffix(part, "ss") && !strings.HasSuffix(part, "us") && !strings.HasSuffix(part, "is")
+			out = append(out, numbered{english.Stem(part, true), plural})
+		}
+	}
+	return out
+}
+
+// camelParts splits a word at inner capitals (createIssue: create,
+// Issue).
+func camelParts(w string) []string {
+	rs := []rune(w)
+	var out []string
+	start := 0
+	for i := 1; i < len(rs); i++ {
+		if unicode.IsUpper(rs[i]) && unicode.IsLower(rs[i-1]) {
+			out = append(out, string(rs[start:i]))
+			start = i
+		}
+	}
+	return append(out, string(rs[start:]))
 }
 
 // pairSeen reports whether pr is a pair of adjacent terms in qt.

@@ -2,6 +2,7 @@ package toolsearch
 
 import (
 	"math"
+	"reflect"
 	"testing"
 )
 
@@ -39,16 +40,71 @@ func TestRerankNames(t *testing.T) {
 	}
 }
 
-// TestRerankNamesKeepsServers: on every task of the corpus, the name stage
-// leaves each server's best score, and the score of each tool without a
-// server, as they were.
+// TestNumbers: a word is plural when it ends in s but not in ss, us or
+// is and is longer than three letters; names split at underscores,
+// hyphens and inner capitals.
+func TestNumbers(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want []numbered
+	}{
+		{"list_issues", []numbered{{"list", false}, {"issu", true}}},
+		{"get_issue", []numbered{{"get", false}, {"issu", false}}},
+		{"API-get-users", []numbered{{"get", false}, {"user", true}}}, // api is a stop word
+		{"getThreadReplies", []numbered{{"get", false}, {"thread", false}, {"repli", true}}},
+		{"the status of the class and its analysis", []numbered{{"status", false}, {"class", false}, {"analysi", false}}},
+		{"bus gas", []numbered{{"bus", false}, {"gas", false}}},
+		{"", nil},
+	} {
+		if got := numbers(tc.text); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("numbers(%q) = %v, want %v", tc.text, got, tc.want)
+		}
+	}
+}
+
+// TestRerankNumbers: among a server's tools that match alike, the one
+// whose name has the query's noun in the query's number comes first (the
+// open issues: list_issues; issue 128: get_issue), and the server's best
+// score stays.
+func TestRerankNumbers(t *testing.T) {
+	get := Doc{Name: "mcp__gh__get_issue", Server: "gh", Description: "Get an issue of a repository."}
+	list := Doc{Name: "mcp__gh__list_issues", Server: "gh", Description: "List the issues of a repository."}
+	off := defaults
+	off.number = 0
+	// Without the stage the two tie, and the first listed ranks first:
+	// each order is tried.
+	for _, docs := range [][]Doc{{get, list}, {list, get}} {
+		for _, tc := range []struct {
+			query string
+			want  string
+		}{
+			{"the open issues of the repository", list.Name},
+			{"issue 128 of the repository", get.Name},
+		} {
+			got := newIndex(docs, defaults).Search(tc.query, 2)
+			base := newIndex(docs, off).Search(tc.query, 2)
+			if len(got) != 2 || docs[got[0].Doc].Name != tc.want {
+				t.Errorf("%q over %s, %s ranked %+v, want %s first", tc.query, docs[0].Name, docs[1].Name, got, tc.want)
+				continue
+			}
+			if math.Abs(got[0].Score-base[0].Score) > 1e-9*base[0].Score {
+				t.Errorf("%q: the server's best score %g, %g without the number stage", tc.query, got[0].Score, base[0].Score)
+			}
+		}
+	}
+}
+
+// TestRerankNamesKeepsServers: on every task of the corpus, the name and
+// number stages leave each server's best score, and the score of each
+// tool without a server, as they were.
 func TestRerankNamesKeepsServers(t *testing.T) {
-	docs, tasks := evalCorpus(t)
+	docs, set := evalCorpus(t)
+	tasks := allTasks(set)
 	for i := range docs[:20] {
 		docs[i].Server = "" // some tools without a server
 	}
 	off := defaults
-	off.nameRerank = 0
+	off.nameRerank, off.number = 0, 0
 	with, without := newIndex(docs, defaults), newIndex(docs, off)
 	best := func(hits []Hit) map[string]float64 {
 		m := map[string]float64{}

@@ -19,9 +19,9 @@ func TestTuneOnDev(t *testing.T) {
 	if !*tune {
 		t.Skip("run with -tune")
 	}
-	docs, tasks := evalCorpus(t)
-	sets := halves(tasks)
-	dev, held := sets[0].Tasks, sets[1].Tasks
+	docs, set := evalCorpus(t)
+	sets := set.Halves()
+	dev, held, tasks := sets[0].Tasks, sets[1].Tasks, sets[2].Tasks
 	obj := func(p params, ts []evalset.Task) (float64, evalset.Scores) {
 		ix := newIndex(docs, p)
 		s := evaluate(docs, ts, ix.Search)
@@ -56,6 +56,7 @@ func TestTuneOnDev(t *testing.T) {
 		{"entity", func(p *params) *float64 { return &p.entity }, []float64{0, 0.25, 0.5, 1}},
 		{"prfWeight", func(p *params) *float64 { return &p.prfWeight }, []float64{0, 0.1, 0.25, 0.5}},
 		{"nameRerank", func(p *params) *float64 { return &p.nameRerank }, []float64{0, 0.25, 0.5, 1, 1.5, 2}},
+		{"number", func(p *params) *float64 { return &p.number }, []float64{0, 0.1, 0.2, 0.3, 0.5}},
 	}
 	best, _ := obj(p, dev)
 	for round := 0; round < 3; round++ {
