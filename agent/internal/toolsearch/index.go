@@ -506,6 +506,19 @@ func (ix *Index) rerankNames(nq map[string]bool, scores []float64) {
 	if len(in) == 0 {
 		return
 	}
+	ix.withinServers(scores, func(d int32) float64 {
+		if w, ok := in[d]; ok && ix.nameIDF[d] > 0 {
+			return 1 + ix.p.nameRerank*w/ix.nameIDF[d]
+		}
+		return 1
+	})
+}
+
+// withinServers multiplies the score of each matched tool of a server by
+// factor, then scales the server's tools so that its best score stays
+// what it was: factor orders a server's tools, not servers. Tools without
+// a server keep their scores.
+func (ix *Index) withinServers(scores []float64, factor func(d int32) float64) {
 	for _, sv := range ix.serverList {
 		before, after := 0.0, 0.0
 		for _, d := range sv.docs {
@@ -513,12 +526,10 @@ func (ix *Index) rerankNames(nq map[string]bool, scores []float64) {
 				continue
 			}
 			before = max(before, scores[d])
-			if w, ok := in[d]; ok && ix.nameIDF[d] > 0 {
-				scores[d] *= 1 + ix.p.nameRerank*w/ix.nameIDF[d]
-			}
+			scores[d] *= factor(d)
 			after = max(after, scores[d])
 		}
-		if after > before {
+		if after > 0 && after != before {
 			for _, d := range sv.docs {
 				scores[d] *= before / after
 			}
@@ -534,35 +545,22 @@ func (ix *Index) rerankNumbers(qn []numbered, scores []float64) {
 	if ix.p.number == 0 || len(qn) == 0 {
 		return
 	}
-	for _, sv := range ix.serverList {
-		before, after := 0.0, 0.0
-		for _, d := range sv.docs {
-			if scores[d] <= 0 {
-				continue
-			}
-			before = max(before, scores[d])
-			f := 1.0
-			for _, nw := range ix.nameNumbers[d] {
-				for _, q := range qn {
-					if q.stem == nw.stem {
-						if q.plural == nw.plural {
-							f *= 1 + ix.p.number
-						} else {
-							f *= 1 - ix.p.number
-						}
-						break
+	ix.withinServers(scores, func(d int32) float64 {
+		f := 1.0
+		for _, nw := range ix.nameNumbers[d] {
+			for _, q := range qn {
+				if q.stem == nw.stem {
+					if q.plural == nw.plural {
+						f *= 1 + ix.p.number
+					} else {
+						f *= 1 - ix.p.number
 					}
+					break
 				}
 			}
-			scores[d] *= f
-			after = max(after, scores[d])
 		}
-		if after > 0 && after != before {
-			for _, d := range sv.docs {
-				scores[d] *= before / after
-			}
-		}
-	}
+		return f
+	})
 }
 
 // numbers are the stems of text's words (split as Terms splits them),
