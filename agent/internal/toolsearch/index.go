@@ -21,9 +21,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"unicode"
-
-	"github.com/kljensen/snowball/english"
 )
 
 // Doc is one tool to index.
@@ -241,7 +238,7 @@ func newIndex(docs []Doc, p params) *Index {
 		}
 		titleTerms := without(Terms(d.Title), own)
 		add(titleTerms, fTitle)
-		descTerms, _, descPos := splitTerms(clipText(d.Description, maxDescBytes))
+		descTerms, _, descPos, _ := splitTerms(clipText(d.Description, maxDescBytes))
 		lead := descTerms[:min(len(descTerms), p.leadTerms)]
 		pairs := map[[2]string]bool{}
 		for _, seq := range [][]string{nameTerms, titleTerms} {
@@ -388,9 +385,9 @@ func (ix *Index) Search(query string, k int) []Hit {
 	if ix.n == 0 || k <= 0 {
 		return nil
 	}
-	qt, part, pos := splitTerms(query)
+	qt, part, pos, plural := splitTerms(query)
 	if len(qt) > maxQueryTerms {
-		qt, part, pos = qt[:maxQueryTerms], part[:maxQueryTerms], pos[:maxQueryTerms]
+		qt, part, pos, plural = qt[:maxQueryTerms], part[:maxQueryTerms], pos[:maxQueryTerms], plural[:maxQueryTerms]
 	}
 	q := map[string]float64{}
 	for i, t := range qt {
@@ -410,7 +407,7 @@ func (ix *Index) Search(query string, k int) []Hit {
 	ix.rerank(qt, queryActions(query), q, scores)
 	ix.feedback(q, scores)
 	ix.rerankNames(nameQuery(qt, part, pos, ix.serverTerms), scores)
-	ix.rerankNumbers(numbers(query), scores)
+	ix.rerankNumbers(numberedTerms(qt, plural), scores)
 	hits := rank(scores, k)
 	for i := range hits {
 		hits[i].Matched = ix.matched(q, hits[i].Doc)
@@ -563,38 +560,21 @@ func (ix *Index) rerankNumbers(qn []numbered, scores []float64) {
 	})
 }
 
-// numbers are the stems of text's words (split as Terms splits them),
-// each with whether the word is plural: it ends in s, not in ss, us or
-// is, and is longer than three letters.
+// numbers are the terms of text, each with whether its word is plural.
 func numbers(text string) []numbered {
-	var out []numbered
-	for _, w := range strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
-		for _, part := range camelParts(w) {
-			part = strings.ToLower(part)
-			if stopWord(part) {
-				continue
-			}
-			n := len(part)
-			plural := n > 3 && part[n-1] == 's' && !strings.HasSuffix(part, "ss") && !strings.HasSuffix(part, "us") && !strings.HasSuffix(part, "is")
-			out = append(out, numbered{english.Stem(part, true), plural})
-		}
-	}
-	return out
+	t, _, _, plural := splitTerms(text)
+	return numberedTerms(t, plural)
 }
 
-// camelParts splits a word at inner capitals (createIssue: create,
-// Issue).
-func camelParts(w string) []string {
-	rs := []rune(w)
-	var out []string
-	start := 0
-	for i := 1; i < len(rs); i++ {
-		if unicode.IsUpper(rs[i]) && unicode.IsLower(rs[i-1]) {
-			out = append(out, string(rs[start:i]))
-			start = i
-		}
+func numberedTerms(terms []string, plural []bool) []numbered {
+	if len(terms) == 0 {
+		return nil
 	}
-	return append(out, string(rs[start:]))
+	out := make([]numbered, len(terms))
+	for i, t := range terms {
+		out[i] = numbered{t, plural[i]}
+	}
+	return out
 }
 
 // pairSeen reports whether pr is a pair of adjacent terms in qt.

@@ -41,8 +41,8 @@ func TestRerankNames(t *testing.T) {
 }
 
 // TestNumbers: a word is plural when it ends in s but not in ss, us or
-// is and is longer than three letters; names split at underscores,
-// hyphens and inner capitals.
+// is and is longer than three letters, or is an acronym's plural; words
+// split as Terms splits them.
 func TestNumbers(t *testing.T) {
 	for _, tc := range []struct {
 		text string
@@ -51,7 +51,8 @@ func TestNumbers(t *testing.T) {
 		{"list_issues", []numbered{{"list", false}, {"issu", true}}},
 		{"get_issue", []numbered{{"get", false}, {"issu", false}}},
 		{"API-get-users", []numbered{{"get", false}, {"user", true}}}, // api is a stop word
-		{"getThreadReplies", []numbered{{"get", false}, {"thread", false}, {"repli", true}}},
+		{"getThreadReplies", []numbered{{"get", false}, {"thread", false}, {"repli", true}, {"getthreadrepli", true}}},
+		{"open PRs", []numbered{{"open", false}, {"pr", true}}},
 		{"the status of the class and its analysis", []numbered{{"status", false}, {"class", false}, {"analysi", false}}},
 		{"bus gas", []numbered{{"bus", false}, {"gas", false}}},
 		{"", nil},

@@ -16,17 +16,18 @@ import (
 // A word with inner capitals is split at them and also kept whole, so
 // "GitHub" is "github", "git" and "hub", and "HubSpot" matches "hubspot".
 func Terms(text string) []string {
-	t, _, _ := splitTerms(text)
+	t, _, _, _ := splitTerms(text)
 	return t
 }
 
 // splitTerms is Terms, and for each term whether it is a part of a word
-// split at inner capitals (git and hub of GitHub) and its position: the
-// number of words before it, stop words counted (the parts and the whole
-// of a word share one).
-func splitTerms(text string) (out []string, part []bool, pos []int) {
+// split at inner capitals (git and hub of GitHub), its position (the
+// number of words before it, stop words counted; the parts and the whole
+// of a word share one) and whether its word is plural (isPlural; an
+// acronym's plural, URLs, is too).
+func splitTerms(text string) (out []string, part []bool, pos []int, plural []bool) {
 	var word []rune
-	isPart := false
+	isPart, acronyms := false, false
 	n := 0
 	emit := func(w string) {
 		w = strings.ToLower(w)
@@ -40,14 +41,17 @@ func splitTerms(text string) (out []string, part []bool, pos []int) {
 		out = append(out, st)
 		part = append(part, isPart)
 		pos = append(pos, n)
+		plural = append(plural, acronyms || isPlural(w))
 	}
 	flush := func() {
 		if len(word) == 0 {
 			return
 		}
 		// An acronym's plural (URLs, PRs) is the acronym.
+		acronyms = false
 		if n := len(word); n > 2 && word[n-1] == 's' && allUpper(word[:n-1]) {
 			word = word[:n-1]
+			acronyms = true
 		}
 		var cuts []int
 		for i := 1; i < len(word); i++ {
@@ -79,7 +83,14 @@ func splitTerms(text string) (out []string, part []bool, pos []int) {
 		}
 	}
 	flush()
-	return out, part, pos
+	return out, part, pos, plural
+}
+
+// isPlural reports whether a lower-case word reads as a plural: it ends
+// in s, not in ss, us or is, and is longer than three letters.
+func isPlural(w string) bool {
+	n := len(w)
+	return n > 3 && w[n-1] == 's' && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is")
 }
 
 func allUpper(rs []rune) bool {
