@@ -40,9 +40,9 @@ import (
 //
 // A ToolIndex is immutable and safe for concurrent use.
 type ToolIndex struct {
-	// defs are the tools' definitions; texts are what is embedded of
-	// each (embedText).
-	defs    []llm.ToolDef
+	// names are the tools' names; texts are what is embedded of each
+	// (embedText).
+	names   []string
 	texts   []string
 	servers []string
 	ix      *toolsearch.Index
@@ -81,10 +81,10 @@ type ToolMatch struct {
 // tool's name, and a query that names the server boosts its tools. The
 // index keeps tools' order (ties rank in it) and does not modify tools.
 func NewToolIndex(tools []ToolSpec, instructions map[string]string) *ToolIndex {
-	x := &ToolIndex{defs: make([]llm.ToolDef, len(tools)), texts: make([]string, len(tools)), servers: make([]string, len(tools))}
+	x := &ToolIndex{names: make([]string, len(tools)), texts: make([]string, len(tools)), servers: make([]string, len(tools))}
 	docs := make([]toolsearch.Doc, len(tools))
 	for i, t := range tools {
-		x.defs[i] = llm.ToolDef{Name: t.Name, Description: t.Description, Schema: t.InputSchema}
+		x.names[i] = t.Name
 		x.servers[i] = specServer(t)
 		x.texts[i] = embedText(t, x.servers[i])
 		docs[i] = toolsearch.Doc{Name: t.Name, Title: t.Title, Description: t.Description, Schema: t.InputSchema, Server: x.servers[i]}
@@ -118,7 +118,7 @@ func toolServer(name string) string {
 }
 
 // Len is the number of tools indexed.
-func (x *ToolIndex) Len() int { return len(x.defs) }
+func (x *ToolIndex) Len() int { return len(x.names) }
 
 // WithEmbedder returns an index of the same tools whose
 // [ToolIndex.SearchContext] also ranks by meaning with e: each tool's
@@ -174,7 +174,7 @@ const fuseDepth = 50
 // lexical ranking fused with the ranking by meaning when the index has an
 // embedder (ctx bounds its calls), else the lexical ranking.
 func (x *ToolIndex) SearchContext(ctx context.Context, query string, limit int) []ToolMatch {
-	if x.emb == nil || limit <= 0 || len(x.defs) == 0 {
+	if x.emb == nil || limit <= 0 || len(x.names) == 0 {
 		return x.Search(query, limit)
 	}
 	depth := max(limit, fuseDepth)
@@ -237,7 +237,7 @@ func (x *ToolIndex) matches(hits []toolsearch.Hit, lexical map[int]bool) []ToolM
 		if lexical != nil && !lexical[h.Doc] {
 			w = "similar in meaning"
 		}
-		out = append(out, ToolMatch{Name: x.defs[h.Doc].Name, Score: h.Score, Why: w})
+		out = append(out, ToolMatch{Name: x.names[h.Doc], Score: h.Score, Why: w})
 	}
 	return out
 }
@@ -251,8 +251,8 @@ func (x *ToolIndex) Server(server string) []string {
 		return nil
 	}
 	for i, s := range x.servers {
-		if s == server || toolServer(x.defs[i].Name) == server {
-			out = append(out, x.defs[i].Name)
+		if s == server || toolServer(x.names[i]) == server {
+			out = append(out, x.names[i])
 		}
 	}
 	return out
